@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Set up what a fresh machine lacks, then run lint, types and the whole test suite.
+#   bash scripts/test.sh [pytest args...]
+# Installs Debian's chromium (browser tests) and postgresql (multi-node tests) when missing,
+# creates .venv with the package and its dev extra, and runs ruff, mypy --strict and pytest.
+# The tests start their own servers (uvicorn hosts, a PostgreSQL cluster in a temp folder).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "== installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+python=${PYTHON:-python3.11}
+command -v "$python" >/dev/null 2>&1 || python=python3
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+echo "== installing user-questions[dev] into .venv"
+.venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+.venv/bin/python -m pip install -q -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" || true
+.venv/bin/python -c "import user_questions, starlette, mcp, psycopg, playwright, pexpect" \
+  || { echo "the dev install is incomplete" >&2; exit 1; }
+
+echo "== ruff"
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+echo "== mypy --strict"
+.venv/bin/mypy
+echo "== pytest"
+.venv/bin/pytest "$@"

@@ -1,0 +1,189 @@
+"""The request and answer checks of `ask()`, in the SPEC's order, with its exact messages.
+
+Level 5: pure functions over the wire models. Bad requests are caught here, at the asker where
+the mistake is, rather than in each UI; bad answers are caught before they reach the agent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from user_questions.abort import AbortSignal, is_timeout
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.types import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+)
+
+if TYPE_CHECKING:
+    from user_questions.agents import Agent, AgentRegistry
+
+ABORTED_MESSAGE = "ask_user_question was aborted before the user answered"
+TIMED_OUT_MESSAGE = "ask_user_question timed out before the user answered"
+CANCELLED_MESSAGE = "the user cancelled ask_user_question"
+
+
+def quoted(value: str) -> str:
+    """A value as the messages quote it: JSON, non-ASCII kept."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def abort_error(
+    signal: AbortSignal | None, cause: BaseException | None = None
+) -> UserQuestionError:
+    """`ASK_TIMED_OUT` when `signal` timed out, `ASK_ABORTED` for any other abort."""
+    if signal is not None and is_timeout(signal.reason):
+        return UserQuestionError(TIMED_OUT_MESSAGE, ErrorCode.ASK_TIMED_OUT, cause=cause)
+    return UserQuestionError(ABORTED_MESSAGE, ErrorCode.ASK_ABORTED, cause=cause)
+
+
+def cancelled_error(cause: BaseException | None = None) -> UserQuestionError:
+    """The user dismissed the questions: `ASK_CANCELLED`."""
+    return UserQuestionError(CANCELLED_MESSAGE, ErrorCode.ASK_CANCELLED, cause=cause)
+
+
+def check_request(
+    questions: Sequence[AskUserQuestionItem],
+    agent: Agent | None,
+    signal: AbortSignal | None,
+    agents: AgentRegistry | None,
+) -> None:
+    """Checks 1 to 6 of `ask()`, in order; the service adds 7 (a provider is registered)."""
+    if signal is not None and signal.aborted:
+        raise abort_error(signal)
+    if not questions:
+        raise UserQuestionError(
+            "ask_user_question requires at least one question", ErrorCode.EMPTY_QUESTIONS
+        )
+    if agent is not None:
+        _check_caller(agent, agents)
+    _check_intents(questions)
+    _check_unique(questions)
+
+
+def _check_caller(agent: Agent, agents: AgentRegistry | None) -> None:
+    """A supplied agent must be the exact live instance, and a runtime root."""
+    if agents is None or agents.get(agent.id) is not agent:
+        raise UserQuestionError(
+            "human interaction requires the exact live calling agent when an agent is supplied",
+            ErrorCode.CALLER_NOT_LIVE,
+        )
+    if not agents.is_root(agent):
+        raise UserQuestionError(
+            "human interaction is unavailable while the calling agent is owned by another live "
+            "agent; include the unresolved question or decision in the child agent's final result",
+            ErrorCode.DELEGATED_CALLER,
+        )
+
+
+def _check_intents(questions: Sequence[AskUserQuestionItem]) -> None:
+    for question in questions:
+        intent = question.intent
+        if intent is None:
+            continue
+        if not any(option.label == intent.approve for option in question.options or ()):
+            raise UserQuestionError(
+                f"question {question.id} declares intent {intent.kind} whose approve label "
+                f"{quoted(intent.approve)} names none of its options",
+                ErrorCode.BAD_INTENT,
+            )
+        if question.detail is None:
+            raise UserQuestionError(
+                f"question {question.id} declares intent {intent.kind} "
+                "without the detail it reviews",
+                ErrorCode.BAD_INTENT,
+            )
+
+
+def _check_unique(questions: Sequence[AskUserQuestionItem]) -> None:
+    seen_ids: set[str] = set()
+    for question in questions:
+        if question.id in seen_ids:
+            raise UserQuestionError(
+                f"question id {quoted(question.id)} appears more than once; "
+                "ids must be unique within a request",
+                ErrorCode.BAD_QUESTION,
+            )
+        seen_ids.add(question.id)
+        if question.options and len(question.options) > 1:
+            labels: set[str] = set()
+            for option in question.options:
+                if option.label in labels:
+                    raise UserQuestionError(
+                        f"question {question.id} offers the option label {quoted(option.label)} "
+                        "more than once",
+                        ErrorCode.BAD_QUESTION,
+                    )
+                labels.add(option.label)
+
+
+def _bad_answer(problem: str) -> UserQuestionError:
+    return UserQuestionError(f"provider answer {problem}", ErrorCode.BAD_ANSWER)
+
+
+def check_answer(questions: Sequence[AskUserQuestionItem], answer: object) -> AskUserQuestionAnswer:
+    """Check a provider's answer against its questions; return it with items in question order.
+
+    Multi-select labels are put in option order. Nothing else is changed: custom text is kept as
+    typed.
+
+    Raises:
+        UserQuestionError: `BAD_ANSWER`, naming the question and what is wrong.
+    """
+    if not isinstance(answer, AskUserQuestionAnswer):
+        raise _bad_answer(
+            f"has the wrong type: expected AskUserQuestionAnswer, got {type(answer).__name__}"
+        )
+    by_id: dict[str, AskUserQuestionAnswerItem] = {}
+    known = {question.id for question in questions}
+    for item in answer.answers:
+        if item.id not in known:
+            raise _bad_answer(f"for question {quoted(item.id)}: no such question in the request")
+        if item.id in by_id:
+            raise _bad_answer(f"for question {item.id}: answered more than once")
+        by_id[item.id] = item
+    items: list[AskUserQuestionAnswerItem] = []
+    changed = False
+    for index, question in enumerate(questions):
+        found = by_id.get(question.id)
+        if found is None:
+            raise _bad_answer(f"for question {question.id}: missing; answer every question once")
+        checked = _check_item(question, found)
+        changed = changed or checked is not found or answer.answers[index] is not found
+        items.append(checked)
+    return AskUserQuestionAnswer(answers=items) if changed else answer
+
+
+def _check_item(
+    question: AskUserQuestionItem, item: AskUserQuestionAnswerItem
+) -> AskUserQuestionAnswerItem:
+    where = f"for question {question.id}"
+    if item.custom is not None and not item.custom.strip():
+        raise _bad_answer(f"{where}: custom text is blank; omit custom instead")
+    if not item.selected:
+        return item
+    options = question.options or ()
+    if not options:
+        raise _bad_answer(f"{where}: the question has no options, so nothing can be selected")
+    if not question.multi_select:
+        if len(item.selected) > 1:
+            raise _bad_answer(
+                f"{where}: a single-select question takes one label, got {len(item.selected)}"
+            )
+        if item.custom is not None:
+            raise _bad_answer(f"{where}: a single-select answer has both a label and custom text")
+    positions = {option.label: position for position, option in enumerate(options)}
+    seen: set[str] = set()
+    for label in item.selected:
+        if label not in positions:
+            raise _bad_answer(f"{where}: {quoted(label)} is not one of its options")
+        if label in seen:
+            raise _bad_answer(f"{where}: {quoted(label)} is selected more than once")
+        seen.add(label)
+    in_option_order = sorted(item.selected, key=positions.__getitem__)
+    if in_option_order == item.selected:
+        return item
+    return item.model_copy(update={"selected": in_option_order})

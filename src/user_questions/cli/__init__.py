@@ -1,0 +1,44 @@
+"""The `uq` command: one cyclopts app whose commands are loaded only when run.
+
+Level 10. Each command lives in its own private module, imported lazily, so `uq --version` starts
+fast and a command that needs an extra fails with the line that installs it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from user_questions import __version__
+
+__all__ = ["app", "main"]
+
+try:
+    from cyclopts import App
+except ImportError:  # pragma: no cover - exercised by hand on a core-only install
+    App = None  # type: ignore[assignment,misc]
+
+if App is not None:
+    app = App(
+        name="uq",
+        version=__version__,
+        help="Ask a human structured questions, and answer them: in a terminal or a web page.",
+    )
+    app.command(
+        "user_questions.cli._schema:schema",
+        name="schema",
+        help="Print the JSON Schema of the wire vocabulary and of the model-facing tools.",
+    )
+
+
+def main() -> None:
+    """Entry point of the `uq` console script."""
+    if App is None:
+        print("uq needs its command-line extra: pip install 'user-questions[cli]'", file=sys.stderr)
+        raise SystemExit(2)
+    try:
+        app()
+    except BrokenPipeError:  # `uq schema | head`: the reader left, which is not our failure
+        sys.stderr.close()
+        raise SystemExit(0) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None

@@ -1,0 +1,119 @@
+"""Presentation logic every surface shares: recommended labels, the plan-review view, drafts.
+
+Level 6: imports only `types`. No UI library is imported here; the terminal, the web host and the
+bridges all build on these functions so that they present and answer questions alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NotRequired, TypedDict
+
+from user_questions.types import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+)
+
+__all__ = [
+    "AnswerDraft",
+    "PlanReview",
+    "answer_from_drafts",
+    "parse_recommended_label",
+    "plan_review_of",
+]
+
+_RECOMMENDED = re.compile(
+    r"^(?P<display>.*?\S)\s*[(（]\s*(?:recommended|推荐)\s*[)）]\s*$", re.I | re.S
+)
+
+
+def parse_recommended_label(label: str) -> tuple[str, bool]:
+    """Split a trailing `(Recommended)` marker off a label: `(display, recommended)`.
+
+    Accepts `(Recommended)`, `(recommended)`, `(推荐)` and `（推荐）` in any case, with spaces
+    around; the marker must end the label and follow some text. Only the display loses the
+    marker: the answer still carries the full label.
+    """
+    match = _RECOMMENDED.match(label)
+    if match is None:
+        return label, False
+    return match.group("display"), True
+
+
+class PlanReview(TypedDict):
+    """How a surface shows a plan-review question: the plan, an approve and a decline action."""
+
+    id: str
+    question: str
+    plan: str
+    approve: str
+    decline: NotRequired[str]
+
+
+def plan_review_of(questions: Sequence[AskUserQuestionItem]) -> PlanReview | None:
+    """The plan-review view of a batch, or `None` when it must be shown as generic questions.
+
+    Only a batch of exactly one single-select question with a plan-review intent, a `detail`
+    (the plan) and at most two options, one of them the approve label, is a plan review.
+    """
+    if len(questions) != 1:
+        return None
+    question = questions[0]
+    intent, options = question.intent, question.options or []
+    if intent is None or intent.kind != "plan-review" or question.detail is None:
+        return None
+    if question.multi_select or len(options) > 2:
+        return None
+    labels = [option.label for option in options]
+    if intent.approve not in labels:
+        return None
+    view = PlanReview(
+        id=question.id, question=question.question, plan=question.detail, approve=intent.approve
+    )
+    declines = [label for label in labels if label != intent.approve]
+    if declines:
+        view["decline"] = declines[0]
+    return view
+
+
+@dataclass(slots=True)
+class AnswerDraft:
+    """What a surface has collected for one question before the batch is submitted."""
+
+    selected: list[str] = field(default_factory=list)
+    """Chosen labels, in any order."""
+    custom: str = ""
+    """The "Other" text as typed."""
+    skipped: bool = False
+    """The user chose to skip the question."""
+
+
+def answer_from_drafts(
+    questions: Sequence[AskUserQuestionItem], drafts: Mapping[str, AnswerDraft]
+) -> AskUserQuestionAnswer:
+    """Build the batch answer: one item per question, in question order.
+
+    A skipped question (or one with no draft) is `{id, selected: []}`. Custom text is stripped
+    and kept only when something remains; on a single-select question it replaces the choice.
+    Labels are put in option order; one that is not an option is kept (last) so that the
+    service's answer check reports the surface's mistake instead of hiding it.
+    """
+    items = []
+    for question in questions:
+        draft = drafts.get(question.id)
+        if draft is None or draft.skipped:
+            items.append(AskUserQuestionAnswerItem(id=question.id, selected=[]))
+            continue
+        custom = draft.custom.strip() or None
+        order = {option.label: index for index, option in enumerate(question.options or ())}
+        unknown = len(order)
+        selected = sorted(
+            dict.fromkeys(draft.selected), key=lambda label: order.get(label, unknown)
+        )
+        if not question.multi_select and custom is not None:
+            selected = []
+        items.append(AskUserQuestionAnswerItem(id=question.id, selected=selected, custom=custom))
+    return AskUserQuestionAnswer(answers=items)

@@ -1,0 +1,118 @@
+"""Plugin registering the model-facing `ask_user_question` tool.
+
+Level 6. Applied while `ctx.tools` and `ctx.user_questions` exist. The tool copies only the fields
+it documents from the model's arguments (`id`, `question`, `header`, `options`, `multi_select`);
+`detail`, `intent` and unknown keys are dropped, so a model cannot declare a plan review of its own.
+The answer reaches the model as compact JSON: `{"answers":[{"id":"pkg","selected":["pnpm"]}]}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from user_questions.kernel import Context
+from user_questions.service import AskUserQuestionRequest
+from user_questions.tools import Tool, ToolCall
+from user_questions.types import AskUserQuestionItem, AskUserQuestionOption
+
+__all__ = ["DESCRIPTION", "PARAMETERS", "TOOL_NAME", "apply", "inject", "name"]
+
+name = "tool-ask-user"
+inject = ["tools", "user_questions"]
+
+TOOL_NAME = "ask_user_question"
+DESCRIPTION = (
+    "Ask the user a concise question when you need confirmation, a choice, or missing "
+    "information before proceeding. Send one or more questions, each with a stable id that will "
+    "be echoed in the answer."
+)
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "questions": {
+            "type": "array",
+            "description": "Questions to ask the user before continuing.",
+            "items": {
+                "type": "object",
+                "additionalProperties": True,
+                "properties": {
+                    "id": {
+                        "type": "string",
+                        "description": "Stable id for this question; echoed in the answer.",
+                    },
+                    "question": {
+                        "type": "string",
+                        "description": "The specific question to ask the user.",
+                    },
+                    "header": {
+                        "type": "string",
+                        "description": 'Optional short heading for the question, such as "Confirm" '
+                        'or "Choose Mode".',
+                    },
+                    "options": {
+                        "type": "array",
+                        "description": "Optional choices to show the user. If you recommend one, "
+                        'put it first and append "(Recommended)" to that label.',
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": True,
+                            "properties": {
+                                "label": {
+                                    "type": "string",
+                                    "description": "Short user-facing option label.",
+                                },
+                                "description": {
+                                    "type": "string",
+                                    "description": (
+                                        "One sentence explaining the tradeoff or impact."
+                                    ),
+                                },
+                            },
+                            "required": ["label"],
+                        },
+                    },
+                    "multi_select": {
+                        "type": "boolean",
+                        "description": "Whether the user may select more than one option. "
+                        "Defaults to false.",
+                    },
+                },
+                "required": ["id", "question"],
+            },
+        }
+    },
+    "required": ["questions"],
+}
+
+
+def _question(args: dict[str, Any]) -> AskUserQuestionItem:
+    options = args.get("options")
+    return AskUserQuestionItem(
+        id=args["id"],
+        question=args["question"],
+        header=args.get("header"),
+        options=None
+        if options is None
+        else [
+            AskUserQuestionOption(label=o["label"], description=o.get("description"))
+            for o in options
+        ],
+        multi_select=args.get("multi_select"),
+    )
+
+
+def apply(ctx: Context) -> None:
+    """Register `ask_user_question` on `ctx.tools` for as long as this plugin is loaded."""
+
+    async def run(args: dict[str, Any], call: ToolCall) -> dict[str, Any]:
+        request = AskUserQuestionRequest(
+            questions=[_question(q) for q in args["questions"]],
+            agent=call.agent,
+            signal=call.signal,
+        )
+        answer = await ctx.user_questions.ask(request)
+        return answer.model_dump(mode="json")
+
+    ctx.tools.register(
+        Tool(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, run=run)
+    )

@@ -1,0 +1,128 @@
+"""Wire vocabulary: the JSON shapes every surface, process and language shares.
+
+Level 0. This module imports nothing from the package, so a browser test, another process or a
+bridge can load the vocabulary without the service, the kernel or any extra.
+
+Conventions (SPEC section 2): attributes are snake_case and JSON is camelCase; both spellings are
+accepted on input; an optional field that is not set is absent from JSON, never `null`, with the
+default arguments of `model_dump()`, `model_dump(mode="json")` and `model_dump_json()`. On input a
+`null` optional field is read as absent, because OpenAI's strict tool mode sends one for every
+field the model left out. Unknown keys are ignored so that a newer peer can add fields.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    StrictStr,
+    model_serializer,
+)
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "AskUserQuestionAnswer",
+    "AskUserQuestionAnswerItem",
+    "AskUserQuestionIntent",
+    "AskUserQuestionItem",
+    "AskUserQuestionOption",
+    "JSONValue",
+    "PlanReviewIntent",
+    "WireModel",
+]
+
+JSONValue = Any
+"""Raw JSON as parsed by `json.loads`: the one place the package spells `Any`."""
+
+
+class WireModel(BaseModel):
+    """Base of every wire model: camelCase JSON, both spellings on input, unset fields absent."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        frozen=True,
+        use_attribute_docstrings=True,
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_optionals(self, handler: SerializerFunctionWrapHandler) -> dict[str, JSONValue]:
+        # `None` is never a meaningful value on the wire: an unset optional field is absent.
+        data: dict[str, JSONValue] = handler(self)
+        return {key: value for key, value in data.items() if value is not None}
+
+
+class AskUserQuestionOption(WireModel):
+    """One selectable answer offered to the user."""
+
+    label: StrictStr
+    """User-facing label, and the value returned in `selected` when it is chosen."""
+    description: StrictStr | None = None
+    """Optional extra context rendered by capable UIs."""
+
+
+class PlanReviewIntent(WireModel):
+    """A plan submitted for review: `detail` is the plan, and the decision approves or declines it.
+
+    The approving option is named rather than positional, so no UI infers the verdict from order.
+    """
+
+    # On the wire the tag is required: it is how a peer tells intents apart.
+    model_config = ConfigDict(json_schema_extra={"required": ["kind", "approve"]})
+
+    kind: Literal["plan-review"] = "plan-review"
+    """The intent's tag."""
+    approve: StrictStr
+    """The option label that approves the plan; every other option declines it."""
+
+
+AskUserQuestionIntent = Annotated[PlanReviewIntent, Field(discriminator="kind")]
+"""A caller-declared presentation intent, tagged by `kind` so further intents can be added.
+
+An intent changes presentation only: a UI that honours it answers with the same labels a generic
+UI would, and a UI that does not know a `kind` renders the generic option list.
+"""
+
+
+class AskUserQuestionItem(WireModel):
+    """One question in a request."""
+
+    id: StrictStr
+    """Stable caller-provided question id, echoed in the answer."""
+    question: StrictStr
+    """The question to display."""
+    detail: StrictStr | None = None
+    """Supporting markdown shown with the question, never an option label; a plan review's plan."""
+    header: StrictStr | None = None
+    """Optional short heading or group label."""
+    options: list[AskUserQuestionOption] | None = None
+    """Optional choices; without them the question takes free text only."""
+    multi_select: StrictBool | None = None
+    """Whether more than one option may be selected; absent means single-select."""
+    intent: AskUserQuestionIntent | None = None
+    """Optional presentation intent for capable UIs; absent asks for the generic option list."""
+
+
+class AskUserQuestionAnswerItem(WireModel):
+    """The answer to one question."""
+
+    id: StrictStr
+    """The answered question's id."""
+    selected: list[StrictStr]
+    """Chosen option labels, in option order; empty when skipped or answered with custom text."""
+    custom: StrictStr | None = None
+    """Free "Other" text the user typed; on a single-select question it replaces the choice."""
+
+
+class AskUserQuestionAnswer(WireModel):
+    """The human's answer: one item per question id, in question order."""
+
+    answers: list[AskUserQuestionAnswerItem]
+    """One item per question of the request."""
