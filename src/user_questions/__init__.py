@@ -5,6 +5,7 @@ are imported from their modules: `user_questions.providers.terminal`, `user_ques
 `user_questions.providers.remote`, `user_questions.bridges.*`.
 """
 
+from user_questions._version import __version__
 from user_questions.abort import AbortController, AbortSignal
 from user_questions.agents import Agent, AgentRegistry
 from user_questions.errors import (
@@ -26,8 +27,6 @@ from user_questions.types import (
     AskUserQuestionOption,
     PlanReviewIntent,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AbortController",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from user_questions import __version__
+from user_questions._version import __version__
 
 __all__ = ["app", "main"]
 
