@@ -108,16 +108,14 @@ def _check_unique(questions: Sequence[AskUserQuestionItem]) -> None:
                 ErrorCode.BAD_QUESTION,
             )
         seen_ids.add(question.id)
-        if question.options and len(question.options) > 1:
-            labels: set[str] = set()
-            for option in question.options:
-                if option.label in labels:
-                    raise UserQuestionError(
-                        f"question {question.id} offers the option label {quoted(option.label)} "
-                        "more than once",
-                        ErrorCode.BAD_QUESTION,
-                    )
-                labels.add(option.label)
+        labels = [option.label for option in question.options or ()]
+        if len(set(labels)) == len(labels):
+            continue
+        repeated = next(label for index, label in enumerate(labels) if label in labels[:index])
+        raise UserQuestionError(
+            f"question {question.id} offers the option label {quoted(repeated)} more than once",
+            ErrorCode.BAD_QUESTION,
+        )
 
 
 def _bad_answer(problem: str) -> UserQuestionError:
@@ -160,12 +158,17 @@ def check_answer(questions: Sequence[AskUserQuestionItem], answer: object) -> As
 def _check_item(
     question: AskUserQuestionItem, item: AskUserQuestionAnswerItem
 ) -> AskUserQuestionAnswerItem:
-    where = f"for question {question.id}"
-    if item.custom is not None and not item.custom.strip():
-        raise _bad_answer(f"{where}: custom text is blank; omit custom instead")
-    if not item.selected:
-        return item
+    selected, custom = item.selected, item.custom
     options = question.options or ()
+    if not selected and custom is None:
+        return item
+    if len(selected) == 1 and custom is None and any(o.label == selected[0] for o in options):
+        return item  # the common case: one known label
+    where = f"for question {question.id}"
+    if custom is not None and not custom.strip():
+        raise _bad_answer(f"{where}: custom text is blank; omit custom instead")
+    if not selected:
+        return item
     if not options:
         raise _bad_answer(f"{where}: the question has no options, so nothing can be selected")
     if not question.multi_select:

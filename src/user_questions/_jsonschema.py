@@ -5,6 +5,9 @@ Level 0. Supports `type` (one or a list), `properties`, `required`, `additionalP
 keywords (`description`, `title`, ...) are ignored. The first problem found, in document order,
 is reported as one line that names the property's path, such as `questions[0].id`.
 
+A schema is compiled once into nested checking functions (a tool call sits on the hot path of
+every agent turn), and a path is only spelled out when there is a problem to report.
+
 A `null` given for an optional property is dropped before checking, because OpenAI's strict mode
 sends one for every optional field the model left out; the arguments are returned without it.
 """
@@ -12,11 +15,25 @@ sends one for every optional field the model left out; the arguments are returne
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sized
 from typing import Any
 
-__all__ = ["SchemaViolation", "check_arguments", "json_type_name"]
+__all__ = ["Check", "SchemaViolation", "compile_schema", "json_type_name"]
 
 JSONSchema = dict[str, Any]
+Path = tuple[str | int, ...]
+Check = Callable[[Any, Path], Any]
+"""Checks a value found at a path and returns it, with optional nulls dropped."""
+
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (dict,),
+    "null": (type(None),),
+}
 
 
 class SchemaViolation(ValueError):
@@ -42,80 +59,133 @@ def json_type_name(value: object) -> str:
     return type(value).__name__
 
 
-def _is_type(value: object, expected: str) -> bool:
-    actual = json_type_name(value)
-    return actual == expected or (expected == "number" and actual == "integer")
-
-
-def _where(path: str) -> str:
-    return f'property "{path}"' if path else "arguments"
-
-
-def _child(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def check_arguments(value: object, schema: JSONSchema) -> Any:
-    """Check `value` against `schema`; return it with optional `null` properties dropped.
-
-    Raises:
-        SchemaViolation: naming the first offending property and what is wrong with it.
-    """
-    return _check(value, schema, "")
-
-
-def _check(value: Any, schema: JSONSchema, path: str) -> Any:
-    expected = schema.get("type")
-    if expected is not None:
-        types = [expected] if isinstance(expected, str) else list(expected)
-        if not any(_is_type(value, t) for t in types):
-            wanted = " or ".join(f"{'an' if t[0] in 'aeiou' else 'a'} {t}" for t in types)
-            raise SchemaViolation(f"{_where(path)} must be {wanted}, got {json_type_name(value)}")
-    if "const" in schema and value != schema["const"]:
-        raise SchemaViolation(f"{_where(path)} must be {_show(schema['const'])}")
-    if "enum" in schema and value not in schema["enum"]:
-        choices = ", ".join(_show(choice) for choice in schema["enum"])
-        raise SchemaViolation(f"{_where(path)} must be one of {choices}")
-    if isinstance(value, str):
-        _check_length(len(value), schema, path, "minLength", "maxLength", "characters")
-    elif isinstance(value, list):
-        _check_length(len(value), schema, path, "minItems", "maxItems", "items")
-        items = schema.get("items")
-        if isinstance(items, dict):
-            return [_check(item, items, f"{path}[{index}]") for index, item in enumerate(value)]
-    elif isinstance(value, dict):
-        return _check_object(value, schema, path)
-    return value
-
-
-def _check_object(value: dict[str, Any], schema: JSONSchema, path: str) -> dict[str, Any]:
-    properties: dict[str, JSONSchema] = schema.get("properties", {})
-    required = schema.get("required", ())
-    checked: dict[str, Any] = {}
-    for key, item in value.items():
-        if item is None and key not in required and key in properties:
-            continue
-        if key in properties:
-            checked[key] = _check(item, properties[key], _child(path, key))
-        elif schema.get("additionalProperties", True) is False:
-            raise SchemaViolation(f'unexpected property "{_child(path, key)}"')
+def _spell(path: Path) -> str:
+    spelled = ""
+    for part in path:
+        if isinstance(part, int):
+            spelled += f"[{part}]"
         else:
-            checked[key] = item
-    for key in required:
-        if key not in checked:
-            raise SchemaViolation(f'missing required property "{_child(path, key)}"')
-    return checked
+            spelled = f"{spelled}.{part}" if spelled else part
+    return spelled
 
 
-def _check_length(
-    size: int, schema: JSONSchema, path: str, low_key: str, high_key: str, unit: str
-) -> None:
-    low, high = schema.get(low_key), schema.get(high_key)
-    if low is not None and size < low:
-        raise SchemaViolation(f"{_where(path)} must have at least {low} {unit}, got {size}")
-    if high is not None and size > high:
-        raise SchemaViolation(f"{_where(path)} must have at most {high} {unit}, got {size}")
+def _where(path: Path) -> str:
+    return f'property "{_spell(path)}"' if path else "arguments"
 
 
 def _show(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def compile_schema(schema: JSONSchema) -> Check:
+    """Compile `schema` into a check; call it as `check(value, ())`.
+
+    Raises (from the check):
+        SchemaViolation: naming the first offending property and what is wrong with it.
+    """
+    steps: list[Check] = []
+    if "type" in schema:
+        steps.append(_type_step(schema["type"]))
+    if "const" in schema:
+        steps.append(_const_step(schema["const"]))
+    if "enum" in schema:
+        steps.append(_enum_step(list(schema["enum"])))
+    for low, high, unit, kind in (
+        ("minLength", "maxLength", "characters", str),
+        ("minItems", "maxItems", "items", list),
+    ):
+        if low in schema or high in schema:
+            steps.append(_length_step(schema.get(low), schema.get(high), unit, kind))
+    if isinstance(schema.get("items"), dict):
+        steps.append(_items_step(compile_schema(schema["items"])))
+    if "properties" in schema or "required" in schema or "additionalProperties" in schema:
+        steps.append(_object_step(schema))
+
+    def check(value: Any, path: Path) -> Any:
+        for step in steps:
+            value = step(value, path)
+        return value
+
+    return check
+
+
+def _type_step(expected: str | list[str]) -> Check:
+    names = [expected] if isinstance(expected, str) else list(expected)
+    python_types = tuple(t for name in names for t in _PYTHON_TYPES.get(name, ()))
+    bool_ok = "boolean" in names
+    wanted = " or ".join(f"{'an' if n[0] in 'aeiou' else 'a'} {n}" for n in names)
+
+    def step(value: Any, path: Path) -> Any:
+        if isinstance(value, python_types) and (bool_ok or not isinstance(value, bool)):
+            return value
+        raise SchemaViolation(f"{_where(path)} must be {wanted}, got {json_type_name(value)}")
+
+    return step
+
+
+def _const_step(const: object) -> Check:
+    def step(value: Any, path: Path) -> Any:
+        if value != const:
+            raise SchemaViolation(f"{_where(path)} must be {_show(const)}")
+        return value
+
+    return step
+
+
+def _enum_step(choices: list[object]) -> Check:
+    listed = ", ".join(_show(choice) for choice in choices)
+
+    def step(value: Any, path: Path) -> Any:
+        if value not in choices:
+            raise SchemaViolation(f"{_where(path)} must be one of {listed}")
+        return value
+
+    return step
+
+
+def _length_step(low: int | None, high: int | None, unit: str, kind: type) -> Check:
+    def step(value: Any, path: Path) -> Any:
+        if not isinstance(value, kind) or not isinstance(value, Sized):
+            return value
+        size = len(value)
+        if low is not None and size < low:
+            raise SchemaViolation(f"{_where(path)} must have at least {low} {unit}, got {size}")
+        if high is not None and size > high:
+            raise SchemaViolation(f"{_where(path)} must have at most {high} {unit}, got {size}")
+        return value
+
+    return step
+
+
+def _items_step(item_check: Check) -> Check:
+    def step(value: Any, path: Path) -> Any:
+        if not isinstance(value, list | tuple):
+            return value
+        return [item_check(item, (*path, index)) for index, item in enumerate(value)]
+
+    return step
+
+
+def _object_step(schema: JSONSchema) -> Check:
+    properties = {key: compile_schema(sub) for key, sub in schema.get("properties", {}).items()}
+    required = tuple(schema.get("required", ()))
+    closed = schema.get("additionalProperties", True) is False
+
+    def step(value: Any, path: Path) -> Any:
+        if not isinstance(value, dict):
+            return value
+        checked: dict[str, Any] = {}
+        for key, item in value.items():
+            check = properties.get(key)
+            if check is None:
+                if closed:
+                    raise SchemaViolation(f'unexpected property "{_spell((*path, key))}"')
+                checked[key] = item
+            elif item is not None or key in required:
+                checked[key] = check(item, (*path, key))
+        for key in required:
+            if key not in checked:
+                raise SchemaViolation(f'missing required property "{_spell((*path, key))}"')
+        return checked
+
+    return step

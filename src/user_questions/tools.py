@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import builtins
 import copy
+import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from user_questions._jsonschema import JSONSchema, SchemaViolation, check_arguments
+from user_questions._jsonschema import Check, JSONSchema, SchemaViolation, compile_schema
 from user_questions.abort import AbortSignal
 from user_questions.agents import Agent
 from user_questions.errors import ErrorCode, HarnessError, ToolArgsError
@@ -60,6 +61,11 @@ class Tool:
     """Does the work and returns the structured value of a success."""
     render: Callable[[Any], str] = field(default=compact_json)
     """Turns the value into the text the model reads."""
+
+    @functools.cached_property
+    def check_arguments(self) -> Check:
+        """`parameters` compiled once: `tool.check_arguments(args, ())` returns the checked args."""
+        return compile_schema(self.parameters)
 
     def to_openai(self) -> dict[str, Any]:
         """A Chat Completions function tool, valid in strict mode (no `oneOf`; every property
@@ -210,7 +216,7 @@ class ToolRegistry(Service):
                 {"name": "HarnessError", "code": ErrorCode.UNKNOWN_TOOL},
             )
         try:
-            checked = check_arguments(_parsed(args), tool.parameters)
+            checked = tool.check_arguments(_parsed(args), ())
         except SchemaViolation as violation:
             return ToolResult.from_error(ToolArgsError(str(violation)))
         try:
