@@ -67,6 +67,22 @@ class Waiting:
         raise AssertionError("unreachable")
 
 
+async def abort_once_shown(
+    ctx: Context, provider: Waiting, controller: AbortController
+) -> UserQuestionError:
+    """Ask one question with the controller's signal and abort once the provider shows it."""
+
+    async def abort_when_shown() -> None:
+        await provider.started.wait()
+        controller.abort()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(abort_when_shown)
+            error = await failure(ctx, AskUserQuestionRequest([q()], signal=controller.signal))
+    return error
+
+
 # -- registration -------------------------------------------------------------------------
 
 
@@ -274,15 +290,7 @@ async def test_abort_while_waiting_withdraws_the_prompt_and_raises_ask_aborted(
     provider = Waiting()
     ctx.user_questions.register_provider(provider)
     controller = AbortController()
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-
-            async def abort_when_shown() -> None:
-                await provider.started.wait()
-                controller.abort()
-
-            tg.start_soon(abort_when_shown)
-            error = await failure(ctx, AskUserQuestionRequest([q()], signal=controller.signal))
+    error = await abort_once_shown(ctx, provider, controller)
     assert error.code == "ASK_ABORTED"
     assert str(error) == "ask_user_question was aborted before the user answered"
     assert provider.cancelled
@@ -310,14 +318,7 @@ async def test_provider_error_during_the_abort_becomes_the_cause(ctx: Context) -
     provider = Waiting(on_cancel=cause)
     ctx.user_questions.register_provider(provider)
     controller = AbortController()
-    async with anyio.create_task_group() as tg:
-
-        async def abort_when_shown() -> None:
-            await provider.started.wait()
-            controller.abort()
-
-        tg.start_soon(abort_when_shown)
-        error = await failure(ctx, AskUserQuestionRequest([q()], signal=controller.signal))
+    error = await abort_once_shown(ctx, provider, controller)
     assert error.code == "ASK_ABORTED"
     assert error.__cause__ is cause
 
@@ -329,14 +330,7 @@ async def test_provider_user_question_error_during_the_abort_is_raised_as_it_is(
     provider = Waiting(on_cancel=cancelled)
     ctx.user_questions.register_provider(provider)
     controller = AbortController()
-    async with anyio.create_task_group() as tg:
-
-        async def abort_when_shown() -> None:
-            await provider.started.wait()
-            controller.abort()
-
-        tg.start_soon(abort_when_shown)
-        error = await failure(ctx, AskUserQuestionRequest([q()], signal=controller.signal))
+    error = await abort_once_shown(ctx, provider, controller)
     assert error is cancelled
 
 
@@ -546,14 +540,7 @@ async def test_an_aborted_ask_resolves_as_aborted(ctx: Context) -> None:
     provider = Waiting()
     ctx.user_questions.register_provider(provider)
     controller = AbortController()
-    async with anyio.create_task_group() as tg:
-
-        async def abort_when_shown() -> None:
-            await provider.started.wait()
-            controller.abort()
-
-        tg.start_soon(abort_when_shown)
-        await failure(ctx, AskUserQuestionRequest([q()], signal=controller.signal))
+    await abort_once_shown(ctx, provider, controller)
     assert events[1][1]["outcome"] == "aborted"
 
 
