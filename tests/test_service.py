@@ -571,6 +571,20 @@ async def test_a_provider_crash_resolves_as_failed_with_the_error(ctx: Context) 
     assert events[1][1]["error"] is boom
 
 
+async def test_an_interrupt_resolves_as_aborted_and_propagates(ctx: Context) -> None:
+    events = record(ctx)
+
+    class Interrupted:
+        async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+            raise KeyboardInterrupt
+
+    ctx.user_questions.register_provider(Interrupted())
+    with pytest.raises(KeyboardInterrupt):
+        await ctx.user_questions.ask(AskUserQuestionRequest([q()]))
+    assert events[1][1]["outcome"] == "aborted"
+    assert isinstance(events[1][1]["error"], KeyboardInterrupt)
+
+
 async def test_requests_failing_the_checks_emit_no_events(ctx: Context) -> None:
     events = record(ctx)
     await failure(ctx, AskUserQuestionRequest([q()]))

@@ -155,6 +155,9 @@ class UserQuestionService(Service):
         except Exception as error:
             self._resolved(request, "failed", error=error)
             raise
+        except BaseException as error:  # KeyboardInterrupt, SystemExit: the ask was cut short
+            self._resolved(request, "aborted", error=error)
+            raise
         self._resolved(request, "answered", answer=answer)
         return answer
 

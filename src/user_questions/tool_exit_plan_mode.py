@@ -31,6 +31,8 @@ __all__ = [
     "inject",
     "name",
     "plan_question",
+    "verdict",
+    "verdict_text",
 ]
 
 name = "tool-exit-plan-mode"
@@ -80,7 +82,8 @@ def verdict(answer: AskUserQuestionAnswer) -> dict[str, Any]:
     return result
 
 
-def _render(value: dict[str, Any]) -> str:
+def verdict_text(value: dict[str, Any]) -> str:
+    """What the model reads for a `verdict`: approved, or declined with the user's feedback."""
     if value["approved"]:
         return "The user approved the plan. Leave plan mode and carry it out."
     if "feedback" in value:
@@ -105,6 +108,10 @@ def apply(ctx: Context) -> None:
 
     ctx.tools.register(
         Tool(
-            name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, run=run, render=_render
+            name=TOOL_NAME,
+            description=DESCRIPTION,
+            parameters=PARAMETERS,
+            run=run,
+            render=verdict_text,
         )
     )

@@ -24,9 +24,30 @@ if App is not None:
         help="Ask a human structured questions, and answer them: in a terminal or a web page.",
     )
     app.command(
+        "user_questions.cli._ask:ask",
+        name="ask",
+        help="Ask a person a question at this terminal and print the answer.\n\n"
+        "Exit status: 0 answered, 2 bad input, 3 dismissed, 4 timed out, 130 interrupted.",
+    )
+    app.command(
+        "user_questions.cli._serve:serve",
+        name="serve",
+        help="Run the host: a web page where people answer the questions agents ask.",
+    )
+    app.command(
+        "user_questions.cli._demo:demo",
+        name="demo",
+        help="Run a host on a temporary store, with a demo agent asking through it.",
+    )
+    app.command(
         "user_questions.cli._schema:schema",
         name="schema",
         help="Print the JSON Schema of the wire vocabulary and of the model-facing tools.",
+    )
+    app.command(
+        "user_questions.cli._mcp:mcp",
+        name="mcp",
+        help="Run an MCP server exposing ask_user_question, answered by a host or this terminal.",
     )
 
 

@@ -1,0 +1,284 @@
+"""Round trips through a real host: agents in other processes, a scripted page answering.
+
+Run: `.venv/bin/python benchmarks/host_roundtrip.py [--askers N] [--asks M] [--concurrency C]
+[--pending P] [--db STORE]`. Starts `uq serve` in a subprocess (on a temporary SQLite file unless
+`--db` names a store; `--profile FILE` runs it under cProfile), connects one scripted page over
+`/ws` that answers every request the
+moment it appears, and starts N asker processes, each asking M requests through
+`RemoteProvider` and the real service. Two phases, each printing latency from `ask()` to the
+answer received (p50 / p99 over every ask), answered requests per second (from the first asker's
+start to the last one's end) and the host's CPU time per answered request:
+
+- latency: one ask in flight per asker, as agents usually ask;
+- throughput: C asks in flight per asker, to saturate the host.
+
+Then P requests are left pending (no page answers, askers waiting): the host's resident memory,
+and how long a page that connects then takes to receive all P.
+
+Targets on the project's machines: p50 under 5 ms, at least 500 answered per second, under
+150 MB with 10,000 pending. Everything (host, askers, page) shares this machine's cores, so
+run it on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+from websockets.asyncio.client import ClientConnection, connect
+
+from user_questions import (
+    AgentRegistry,
+    AskUserQuestionItem,
+    AskUserQuestionOption,
+    AskUserQuestionRequest,
+    Context,
+    UserQuestionService,
+)
+from user_questions.providers.remote import RemoteProvider
+
+QUESTION = AskUserQuestionItem(
+    id="go",
+    question="Ship it?",
+    header="Release",
+    options=[
+        AskUserQuestionOption(label="Ship (Recommended)", description="All checks passed."),
+        AskUserQuestionOption(label="Wait", description="Hold until Monday."),
+    ],
+)
+
+
+# -- the asker processes ----------------------------------------------------------------------
+
+
+async def asker(url: str, asks: int, concurrency: int, wait_for_go: bool) -> None:
+    """Ask `asks` requests, `concurrency` at a time; print the latencies as one JSON line."""
+    ctx = Context()
+    ctx.plugin(AgentRegistry)
+    ctx.plugin(UserQuestionService)
+    latencies: list[float] = []
+    async with RemoteProvider(url, session=f"bench-{os.getpid()}") as provider:
+        ctx.user_questions.register_provider(provider)
+        if wait_for_go:
+            await ctx.user_questions.ask(AskUserQuestionRequest(questions=[QUESTION]))  # warm up
+            print("ready", flush=True)
+            await anyio.to_thread.run_sync(sys.stdin.readline)
+        started, cpu = time.time(), time.process_time()
+
+        async def worker(count: int) -> None:
+            for _ in range(count):
+                begin = time.perf_counter()
+                await ctx.user_questions.ask(AskUserQuestionRequest(questions=[QUESTION]))
+                latencies.append(time.perf_counter() - begin)
+
+        async with anyio.create_task_group() as task_group:
+            share, extra = divmod(asks, concurrency)
+            for index in range(concurrency):
+                task_group.start_soon(worker, share + (index < extra))
+    cpu = time.process_time() - cpu
+    print(
+        json.dumps({"started": started, "ended": time.time(), "cpu": cpu, "latencies": latencies})
+    )
+
+
+# -- the scripted page ------------------------------------------------------------------------
+
+
+async def answer_everything(page: ClientConnection) -> None:
+    """Answer each request as soon as it is shown: the first option of every question."""
+    async for message in page:
+        frame = json.loads(message)
+        payload = frame["payload"]
+        if payload["type"] != "question/requested":
+            continue
+        items = [
+            {"id": question["id"], "selected": [question["options"][0]["label"]]}
+            for question in payload["questions"]
+        ]
+        response = {
+            "type": "client-response",
+            "rpcId": frame["rpcId"],
+            "result": {
+                "ok": True,
+                "value": {"sessionId": payload["sessionId"], "answer": {"answers": items}},
+            },
+        }
+        await page.send(json.dumps(response))
+
+
+async def open_page(base: str, token: str) -> ClientConnection:
+    return await connect(
+        base.replace("http", "ws", 1) + "/ws",
+        additional_headers={"Origin": base, "Cookie": f"uq_token={token}"},
+        max_size=None,
+    )
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+def start_host(store: str, profile: str | None) -> tuple[subprocess.Popen[str], str]:
+    python = (
+        [sys.executable] if profile is None else [sys.executable, "-m", "cProfile", "-o", profile]
+    )
+    host = subprocess.Popen(
+        [*python, "-m", "user_questions.cli", "serve", "--port", "0", "--db", store],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert host.stdout is not None
+    if not select.select([host.stdout], [], [], 30)[0]:
+        raise SystemExit("uq serve printed nothing within 30 s")
+    return host, host.stdout.readline().strip()
+
+
+def start_askers(
+    url: str, count: int, asks: int, concurrency: int, *, wait_for_go: bool
+) -> list[subprocess.Popen[str]]:
+    command = [sys.executable, __file__, "asker", url, str(asks), str(concurrency)]
+    if wait_for_go:
+        command.append("--wait-for-go")
+    return [
+        subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for _ in range(count)
+    ]
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def wait_pending(base: str, token: str, count: int) -> None:
+    deadline = time.monotonic() + 300
+    headers = {"Authorization": f"Bearer {token}"}
+    while time.monotonic() < deadline:
+        pending = httpx.get(f"{base}/api/pending", headers=headers, timeout=60).json()["pending"]
+        if len(pending) >= count:
+            return
+        time.sleep(0.5)
+    raise SystemExit(f"the host never reached {count} pending requests")
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+async def run(arguments: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="uq-bench-") as folder:
+        store = arguments.db or str(Path(folder) / "host.db")
+        host, url = start_host(store, arguments.profile)
+        try:
+            print(f"host store: {arguments.db or 'SQLite (temporary file)'}")
+            print(f"host RSS idle: {rss_mb(host.pid):.1f} MB")
+            for in_flight, label in ((1, "latency"), (arguments.concurrency, "throughput")):
+                await round_trips(arguments, host.pid, url, in_flight, label)
+            if arguments.pending:
+                await hold_pending(arguments.pending, host.pid, url)
+        finally:
+            host.terminate()
+            host.wait(timeout=60)
+
+
+async def round_trips(
+    arguments: argparse.Namespace, host_pid: int, url: str, in_flight: int, label: str
+) -> None:
+    """One phase: every asker asks `--asks` requests, `in_flight` at a time, all answered."""
+    base, token = url.split("/?token=")
+    page = await open_page(base, token)
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(answer_everything, page)
+        askers = start_askers(url, arguments.askers, arguments.asks, in_flight, wait_for_go=True)
+        for process in askers:
+            assert process.stdout is not None
+            line = await anyio.to_thread.run_sync(process.stdout.readline)
+            assert line.strip() == "ready", line
+        cpu_before = cpu_seconds(host_pid)
+        for process in askers:
+            assert process.stdin is not None
+            process.stdin.write("go\n")
+            process.stdin.flush()
+        reports = []
+        for process in askers:
+            out, _ = await anyio.to_thread.run_sync(process.communicate)
+            reports.append(json.loads(out.splitlines()[-1]))
+        cpu = cpu_seconds(host_pid) - cpu_before
+        task_group.cancel_scope.cancel()
+    await page.close()
+
+    latencies = [value for report in reports for value in report["latencies"]]
+    elapsed = max(r["ended"] for r in reports) - min(r["started"] for r in reports)
+    p50, p99 = percentile(latencies, 0.50) * 1000, percentile(latencies, 0.99) * 1000
+    print(
+        f"[{label}] {arguments.askers} asker processes x {arguments.asks} asks, "
+        f"{in_flight} in flight each: p50 {p50:.2f} ms, p99 {p99:.2f} ms, "
+        f"{len(latencies) / elapsed:.0f} answered/s; CPU per answered request: "
+        f"host {cpu / len(latencies) * 1000:.2f} ms, "
+        f"asker {sum(r['cpu'] for r in reports) / len(latencies) * 1000:.2f} ms"
+    )
+
+
+async def hold_pending(count: int, host_pid: int, url: str) -> None:
+    """Leave `count` requests pending (no page answers), then weigh the host and replay them."""
+    base, token = url.split("/?token=")
+    per_process = count // 4
+    waiting = start_askers(url, 4, per_process, per_process, wait_for_go=False)
+    try:
+        wait_pending(base, token, per_process * 4)
+        print(
+            f"host RSS with {per_process * 4} pending: {rss_mb(host_pid):.1f} MB  (target < 150 MB)"
+        )
+        began = time.perf_counter()
+        page = await open_page(base, token)
+        for _ in range(per_process * 4):
+            await page.recv()
+        replay = time.perf_counter() - began
+        await page.close()
+        print(f"a page connecting then receives all {per_process * 4} in {replay:.2f} s")
+    finally:
+        for process in waiting:
+            process.kill()
+            process.communicate()
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "asker":
+        url, asks, concurrency = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+        anyio.run(asker, url, asks, concurrency, "--wait-for-go" in sys.argv)
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--askers", type=int, default=2, help="asker processes (default 2)")
+    parser.add_argument("--asks", type=int, default=500, help="asks per process (default 500)")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=8,
+        help="asks in flight per process in the throughput phase (default 8)",
+    )
+    parser.add_argument(
+        "--pending", type=int, default=10_000, help="pending requests for the memory figure"
+    )
+    parser.add_argument("--db", help="the host's store (default: a temporary SQLite file)")
+    parser.add_argument("--profile", help="write the host's cProfile statistics to this file")
+    anyio.run(run, parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,291 @@
+"""Claude Agent SDK bridge: `AskUserQuestion` and `ExitPlanMode` answered by any of our providers.
+
+Level 9: pure mapping, with no dependency on `claude-agent-sdk`. The SDK asks the application
+through its permission callback, `can_use_tool(tool_name, input, context)`:
+
+- `AskUserQuestion` input is `{"questions": [{"question", "header", "options": [{"label",
+  "description"}], "multiSelect"}]}`; the callback allows it with an `updated_input` holding
+  `answers` keyed by question text: a label, several labels joined with ", ", or the user's own
+  text. Claude keys by text, so our question ids are made from positions (`q1`, `q2`, ...), and
+  two questions with the same text are refused (`BAD_REQUEST`): their answers could not be told
+  apart.
+- `ExitPlanMode` input is `{"plan": ...}`: asked as our plan-review question; approve allows, a
+  decline denies with the user's feedback as the message, a dismissal denies and interrupts.
+- Any other tool is asked as an Allow / Deny question, unless a `fallback` callback decides it.
+
+`can_use_tool(provider)` returns `claude_agent_sdk.PermissionResultAllow` / `PermissionResultDeny`
+when that package is importable, else this module's `PermissionAllow` / `PermissionDeny`, whose
+`to_dict()` is the control-protocol JSON a TypeScript or CLI bridge sends. See
+`docs/bridges/claude.md` for what the mapping cannot carry.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from pydantic import StrictBool, StrictStr
+
+from user_questions._checks import check_answer, check_request, quoted
+from user_questions._wire import parse_wire
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.service import AskUserQuestionRequest, UserQuestionProvider
+from user_questions.tool_exit_plan_mode import plan_question, verdict, verdict_text
+from user_questions.types import (
+    AskUserQuestionAnswer,
+    AskUserQuestionItem,
+    AskUserQuestionOption,
+    WireModel,
+)
+
+__all__ = [
+    "ALLOW",
+    "ANSWER_SEPARATOR",
+    "ASK_TOOL",
+    "DENY",
+    "DISMISSED",
+    "PLAN_TOOL",
+    "Permission",
+    "PermissionAllow",
+    "PermissionDeny",
+    "answers_to_claude",
+    "can_use_tool",
+    "decide",
+    "question_id",
+    "questions_from_claude",
+]
+
+ASK_TOOL = "AskUserQuestion"
+PLAN_TOOL = "ExitPlanMode"
+ANSWER_SEPARATOR = ", "
+"""Joins the labels of a multi-select answer, and custom text after them."""
+ALLOW, DENY = "Allow", "Deny"
+"""The options of the question asked for any other tool."""
+DISMISSED = "The user dismissed the question without answering."
+_PERMISSION_ID = "permission"
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionAllow:
+    """Run the tool, with `updated_input` as its input."""
+
+    updated_input: dict[str, Any]
+    behavior: Literal["allow"] = "allow"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The control-protocol response: `{"behavior": "allow", "updatedInput"}`."""
+        return {"behavior": self.behavior, "updatedInput": self.updated_input}
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionDeny:
+    """Do not run the tool; the model reads `message`. `interrupt` also ends Claude's turn."""
+
+    message: str
+    interrupt: bool = False
+    behavior: Literal["deny"] = "deny"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The control-protocol response: `{"behavior": "deny", "message", "interrupt"?}`."""
+        result: dict[str, Any] = {"behavior": self.behavior, "message": self.message}
+        if self.interrupt:
+            result["interrupt"] = True
+        return result
+
+
+Permission: TypeAlias = PermissionAllow | PermissionDeny
+CanUseTool: TypeAlias = Callable[[str, dict[str, Any], Any], Awaitable[Any]]
+
+
+class _Option(WireModel):
+    label: StrictStr
+    description: StrictStr | None = None
+    preview: StrictStr | None = None
+
+
+class _Question(WireModel):
+    question: StrictStr
+    header: StrictStr | None = None
+    options: list[_Option] | None = None
+    multi_select: StrictBool | None = None
+
+
+class _AskInput(WireModel):
+    questions: list[_Question]
+
+
+class _AllowedPrompt(WireModel):
+    tool: StrictStr
+    prompt: StrictStr
+
+
+class _PlanInput(WireModel):
+    plan: StrictStr
+    allowed_prompts: list[_AllowedPrompt] | None = None
+
+
+def question_id(index: int) -> str:
+    """The id of the question at `index` (from 0): `q1`, `q2`, ..."""
+    return f"q{index + 1}"
+
+
+def questions_from_claude(
+    input: Mapping[str, Any], *, tool_name: str = ASK_TOOL
+) -> list[AskUserQuestionItem]:
+    """Our questions for an `AskUserQuestion` (or, with `tool_name`, `ExitPlanMode`) input.
+
+    Option previews, which a generic surface cannot show beside each option, are kept in the
+    question's detail; so are the permissions an `ExitPlanMode` plan asks for.
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST` for a malformed input, or two questions with the same
+            text.
+    """
+    if tool_name == PLAN_TOOL:
+        plan = parse_wire(
+            _PlanInput, dict(input), what=f"{PLAN_TOOL} input", code=ErrorCode.BAD_REQUEST
+        )
+        return [plan_question(_plan_detail(plan))]
+    parsed = parse_wire(
+        _AskInput, dict(input), what=f"{ASK_TOOL} input", code=ErrorCode.BAD_REQUEST
+    )
+    seen: set[str] = set()
+    questions = []
+    for index, question in enumerate(parsed.questions):
+        if question.question in seen:
+            raise UserQuestionError(
+                f"invalid {ASK_TOOL} input: the question {quoted(question.question)} is asked "
+                "more than once; Claude keys answers by question text, so each must differ",
+                ErrorCode.BAD_REQUEST,
+            )
+        seen.add(question.question)
+        options = question.options or []
+        questions.append(
+            AskUserQuestionItem(
+                id=question_id(index),
+                question=question.question,
+                header=question.header,
+                detail=_previews(options),
+                options=[
+                    AskUserQuestionOption(label=option.label, description=option.description)
+                    for option in options
+                ]
+                or None,
+                multi_select=question.multi_select,
+            )
+        )
+    return questions
+
+
+def answers_to_claude(input: Mapping[str, Any], answer: AskUserQuestionAnswer) -> dict[str, Any]:
+    """The `updated_input` allowing `AskUserQuestion`: `input` plus `answers` keyed by question.
+
+    A single choice is its label; several are joined with ", " in option order; custom text is
+    the value (after any labels, on a multi-select). A skipped question has no key.
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST` for a malformed input; `BAD_ANSWER` when `answer` does
+            not answer those questions.
+    """
+    questions = questions_from_claude(input)
+    checked = check_answer(questions, answer)
+    answers = {}
+    for question, item in zip(questions, checked.answers, strict=True):
+        parts = [*item.selected, *([item.custom] if item.custom is not None else [])]
+        if parts:
+            answers[question.question] = ANSWER_SEPARATOR.join(parts)
+    return {**input, "answers": answers}
+
+
+async def decide(
+    provider: UserQuestionProvider, tool_name: str, input: Mapping[str, Any]
+) -> Permission:
+    """Ask the user about one tool call through `provider` and return the permission.
+
+    A malformed input, or a provider failure, denies with the error as the message: the model
+    reads it and can try again. A dismissal (`ASK_CANCELLED`) denies and interrupts, because the
+    user wants to talk rather than answer.
+    """
+    try:
+        if tool_name == ASK_TOOL:
+            answer = await _ask(provider, questions_from_claude(input))
+            return PermissionAllow(answers_to_claude(input, answer))
+        if tool_name == PLAN_TOOL:
+            questions = questions_from_claude(input, tool_name=PLAN_TOOL)
+            result = verdict(await _ask(provider, questions))
+            if result["approved"]:
+                return PermissionAllow(dict(input))
+            return PermissionDeny(verdict_text(result))
+        answer = await _ask(provider, [_permission_question(tool_name, input)])
+    except UserQuestionError as error:
+        if error.code == ErrorCode.ASK_CANCELLED:
+            return PermissionDeny(DISMISSED, interrupt=True)
+        return PermissionDeny(f"Error: {error.message}")
+    item = answer.answers[0]
+    if item.selected == [ALLOW]:
+        return PermissionAllow(dict(input))
+    if item.custom is not None:
+        return PermissionDeny(f"The user did not allow this call and said: {item.custom}")
+    return PermissionDeny("The user did not allow this call.")
+
+
+def can_use_tool(
+    provider: UserQuestionProvider, *, fallback: CanUseTool | None = None
+) -> CanUseTool:
+    """A `can_use_tool` callback for `ClaudeAgentOptions` answering through `provider`.
+
+    `provider` may be any provider, or `ctx.user_questions` so that the service's events and
+    checks apply. `AskUserQuestion` and `ExitPlanMode` are always asked; other tools go to
+    `fallback` when given, else are asked as Allow / Deny.
+    """
+
+    async def callback(tool_name: str, input: dict[str, Any], context: Any = None) -> Any:
+        if fallback is not None and tool_name not in (ASK_TOOL, PLAN_TOOL):
+            return await fallback(tool_name, input, context)
+        return _for_sdk(await decide(provider, tool_name, input))
+
+    return callback
+
+
+async def _ask(
+    provider: UserQuestionProvider, questions: Sequence[AskUserQuestionItem]
+) -> AskUserQuestionAnswer:
+    check_request(questions, None, None, None)
+    return check_answer(questions, await provider.ask(AskUserQuestionRequest(questions=questions)))
+
+
+def _previews(options: Sequence[_Option]) -> str | None:
+    shown = [f"**{option.label}**\n\n{option.preview}" for option in options if option.preview]
+    return "\n\n".join(shown) or None
+
+
+def _plan_detail(plan: _PlanInput) -> str:
+    if not plan.allowed_prompts:
+        return plan.plan
+    asks = "\n".join(f"- {item.tool}: {item.prompt}" for item in plan.allowed_prompts)
+    return f"{plan.plan}\n\n---\n\nThe plan asks to be allowed:\n\n{asks}"
+
+
+def _permission_question(tool_name: str, input: Mapping[str, Any]) -> AskUserQuestionItem:
+    shown = json.dumps(input, ensure_ascii=False, indent=2, default=str)
+    return AskUserQuestionItem(
+        id=_PERMISSION_ID,
+        header="Permission",
+        question=f"Allow Claude to use {tool_name}?",
+        detail=f"```json\n{shown}\n```",
+        options=[AskUserQuestionOption(label=ALLOW), AskUserQuestionOption(label=DENY)],
+    )
+
+
+def _for_sdk(permission: Permission) -> Any:
+    """The SDK's own result classes when `claude_agent_sdk` is installed; ours otherwise."""
+    try:
+        sdk = importlib.import_module("claude_agent_sdk")
+    except ImportError:
+        return permission
+    if isinstance(permission, PermissionAllow):
+        return sdk.PermissionResultAllow(updated_input=permission.updated_input)
+    return sdk.PermissionResultDeny(message=permission.message, interrupt=permission.interrupt)

@@ -1,0 +1,304 @@
+"""The frames a host exchanges with its clients: pages, scripts, and askers in other processes.
+
+Level 0. Like `types`, this module imports nothing from the package, so a page's tests, another
+process or another language's binding can load the protocol on its own. The questions and the
+answer inside a frame are therefore kept as raw wire JSON (`JSONObject`); the host reads them
+into the vocabulary of `user_questions.types` with `user_questions._wire`.
+
+Two conversations run over WebSockets (see docs/host.md):
+
+- **Pages** (`/ws`, SPEC section 11 and HOST-CONTRACT.md). The host pushes a
+  `QuestionRequestedFrame` for every pending request (on connect, and when one becomes pending)
+  and a `QuestionResolvedFrame` when one settles. The page sends a `ClientResponse` that answers
+  or dismisses a request and gets a `ReceiptFrame`; `Ping` gets `PongFrame`. `POST /api/respond`
+  takes the same `ClientResponse` and returns the bare `Receipt`.
+- **Askers** (`/ws/ask`, used by `RemoteProvider`). The asker sends `Ask` with an `rpcId` it
+  generated; sending it again, on the same or a new connection, re-attaches to the same request
+  (the submit is idempotent). The host replies `AskPending` once the request is stored, then
+  `AskSettled` once it settles (at once when it already has), or `AskFailed` when it refuses
+  the request. `Withdraw` settles a request as withdrawn (the asker gave up: abort, timeout,
+  cancellation); the host replies `AskSettled` with the request's final outcome.
+
+Conventions are those of the wire vocabulary: camelCase JSON, both spellings on input, unset
+optional fields absent, unknown keys ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    StrictStr,
+    model_serializer,
+)
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "MAX_FRAME_BYTES",
+    "AnswerResult",
+    "AnswerValue",
+    "Ask",
+    "AskFailed",
+    "AskPending",
+    "AskSettled",
+    "AskerFrame",
+    "AskerReply",
+    "ClientResponse",
+    "ErrorFrame",
+    "ErrorPayload",
+    "ErrorResult",
+    "Frame",
+    "JSONObject",
+    "PageFrame",
+    "Ping",
+    "Pong",
+    "PongFrame",
+    "QuestionRequested",
+    "QuestionRequestedFrame",
+    "QuestionResolved",
+    "QuestionResolvedFrame",
+    "Receipt",
+    "ReceiptFrame",
+    "ReceiptPayload",
+    "ResponseError",
+    "SettledOutcome",
+    "Withdraw",
+]
+
+MAX_FRAME_BYTES = 1024 * 1024
+"""The largest frame either side sends or accepts (1 MiB): a host closes the connection on a
+larger one (WebSocket close code 1009), so an asker refuses to send it."""
+
+JSONObject = dict[str, Any]
+"""A JSON object as parsed by `json.loads`: a question item or an answer, in wire JSON."""
+
+SettledOutcome = Literal["answered", "cancelled", "withdrawn"]
+"""How a request settled: answered, dismissed by a human, or withdrawn by its asker."""
+
+
+class Frame(BaseModel):
+    """Base of every frame: the wire vocabulary's JSON conventions (see `types.WireModel`).
+
+    Repeated here rather than imported, because this module must import nothing from the package.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        frozen=True,
+        use_attribute_docstrings=True,
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_optionals(self, handler: SerializerFunctionWrapHandler) -> JSONObject:
+        data: JSONObject = handler(self)
+        return {key: value for key, value in data.items() if value is not None}
+
+
+# -- host -> page ---------------------------------------------------------------------------
+
+
+class QuestionRequested(Frame):
+    """The SPEC's payload announcing a pending request."""
+
+    type: Literal["question/requested"] = "question/requested"
+    session_id: StrictStr
+    """The session the request belongs to: its agent's id, or the asker's named session."""
+    questions: list[JSONObject]
+    """The request's `AskUserQuestionItem`s, as wire JSON."""
+
+
+class QuestionRequestedFrame(Frame):
+    """A pending request, pushed to every page on connect and when it becomes pending."""
+
+    rpc_id: StrictStr
+    """The request's id; a client-response names it, and replays repeat it."""
+    payload: QuestionRequested
+    rendered: dict[str, str]
+    """Safe HTML of each question's `detail` (markdown, raw HTML disabled), by question id."""
+    asked_at: StrictStr
+    """When the request was first stored, ISO 8601 UTC."""
+
+
+class QuestionResolved(Frame):
+    """The SPEC's payload announcing that a request settled; every page drops its card."""
+
+    type: Literal["question/resolved"] = "question/resolved"
+    session_id: StrictStr
+    question_rpc_id: StrictStr
+    outcome: Literal["answered", "cancelled"]
+    """`cancelled` covers a dismissal and a withdrawal (abort, timeout) by the asker."""
+
+
+class QuestionResolvedFrame(Frame):
+    """Pushed to every page when a request settles."""
+
+    payload: QuestionResolved
+
+
+class Receipt(Frame):
+    """What a client-response achieved; the body of `POST /api/respond`."""
+
+    accepted: StrictBool
+    reason: Literal["not-pending", "bad-response"] | None = None
+    """Why it was refused: the request had settled or never existed, or the response broke the
+    rules (SPEC section 3, another session, a malformed frame) and the request stays pending."""
+    message: StrictStr | None = None
+    """One line saying what was wrong, when refused."""
+
+
+class ReceiptPayload(Frame):
+    """A `Receipt` as a WebSocket payload."""
+
+    type: Literal["client-response/receipt"] = "client-response/receipt"
+    accepted: StrictBool
+    reason: Literal["not-pending", "bad-response"] | None = None
+    message: StrictStr | None = None
+
+
+class ReceiptFrame(Frame):
+    """The receipt of a client-response sent over the page's WebSocket."""
+
+    rpc_id: StrictStr
+    """The rpcId of the client-response this answers."""
+    payload: ReceiptPayload
+
+
+class Pong(Frame):
+    """The answer to a `Ping`."""
+
+    type: Literal["pong"] = "pong"
+
+
+class PongFrame(Frame):
+    """`{"payload": {"type": "pong"}}`."""
+
+    payload: Pong = Pong()
+
+
+class ErrorPayload(Frame):
+    """A frame the host could not read at all (not JSON, an unknown type, too large)."""
+
+    type: Literal["error"] = "error"
+    code: StrictStr
+    message: StrictStr
+
+
+class ErrorFrame(Frame):
+    """Sent instead of a receipt when the frame carries no usable rpcId."""
+
+    payload: ErrorPayload
+
+
+# -- page -> host ---------------------------------------------------------------------------
+
+
+class AnswerValue(Frame):
+    """The answer a page gives, with the session it believes the request belongs to."""
+
+    session_id: StrictStr
+    answer: JSONObject
+    """An `AskUserQuestionAnswer`, as wire JSON."""
+
+
+class AnswerResult(Frame):
+    """`{"ok": true, "value": ...}`: the human answered."""
+
+    ok: Literal[True]
+    value: AnswerValue
+
+
+class ResponseError(Frame):
+    """Why a page did not answer; code `cancelled` is a dismissal."""
+
+    code: StrictStr
+    message: StrictStr | None = None
+
+
+class ErrorResult(Frame):
+    """`{"ok": false, "error": ...}`: the human dismissed the request."""
+
+    ok: Literal[False]
+    error: ResponseError
+
+
+class ClientResponse(Frame):
+    """A page's (or a script's) answer to, or dismissal of, a pending request."""
+
+    type: Literal["client-response"] = "client-response"
+    rpc_id: StrictStr
+    """The rpcId of the `QuestionRequestedFrame` it responds to."""
+    result: Annotated[AnswerResult | ErrorResult, Field(discriminator="ok")]
+
+
+class Ping(Frame):
+    """Keeps a connection alive; answered with `PongFrame`."""
+
+    type: Literal["ping"] = "ping"
+
+
+PageFrame = Annotated[ClientResponse | Ping, Field(discriminator="type")]
+"""Anything a page may send over `/ws`."""
+
+
+# -- asker <-> host -------------------------------------------------------------------------
+
+
+class Ask(Frame):
+    """Submit a request, or re-attach to it: the same `rpc_id` always names the same request."""
+
+    type: Literal["ask"] = "ask"
+    rpc_id: StrictStr
+    """Generated by the asker, stable across reconnections and host restarts."""
+    session_id: StrictStr
+    questions: list[JSONObject]
+    """The `AskUserQuestionItem`s, as wire JSON."""
+
+
+class Withdraw(Frame):
+    """The asker gave up on a request (abort, timeout, cancellation): take it off every page."""
+
+    type: Literal["withdraw"] = "withdraw"
+    rpc_id: StrictStr
+
+
+AskerFrame = Annotated[Ask | Withdraw | Ping, Field(discriminator="type")]
+"""Anything an asker may send over `/ws/ask`."""
+
+
+class AskPending(Frame):
+    """The request is stored and shown: nothing can lose it now."""
+
+    type: Literal["ask/pending"] = "ask/pending"
+
+
+class AskSettled(Frame):
+    """The request settled; sent once per attachment, and again to every re-attachment."""
+
+    type: Literal["ask/settled"] = "ask/settled"
+    outcome: SettledOutcome
+    answer: JSONObject | None = None
+    """The `AskUserQuestionAnswer`, present when the outcome is `answered`."""
+
+
+class AskFailed(Frame):
+    """The host refused the frame; `code` is an `ErrorCode` such as `TOO_MANY_QUESTIONS`."""
+
+    type: Literal["ask/error"] = "ask/error"
+    code: StrictStr
+    message: StrictStr
+
+
+class AskerReply(Frame):
+    """Anything the host sends an asker; `rpc_id` is absent only for a pong or an unreadable
+    frame."""
+
+    rpc_id: StrictStr | None = None
+    payload: Annotated[AskPending | AskSettled | AskFailed | Pong, Field(discriminator="type")]

@@ -1,0 +1,437 @@
+"""The hub: pending requests, fan-out to pages, first answer wins, and the in-process provider.
+
+Level 8: imports `stores`, `markdown`, `frames`, `_checks`, `_wire` and `providers.remote`.
+
+The store is the source of truth; the hub keeps a cache of the pending requests (each with its
+`question/requested` frame serialised once) so that a page that connects gets them replayed at
+once. Every change goes through the store first and reaches the cache through `_apply`, the one
+place that updates it, announces it to the pages and releases the askers waiting on it:
+
+- `submit` stores a request (idempotently: the same rpcId re-attaches), then shows it;
+- `respond` checks a page's answer against SPEC section 3 and the request's session, then settles
+  it with the store's conditional update: of two answers at once exactly one wins;
+- `withdraw` settles a request for an asker that gave up (abort, timeout, cancellation).
+
+When the store reports that another host changed something (`Store.on_change`), the hub re-reads
+what changed and applies it the same way, so pages and askers on every host see every request.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Self
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from user_questions._checks import check_answer, check_request, quoted
+from user_questions._wire import parse_answer
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import (
+    ClientResponse,
+    ErrorResult,
+    QuestionRequested,
+    QuestionRequestedFrame,
+    QuestionResolved,
+    QuestionResolvedFrame,
+    Receipt,
+)
+from user_questions.host.markdown import render_markdown
+from user_questions.host.stores import NewQuestion, Settlement, Store, StoredQuestion
+from user_questions.providers.remote import WITHDRAW_TIMEOUT, settled_answer
+from user_questions.service import AskUserQuestionRequest
+from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
+
+__all__ = [
+    "MAX_CLIENT_BACKLOG",
+    "MAX_ID_LENGTH",
+    "MAX_PENDING",
+    "MAX_QUESTIONS_PER_REQUEST",
+    "HostProvider",
+    "Hub",
+    "PageSubscription",
+    "Watcher",
+]
+
+logger = logging.getLogger("user_questions.host")
+
+MAX_QUESTIONS_PER_REQUEST = 32
+"""Questions in one request; more is refused with `TOO_MANY_QUESTIONS`."""
+MAX_PENDING = 50_000
+"""Pending requests on one host; a new one beyond it is refused with `TOO_MANY_PENDING`."""
+MAX_ID_LENGTH = 256
+"""Characters in an rpcId or a session id; longer is refused with `BAD_REQUEST`."""
+MAX_CLIENT_BACKLOG = 100_000
+"""Frames queued for one page; a page that falls further behind is disconnected (it reconnects
+and gets every pending request replayed)."""
+_SETTLED_MEMORY = 1024
+"""Recently settled requests remembered, so that a re-attachment or a late frame racing a
+settlement is answered without a store read and never revives the request."""
+
+Watcher = Callable[[StoredQuestion], None]
+"""Called once, on the event loop, with the settled record of the request it watches."""
+
+
+@dataclass(eq=False, slots=True)
+class _Entry:
+    record: StoredQuestion
+    frame: str
+    """The `question/requested` frame, serialised once and replayed to every page."""
+    watchers: list[Watcher] = field(default_factory=list)
+
+
+@dataclass(eq=False, slots=True)
+class PageSubscription:
+    """What a page gets on connect: the pending requests' frames, then every later frame.
+
+    `frames` ends when the hub drops the page (too far behind) or stops.
+    """
+
+    snapshot: list[str]
+    frames: MemoryObjectReceiveStream[str]
+    _send: MemoryObjectSendStream[str]
+    _hub: Hub
+
+    def close(self) -> None:
+        """Stop following; idempotent."""
+        self._hub._pages.discard(self)
+        self._send.close()
+        self.frames.close()
+
+
+class Hub:
+    """The pending requests of one host, over a `Store`; use as `async with Hub(store) as hub`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._entries: dict[str, _Entry] = {}
+        self._settled: OrderedDict[str, StoredQuestion] = OrderedDict()
+        self._pages: set[PageSubscription] = set()
+        self._task_group: TaskGroup | None = None
+        self._changes_in, self._changes = anyio.create_memory_object_stream[str | None](math.inf)
+        self._stop_listening: Callable[[], None] | None = None
+
+    def __repr__(self) -> str:
+        return f"<Hub {len(self._entries)} pending on {self.store.url}>"
+
+    async def __aenter__(self) -> Self:
+        for record in await self.store.pending():
+            self._apply(record)
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self._task_group.start_soon(self._follow_store)
+        self._stop_listening = self.store.on_change(self._changes_in.send_nowait)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._stop_listening is not None:
+            self._stop_listening()
+        for page in tuple(self._pages):
+            page.close()
+        assert self._task_group is not None
+        self._task_group.cancel_scope.cancel()
+        await self._task_group.__aexit__(exc_type, exc, tb)
+        self._changes_in.close()
+        self._changes.close()
+
+    @property
+    def pending_count(self) -> int:
+        """How many requests are pending (as far as this host knows)."""
+        return len(self._entries)
+
+    def pending_frames(self) -> list[str]:
+        """The `question/requested` frame of every pending request, oldest first."""
+        return [entry.frame for entry in self._entries.values()]
+
+    def provider(self, session: str = "host") -> HostProvider:
+        """A provider for agents running in this process; `session` names their requests."""
+        return HostProvider(self, session)
+
+    # -- askers -------------------------------------------------------------------------------
+
+    async def submit(
+        self,
+        rpc_id: str,
+        session_id: str,
+        questions: Sequence[AskUserQuestionItem],
+        *,
+        watcher: Watcher | None = None,
+    ) -> tuple[StoredQuestion, Callable[[], None]]:
+        """Store and show a request, or re-attach to the one with this rpcId.
+
+        Returns the request as it is now and a function that stops `watcher`. When the request
+        is pending, `watcher` is called once it settles; when it has already settled (answered
+        while its asker was away), the record says how and `watcher` is never called.
+
+        Raises:
+            UserQuestionError: `BAD_REQUEST` (an id too long, or an rpcId naming another
+                request), `TOO_MANY_QUESTIONS`, `TOO_MANY_PENDING`, or the request checks of
+                `ask()` (`EMPTY_QUESTIONS`, `BAD_INTENT`, `BAD_QUESTION`).
+        """
+        _check_id("rpcId", rpc_id)
+        _check_id("sessionId", session_id)
+        questions = tuple(questions)
+        if len(questions) > MAX_QUESTIONS_PER_REQUEST:
+            raise UserQuestionError(
+                f"a request holds at most {MAX_QUESTIONS_PER_REQUEST} questions, "
+                f"got {len(questions)}",
+                ErrorCode.TOO_MANY_QUESTIONS,
+            )
+        check_request(questions, None, None, None)
+        known = self._known(rpc_id)
+        if known is None and len(self._entries) >= MAX_PENDING:
+            known = await self.store.get(rpc_id)  # a re-attachment is never refused
+            if known is None:
+                raise UserQuestionError(
+                    f"the host already has {MAX_PENDING} pending questions; answer or dismiss "
+                    "some first",
+                    ErrorCode.TOO_MANY_PENDING,
+                )
+        if known is None:
+            asked = NewQuestion(rpc_id, session_id, questions, datetime.now(UTC))
+            known, _ = await self.store.submit(asked)
+        self._apply(known)
+        known = self._known(rpc_id) or known
+        if known.session_id != session_id or known.questions != questions:
+            raise UserQuestionError(
+                f"rpcId {quoted(rpc_id)} already names another request; use a new rpcId",
+                ErrorCode.BAD_REQUEST,
+            )
+        entry = self._entries.get(rpc_id)
+        if entry is None or watcher is None:
+            return known, _nothing
+        entry.watchers.append(watcher)
+        return known, lambda: _discard(entry.watchers, watcher)
+
+    async def withdraw(self, rpc_id: str, *, via: str) -> StoredQuestion | None:
+        """Settle a pending request as withdrawn; the request as it ends up, `None` if unknown."""
+        settled = await self.store.settle(rpc_id, Settlement("withdrawn", via=via))
+        if settled is None:
+            settled = self._settled.get(rpc_id) or await self.store.get(rpc_id)
+        if settled is not None:
+            self._apply(settled)
+        return settled
+
+    # -- pages --------------------------------------------------------------------------------
+
+    def subscribe(self) -> PageSubscription:
+        """Follow the pending requests: a snapshot now, then every frame as it happens."""
+        send, receive = anyio.create_memory_object_stream[str](MAX_CLIENT_BACKLOG)
+        page = PageSubscription(self.pending_frames(), receive, send, self)
+        self._pages.add(page)
+        return page
+
+    async def respond(self, response: ClientResponse, *, via: str) -> Receipt:
+        """Apply a page's answer or dismissal; the receipt says whether it won."""
+        rpc_id = response.rpc_id
+        entry = self._entries.get(rpc_id)
+        if entry is None and rpc_id not in self._settled:
+            # Not cached: another host may have stored it a moment ago.
+            await self._refresh(rpc_id)
+            entry = self._entries.get(rpc_id)
+        if entry is None:
+            return _not_pending(f"no pending question has rpcId {quoted(rpc_id)}")
+        try:
+            settlement = _settlement(entry.record, response, via)
+        except UserQuestionError as error:
+            return Receipt(accepted=False, reason="bad-response", message=str(error))
+        settled = await self.store.settle(rpc_id, settlement)
+        if settled is None:
+            await self._refresh(rpc_id)
+            return _not_pending(f"question {quoted(rpc_id)} was settled by another response first")
+        self._apply(settled)
+        return Receipt(accepted=True)
+
+    # -- the cache ----------------------------------------------------------------------------
+
+    def _known(self, rpc_id: str) -> StoredQuestion | None:
+        entry = self._entries.get(rpc_id)
+        return entry.record if entry is not None else self._settled.get(rpc_id)
+
+    def _apply(self, record: StoredQuestion) -> None:
+        """Bring the cache, the pages and the waiting askers up to `record`. Idempotent."""
+        rpc_id = record.rpc_id
+        if rpc_id in self._settled:
+            return  # settled is final: a stale pending record never revives a request
+        if record.pending:
+            if rpc_id not in self._entries:
+                entry = self._entries[rpc_id] = _Entry(record, _requested_frame(record))
+                self._broadcast(entry.frame)
+            return
+        self._settled[rpc_id] = record
+        if len(self._settled) > _SETTLED_MEMORY:
+            self._settled.popitem(last=False)
+        settled_entry = self._entries.pop(rpc_id, None)
+        if settled_entry is None:
+            return
+        logger.info("question %s settled: %s", rpc_id, record.state)
+        self._broadcast(_resolved_frame(record))
+        for watcher in settled_entry.watchers:
+            try:
+                watcher(record)
+            except Exception:
+                logger.exception("a watcher of question %s raised", rpc_id)
+
+    def _broadcast(self, frame: str) -> None:
+        for page in tuple(self._pages):
+            try:
+                page._send.send_nowait(frame)
+            except anyio.WouldBlock:
+                logger.warning("a page fell %d frames behind; disconnecting it", MAX_CLIENT_BACKLOG)
+                self._pages.discard(page)
+                page._send.close()  # the page reads what is queued, then its stream ends
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._pages.discard(page)
+
+    async def _refresh(self, rpc_id: str) -> None:
+        record = await self.store.get(rpc_id)
+        if record is not None:
+            self._apply(record)
+
+    async def _follow_store(self) -> None:
+        """Apply what other hosts changed, as the store reports it.
+
+        A failed re-read is logged, not fatal: a store that reconnects says `None` afterwards,
+        and the full re-read then catches up.
+        """
+        async for rpc_id in self._changes:
+            try:
+                if rpc_id is not None:
+                    await self._refresh(rpc_id)
+                else:
+                    await self._resync()
+            except UserQuestionError as error:
+                logger.warning("could not re-read the store after a change: %s", error)
+
+    async def _resync(self) -> None:
+        pending = await self.store.pending()
+        for record in pending:
+            self._apply(record)
+        still = {record.rpc_id for record in pending}
+        for gone in [rpc_id for rpc_id in self._entries if rpc_id not in still]:
+            await self._refresh(gone)
+
+
+class HostProvider:
+    """A `UserQuestionProvider` for agents in the host's own process.
+
+    Behaves as `RemoteProvider` does, without the network: the request is stored before any
+    page sees it; the session is the agent's id, or `session`; a dismissal raises
+    `ASK_CANCELLED`; cancelling the ask (an abort or a timeout) withdraws the request from every
+    page.
+    """
+
+    def __init__(self, hub: Hub, session: str = "host") -> None:
+        self.hub = hub
+        self.session = session
+
+    def __repr__(self) -> str:
+        return f"<HostProvider session={self.session!r}>"
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        rpc_id = uuid.uuid4().hex
+        session = request.agent.id if request.agent is not None else self.session
+        settled = anyio.Event()
+        outcome: list[StoredQuestion] = []
+
+        def watch(record: StoredQuestion) -> None:
+            outcome.append(record)
+            settled.set()
+
+        stop = _nothing
+        try:
+            record, stop = await self.hub.submit(rpc_id, session, request.questions, watcher=watch)
+            if record.pending:
+                await settled.wait()
+                record = outcome[0]
+        except anyio.get_cancelled_exc_class():
+            with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
+                await self.hub.withdraw(rpc_id, via="host")
+            raise
+        finally:
+            stop()
+        return settled_answer(record.state, record.answer)
+
+
+def _check_id(what: str, value: str) -> None:
+    if not value or len(value) > MAX_ID_LENGTH:
+        raise UserQuestionError(
+            f"{what} must be 1 to {MAX_ID_LENGTH} characters, got {len(value)}",
+            ErrorCode.BAD_REQUEST,
+        )
+
+
+def _settlement(record: StoredQuestion, response: ClientResponse, via: str) -> Settlement:
+    """What a response settles the request as, or `UserQuestionError` when it breaks the rules."""
+    result = response.result
+    if isinstance(result, ErrorResult):
+        if result.error.code != "cancelled":
+            raise UserQuestionError(
+                f"error code {quoted(result.error.code)} is not understood; "
+                'dismiss with code "cancelled"',
+                ErrorCode.BAD_ANSWER,
+            )
+        return Settlement("cancelled", via=via)
+    if result.value.session_id != record.session_id:
+        raise UserQuestionError(
+            f"question {quoted(record.rpc_id)} belongs to session {quoted(record.session_id)}, "
+            f"not {quoted(result.value.session_id)}",
+            ErrorCode.BAD_ANSWER,
+        )
+    answer = check_answer(record.questions, parse_answer(result.value.answer))
+    return Settlement("answered", answer, via)
+
+
+def _not_pending(message: str) -> Receipt:
+    return Receipt(accepted=False, reason="not-pending", message=message)
+
+
+def _requested_frame(record: StoredQuestion) -> str:
+    rendered = {q.id: render_markdown(q.detail) for q in record.questions if q.detail is not None}
+    frame = QuestionRequestedFrame(
+        rpc_id=record.rpc_id,
+        payload=QuestionRequested(
+            session_id=record.session_id,
+            questions=[question.model_dump(mode="json") for question in record.questions],
+        ),
+        rendered=rendered,
+        asked_at=_iso(record.asked_at),
+    )
+    return frame.model_dump_json()
+
+
+def _resolved_frame(record: StoredQuestion) -> str:
+    frame = QuestionResolvedFrame(
+        payload=QuestionResolved(
+            session_id=record.session_id,
+            question_rpc_id=record.rpc_id,
+            outcome="answered" if record.state == "answered" else "cancelled",
+        )
+    )
+    return frame.model_dump_json()
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _discard(watchers: list[Watcher], watcher: Watcher) -> None:
+    if watcher in watchers:
+        watchers.remove(watcher)
+
+
+def _nothing() -> None:
+    return None

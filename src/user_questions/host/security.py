@@ -1,0 +1,180 @@
+"""The host's gate: token, Origin and size checks as ASGI middleware, and the page's headers.
+
+Level 8: imports Starlette and `frames`. Every HTTP request and WebSocket except `GET /healthz`
+must carry the host's token (an `Authorization: Bearer` header, a `?token=` parameter or the
+`uq_token` cookie), compared in constant time. A request that carries an `Origin` header must
+come from the host's own origin, which stops other sites (and other local servers: cookies are
+shared across ports) from driving the host through a visitor's browser; clients that are not
+browsers send no `Origin` and are trusted on their token alone. Request bodies are bounded. Every
+response carries a strict Content-Security-Policy and no referrer, since the page's URL holds the
+token.
+
+The middleware builds its refusals with the `deny` function it is given, so that statuses and
+codes are mapped in one place (`host/app.py`).
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable
+from http.cookies import CookieError, SimpleCookie
+from urllib.parse import parse_qs
+
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from user_questions.frames import MAX_FRAME_BYTES
+
+__all__ = [
+    "CONTENT_SECURITY_POLICY",
+    "MAX_BODY_BYTES",
+    "MAX_FRAME_BYTES",
+    "PUBLIC_PATHS",
+    "TOKEN_COOKIE",
+    "Deny",
+    "SecurityMiddleware",
+    "origin_allowed",
+    "token_cookie",
+    "token_of",
+]
+
+MAX_BODY_BYTES = 1024 * 1024
+"""Bytes in one HTTP request body; more is refused with 413 (`REQUEST_TOO_LARGE`)."""
+TOKEN_COOKIE = "uq_token"
+"""The cookie the page is given, so the token can leave its address bar."""
+PUBLIC_PATHS = frozenset({"/healthz"})
+"""Paths served without a token; they reveal nothing."""
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+_HEADERS = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+]
+
+Deny = Callable[[int, str], Response]
+"""Builds the refusal for an HTTP status and a one-line message."""
+
+
+def token_of(scope: Scope) -> str | None:
+    """The token a request presents: header first, then query, then cookie."""
+    headers = Headers(scope=scope)
+    scheme, _, credentials = headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and credentials.strip():
+        return credentials.strip()
+    query_string: bytes = scope.get("query_string", b"")
+    query = parse_qs(query_string.decode("latin-1"))
+    if query.get("token"):
+        return query["token"][0]
+    cookie_header = headers.get("cookie")
+    if cookie_header:
+        cookies: SimpleCookie = SimpleCookie()
+        try:
+            cookies.load(cookie_header)
+        except CookieError:
+            return None
+        if TOKEN_COOKIE in cookies:
+            value: str = cookies[TOKEN_COOKIE].value
+            return value
+    return None
+
+
+def origin_allowed(scope: Scope) -> bool:
+    """Whether the request has no `Origin`, or the host's own (`http(s)://<Host header>`)."""
+    headers = Headers(scope=scope)
+    origin = headers.get("origin")
+    if origin is None:
+        return True
+    host = headers.get("host", "")
+    return bool(host) and origin in (f"http://{host}", f"https://{host}")
+
+
+def token_cookie(token: str) -> str:
+    """The `Set-Cookie` value that hands the page its token."""
+    return f"{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"
+
+
+class SecurityMiddleware:
+    """Refuses requests without the token (401) or from another origin (403), bounds bodies
+    (413), and adds the security headers to every response.
+
+    A refused WebSocket gets the HTTP refusal on its handshake where the server supports it
+    (uvicorn does), else it is closed before accept with code 4401 or 4403.
+    """
+
+    def __init__(self, app: ASGIApp, *, token: Callable[[], str], deny: Deny) -> None:
+        self.app = app
+        self._token = token
+        self._deny = deny
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        if kind == "http":
+            send = _with_headers(send)
+        refusal = self._refusal(scope)
+        if refusal is not None:
+            status, message = refusal
+            await self._refuse(scope, receive, send, status, message)
+            return
+        if kind == "http":
+            length = Headers(scope=scope).get("content-length", "")
+            if length.isdigit() and int(length) > MAX_BODY_BYTES:
+                await self._refuse(scope, receive, send, 413, _too_large())
+                return
+            receive = _bounded(receive)
+        await self.app(scope, receive, send)
+
+    def _refusal(self, scope: Scope) -> tuple[int, str] | None:
+        if scope["path"] in PUBLIC_PATHS:
+            return None
+        given = token_of(scope)
+        if given is None or not hmac.compare_digest(given.encode(), self._token().encode()):
+            return 401, "this host needs its token: open the URL `uq serve` printed"
+        if not origin_allowed(scope):
+            return 403, "requests from another origin are refused"
+        return None
+
+    async def _refuse(
+        self, scope: Scope, receive: Receive, send: Send, status: int, message: str
+    ) -> None:
+        if scope["type"] == "http" or "websocket.http.response" in scope.get("extensions", {}):
+            await self._deny(status, message)(scope, receive, send)
+            return
+        await send({"type": "websocket.close", "code": 4000 + status, "reason": message})
+
+
+def _too_large() -> str:
+    return f"the request body is larger than {MAX_BODY_BYTES} bytes"
+
+
+def _with_headers(send: Send) -> Send:
+    async def send_with_headers(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *_HEADERS]}
+        await send(message)
+
+    return send_with_headers
+
+
+def _bounded(receive: Receive) -> Receive:
+    """`receive`, failing with 413 once the body (of unknown length) passes the limit."""
+    received = 0
+
+    async def bounded() -> Message:
+        nonlocal received
+        message = await receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > MAX_BODY_BYTES:
+                raise HTTPException(413, _too_large())
+        return message
+
+    return bounded

@@ -1,0 +1,195 @@
+// The part every card shares: one pending request, its meta line, receipts and dismissal.
+//
+// A card owns its DOM and its drafts and talks to the rest of the page through `env`:
+//   env.drafts             the DraftStore (drafts survive reconnects and reloads)
+//   env.send(frame)        send a client-response; false when the socket is down
+//   env.closed(card, why)  the request is settled: "sent", "dismissed", "elsewhere" (another
+//                          answer won), "withdrawn" (the asker gave up, or a dismissal
+//                          elsewhere), "gone" (settled while this page was away)
+// Model text only ever reaches the DOM as text; a question's detail is the host's rendered
+// markdown, passed through trustedFragment().
+
+import { button, h, preview, timeAgo, trustedFragment } from "./dom.js";
+import { dismissFrame } from "./protocol.js";
+
+/** How long a card waits for its own receipt after the host said the request is settled. */
+const RECEIPT_GRACE_MS = 5000;
+const NOT_CONNECTED =
+  "Not connected, so nothing was sent. Your answer is kept: " +
+  "send it again once the page has reconnected.";
+
+let lastId = 0;
+
+/** A page-unique element id. */
+export function uid(prefix) {
+  lastId += 1;
+  return `${prefix}-${lastId}`;
+}
+
+export class Card {
+  constructor(frame, env) {
+    this.rpcId = frame.rpcId;
+    this.sessionId = frame.payload.sessionId;
+    this.questions = frame.payload.questions;
+    this.rendered = frame.rendered ?? {};
+    this.askedAt = typeof frame.askedAt === "string" ? frame.askedAt : "";
+    this.env = env;
+    /** "answer" or "dismiss" while a client-response waits for its receipt. */
+    this.sending = null;
+    this.graceTimer = 0;
+    this.titleId = uid("card-title");
+    this.time = h("time", { class: "asked", datetime: this.askedAt || false });
+    if (this.askedAt) this.time.title = new Date(this.askedAt).toLocaleString();
+    this.refreshTime();
+    this.errorBox = h("p", { class: "card-error", role: "alert", hidden: true });
+    this.confirmButton = button("Dismiss", "danger", () => this.dismiss());
+    this.confirmBar = h(
+      "div",
+      { class: "confirm", role: "group", "aria-label": "Confirm dismissal", hidden: true },
+      h("p", { text: "Dismiss this request? The agent is told that you cancelled it." }),
+      h(
+        "div",
+        { class: "confirm-actions" },
+        this.confirmButton,
+        button("Keep", "quiet", () => this.closeConfirm()),
+      ),
+    );
+    this.meta = h(
+      "header",
+      { class: "card-meta" },
+      h("span", { class: "session", title: "session", text: this.sessionId }),
+      this.time,
+    );
+    this.body = h("div", { class: "card-body" });
+    this.actions = h("div", { class: "card-actions" });
+    this.element = h(
+      "article",
+      { class: "card", "data-rpc-id": this.rpcId, "aria-labelledby": this.titleId, tabindex: "-1" },
+      this.meta,
+      this.body,
+      this.errorBox,
+      this.confirmBar,
+      this.actions,
+    );
+  }
+
+  /** A one-line description for notices: the first question, and how many follow. */
+  get summary() {
+    const first = `“${preview(this.questions[0]?.question ?? "")}”`;
+    const more = this.questions.length - 1;
+    return more > 0 ? `${first} and ${more} more` : first;
+  }
+
+  draftOf(question) {
+    return this.env.drafts.draft(this.rpcId, question.id);
+  }
+
+  refreshTime(now = Date.now()) {
+    const ago = this.askedAt ? timeAgo(this.askedAt, now) : "";
+    this.time.textContent = ago ? `asked ${ago}` : "";
+  }
+
+  /** The markdown detail of a question, as the host rendered it. */
+  detailOf(question, className) {
+    const box = h("div", { class: `${className} markdown`, id: uid("detail") });
+    const html = this.rendered[question.id];
+    if (typeof html === "string") box.append(trustedFragment(html));
+    else box.append(h("p", { class: "plain", text: question.detail }));
+    return box;
+  }
+
+  send(frame, kind) {
+    if (this.sending !== null) return;
+    this.hideError();
+    if (!this.env.send(frame)) {
+      this.showError(NOT_CONNECTED);
+      return;
+    }
+    this.sending = kind;
+    this.element.setAttribute("aria-busy", "true");
+    this.updateButtons();
+  }
+
+  dismiss() {
+    this.confirmBar.hidden = true;
+    this.send(dismissFrame(this.rpcId), "dismiss");
+  }
+
+  /** The host's receipt for this card's client-response. */
+  receipt(payload) {
+    const kind = this.sending;
+    this.idle();
+    if (payload.accepted === true) this.env.closed(this, kind === "dismiss" ? "dismissed" : "sent");
+    else if (payload.reason === "not-pending") this.env.closed(this, "elsewhere");
+    else this.showError(payload.message || "The host did not accept this answer.");
+  }
+
+  /**
+   * The request was settled (`question/resolved`). When this card's own response is on its
+   * way, its receipt tells whether this page or another one won; wait a little for it.
+   */
+  resolved(outcome) {
+    const why = outcome === "answered" ? "elsewhere" : "withdrawn";
+    if (this.sending === null) {
+      this.env.closed(this, why);
+      return;
+    }
+    clearTimeout(this.graceTimer);
+    this.graceTimer = setTimeout(() => this.env.closed(this, "gone"), RECEIPT_GRACE_MS);
+  }
+
+  /** The socket dropped: a response in flight may or may not have arrived; the replay tells. */
+  connectionLost() {
+    if (this.sending !== null) this.idle();
+  }
+
+  idle() {
+    this.sending = null;
+    clearTimeout(this.graceTimer);
+    this.element.removeAttribute("aria-busy");
+    this.updateButtons();
+  }
+
+  stop() {
+    clearTimeout(this.graceTimer);
+  }
+
+  showError(message) {
+    this.errorBox.textContent = message;
+    this.errorBox.hidden = false;
+  }
+
+  hideError() {
+    this.errorBox.hidden = true;
+    this.errorBox.textContent = "";
+  }
+
+  /** Focus the card itself, not a control in it, so a key meant for the last card does nothing
+   * here by accident. */
+  focusCard() {
+    this.element.focus();
+  }
+
+  openConfirm() {
+    this.returnFocus = document.activeElement;
+    this.confirmBar.hidden = false;
+    this.confirmButton.focus();
+  }
+
+  closeConfirm() {
+    this.confirmBar.hidden = true;
+    if (this.returnFocus instanceof HTMLElement && this.element.contains(this.returnFocus)) {
+      this.returnFocus.focus();
+    } else {
+      this.focusFirst();
+    }
+  }
+
+  /** Keys for the whole card; true when the key was used. Esc asks, Esc again dismisses. */
+  handleKey(event) {
+    if (event.key !== "Escape" || this.sending !== null) return false;
+    if (this.confirmBar.hidden) this.openConfirm();
+    else this.dismiss();
+    return true;
+  }
+}

@@ -1,0 +1,340 @@
+// The generic card: a request's questions one at a time, with a pager, options, "Other" and Skip.
+
+import { Card, uid } from "./card.js";
+import { button, h } from "./dom.js";
+import { answerFromDrafts, parseRecommendedLabel } from "./presentation.js";
+import { answerFrame } from "./protocol.js";
+
+const UNANSWERED = "Pick an option or type an answer first, or press Skip to leave it blank.";
+
+/**
+ * The AnswerDraft (selected, custom, skipped) that the page's draft means. The page also keeps
+ * `other` (the "Other" choice is ticked): custom text counts only while it is, so unticking
+ * "Other" never loses what was typed.
+ */
+function answerDraft(question, draft) {
+  if (draft.skipped) return { selected: [], custom: "", skipped: true };
+  if ((question.options ?? []).length === 0) {
+    return { selected: [], custom: draft.custom, skipped: false };
+  }
+  const custom = draft.other ? draft.custom : "";
+  const single = question.multiSelect !== true;
+  return { selected: single && draft.other ? [] : draft.selected, custom, skipped: false };
+}
+
+/** The digit that picks the option at `index`, shown beside it (1 to 9 only). */
+function keyHint(index) {
+  if (index >= 9) return null;
+  return h("kbd", { class: "key", "aria-hidden": "true", text: String(index + 1) });
+}
+
+export class QuestionsCard extends Card {
+  constructor(frame, env) {
+    super(frame, env);
+    this.page = Math.min(env.drafts.page(this.rpcId), this.questions.length - 1);
+    this.pager = h("nav", { class: "pager", hidden: this.questions.length < 2 });
+    this.meta.append(this.pager);
+    this.backButton = button("Back", "quiet", () => this.back());
+    this.nextButton = button("Next", "primary", () => this.next());
+    this.skipButton = button("Skip", "quiet", () => this.skip());
+    this.dismissButton = button("Dismiss", "quiet dismiss", () => this.dismiss(), {
+      title: "Dismiss the whole request (Esc)",
+    });
+    this.actions.append(this.backButton, this.nextButton, this.skipButton, this.dismissButton);
+    this.render();
+  }
+
+  get question() {
+    return this.questions[this.page];
+  }
+
+  get isLast() {
+    return this.page === this.questions.length - 1;
+  }
+
+  render() {
+    const question = this.question;
+    const draft = this.draftOf(question);
+    const options = question.options ?? [];
+    const multi = question.multiSelect === true;
+    const legend = h(
+      "legend",
+      { class: "question" },
+      question.header ? h("span", { class: "chip", text: question.header }) : null,
+      h("span", { class: "question-text", id: this.titleId, text: question.question }),
+      multi ? h("span", { class: "hint", text: "Choose any that apply." }) : null,
+    );
+    const fieldset = h("fieldset", { class: "question-set" }, legend);
+    if (question.detail != null) {
+      const detail = this.detailOf(question, "detail");
+      fieldset.setAttribute("aria-describedby", detail.id);
+      fieldset.append(detail);
+    }
+    this.inputs = [];
+    this.otherToggle = null;
+    this.otherText = null;
+    this.freeText = null;
+    if (options.length > 0) {
+      const name = uid("choice");
+      const list = h("div", { class: "options" });
+      options.forEach((option, index) => list.append(this.optionRow(option, index, name, multi)));
+      list.append(this.otherRow(options.length, name, multi, draft));
+      fieldset.append(list);
+    } else {
+      fieldset.append(this.freeTextField(draft));
+    }
+    this.body.replaceChildren(fieldset);
+    this.sync();
+    this.renderPager();
+    this.updateButtons();
+  }
+
+  optionRow(option, index, name, multi) {
+    const [display, recommended] = parseRecommendedLabel(option.label);
+    const input = h("input", { type: multi ? "checkbox" : "radio", name, class: "choice" });
+    input.addEventListener("change", () => this.choose(index, input.checked));
+    this.inputs.push(input);
+    return h(
+      "label",
+      { class: "option" },
+      input,
+      keyHint(index),
+      h(
+        "span",
+        { class: "option-text" },
+        h(
+          "span",
+          { class: "option-label" },
+          display,
+          recommended ? h("span", { class: "badge", text: "Recommended" }) : null,
+        ),
+        option.description ? h("span", { class: "option-desc", text: option.description }) : null,
+      ),
+    );
+  }
+
+  otherRow(index, name, multi, draft) {
+    const toggle = h("input", { type: multi ? "checkbox" : "radio", name, class: "choice" });
+    toggle.addEventListener("change", () => this.chooseOther(toggle.checked));
+    const text = h("input", {
+      type: "text",
+      class: "other-text",
+      "aria-label": "Other: your own answer",
+      placeholder: "Type your own answer",
+      autocomplete: "off",
+    });
+    text.value = draft.custom;
+    text.addEventListener("input", () => this.typeOther(text.value));
+    this.otherToggle = toggle;
+    this.otherText = text;
+    return h(
+      "div",
+      { class: "option other" },
+      h(
+        "label",
+        { class: "other-choice" },
+        toggle,
+        keyHint(index),
+        h("span", { class: "option-label", text: "Other" }),
+      ),
+      text,
+    );
+  }
+
+  freeTextField(draft) {
+    const id = uid("answer");
+    const area = h("textarea", {
+      id,
+      class: "free-text",
+      rows: 3,
+      placeholder: "Type your answer",
+      "aria-describedby": `${id}-hint`,
+    });
+    area.value = draft.custom;
+    area.addEventListener("input", () => this.typeOther(area.value));
+    this.freeText = area;
+    return h(
+      "div",
+      { class: "free" },
+      h("label", { for: id, class: "free-label", text: "Your answer" }),
+      area,
+      h("span", { class: "hint", id: `${id}-hint`, text: "Enter sends, Shift+Enter adds a line" }),
+    );
+  }
+
+  choose(index, checked) {
+    const question = this.question;
+    const draft = this.draftOf(question);
+    const label = question.options[index].label;
+    draft.skipped = false;
+    if (question.multiSelect === true) {
+      draft.selected = draft.selected.filter((each) => each !== label);
+      if (checked) draft.selected.push(label);
+    } else {
+      draft.selected = [label];
+      draft.other = false;
+    }
+    this.changed();
+  }
+
+  chooseOther(checked) {
+    const draft = this.draftOf(this.question);
+    draft.skipped = false;
+    draft.other = checked;
+    if (checked && this.question.multiSelect !== true) draft.selected = [];
+    this.changed();
+    if (checked) this.otherText.focus();
+  }
+
+  typeOther(text) {
+    const draft = this.draftOf(this.question);
+    draft.custom = text;
+    draft.skipped = false;
+    if (this.otherToggle !== null && text.trim() !== "" && !draft.other) {
+      draft.other = true;
+      if (this.question.multiSelect !== true) draft.selected = [];
+    }
+    this.changed();
+  }
+
+  changed() {
+    this.env.drafts.save();
+    this.hideError();
+    this.sync();
+    this.renderPager();
+  }
+
+  /** Make the inputs show the draft. */
+  sync() {
+    const question = this.question;
+    const draft = this.draftOf(question);
+    const multi = question.multiSelect === true;
+    (question.options ?? []).forEach((option, index) => {
+      const input = this.inputs[index];
+      const picked = draft.selected.includes(option.label) && (multi || !draft.other);
+      input.checked = picked && !draft.skipped;
+      input.closest(".option").classList.toggle("picked", input.checked);
+    });
+    if (this.otherToggle !== null) {
+      this.otherToggle.checked = draft.other && !draft.skipped;
+      this.otherToggle.closest(".option").classList.toggle("picked", this.otherToggle.checked);
+      this.otherText.classList.toggle("unused", !this.otherToggle.checked);
+    }
+  }
+
+  statusOf(question) {
+    const draft = this.draftOf(question);
+    if (draft.skipped) return "skipped";
+    const drafts = { [question.id]: answerDraft(question, draft) };
+    const [item] = answerFromDrafts([question], drafts).answers;
+    return item.selected.length > 0 || item.custom !== undefined ? "answered" : "unanswered";
+  }
+
+  renderPager() {
+    if (this.questions.length < 2) return;
+    const total = this.questions.length;
+    this.pager.setAttribute("aria-label", `Question ${this.page + 1} of ${total}`);
+    const dots = this.questions.map((question, index) => {
+      const status = this.statusOf(question);
+      const dot = h("button", {
+        type: "button",
+        class: `dot ${status}`,
+        "aria-label": `Question ${index + 1}, ${status}`,
+        "aria-current": index === this.page ? "step" : false,
+        onclick: () => this.go(index),
+      });
+      return dot;
+    });
+    this.pager.replaceChildren(
+      h("span", { class: "count", "aria-hidden": "true", text: `${this.page + 1}/${total}` }),
+      ...dots,
+    );
+  }
+
+  updateButtons() {
+    const busy = this.sending !== null;
+    this.backButton.hidden = this.page === 0;
+    this.nextButton.textContent = this.isLast ? "Submit" : "Next";
+    for (const button of [this.backButton, this.nextButton, this.skipButton, this.dismissButton]) {
+      button.disabled = busy;
+    }
+    this.confirmButton.disabled = busy;
+  }
+
+  go(page) {
+    this.page = page;
+    this.env.drafts.setPage(this.rpcId, page);
+    this.hideError();
+    this.render();
+    this.focusFirst();
+  }
+
+  next() {
+    if (this.isLast) this.submit();
+    else this.go(this.page + 1);
+  }
+
+  back() {
+    if (this.page > 0) this.go(this.page - 1);
+  }
+
+  /** Skip this question ({id, selected: []}) and go on; on the last question, submit. */
+  skip() {
+    this.draftOf(this.question).skipped = true;
+    this.changed();
+    this.next();
+  }
+
+  submit() {
+    const drafts = Object.fromEntries(
+      this.questions.map((each) => [each.id, answerDraft(each, this.draftOf(each))]),
+    );
+    const answer = answerFromDrafts(this.questions, drafts);
+    this.send(answerFrame(this.rpcId, this.sessionId, answer), "answer");
+  }
+
+  /** Pick option `index` (digit keys); the one after the options is "Other". */
+  pick(index) {
+    const options = this.question.options ?? [];
+    if (index < options.length) {
+      const input = this.inputs[index];
+      const checked = this.question.multiSelect === true ? !input.checked : true;
+      this.choose(index, checked);
+      input.focus();
+      return true;
+    }
+    if (index === options.length && this.otherToggle !== null) {
+      this.chooseOther(true);
+      return true;
+    }
+    return false;
+  }
+
+  focusFirst() {
+    const target =
+      this.inputs.find((input) => input.checked) ??
+      (this.otherToggle?.checked ? this.otherText : null) ??
+      this.inputs[0] ??
+      this.freeText;
+    target?.focus();
+  }
+
+  handleKey(event) {
+    if (super.handleKey(event)) return true;
+    if (this.sending !== null || !this.confirmBar.hidden) return false;
+    const target = event.target;
+    if (event.key === "Enter") {
+      if (target instanceof HTMLButtonElement || target instanceof HTMLAnchorElement) return false;
+      if (target instanceof HTMLTextAreaElement && event.shiftKey) return false;
+      // Enter never skips: a question left blank is skipped with the Skip button only.
+      if (this.statusOf(this.question) === "unanswered") this.showError(UNANSWERED);
+      else this.next();
+      return true;
+    }
+    const typing =
+      target instanceof HTMLTextAreaElement ||
+      (target instanceof HTMLInputElement && target.type === "text");
+    if (typing || event.shiftKey || !/^[1-9]$/.test(event.key)) return false;
+    return this.pick(Number(event.key) - 1);
+  }
+}

@@ -1,0 +1,189 @@
+"""The `Store` protocol, the records it keeps, and `open_store(url)`.
+
+Level 8: imports `types`, `frames` and `errors`. The store is the source of truth of a host: a
+request is committed to it before any page sees it, and its outcome before its asker is
+released. The hub keeps only a cache of what is pending, rebuilt from the store at start-up and
+whenever the store says something changed.
+
+Backends are imported by URL scheme on first use, the way anyio loads its backends, so a host on
+SQLite never imports psycopg: a path or `sqlite:///path` is `SQLiteStore`; `postgresql://...`
+is reserved for the PostgreSQL store of the multi-node host.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Literal, Protocol, Self
+
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import SettledOutcome
+from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
+
+__all__ = [
+    "ChangeListener",
+    "NewQuestion",
+    "QuestionState",
+    "Settlement",
+    "Store",
+    "StoredQuestion",
+    "default_store_path",
+    "open_store",
+]
+
+QuestionState = Literal["pending", "answered", "cancelled", "withdrawn"]
+"""`pending` until a human answers (`answered`) or dismisses it (`cancelled`), or its asker
+withdraws it (`withdrawn`: an abort, a timeout or a cancellation)."""
+
+ChangeListener = Callable[[str | None], None]
+"""Told that the request with this rpcId may have changed, or (`None`) that anything may have."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewQuestion:
+    """A request as an asker submits it."""
+
+    rpc_id: str
+    session_id: str
+    questions: Sequence[AskUserQuestionItem]
+    asked_at: datetime
+    """When the request was first submitted (UTC); kept by the store on re-submission."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """How a pending request ends."""
+
+    outcome: SettledOutcome
+    answer: AskUserQuestionAnswer | None = None
+    """The checked answer, when the outcome is `answered`."""
+    via: str = ""
+    """The surface that settled it: `web` (a page's socket), `api` (HTTP), `asker`, `host`."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredQuestion:
+    """A request as the store holds it."""
+
+    rpc_id: str
+    session_id: str
+    questions: tuple[AskUserQuestionItem, ...]
+    asked_at: datetime
+    state: QuestionState
+    answer: AskUserQuestionAnswer | None = None
+    settled_at: datetime | None = None
+    settled_via: str | None = None
+
+    @property
+    def pending(self) -> bool:
+        """Whether nobody has answered, dismissed or withdrawn it yet."""
+        return self.state == "pending"
+
+
+class Store(Protocol):
+    """Durable storage of a host's requests and settings.
+
+    A store is opened with `async with`, which connects, creates or migrates the schema (it has
+    a version number) and closes again. Every method that writes has committed when it returns.
+    Settling is a conditional update (pending -> settled in one statement), never a read then a
+    write, so when two hosts or two pages answer at once exactly one wins.
+
+    A store shared by several hosts tells each of them about writes made by the others through
+    `on_change` (PostgreSQL: LISTEN/NOTIFY), and says `None` after it reconnects, because a
+    notification may have been lost meanwhile: the hub then re-reads everything. Listeners are
+    called on the event loop and must not block. A store used by one host alone may never call
+    them.
+    """
+
+    url: str
+    """Where the store lives, fit to print (no password)."""
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    async def setting(self, key: str, default: str) -> str:
+        """The value of `key`, storing `default` first when there is none (atomically)."""
+        ...
+
+    async def set_setting(self, key: str, value: str) -> None:
+        """Store `value` as `key`, replacing any previous value."""
+        ...
+
+    async def submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
+        """Store `question` unless its rpcId exists; return the stored record and whether this
+        call created it. Submitting an existing rpcId changes nothing (idempotent re-attach)."""
+        ...
+
+    async def settle(self, rpc_id: str, settlement: Settlement) -> StoredQuestion | None:
+        """Settle the request if it is still pending; the settled record when this call won,
+        `None` when it was not pending (already settled, or unknown)."""
+        ...
+
+    async def get(self, rpc_id: str) -> StoredQuestion | None:
+        """The request with this rpcId, pending or settled."""
+        ...
+
+    async def pending(self) -> list[StoredQuestion]:
+        """Every pending request, oldest first."""
+        ...
+
+    def on_change(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call `listener` when another writer may have changed a request; returns a remover."""
+        ...
+
+
+_BACKENDS = {
+    "sqlite": ("user_questions.host.stores.sqlite", "SQLiteStore", "web"),
+    "postgresql": ("user_questions.host.stores.postgres", "PostgresStore", "postgres"),
+    "postgres": ("user_questions.host.stores.postgres", "PostgresStore", "postgres"),
+}
+
+
+def default_store_path() -> Path:
+    """`$XDG_STATE_HOME/user-questions/host.db`, by default `~/.local/state/...`."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "user-questions" / "host.db"
+
+
+def open_store(url: str | os.PathLike[str]) -> Store:
+    """The store at `url`, not yet opened: enter it with `async with`.
+
+    A path, or `sqlite:///absolute/path` (`sqlite://relative/path`), is a SQLite file;
+    `postgresql://...` a PostgreSQL database (once that backend is installed).
+
+    Raises:
+        UserQuestionError: `BAD_STORE` for an unknown scheme or a backend that is not installed.
+    """
+    text = os.fspath(url)
+    scheme, sep, rest = text.partition("://")
+    if not sep or len(scheme) < 2:  # a plain path (a Windows drive letter is not a scheme)
+        scheme, rest = "sqlite", text
+    backend = _BACKENDS.get(scheme.lower())
+    if backend is None:
+        known = ", ".join(f"{name}://" for name in _BACKENDS)
+        raise UserQuestionError(
+            f"unknown store {text!r}: give a file path or a URL starting with {known}",
+            ErrorCode.BAD_STORE,
+        )
+    module_name, class_name, extra = backend
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise UserQuestionError(
+            f"the {scheme} store is not available: {error}; pip install 'user-questions[{extra}]'",
+            ErrorCode.BAD_STORE,
+        ) from error
+    # A backend class takes its target: SQLite a path, the others their whole URL.
+    store: Store = getattr(module, class_name)(rest if scheme == "sqlite" else text)
+    return store

@@ -1,0 +1,236 @@
+"""The interactive choice list as a state machine over key presses, and what it draws.
+
+Level 7, private to `providers.terminal`: no UI library. The prompt (`_terminal_prompt`) maps keys
+to these methods and draws `choice_lines`; tests press the same keys on a `ChoiceState` and read
+the same lines without a terminal. Lines are lists of `(style, text)` pairs, the formatted text of
+prompt_toolkit, with style names the prompt's style sheet colours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from user_questions.presentation import AnswerDraft
+from user_questions.providers._terminal_view import QuestionView, describe
+
+__all__ = [
+    "REVIEW_HINT",
+    "ChoiceState",
+    "Fragments",
+    "RowKind",
+    "choice_hint",
+    "choice_lines",
+    "field_prompt",
+    "review_lines",
+]
+
+Fragments = list[tuple[str, str]]
+"""Formatted text: `(style, text)` pairs."""
+
+POINTER = "❯ "
+SET_CURSOR = "[SetCursorPosition]"
+"""prompt_toolkit's marker for where the cursor is, in formatted text."""
+DIGIT_KEYS = 9
+"""Rows 1 to 9 have a digit key; further rows are reached with the arrows."""
+
+
+class RowKind(Enum):
+    """What a row of the interactive list does."""
+
+    OPTION = "option"
+    OTHER = "other"
+    SKIP = "skip"
+
+
+@dataclass(slots=True)
+class ChoiceState:
+    """The interactive list of one question, as a state machine over key presses.
+
+    Rows are the options, then "Other" (free text), then "Skip" on a single-select question. An
+    optionless question has no rows: its text field is open from the start. Methods that can end
+    the question return the finished `AnswerDraft`, or `None` to keep going.
+    """
+
+    view: QuestionView
+    cursor: int = 0
+    ticked: set[int] = field(default_factory=set)
+    """Indices of the ticked options (multi-select)."""
+    custom: str = ""
+    """The "Other" text."""
+    editing: bool = False
+    """Whether the text field is open (and has the keyboard)."""
+    notice: str = ""
+    """A one-line note shown under the list until the next key."""
+
+    @classmethod
+    def start(cls, view: QuestionView, draft: AnswerDraft) -> ChoiceState:
+        """The list as first shown, or as it was left when the question is asked again."""
+        labels = [row.label for row in view.options]
+        ticked = {labels.index(label) for label in draft.selected if label in labels}
+        state = cls(view=view, ticked=ticked, custom=draft.custom, editing=not view.options)
+        if ticked and not draft.skipped:
+            state.cursor = min(ticked)
+        elif draft.custom and not draft.skipped:
+            state.cursor = state.rows.index(RowKind.OTHER)
+        else:
+            state.cursor = view.initial
+        return state
+
+    @property
+    def rows(self) -> list[RowKind]:
+        if not self.view.options:
+            return []
+        rows = [RowKind.OPTION] * len(self.view.options) + [RowKind.OTHER]
+        return rows if self.view.multi else [*rows, RowKind.SKIP]
+
+    @property
+    def is_free_text(self) -> bool:
+        """An optionless question: only the text field."""
+        return not self.view.options
+
+    def move(self, delta: int) -> None:
+        """Move the highlight up or down, wrapping around."""
+        self.notice = ""
+        if self.rows:
+            self.cursor = (self.cursor + delta) % len(self.rows)
+
+    def jump(self, number: int) -> None:
+        """A digit: highlight row `number` (1-based); on a multi-select question, toggle it."""
+        if 1 <= number <= len(self.rows):
+            self.cursor = number - 1
+            self.notice = ""
+            if self.view.multi:
+                self.toggle()
+
+    def toggle(self) -> None:
+        """Space on a multi-select question: tick or untick the highlighted row.
+
+        Ticking "Other" opens the text field; unticking it drops the text.
+        """
+        if not self.view.multi:
+            return
+        self.notice = ""
+        if self.rows[self.cursor] is RowKind.OTHER:
+            if self.custom.strip():
+                self.custom = ""
+            else:
+                self.editing = True
+        else:
+            self.ticked ^= {self.cursor}
+
+    def choose(self) -> AnswerDraft | None:
+        """Enter on the list: answer with the highlighted row, or submit the ticked ones."""
+        self.notice = ""
+        if self.view.multi:
+            return self._ticked_draft()
+        row = self.rows[self.cursor]
+        if row is RowKind.OTHER:
+            self.editing = True
+            return None
+        if row is RowKind.SKIP:
+            return AnswerDraft(skipped=True)
+        return AnswerDraft(selected=[self.view.options[self.cursor].label])
+
+    def submit_text(self, text: str) -> AnswerDraft | None:
+        """Enter in the text field."""
+        if self.is_free_text:
+            return AnswerDraft(custom=text) if text.strip() else AnswerDraft(skipped=True)
+        self.editing = False
+        if self.view.multi:
+            self.custom = text if text.strip() else ""
+            return None
+        if text.strip():
+            return AnswerDraft(custom=text)
+        self.notice = "nothing typed: choose an option, or type an answer under Other"
+        return None
+
+    def leave_text(self) -> bool:
+        """Esc in the text field: back to the options. Returns True when there are none, which
+        dismisses the question as Esc does on the list."""
+        self.editing = False
+        return self.is_free_text
+
+    def _ticked_draft(self) -> AnswerDraft:
+        selected = [self.view.options[index].label for index in sorted(self.ticked)]
+        if not selected and not self.custom.strip():
+            return AnswerDraft(skipped=True)
+        return AnswerDraft(selected=selected, custom=self.custom)
+
+
+def choice_lines(state: ChoiceState) -> Fragments:
+    """The rows of the list: pointer, tick box, number, label, marks, and descriptions."""
+    view, out = state.view, Fragments()
+    for index, kind in enumerate(state.rows):
+        here = index == state.cursor
+        out += _pointer(here)
+        if view.multi:
+            ticked = index in state.ticked or (kind is RowKind.OTHER and bool(state.custom.strip()))
+            out.append(("class:ticked", "[x] ") if ticked else ("", "[ ] "))
+        style = "class:highlighted" if here else ""
+        out.append((style, f"{index + 1}. {_row_text(state, index, kind)}"))
+        if kind is RowKind.OPTION and view.options[index].recommended:
+            out.append(("class:recommended", " (recommended)"))
+        out.append(("", "\n"))
+        description = view.options[index].description if kind is RowKind.OPTION else None
+        if description:
+            indent = " " * (len(POINTER) + (4 if view.multi else 0) + len(f"{index + 1}. "))
+            out.append(("class:description", f"{indent}{description}\n"))
+    if state.notice:
+        out.append(("class:notice", f"  {state.notice}\n"))
+    return out
+
+
+def _pointer(here: bool) -> Fragments:
+    """The pointer column; the highlighted row also carries the cursor position, so a list
+    taller than the terminal scrolls to keep it in sight (the cursor itself stays hidden)."""
+    return [(SET_CURSOR, ""), ("class:pointer", POINTER)] if here else [("", "  ")]
+
+
+def _row_text(state: ChoiceState, index: int, kind: RowKind) -> str:
+    if kind is RowKind.OPTION:
+        return state.view.options[index].display
+    if kind is RowKind.SKIP:
+        return "Skip"
+    if state.custom.strip() and not state.editing:
+        return f"Other: {state.custom.strip()}"
+    return "Other… (feedback on the plan)" if state.view.plan_review else "Other…"
+
+
+def field_prompt(state: ChoiceState) -> str:
+    """What stands before the text field."""
+    if state.is_free_text:
+        return "› "
+    return "  Feedback: " if state.view.plan_review else "  Your answer: "
+
+
+def choice_hint(state: ChoiceState) -> str:
+    """The key help under the list, for the current mode."""
+    if state.is_free_text:
+        return "enter submit · enter on nothing skips · esc dismiss"
+    if state.editing:
+        return "enter confirm · esc back to the options"
+    keys = f"1-{min(len(state.rows), DIGIT_KEYS)}"
+    if state.view.multi:
+        return f"↑↓ move · space or {keys} tick · enter submit · esc dismiss"
+    return f"↑↓ move · {keys} jump · enter choose · esc dismiss"
+
+
+def review_lines(
+    views: Sequence[QuestionView], drafts: Sequence[AnswerDraft], cursor: int
+) -> Fragments:
+    """The batch summary: row 0 submits, row n changes question n."""
+    out: Fragments = [("class:title", "Review your answers\n")]
+    rows = ["Submit answers"]
+    rows += [
+        f"{v.position}. {v.title} → {describe(v, d)}" for v, d in zip(views, drafts, strict=True)
+    ]
+    for index, text in enumerate(rows):
+        here = index == cursor
+        out += _pointer(here)
+        out.append(("class:highlighted" if here else "", f"{text}\n"))
+    return out
+
+
+REVIEW_HINT = "↑↓ move · enter on a question changes it · enter on submit sends · esc dismiss"

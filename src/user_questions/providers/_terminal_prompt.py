@@ -1,0 +1,339 @@
+"""The interactive terminal surface: a question's context printed with rich, its options drawn by
+prompt_toolkit as a list that disappears when it ends.
+
+Level 7, private to `providers.terminal`; needs the `terminal` extra (rich and prompt_toolkit).
+The header, question and markdown detail are printed once, so they stay
+in the scrollback like any output; the list below them is a small prompt_toolkit application that
+erases itself when it ends, leaving one line that records the answer.
+
+Cancellation: the application runs in a shielded task. When the asking task is cancelled (an
+abort, a timeout), the application is told to exit and is awaited, for at most
+`TEARDOWN_SECONDS`, so that it erases the list, shows the cursor and restores the terminal mode
+before the cancellation goes on. Cancelling the task that runs `Application.run_async` directly
+would skip that teardown and leave a half-drawn list in raw mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, TextIO, TypeVar
+
+import anyio
+from prompt_toolkit.application import Application
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.input import Input, create_input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import ConditionalContainer, Container, HSplit, Layout, Window
+from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.layout.processors import BeforeInput
+from prompt_toolkit.output import Output, create_output
+from prompt_toolkit.styles import Style
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.text import Text
+
+from user_questions._checks import cancelled_error
+from user_questions.presentation import AnswerDraft
+from user_questions.providers._terminal_choices import (
+    REVIEW_HINT,
+    ChoiceState,
+    Fragments,
+    choice_hint,
+    choice_lines,
+    field_prompt,
+    review_lines,
+)
+from user_questions.providers._terminal_view import QuestionView, describe
+
+__all__ = ["TEARDOWN_SECONDS", "PromptSurface", "run_application"]
+
+TEARDOWN_SECONDS = 5.0
+"""How long a withdrawn prompt may take to erase itself and restore the terminal."""
+
+T = TypeVar("T")
+
+_STYLE = Style.from_dict(
+    {
+        "pointer": "ansicyan bold",
+        "highlighted": "ansicyan bold",
+        "recommended": "ansigreen",
+        "ticked": "ansigreen bold",
+        "description": "ansibrightblack",
+        "hint": "ansibrightblack",
+        "notice": "ansiyellow",
+        "title": "bold",
+    }
+)
+
+
+class _Dismissed(Exception):
+    """Esc: the user dismissed the whole request."""
+
+
+class _Withdrawn(Exception):
+    """The asking task was cancelled while the prompt was up."""
+
+
+async def run_application(app: Application[T]) -> T:
+    """Run `app` until it exits; if the calling task is cancelled, exit it cleanly first."""
+    withdrawn = False
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+    finished = anyio.Event()
+    shield = anyio.CancelScope(shield=True)
+
+    def exit_if_withdrawn() -> None:
+        if withdrawn and app.future is not None and not app.future.done():
+            app.exit(exception=_Withdrawn())
+
+    async def run() -> None:
+        with shield:
+            try:
+                if not withdrawn:
+                    outcome.append(
+                        await app.run_async(
+                            pre_run=exit_if_withdrawn,
+                            set_exception_handler=False,
+                            handle_sigint=False,
+                        )
+                    )
+            except (Exception, KeyboardInterrupt) as error:
+                failure.append(error)
+            finally:
+                finished.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        try:
+            await finished.wait()
+        except anyio.get_cancelled_exc_class():
+            withdrawn = True
+            exit_if_withdrawn()
+            shield.deadline = anyio.current_time() + TEARDOWN_SECONDS
+            raise
+    if failure:
+        raise failure[0]
+    return outcome[0]
+
+
+class PromptSurface:
+    """Asks at a terminal: `input` and `output` must both be TTYs (they may be one device)."""
+
+    def __init__(self, input: TextIO, output: TextIO) -> None:
+        self._terminal = _Terminal(create_input(stdin=input), create_output(stdout=output))
+        self._stream = output
+        self._spaced = False
+
+    async def answer(self, view: QuestionView, draft: AnswerDraft) -> AnswerDraft:
+        """Print the question, run its list, and record the answer under it."""
+        console = self._console()
+        if self._spaced:  # a blank line between one question's record and the next question
+            console.print()
+        self._spaced = True
+        _print_context(console, view)
+        state = ChoiceState.start(view, draft)
+        result = await self._run(_question_app(state, self._terminal))
+        words = describe(view, result)
+        mark, style = ("–", "dim") if words == "skipped" else ("✔", "green")
+        console.print(Text.assemble((f"  {mark} ", style), (words, style)))
+        return result
+
+    async def review(
+        self, views: Sequence[QuestionView], drafts: Sequence[AnswerDraft]
+    ) -> int | None:
+        """The batch summary: `None` submits, an index asks that question again."""
+        self._console().print()
+        return await self._run(_review_app(views, drafts, self._terminal))
+
+    async def _run(self, app: Application[T]) -> T:
+        try:
+            return await run_application(app)
+        except (_Dismissed, EOFError) as error:  # EOFError: the terminal went away
+            raise cancelled_error(cause=error) from error
+
+    def _console(self) -> Console:
+        return Console(
+            file=self._stream,
+            width=self._terminal.output.get_size().columns,
+            force_terminal=True,
+            highlight=False,
+            markup=False,
+            emoji=False,
+        )
+
+
+def _print_context(console: Console, view: QuestionView) -> None:
+    heading = Text()
+    if view.header:
+        heading.append(f" {view.header} ", style="bold reverse cyan")
+    if view.total > 1:
+        heading.append(" " if view.header else "")
+        heading.append(f"question {view.position} of {view.total}", style="dim")
+    if heading:
+        console.print(heading)
+    console.print(Text(view.question, style="bold"))
+    if view.detail is None or not view.detail.strip():
+        return
+    markdown = Markdown(view.detail, hyperlinks=False)
+    if view.plan_review:
+        console.print(Panel(markdown, title="Plan", title_align="left", border_style="cyan"))
+    else:
+        console.print(markdown)
+        console.print()
+
+
+class _Terminal(NamedTuple):
+    input: Input
+    output: Output
+
+
+def _list_layout(
+    body: Callable[[], Fragments], hint: Callable[[], str], keys: KeyBindings, *extra: Container
+) -> tuple[Window, Layout]:
+    """A list (hidden while empty) with a key-help line under it, `extra` between; binds Ctrl-C."""
+
+    def text() -> StyleAndTextTuples:
+        return [*body()]
+
+    listing = Window(
+        FormattedTextControl(text, focusable=True, show_cursor=False),
+        dont_extend_height=True,
+        wrap_lines=True,
+    )
+    help_line = Window(
+        FormattedTextControl(lambda: [("class:hint", f"  {hint()}")]),
+        dont_extend_height=True,
+        wrap_lines=True,
+    )
+
+    @keys.add("c-c", eager=True)
+    def _interrupt(event: KeyPressEvent) -> None:
+        event.app.exit(exception=KeyboardInterrupt())
+
+    shown = ConditionalContainer(listing, filter=Condition(lambda: bool(body())))
+    return listing, Layout(HSplit([shown, *extra, help_line]), focused_element=listing)
+
+
+def _application(layout: Layout, keys: KeyBindings, terminal: _Terminal) -> Application[T]:
+    """An inline application that erases itself when it ends."""
+    return Application(
+        layout=layout,
+        key_bindings=keys,
+        style=_STYLE,
+        erase_when_done=True,
+        input=terminal.input,
+        output=terminal.output,
+    )
+
+
+def _question_app(state: ChoiceState, terminal: _Terminal) -> Application[AnswerDraft]:
+    keys = KeyBindings()
+    text = Buffer(multiline=False)
+    editing = Condition(lambda: state.editing)
+    listing_keys = ~editing
+    field = Window(
+        BufferControl(text, input_processors=[BeforeInput(lambda: field_prompt(state))]),
+        dont_extend_height=True,
+        wrap_lines=True,
+    )
+    field_area = ConditionalContainer(field, filter=editing)
+    listing, layout = _list_layout(
+        lambda: choice_lines(state), lambda: choice_hint(state), keys, field_area
+    )
+
+    def settle(event: KeyPressEvent, done: AnswerDraft | None = None) -> None:
+        if done is not None:
+            event.app.exit(result=done)
+        elif state.editing and not event.app.layout.has_focus(field):
+            text.set_document(Document(state.custom))
+            event.app.layout.focus(field)
+        elif not state.editing and not event.app.layout.has_focus(listing):
+            event.app.layout.focus(listing)
+
+    @keys.add("up", filter=listing_keys)
+    @keys.add("s-tab", filter=listing_keys)
+    def _up(event: KeyPressEvent) -> None:
+        state.move(-1)
+
+    @keys.add("down", filter=listing_keys)
+    @keys.add("tab", filter=listing_keys)
+    def _down(event: KeyPressEvent) -> None:
+        state.move(1)
+
+    for digit in range(1, 10):
+
+        @keys.add(str(digit), filter=listing_keys)
+        def _jump(event: KeyPressEvent, number: int = digit) -> None:
+            state.jump(number)
+            settle(event)
+
+    @keys.add("space", filter=listing_keys)
+    def _toggle(event: KeyPressEvent) -> None:
+        state.toggle()
+        settle(event)
+
+    @keys.add("enter", filter=listing_keys)
+    def _choose(event: KeyPressEvent) -> None:
+        settle(event, state.choose())
+
+    @keys.add("escape", filter=listing_keys, eager=True)
+    def _dismiss(event: KeyPressEvent) -> None:
+        event.app.exit(exception=_Dismissed())
+
+    @keys.add("enter", filter=editing)
+    def _submit_text(event: KeyPressEvent) -> None:
+        settle(event, state.submit_text(text.text))
+
+    @keys.add("escape", filter=editing, eager=True)
+    def _leave_text(event: KeyPressEvent) -> None:
+        if state.leave_text():
+            event.app.exit(exception=_Dismissed())
+        else:
+            settle(event)
+
+    if state.editing:
+        text.set_document(Document(state.custom))
+        layout.focus(field)
+    return _application(layout, keys, terminal)
+
+
+def _review_app(
+    views: Sequence[QuestionView], drafts: Sequence[AnswerDraft], terminal: _Terminal
+) -> Application[int | None]:
+    keys = KeyBindings()
+    rows = len(views) + 1
+    cursor = 0  # 0 is "Submit answers", n is question n
+    _, layout = _list_layout(lambda: review_lines(views, drafts, cursor), lambda: REVIEW_HINT, keys)
+
+    @keys.add("up")
+    @keys.add("s-tab")
+    def _up(event: KeyPressEvent) -> None:
+        nonlocal cursor
+        cursor = (cursor - 1) % rows
+
+    @keys.add("down")
+    @keys.add("tab")
+    def _down(event: KeyPressEvent) -> None:
+        nonlocal cursor
+        cursor = (cursor + 1) % rows
+
+    for digit in range(1, min(rows, 10)):
+
+        @keys.add(str(digit))
+        def _jump(event: KeyPressEvent, number: int = digit) -> None:
+            nonlocal cursor
+            cursor = number
+
+    @keys.add("enter")
+    def _choose(event: KeyPressEvent) -> None:
+        event.app.exit(result=cursor - 1 if cursor else None)
+
+    @keys.add("escape", eager=True)
+    def _dismiss(event: KeyPressEvent) -> None:
+        event.app.exit(exception=_Dismissed())
+
+    return _application(layout, keys, terminal)

@@ -1,0 +1,389 @@
+"""`RemoteProvider`: ask the humans of a host (`uq serve`) from another process or machine.
+
+Level 7: imports `frames`, `_checks`, `_wire`, `errors`, `service` and `types`; needs the `web`
+extra (websockets) and the asyncio backend.
+
+The asker protocol (docs/host.md) runs over one WebSocket, `/ws/ask`, shared by every ask of the
+provider. Each ask has an `rpcId` generated here, so it survives anything that cuts the
+connection: after a dropped connection or a host restart the provider reconnects with backoff
+and sends every unsettled `Ask` again; the host's submit is idempotent, so this re-attaches to
+the same stored request, and an answer given meanwhile arrives at once, exactly once. When the
+ask is cancelled (the service's abort or timeout) the provider sends `Withdraw`, which takes the
+request off every page; a withdrawal that cannot be delivered within `WITHDRAW_TIMEOUT` is sent
+again on the next connection.
+
+There is no background task: the asks themselves read the socket. One waiting ask at a time is
+the reader; it hands every frame to the ask it belongs to, and when its own answer arrives (or
+it is cancelled) another waiting ask takes over. So the provider needs no task group, and works
+with or without `async with`. Inside `async with` the connection stays open between asks;
+without it, the connection closes when the last ask ends.
+
+A host that stays unreachable for `unreachable_limit` seconds (default `UNREACHABLE_LIMIT`)
+fails the waiting asks with `HOST_UNREACHABLE`; it never turns into an answer.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import sys
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+from urllib.parse import parse_qs, urlsplit, urlunsplit
+
+import anyio
+from pydantic import ValidationError
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+
+from user_questions._checks import abort_error, cancelled_error
+from user_questions._wire import parse_answer
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import (
+    MAX_FRAME_BYTES,
+    Ask,
+    AskerReply,
+    AskFailed,
+    AskSettled,
+    Withdraw,
+)
+from user_questions.service import AskUserQuestionRequest
+from user_questions.types import AskUserQuestionAnswer
+
+__all__ = [
+    "ASK_PATH",
+    "UNREACHABLE_LIMIT",
+    "WITHDRAW_TIMEOUT",
+    "RemoteProvider",
+    "settled_answer",
+]
+
+ASK_PATH = "ws/ask"
+"""The asker endpoint, relative to the host's base URL."""
+UNREACHABLE_LIMIT = 300.0
+"""Seconds without a connection to the host after which waiting asks fail (`HOST_UNREACHABLE`)."""
+WITHDRAW_TIMEOUT = 5.0
+"""Seconds a cancelled ask waits for the host to confirm its withdrawal before giving up."""
+BACKOFF_FIRST = 0.05
+"""Seconds before the first reconnection attempt; doubled after each failure."""
+BACKOFF_MAX = 2.0
+"""The longest pause between reconnection attempts."""
+MAX_REPLY_BYTES = 4 * 1024 * 1024
+"""The largest frame accepted from the host."""
+
+
+def settled_answer(state: str, answer: AskUserQuestionAnswer | None) -> AskUserQuestionAnswer:
+    """What a settled request gives its asker: the answer, or the error its outcome means.
+
+    Raises:
+        UserQuestionError: `ASK_CANCELLED` when a human dismissed it, `ASK_ABORTED` when its
+            asker withdrew it.
+    """
+    if state == "answered" and answer is not None:
+        return answer
+    if state == "cancelled":
+        raise cancelled_error()
+    raise abort_error(None)
+
+
+@dataclass(eq=False)
+class _Call:
+    """One request in flight: an ask, or the withdrawal of a cancelled one."""
+
+    rpc_id: str
+    ask: str
+    """The `Ask` frame; sent on every new connection until the call completes."""
+    withdrawal: bool = False
+    """Whether this call withdraws the request: `Withdraw` follows the `Ask`."""
+    reply: AskSettled | AskFailed | None = None
+    wake: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the reply arrives or the reader steps down."""
+    asked_on: int = -1
+    """The connection the `Ask` was last sent on."""
+    withdrawn_on: int = -1
+    """The connection the `Withdraw` was last sent on."""
+
+
+class RemoteProvider:
+    """A `UserQuestionProvider` that asks through a host, for agents in another process.
+
+    Args:
+        url: The host's URL as `uq serve` printed it; a `?token=` in it is used as the token.
+        token: The host's token; else the URL's, else `$UQ_TOKEN`.
+        session: Names the requests of asks made without an agent (with an agent, its id is
+            the session); default `<program>@<hostname>`.
+        unreachable_limit: Seconds of failed reconnection before waiting asks fail with
+            `HOST_UNREACHABLE`; `None` waits for the host for ever.
+
+    Raises:
+        UserQuestionError: `BAD_TOKEN` when no token is given anywhere, `BAD_REQUEST` for a URL
+            that is not `http(s)://` or `ws(s)://`.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        session: str | None = None,
+        unreachable_limit: float | None = UNREACHABLE_LIMIT,
+    ) -> None:
+        parts = urlsplit(url)
+        schemes = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}
+        if parts.scheme not in schemes or not parts.netloc:
+            raise UserQuestionError(
+                f"the host URL must start with http:// or https://, got {url!r}",
+                ErrorCode.BAD_REQUEST,
+            )
+        token = token or parse_qs(parts.query).get("token", [""])[0] or os.environ.get("UQ_TOKEN")
+        if not token:
+            raise UserQuestionError(
+                "RemoteProvider needs the host's token: pass token=, use the URL `uq serve` "
+                "printed (with ?token=), or set UQ_TOKEN",
+                ErrorCode.BAD_TOKEN,
+            )
+        base = parts.path if parts.path.endswith("/") else parts.path + "/"
+        self.url = urlunsplit((parts.scheme, parts.netloc, base, "", ""))
+        self.session = session or _default_session()
+        self._ws_url = urlunsplit((schemes[parts.scheme], parts.netloc, base + ASK_PATH, "", ""))
+        self._token = token
+        self._limit = unreachable_limit
+        self._calls: dict[str, _Call] = {}
+        self._ws: ClientConnection | None = None
+        self._generation = 0
+        self._reading = False
+        self._entered = False
+        self._down_since: float | None = None
+
+    def __repr__(self) -> str:
+        return f"<RemoteProvider {self.url} session={self.session!r}>"
+
+    async def __aenter__(self) -> Self:
+        self._entered = True
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._entered = False
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Deliver pending withdrawals (for up to `WITHDRAW_TIMEOUT`), then close the socket."""
+        with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
+            for call in list(self._calls.values()):
+                if call.withdrawal and call.reply is None and not self._reading:
+                    await self._complete(call)
+                    self._forget(call)
+            if self._ws is not None:
+                ws, self._ws = self._ws, None
+                await ws.close()
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        """Ask through the host under a new rpcId and wait for the answer."""
+        return await self.ask_with_id(uuid.uuid4().hex, request)
+
+    async def ask_with_id(
+        self, rpc_id: str, request: AskUserQuestionRequest
+    ) -> AskUserQuestionAnswer:
+        """Ask under `rpc_id`: a process that restarts may re-attach to its request, and get the
+        answer given while it was away, by asking again with the same rpcId and questions.
+
+        Raises:
+            UserQuestionError: `ASK_CANCELLED` (a human dismissed it), `HOST_UNREACHABLE`,
+                `UNAUTHORIZED` (wrong token), `REQUEST_TOO_LARGE` (over `MAX_FRAME_BYTES`),
+                or the code of a request the host refused (`TOO_MANY_QUESTIONS`,
+                `TOO_MANY_PENDING`, `BAD_REQUEST`, ...).
+        """
+        earlier = self._calls.get(rpc_id)
+        if earlier is not None and not earlier.withdrawal:  # an owed withdrawal gives way
+            raise UserQuestionError(
+                f"rpcId {rpc_id!r} is already being asked by this provider", ErrorCode.BAD_REQUEST
+            )
+        session = request.agent.id if request.agent is not None else self.session
+        ask = Ask(
+            rpc_id=rpc_id,
+            session_id=session,
+            questions=[question.model_dump(mode="json") for question in request.questions],
+        )
+        frame = ask.model_dump_json()
+        if len(frame.encode()) > MAX_FRAME_BYTES:
+            raise UserQuestionError(
+                f"the request is {len(frame.encode())} bytes as JSON; a host takes at most "
+                f"{MAX_FRAME_BYTES}: shorten the detail or split the questions",
+                ErrorCode.REQUEST_TOO_LARGE,
+            )
+        call = self._calls[rpc_id] = _Call(rpc_id, frame)
+        try:
+            reply = await self._complete(call)
+        except anyio.get_cancelled_exc_class():
+            withdrawal = self._withdraw_later(call)
+            with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
+                await self._complete(withdrawal)
+                self._forget(withdrawal)
+            raise
+        finally:
+            self._forget(call)
+            if not self._entered and not self._calls:
+                await self.aclose()
+        if isinstance(reply, AskFailed):
+            if reply.code == ErrorCode.HOST_UNREACHABLE:
+                self._withdraw_later(call)  # if the host comes back, take the request down
+            raise UserQuestionError(reply.message, reply.code)
+        answer = None if reply.answer is None else parse_answer(reply.answer)
+        return settled_answer(reply.outcome, answer)
+
+    # -- the connection -----------------------------------------------------------------------
+
+    def _withdraw_later(self, call: _Call) -> _Call:
+        """Replace `call` by its withdrawal, sent now if connected and on every reconnection.
+
+        On a new connection the `Ask` goes first, so the withdrawal can never reach the host
+        before the `Ask` it withdraws, whichever connection that `Ask` travelled on.
+        """
+        withdrawal = _Call(call.rpc_id, call.ask, withdrawal=True, asked_on=call.asked_on)
+        self._calls[call.rpc_id] = withdrawal
+        return withdrawal
+
+    def _forget(self, call: _Call) -> None:
+        if call.reply is not None and self._calls.get(call.rpc_id) is call:
+            del self._calls[call.rpc_id]
+
+    async def _complete(self, call: _Call) -> AskSettled | AskFailed:
+        """Send `call`, then wait for its reply, reading the socket whenever nobody else is."""
+        await self._send(call)
+        while call.reply is None:
+            if self._reading:
+                call.wake = anyio.Event()
+                await call.wake.wait()
+                continue
+            self._reading = True
+            try:
+                await self._read_until(call)
+            finally:
+                self._reading = False
+                for other in self._calls.values():
+                    other.wake.set()
+        return call.reply
+
+    async def _send(self, call: _Call) -> None:
+        ws, generation = self._ws, self._generation
+        if ws is None or call.reply is not None:
+            return
+        try:
+            if call.asked_on != generation:
+                call.asked_on = generation
+                await ws.send(call.ask)
+            if call.withdrawal and call.withdrawn_on != generation:
+                call.withdrawn_on = generation
+                await ws.send(Withdraw(rpc_id=call.rpc_id).model_dump_json())
+        except ConnectionClosed:
+            self._drop(ws)
+
+    async def _read_until(self, call: _Call) -> None:
+        while call.reply is None:
+            ws = self._ws or await self._connect()
+            if ws is None:
+                return  # the asks have failed: unreachable, or refused
+            try:
+                message = await ws.recv()
+            except ConnectionClosed:
+                self._drop(ws)
+                continue
+            self._dispatch(message)
+
+    def _dispatch(self, message: str | bytes) -> None:
+        try:
+            reply = AskerReply.model_validate_json(message)
+        except ValidationError:
+            return  # a frame from a newer host: nothing any call waits for
+        payload = reply.payload
+        call = None if reply.rpc_id is None else self._calls.get(reply.rpc_id)
+        if call is None or not isinstance(payload, AskSettled | AskFailed):
+            return
+        call.reply = payload
+        call.wake.set()
+
+    def _drop(self, ws: ClientConnection) -> None:
+        if self._ws is ws:
+            self._ws = None
+            self._down_since = anyio.current_time()
+
+    async def _connect(self) -> ClientConnection | None:
+        """Connect with backoff and send every call again; `None` once the host has been
+        unreachable for too long, or refused us, after failing the waiting asks."""
+        delay = BACKOFF_FIRST
+        while True:
+            problem: Exception
+            try:
+                ws = await connect(
+                    self._ws_url,
+                    additional_headers={"Authorization": f"Bearer {self._token}"},
+                    max_size=MAX_REPLY_BYTES,
+                    open_timeout=10,
+                    compression=None,  # frames are small: compressing them costs more than it saves
+                )
+            except InvalidStatus as error:
+                if error.response.status_code < 500:  # retrying cannot help: give up on all
+                    self._fail(_refused(self.url, error.response.status_code), withdrawals=True)
+                    return None
+                problem = error
+            except (OSError, TimeoutError, InvalidHandshake) as error:
+                problem = error
+            else:
+                self._ws, self._down_since = ws, None
+                self._generation += 1
+                for call in list(self._calls.values()):
+                    await self._send(call)
+                if self._ws is ws:
+                    return ws
+                problem = ConnectionError("the connection closed at once")
+            now = anyio.current_time()
+            if self._down_since is None:
+                self._down_since = now
+            if self._limit is not None and now - self._down_since >= self._limit:
+                self._fail(
+                    AskFailed(
+                        code=ErrorCode.HOST_UNREACHABLE,
+                        message=f"the host at {self.url} has been unreachable for "
+                        f"{self._limit:g} s; is `uq serve` running? ({problem})",
+                    )
+                )
+                return None
+            await anyio.sleep(delay * random.uniform(0.5, 1.0))
+            delay = min(delay * 2, BACKOFF_MAX)
+
+    def _fail(self, failure: AskFailed, *, withdrawals: bool = False) -> None:
+        """Fail every waiting ask; withdrawals stay, to be sent if the host comes back, unless
+        the host refused us (then they could never be delivered)."""
+        for call in list(self._calls.values()):
+            if call.reply is None and (withdrawals or not call.withdrawal):
+                call.reply = failure
+                call.wake.set()
+        self._down_since = None
+
+
+def _refused(url: str, status: int) -> AskFailed:
+    if status == 401:
+        return AskFailed(
+            code=ErrorCode.UNAUTHORIZED,
+            message=f"the host at {url} refused the token (HTTP 401); use the token that "
+            "`uq serve` printed",
+        )
+    return AskFailed(
+        code=ErrorCode.HOST_UNREACHABLE,
+        message=f"{url} refused the asker connection with HTTP {status}; "
+        "is it a user-questions host?",
+    )
+
+
+def _default_session() -> str:
+    program = Path(sys.argv[0]).stem if sys.argv and sys.argv[0] else ""
+    return f"{program or 'python'}@{socket.gethostname()}"

@@ -1,0 +1,272 @@
+"""Claude Agent SDK bridge: AskUserQuestion and ExitPlanMode permission requests, both ways.
+
+The fixtures are control requests in the shape the SDK documents for `can_use_tool`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from user_questions import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionRequest,
+    Context,
+    ErrorCode,
+    ScriptedProvider,
+    UserQuestionError,
+)
+from user_questions.bridges.claude import (
+    DISMISSED,
+    PermissionAllow,
+    PermissionDeny,
+    answers_to_claude,
+    can_use_tool,
+    decide,
+    questions_from_claude,
+)
+
+pytestmark = pytest.mark.anyio
+FIXTURES = Path(__file__).parent / "fixtures" / "claude"
+
+
+def recorded(name: str) -> tuple[str, dict[str, Any]]:
+    request = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))["request"]
+    return request["tool_name"], request["input"]
+
+
+def answer(*items: AskUserQuestionAnswerItem) -> AskUserQuestionAnswer:
+    return AskUserQuestionAnswer(answers=list(items))
+
+
+def test_questions_get_ids_from_their_positions_and_keep_header_options_and_multi_select() -> None:
+    _, input = recorded("ask_user_question")
+    questions = questions_from_claude(input)
+    assert [q.id for q in questions] == ["q1", "q2", "q3"]
+    first = questions[0].model_dump(mode="json")
+    assert first == {
+        "id": "q1",
+        "question": "How should I format the output?",
+        "header": "Format",
+        "options": [
+            {"label": "Summary", "description": "Brief overview of key points"},
+            {"label": "Detailed", "description": "Full explanation with examples"},
+        ],
+        "multiSelect": False,
+    }
+    assert questions[1].multi_select is True
+
+
+def test_an_option_preview_is_kept_in_the_question_detail() -> None:
+    _, input = recorded("ask_user_question")
+    assert (
+        questions_from_claude(input)[1].detail
+        == "**Appendix**\n\n| col | value |\n|---|---|\n| a | 1 |"
+    )
+
+
+def test_answers_are_keyed_by_question_text_with_multiple_labels_joined() -> None:
+    _, input = recorded("ask_user_question")
+    updated = answers_to_claude(
+        input,
+        answer(
+            AskUserQuestionAnswerItem(id="q1", selected=["Summary"]),
+            AskUserQuestionAnswerItem(id="q2", selected=["Conclusion", "Introduction"]),
+            AskUserQuestionAnswerItem(id="q3", selected=[], custom="Use British spelling"),
+        ),
+    )
+    assert updated["questions"] == input["questions"]
+    assert updated["answers"] == {
+        "How should I format the output?": "Summary",
+        "Which sections should I include?": "Introduction, Conclusion",
+        "Anything else I should know?": "Use British spelling",
+    }
+
+
+def test_custom_text_follows_the_labels_of_a_multi_select_and_a_skip_has_no_key() -> None:
+    _, input = recorded("ask_user_question")
+    updated = answers_to_claude(
+        input,
+        answer(
+            AskUserQuestionAnswerItem(id="q1", selected=[]),
+            AskUserQuestionAnswerItem(id="q2", selected=["Appendix"], custom="Glossary"),
+            AskUserQuestionAnswerItem(id="q3", selected=["No"]),
+        ),
+    )
+    assert updated["answers"] == {
+        "Which sections should I include?": "Appendix, Glossary",
+        "Anything else I should know?": "No",
+    }
+
+
+def test_two_questions_with_the_same_text_are_refused_because_claude_keys_by_text() -> None:
+    question = {"question": "Proceed?", "header": "Go", "options": [{"label": "Yes"}]}
+    with pytest.raises(UserQuestionError) as caught:
+        questions_from_claude({"questions": [question, question]})
+    assert caught.value.code == ErrorCode.BAD_REQUEST
+    assert '"Proceed?" is asked more than once' in str(caught.value)
+
+
+def test_a_malformed_input_names_the_field() -> None:
+    with pytest.raises(UserQuestionError) as caught:
+        questions_from_claude({"questions": [{"header": "x"}]})
+    assert caught.value.code == ErrorCode.BAD_REQUEST
+    assert str(caught.value) == (
+        'invalid AskUserQuestion input: missing required property "questions[0].question"'
+    )
+
+
+def test_an_answer_for_other_questions_is_a_bad_answer() -> None:
+    _, input = recorded("ask_user_question")
+    with pytest.raises(UserQuestionError) as caught:
+        answers_to_claude(input, answer(AskUserQuestionAnswerItem(id="q1", selected=["Summary"])))
+    assert caught.value.code == ErrorCode.BAD_ANSWER
+
+
+async def test_the_callback_allows_ask_user_question_with_the_users_answers() -> None:
+    tool, input = recorded("ask_user_question")
+    provider = ScriptedProvider({"q1": "Detailed", "q2": ["Introduction"], "q3": "No"})
+    result = await can_use_tool(provider)(tool, input, None)
+    assert isinstance(result, PermissionAllow)
+    assert result.to_dict() == {
+        "behavior": "allow",
+        "updatedInput": {
+            **input,
+            "answers": {
+                "How should I format the output?": "Detailed",
+                "Which sections should I include?": "Introduction",
+                "Anything else I should know?": "No",
+            },
+        },
+    }
+
+
+async def test_dismissing_the_questions_denies_and_interrupts() -> None:
+    tool, input = recorded("ask_user_question")
+    result = await can_use_tool(ScriptedProvider({}))(tool, input, None)
+    assert result == PermissionDeny(DISMISSED, interrupt=True)
+    assert result.to_dict() == {"behavior": "deny", "message": DISMISSED, "interrupt": True}
+
+
+async def test_an_approved_plan_is_allowed_unchanged() -> None:
+    tool, input = recorded("exit_plan_mode")
+    provider = ScriptedProvider({"plan-review": "Approve"})
+    result = await can_use_tool(provider)(tool, input, None)
+    assert result == PermissionAllow(input)
+    question = provider.seen[0].questions[0]
+    assert question.intent is not None
+    assert question.intent.approve == "Approve"
+    assert question.detail is not None
+    assert question.detail.startswith("## Plan\n\n1. Add")
+    assert question.detail.endswith("The plan asks to be allowed:\n\n- Bash: run the test suite")
+
+
+async def test_a_declined_plan_is_denied_with_the_users_feedback() -> None:
+    tool, input = recorded("exit_plan_mode")
+    provider = ScriptedProvider({"plan-review": "Split step 2 into two commits"})
+    result = await can_use_tool(provider)(tool, input, None)
+    assert result == PermissionDeny(
+        "The user did not approve the plan and said: Split step 2 into two commits\n"
+        "Keep planning, then present a revised plan."
+    )
+    plain = await decide(ScriptedProvider({"plan-review": "Keep planning"}), tool, input)
+    assert plain == PermissionDeny(
+        "The user did not approve the plan. Keep planning, then present a revised plan."
+    )
+
+
+async def test_a_dismissed_plan_review_denies_and_interrupts_so_the_user_can_talk() -> None:
+    tool, input = recorded("exit_plan_mode")
+    assert await decide(ScriptedProvider({}), tool, input) == PermissionDeny(
+        DISMISSED, interrupt=True
+    )
+
+
+async def test_a_plan_input_without_a_plan_is_denied_with_the_reason() -> None:
+    result = await decide(ScriptedProvider({}), "ExitPlanMode", {"allowedPrompts": []})
+    assert result == PermissionDeny(
+        'Error: invalid ExitPlanMode input: missing required property "plan"'
+    )
+
+
+async def test_other_tools_are_asked_as_allow_or_deny_showing_their_input() -> None:
+    tool, input = recorded("bash")
+    provider = ScriptedProvider({"permission": "Allow"})
+    assert await decide(provider, tool, input) == PermissionAllow(input)
+    question = provider.seen[0].questions[0]
+    assert question.question == "Allow Claude to use Bash?"
+    assert question.detail is not None
+    assert '"command": "rm -rf build/"' in question.detail
+    assert await decide(ScriptedProvider({"permission": "Deny"}), tool, input) == PermissionDeny(
+        "The user did not allow this call."
+    )
+    typed = await decide(ScriptedProvider({"permission": "only build/cache"}), tool, input)
+    assert typed == PermissionDeny("The user did not allow this call and said: only build/cache")
+
+
+async def test_a_fallback_decides_other_tools_but_never_the_question_tools() -> None:
+    calls: list[str] = []
+
+    async def fallback(tool_name: str, input: dict[str, Any], context: Any) -> str:
+        calls.append(tool_name)
+        return "from fallback"
+
+    callback = can_use_tool(
+        ScriptedProvider({"q1": "Summary", "q2": [], "q3": "No"}), fallback=fallback
+    )
+    assert await callback(*recorded("bash"), None) == "from fallback"
+    assert isinstance(await callback(*recorded("ask_user_question"), None), PermissionAllow)
+    assert calls == ["Bash"]
+
+
+async def test_ctx_user_questions_can_be_the_provider_so_the_service_events_fire(
+    ctx: Context,
+) -> None:
+    ctx.user_questions.register_provider(ScriptedProvider({"plan-review": "Approve"}))
+    seen: list[str] = []
+    ctx.on("user-questions/resolved", lambda event: seen.append(event["outcome"]))
+    tool, input = recorded("exit_plan_mode")
+    assert await can_use_tool(ctx.user_questions)(tool, input, None) == PermissionAllow(input)
+    assert seen == ["answered"]
+
+
+async def test_with_the_sdk_installed_the_callback_returns_its_own_result_classes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    @dataclass
+    class PermissionResultAllow:
+        updated_input: dict[str, Any] | None = None
+
+    @dataclass
+    class PermissionResultDeny:
+        message: str = ""
+        interrupt: bool = False
+
+    sdk = types.ModuleType("claude_agent_sdk")
+    sdk.PermissionResultAllow = PermissionResultAllow  # type: ignore[attr-defined]
+    sdk.PermissionResultDeny = PermissionResultDeny  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "claude_agent_sdk", sdk)
+    tool, input = recorded("exit_plan_mode")
+    allowed = await can_use_tool(ScriptedProvider({"plan-review": "Approve"}))(tool, input, None)
+    assert allowed == PermissionResultAllow(updated_input=input)
+    denied = await can_use_tool(ScriptedProvider({}))(tool, input, None)
+    assert denied == PermissionResultDeny(message=DISMISSED, interrupt=True)
+
+
+async def test_a_provider_failure_is_denied_with_its_message() -> None:
+    class Broken:
+        async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+            return answer(AskUserQuestionAnswerItem(id="nope", selected=[]))
+
+    tool, input = recorded("ask_user_question")
+    result = await decide(Broken(), tool, input)
+    assert isinstance(result, PermissionDeny)
+    assert result.message.startswith('Error: provider answer for question "nope"')
+    assert not result.interrupt

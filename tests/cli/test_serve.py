@@ -1,0 +1,57 @@
+"""`uq serve` refuses what it cannot use, in one line and with an exit status, before listening.
+
+Running hosts are tested in tests/e2e/test_host_cli.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from user_questions.cli import app
+from user_questions.host.stores.sqlite import SQLiteStore
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as caught:
+        app(["serve", *args])
+    code = caught.value.code
+    assert isinstance(code, int)
+    return code, capsys.readouterr().err
+
+
+def test_a_bad_token_is_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    status, err = run(capsys, "--db", str(tmp_path / "h.db"), "--token", "two words")
+    assert status == 2
+    assert err == "uq serve: a host token must be 8 to 512 characters from A-Z a-z 0-9 . _ ~ -\n"
+
+
+def test_an_unknown_store_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    status, err = run(capsys, "--db", "redis://localhost/0")
+    assert status == 2
+    assert err.startswith("uq serve: unknown store 'redis://localhost/0'")
+
+
+def test_a_store_in_use_is_a_failure_to_start(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    async def hold_and_serve() -> tuple[int, str]:
+        async with SQLiteStore(tmp_path / "h.db"):
+            return await anyio.to_thread.run_sync(
+                run, capsys, "--db", str(tmp_path / "h.db"), "--port", "0"
+            )
+
+    status, err = anyio.run(hold_and_serve)
+    assert status == 1
+    assert err.startswith("uq serve: another host is using the store")
+
+
+def test_a_bad_token_is_refused_before_the_default_store_is_created(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    status, _ = run(capsys, "--token", "x")
+    assert status == 2
+    assert not (tmp_path / "user-questions").exists()

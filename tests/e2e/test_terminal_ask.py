@@ -1,0 +1,338 @@
+"""`uq ask` in a real pseudo-terminal (xterm-256color, 100x30): what a person sees and presses.
+
+Each test reads the screen as a person would, through a VT100 screen model, and waits for what
+should appear under a deadline; keys are sent only once the screen shows the prompt they answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.pty_terminal import CTRL_C, DOWN, ENTER, ESC, SPACE, UP, UQ, PtyTerminal
+
+pytestmark = pytest.mark.e2e
+
+HINT = "esc dismiss"
+DEPLOY = ["Deploy to production?", "-o", "Yes (Recommended)", "-o", "No"]
+
+
+@pytest.fixture
+def spawn() -> Iterator[type[PtyTerminal]]:
+    """Start programs in pseudo-terminals; every one still running at the end is killed."""
+    started: list[PtyTerminal] = []
+
+    class Started(PtyTerminal):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            started.append(self)
+
+    yield Started
+    for terminal in started:
+        terminal.close()
+
+
+def ask(spawn: type[PtyTerminal], *args: str) -> PtyTerminal:
+    """`uq ask ARGS` in a new terminal, once its prompt is up."""
+    terminal = spawn([UQ, "ask", *args])
+    terminal.wait_for(HINT)
+    return terminal
+
+
+def lines(terminal: PtyTerminal) -> list[str]:
+    return terminal.display.splitlines()
+
+
+def test_enter_answers_with_the_recommended_option_highlighted_first(
+    spawn: type[PtyTerminal],
+) -> None:
+    terminal = ask(spawn, *DEPLOY, "--header", "Deploy", "--option-description", "All regions.")
+    assert lines(terminal) == [
+        " Deploy",
+        "Deploy to production?",
+        "❯ 1. Yes (recommended)",
+        "     All regions.",
+        "  2. No",
+        "  3. Other…",
+        "  4. Skip",
+        "",
+        "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
+    ]
+    terminal.send(ENTER)
+    assert terminal.wait_exit() == 0
+    assert lines(terminal) == [" Deploy", "Deploy to production?", "  ✔ Yes", "Yes (Recommended)"]
+
+
+def test_arrows_and_digits_move_the_highlight(spawn: type[PtyTerminal]) -> None:
+    terminal = ask(spawn, *DEPLOY, "-o", "Later")
+    terminal.send(DOWN)
+    terminal.wait_for("❯ 2. No")
+    terminal.send("3")
+    terminal.wait_for("❯ 3. Later")
+    terminal.send(ENTER)
+    assert terminal.wait_exit() == 0
+    assert lines(terminal)[-2:] == ["  ✔ Later", "Later"]
+
+
+def test_a_list_taller_than_the_terminal_scrolls_to_keep_the_highlight_in_sight(
+    spawn: type[PtyTerminal],
+) -> None:
+    options = [word for number in range(1, 41) for word in ("-o", f"option {number}")]
+    terminal = ask(spawn, "Pick one", *options)
+    terminal.send(UP)  # wraps round to the last row, far below the screen's 30 rows
+    screen = terminal.wait_for("❯ 42. Skip")
+    assert screen.splitlines()[-2:] == [
+        "❯ 42. Skip",
+        "  ↑↓ move · 1-9 jump · enter choose · esc dismiss",
+    ]
+    terminal.send(UP + UP + ENTER)  # past Other… to the last option
+    assert terminal.wait_exit() == 0
+    assert lines(terminal)[-1] == "option 40"
+
+
+def test_multi_select_ticks_with_space_and_digits_and_answers_in_option_order(
+    spawn: type[PtyTerminal],
+) -> None:
+    terminal = ask(spawn, "Which checks?", "--multi", "-o", "Lint", "-o", "Tests", "-o", "Docs")
+    terminal.send("3")
+    terminal.wait_for("[x] 3. Docs")
+    terminal.send(DOWN + DOWN + SPACE)  # from Docs, wrapping round to Lint
+    terminal.wait_for("❯ [x] 1. Lint")
+    assert "space or 1-4 tick · enter submit" in terminal.display
+    terminal.send(ENTER)
+    assert terminal.wait_exit() == 0
+    assert lines(terminal)[-3:] == ["  ✔ Lint, Docs", "Lint", "Docs"]
+
+
+def test_other_opens_a_text_field_whose_text_is_the_answer(spawn: type[PtyTerminal]) -> None:
+    terminal = ask(spawn, *DEPLOY, "--json")
+    terminal.send("3" + ENTER)
+    terminal.wait_for("Your answer:")
+    terminal.send("after the freeze")
+    terminal.wait_for("Your answer: after the freeze")
+    terminal.send(ENTER)
+    assert terminal.wait_exit() == 0
+    assert json.loads(lines(terminal)[-1]) == {
+        "answers": [{"id": "1", "selected": [], "custom": "after the freeze"}]
+    }
+    assert lines(terminal)[-2] == "  ✔ Other: after the freeze"
+
+
+def test_a_question_without_options_is_a_text_field(spawn: type[PtyTerminal]) -> None:
+    terminal = ask(spawn, "Anything to add?")
+    assert lines(terminal) == [
+        "Anything to add?",
+        "›",
+        "  enter submit · enter on nothing skips · esc dismiss",
+    ]
+    terminal.send("ship it" + ENTER)
+    assert terminal.wait_exit() == 0
+    assert lines(terminal)[-2:] == ["  ✔ ship it", "ship it"]
+
+
+def test_skip_answers_with_nothing_selected(spawn: type[PtyTerminal]) -> None:
+    terminal = ask(spawn, *DEPLOY, "--json")
+    terminal.send("4" + ENTER)
+    assert terminal.wait_exit() == 0
+    assert lines(terminal)[-2:] == ["  – skipped", '{"answers":[{"id":"1","selected":[]}]}']
+
+
+def test_esc_dismisses_with_status_3_and_leaves_no_prompt(spawn: type[PtyTerminal]) -> None:
+    terminal = ask(spawn, *DEPLOY)
+    terminal.send(ESC)
+    assert terminal.wait_exit() == 3
+    assert lines(terminal) == [
+        "Deploy to production?",
+        "uq ask: the user cancelled ask_user_question",
+    ]
+
+
+def _plan(tmp_path: Path) -> list[str]:
+    plan = tmp_path / "plan.md"
+    plan.write_text("# Release 1.5\n\n1. Tag **v1.5.0**\n2. Publish\n", encoding="utf-8")
+    return [
+        "Approve this plan?",
+        "--header",
+        "Plan review",
+        "--plan-file",
+        str(plan),
+        "--approve",
+        "Approve",
+        "-o",
+        "Keep planning",
+        "-o",
+        "Approve",
+    ]
+
+
+def test_plan_review_shows_the_plan_and_approves_with_the_first_option(
+    spawn: type[PtyTerminal], tmp_path: Path
+) -> None:
+    terminal = ask(spawn, *_plan(tmp_path))
+    screen = terminal.display
+    assert "│  1 Tag v1.5.0" in screen  # markdown rendered, not shown as source
+    assert "Release 1.5" in screen
+    assert "#" not in screen
+    assert "**" not in screen
+    assert lines(terminal)[-6:] == [
+        "❯ 1. Approve",
+        "  2. Keep planning",
+        "  3. Other… (feedback on the plan)",
+        "  4. Skip",
+        "",
+        "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
+    ]
+    terminal.send(ENTER)
+    assert terminal.wait_exit() == 0
+    assert lines(terminal)[-2:] == ["  ✔ Approve", "Approve"]
+
+
+def test_plan_review_declines_with_feedback(spawn: type[PtyTerminal], tmp_path: Path) -> None:
+    terminal = ask(spawn, *_plan(tmp_path), "--json")
+    terminal.send("3" + ENTER)
+    terminal.wait_for("Feedback:")
+    terminal.send("publish before tagging" + ENTER)
+    assert terminal.wait_exit() == 0
+    assert json.loads(lines(terminal)[-1]) == {
+        "answers": [{"id": "1", "selected": [], "custom": "publish before tagging"}]
+    }
+
+
+def test_plan_review_declines_with_the_other_option(
+    spawn: type[PtyTerminal], tmp_path: Path
+) -> None:
+    terminal = ask(spawn, *_plan(tmp_path))
+    terminal.send("2" + ENTER)
+    assert terminal.wait_exit() == 0
+    assert lines(terminal)[-1] == "Keep planning"
+
+
+def test_bad_input_exits_2_before_anything_is_shown(spawn: type[PtyTerminal]) -> None:
+    terminal = spawn([UQ, "ask", "Go?", "-o", "a", "-o", "a"])
+    assert terminal.wait_exit() == 2
+    assert terminal.display == 'uq ask: question 1 offers the option label "a" more than once'
+
+
+def test_a_batch_read_from_stdin_is_answered_on_the_terminal_and_reviewed(
+    spawn: type[PtyTerminal], tmp_path: Path
+) -> None:
+    request = tmp_path / "request.json"
+    request.write_text(
+        json.dumps(
+            {
+                "questions": [
+                    {
+                        "id": "target",
+                        "header": "Target",
+                        "question": "Where?",
+                        "options": [{"label": "staging"}, {"label": "production (Recommended)"}],
+                    },
+                    {"id": "note", "question": "Anything else?"},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    terminal = spawn(["bash", "-c", f"{UQ} ask --request - < {request}"])
+    terminal.wait_for("❯ 2. production (recommended)")
+    terminal.send(ENTER)
+    terminal.wait_for("question 2 of 2")
+    terminal.send("none" + ENTER)
+    terminal.wait_for("Review your answers")
+    assert lines(terminal)[-6:] == [
+        "Review your answers",
+        "❯ Submit answers",
+        "  1. Target → production",
+        "  2. Anything else? → none",
+        "",
+        "  ↑↓ move · enter on a question changes it · enter on submit sends · esc dismiss",
+    ]
+    terminal.send("1" + ENTER)  # change the first answer
+    terminal.wait_for(lambda screen: screen.count("question 1 of 2") == 2 and HINT in screen)
+    terminal.send("1" + ENTER)
+    terminal.wait_for(lambda screen: "1. Target → staging" in screen)
+    terminal.send(ENTER)
+    assert terminal.wait_exit() == 0
+    assert lines(terminal)[-2:] == ["target\tstaging".expandtabs(), "note\tnone".expandtabs()]
+
+
+@pytest.fixture
+def shell(spawn: type[PtyTerminal]) -> PtyTerminal:
+    """An interactive bash with a plain prompt."""
+    terminal = spawn(["bash", "--norc", "--noprofile", "-i"], env={"PS1": "$ "})
+    terminal.wait_for("$")
+    return terminal
+
+
+def _run_in_shell(shell: PtyTerminal, command: str) -> None:
+    """Run `command`, then print its status and whether the terminal mode came back intact.
+
+    The markers are computed, so the echoed command line never matches them."""
+    shell.send(
+        f's=$(stty -g); {command}; echo "status=$((0+$?))"; '
+        f'[ "$(stty -g)" = "$s" ] && echo "mode-$((6*7))"\r'
+    )
+
+
+def _back_at_the_prompt(screen: str) -> bool:
+    return screen.splitlines()[-2:] == ["mode-42", "$"]
+
+
+def test_a_script_captures_the_answer_while_the_person_sees_the_question(
+    shell: PtyTerminal,
+) -> None:
+    shell.send(f"answer=$({UQ} ask 'Deploy?' -o Yes -o No); echo \"got [$answer]\"\r")
+    shell.wait_for(HINT)
+    shell.send(DOWN + ENTER)
+    screen = shell.wait_for(lambda screen: screen.splitlines()[-1:] == ["$"])
+    assert screen.splitlines()[-4:] == ["Deploy?", "  ✔ No", "got [No]", "$"]
+
+
+def test_a_timeout_exits_4_and_leaves_the_terminal_clean(shell: PtyTerminal) -> None:
+    _run_in_shell(shell, f"{UQ} ask 'Deploy?' -o Yes -o No --timeout 1")
+    shell.wait_for(HINT)
+    screen = shell.wait_for(_back_at_the_prompt)
+    assert screen.splitlines()[-5:] == [
+        "Deploy?",
+        "uq ask: ask_user_question timed out before the user answered",
+        "status=4",
+        "mode-42",
+        "$",
+    ]
+    assert not shell.screen.cursor.hidden
+    shell.send("echo typed-$((1+1))\r")  # the shell reads and echoes again
+    screen = shell.wait_for(lambda screen: screen.splitlines()[-2:] == ["typed-2", "$"])
+    assert screen.splitlines()[-3] == "$ echo typed-$((1+1))"
+
+
+def test_ctrl_c_exits_130_and_leaves_the_terminal_clean(shell: PtyTerminal) -> None:
+    _run_in_shell(shell, f"{UQ} ask 'Deploy?' -o Yes -o No")
+    shell.wait_for(HINT)
+    shell.send(CTRL_C)
+    screen = shell.wait_for(_back_at_the_prompt)
+    assert screen.splitlines()[-5:] == [
+        "Deploy?",
+        "uq ask: interrupted",
+        "status=130",
+        "mode-42",
+        "$",
+    ]
+    assert not shell.screen.cursor.hidden
+
+
+def test_sigterm_withdraws_the_prompt_and_leaves_the_terminal_clean(shell: PtyTerminal) -> None:
+    # coreutils timeout sends SIGTERM when its time is up, and itself exits 124
+    _run_in_shell(shell, f"timeout --foreground 1 {UQ} ask 'Deploy?' -o Yes -o No")
+    shell.wait_for(HINT)
+    screen = shell.wait_for(_back_at_the_prompt)
+    assert screen.splitlines()[-5:] == [
+        "Deploy?",
+        "uq ask: stopped by SIGTERM",
+        "status=124",
+        "mode-42",
+        "$",
+    ]
+    assert not shell.screen.cursor.hidden

@@ -1,0 +1,30 @@
+"""The store under test: every contract test runs against each backend listed in `STORES`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from user_questions.host.stores import Store, open_store
+
+StoreFactory = Callable[[], Store]
+
+STORES = ["sqlite"]
+"""Backends the contract tests run against (PostgreSQL: a real server, see `tests/pg.py`)."""
+
+
+@pytest.fixture(params=STORES)
+def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
+    """Opens (with `async with`) new handles on one fresh store of the backend."""
+    if request.param == "postgresql":
+        url: str = request.getfixturevalue("pg_url")  # a fresh database for this test
+        return lambda: open_store(url)
+    return lambda: open_store(tmp_path / "host.db")
+
+
+@pytest.fixture
+async def store(make_store: StoreFactory) -> AsyncIterator[Store]:
+    async with make_store() as opened:
+        yield opened

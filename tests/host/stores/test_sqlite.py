@@ -1,0 +1,98 @@
+"""What `SQLiteStore` adds to the contract: WAL, a lock per file, a versioned schema, privacy."""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from user_questions import ErrorCode, UserQuestionError
+from user_questions.host.stores.sqlite import SCHEMA_VERSION, SQLiteStore
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_the_file_is_in_wal_mode_with_the_current_schema_version(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "host.db"):
+        pass
+    with sqlite3.connect(tmp_path / "host.db") as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+async def test_a_second_host_on_the_same_file_is_refused(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "host.db"):
+        with pytest.raises(UserQuestionError) as caught:
+            async with SQLiteStore(tmp_path / "host.db"):
+                pass
+    assert caught.value.code == ErrorCode.STORE_LOCKED
+    assert "another host is using the store" in str(caught.value)
+    async with SQLiteStore(tmp_path / "host.db"):  # the lock goes with the first host
+        pass
+
+
+async def test_the_store_and_its_folder_are_private(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "state" / "host.db"):
+        pass
+    assert stat.S_IMODE((tmp_path / "state").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "state" / "host.db").stat().st_mode) == 0o600
+
+
+async def test_a_file_from_a_newer_version_is_refused_not_guessed_at(tmp_path: Path) -> None:
+    with sqlite3.connect(tmp_path / "host.db") as connection:
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(UserQuestionError) as caught:
+        async with SQLiteStore(tmp_path / "host.db"):
+            pass
+    assert caught.value.code == ErrorCode.BAD_STORE
+    assert "upgrade user-questions" in str(caught.value)
+
+
+async def test_another_applications_database_is_left_alone(tmp_path: Path) -> None:
+    with sqlite3.connect(tmp_path / "app.db") as connection:
+        connection.execute("CREATE TABLE users (id INTEGER)")
+    with pytest.raises(UserQuestionError) as caught:
+        async with SQLiteStore(tmp_path / "app.db"):
+            pass
+    assert caught.value.code == ErrorCode.BAD_STORE
+    with sqlite3.connect(tmp_path / "app.db") as connection:
+        tables = connection.execute("SELECT name FROM sqlite_master").fetchall()
+    assert tables == [("users",)]
+
+
+async def test_a_file_that_is_not_sqlite_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a database, just some words" * 10)
+    with pytest.raises(UserQuestionError) as caught:
+        async with SQLiteStore(tmp_path / "notes.txt"):
+            pass
+    assert caught.value.code == ErrorCode.BAD_STORE
+    assert "not a user-questions SQLite store" in str(caught.value)
+
+
+async def test_using_a_store_that_is_not_open_is_a_programming_error(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "host.db")
+    store_closed = SQLiteStore(tmp_path / "other.db")
+    async with store_closed:
+        pass
+    for unopened in (store, store_closed):
+        with pytest.raises(RuntimeError, match="not open"):
+            await unopened.pending()
+
+
+async def test_a_folder_holds_host_db(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    assert store.path == tmp_path / "host.db"
+    async with store:
+        pass
+    assert (tmp_path / "host.db").is_file()
+
+
+async def test_a_store_that_cannot_be_created_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    with pytest.raises(UserQuestionError) as caught:
+        async with SQLiteStore(tmp_path / "file" / "host.db"):
+            pass
+    assert caught.value.code == ErrorCode.BAD_STORE
+    assert str(caught.value).startswith(f"cannot open the store {tmp_path / 'file' / 'host.db'}")

@@ -1,0 +1,436 @@
+"""The host app in process: the page route, the HTTP API, and both WebSocket protocols."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient, WebSocketDenialResponse
+from starlette.websockets import WebSocketDisconnect
+
+from tests.host.conftest import MANY, PICK, PLAN
+from user_questions import ErrorCode, UserQuestionError
+from user_questions.host import app as app_module
+from user_questions.host.app import create_app
+from user_questions.host.security import CONTENT_SECURITY_POLICY, MAX_FRAME_BYTES
+from user_questions.host.stores import Settlement, StoredQuestion
+from user_questions.host.stores.sqlite import SQLiteStore
+from user_questions.types import AskUserQuestionItem
+
+TOKEN = "test-token-123"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as test_client:
+        yield test_client
+
+
+def ask_frame(rpc_id: str, *questions: AskUserQuestionItem, session: str = "s") -> dict[str, Any]:
+    return {
+        "type": "ask",
+        "rpcId": rpc_id,
+        "sessionId": session,
+        "questions": [question.model_dump(mode="json") for question in questions],
+    }
+
+
+def answer_frame(rpc_id: str, session: str, *items: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "client-response",
+        "rpcId": rpc_id,
+        "result": {"ok": True, "value": {"sessionId": session, "answer": {"answers": list(items)}}},
+    }
+
+
+def dismiss_frame(rpc_id: str) -> dict[str, Any]:
+    return {
+        "type": "client-response",
+        "rpcId": rpc_id,
+        "result": {
+            "ok": False,
+            "error": {"code": "cancelled", "message": "dismissed in the browser"},
+        },
+    }
+
+
+def ask(client: TestClient, rpc_id: str, *questions: AskUserQuestionItem) -> None:
+    """Submit a request through the asker socket, as a `RemoteProvider` would."""
+    with client.websocket_connect("/ws/ask", headers=AUTH) as asker:
+        asker.send_json(ask_frame(rpc_id, *questions))
+        assert asker.receive_json() == {"rpcId": rpc_id, "payload": {"type": "ask/pending"}}
+
+
+# -- HTTP -----------------------------------------------------------------------------------
+
+
+def test_healthz_answers_without_a_token_and_reveals_nothing(client: TestClient) -> None:
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"ok": True}
+
+
+def test_without_the_token_everything_else_is_401_with_a_code(client: TestClient) -> None:
+    for path in ("/", "/api/pending", "/static/app.js"):
+        response = client.get(path)
+        assert response.status_code == 401
+        assert response.json()["error"]["code"] == "UNAUTHORIZED"
+    assert client.post("/api/respond", json=dismiss_frame("x")).status_code == 401
+    for path in ("/ws", "/ws/ask"):
+        with pytest.raises(WebSocketDenialResponse) as caught, client.websocket_connect(path):
+            pass
+        assert caught.value.status_code == 401
+
+
+def test_the_page_is_served_with_its_cookie_and_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    static = tmp_path / "static"
+    static.mkdir()
+    (static / "index.html").write_text("<!doctype html><title>uq</title>")
+    (static / "app.js").write_text("export {};")
+    monkeypatch.setattr(app_module, "STATIC_DIR", static)
+    with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as client:
+        page = client.get(f"/?token={TOKEN}")
+        assert page.status_code == 200
+        assert page.text == "<!doctype html><title>uq</title>"
+        assert page.headers["content-type"].startswith("text/html")
+        assert page.headers["set-cookie"] == f"uq_token={TOKEN}; HttpOnly; SameSite=Strict; Path=/"
+        assert page.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+        # From now on the cookie carries the token.
+        assert client.get("/static/app.js").text == "export {};"
+        assert client.get("/api/pending").json() == {"pending": []}
+        assert client.get("/static/missing.js").json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_a_missing_page_is_a_clear_500_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(app_module, "STATIC_DIR", tmp_path / "nothing-here")
+    with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as client:
+        page = client.get("/", headers=AUTH)
+        assert page.status_code == 500
+        assert page.json()["error"]["code"] == "PAGE_MISSING"
+        assert "index.html is missing" in page.json()["error"]["message"]
+        assert client.get("/static/app.js", headers=AUTH).json()["error"]["code"] == "PAGE_MISSING"
+
+
+def test_unknown_routes_and_methods_are_json_errors(client: TestClient) -> None:
+    missing = client.get("/nope", headers=AUTH)
+    assert missing.status_code == 404
+    assert missing.json() == {"error": {"code": "NOT_FOUND", "message": "nothing at /nope"}}
+    wrong = client.get("/api/respond", headers=AUTH)
+    assert wrong.status_code == 405
+    assert wrong.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+
+
+def test_api_pending_lists_the_question_requested_frames(client: TestClient) -> None:
+    ask(client, "r1", PICK)
+    ask(client, "r2", PLAN)
+    pending = client.get("/api/pending", headers=AUTH).json()["pending"]
+    assert [frame["rpcId"] for frame in pending] == ["r1", "r2"]
+    assert pending[0]["payload"] == {
+        "type": "question/requested",
+        "sessionId": "s",
+        "questions": [PICK.model_dump(mode="json")],
+    }
+    assert pending[1]["rendered"]["plan-review"].startswith("<h1>Plan</h1>")
+
+
+def test_api_respond_returns_the_receipt_exactly(client: TestClient) -> None:
+    ask(client, "r1", PICK)
+    first = client.post(
+        "/api/respond",
+        headers=AUTH,
+        json=answer_frame("r1", "s", {"id": "pick", "selected": ["a"]}),
+    )
+    assert first.status_code == 200
+    assert first.text == '{"accepted":true}'
+    again = client.post("/api/respond", headers=AUTH, json=dismiss_frame("r1"))
+    assert again.status_code == 200
+    assert again.json() == {
+        "accepted": False,
+        "reason": "not-pending",
+        "message": 'no pending question has rpcId "r1"',
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"{not json", "invalid frame: not valid JSON"),
+        (b"[]", "invalid client-response: the document"),
+        (b'{"rpcId": "r1"}', 'invalid client-response: missing required property "result"'),
+        (
+            b'{"rpcId": 5, "result": {"ok": false, "error": {"code": "cancelled"}}}',
+            'invalid client-response: property "rpcId" must be a string',
+        ),
+    ],
+)
+def test_api_respond_refuses_a_malformed_body_with_400(
+    client: TestClient, body: bytes, message: str
+) -> None:
+    response = client.post("/api/respond", headers=AUTH, content=body)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "BAD_REQUEST"
+    assert error["message"].startswith(message)
+
+
+def test_api_respond_refuses_a_body_over_the_limit_with_413(client: TestClient) -> None:
+    response = client.post("/api/respond", headers=AUTH, content=b" " * (1024 * 1024 + 1))
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "REQUEST_TOO_LARGE"
+
+
+# -- the page's WebSocket -------------------------------------------------------------------
+
+
+def test_a_page_gets_pending_requests_replayed_then_pushed(client: TestClient) -> None:
+    ask(client, "r1", PICK)
+    with client.websocket_connect("/ws", headers=AUTH) as page:
+        replayed = page.receive_json()
+        assert replayed["rpcId"] == "r1"
+        ask(client, "r2", MANY)
+        pushed = page.receive_json()
+        assert pushed["rpcId"] == "r2"
+        assert pushed["payload"]["questions"] == [MANY.model_dump(mode="json")]
+    with client.websocket_connect("/ws", headers=AUTH) as again:
+        assert [again.receive_json()["rpcId"], again.receive_json()["rpcId"]] == ["r1", "r2"]
+
+
+def test_answers_over_the_socket_get_receipts_and_every_page_drops_the_card(
+    client: TestClient,
+) -> None:
+    ask(client, "r1", PICK)
+    with (
+        client.websocket_connect("/ws", headers=AUTH) as first,
+        client.websocket_connect("/ws", headers=AUTH) as second,
+    ):
+        assert first.receive_json()["rpcId"] == second.receive_json()["rpcId"] == "r1"
+        first.send_json(answer_frame("r1", "s", {"id": "pick", "selected": ["c"]}))
+        bad = first.receive_json()
+        assert bad["rpcId"] == "r1"
+        assert bad["payload"]["type"] == "client-response/receipt"
+        assert bad["payload"]["accepted"] is False
+        assert bad["payload"]["reason"] == "bad-response"
+        second.send_json(answer_frame("r1", "s", {"id": "pick", "selected": ["b"]}))
+        replies = [second.receive_json(), second.receive_json()]
+        resolved = {
+            "payload": {
+                "type": "question/resolved",
+                "sessionId": "s",
+                "questionRpcId": "r1",
+                "outcome": "answered",
+            }
+        }
+        receipt = {"rpcId": "r1", "payload": {"type": "client-response/receipt", "accepted": True}}
+        assert sorted(replies, key=json.dumps) == sorted([resolved, receipt], key=json.dumps)
+        assert first.receive_json() == resolved
+        first.send_json(dismiss_frame("r1"))
+        late = first.receive_json()
+        assert late["payload"]["reason"] == "not-pending"
+
+
+def test_a_dismissal_over_the_socket_resolves_as_cancelled(client: TestClient) -> None:
+    ask(client, "r1", PICK)
+    with client.websocket_connect("/ws", headers=AUTH) as page:
+        page.receive_json()
+        page.send_json(dismiss_frame("r1"))
+        replies = [page.receive_json(), page.receive_json()]
+    outcomes = [reply["payload"].get("outcome") for reply in replies]
+    assert "cancelled" in outcomes
+
+
+def test_a_page_may_ping(client: TestClient) -> None:
+    with client.websocket_connect("/ws", headers=AUTH) as page:
+        page.send_json({"type": "ping"})
+        assert page.receive_json() == {"payload": {"type": "pong"}}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("not json", {"type": "error", "code": "BAD_REQUEST"}),
+        ('{"type": "subscribe"}', {"type": "error", "code": "BAD_REQUEST"}),
+        (
+            '{"type": "client-response", "rpcId": "r9"}',
+            {"type": "client-response/receipt", "reason": "bad-response"},
+        ),
+    ],
+)
+def test_a_frame_the_host_cannot_read_gets_a_one_line_error(
+    client: TestClient, text: str, expected: dict[str, str]
+) -> None:
+    with client.websocket_connect("/ws", headers=AUTH) as page:
+        page.send_text(text)
+        reply = page.receive_json()
+    for key, value in expected.items():
+        assert reply["payload"][key] == value
+    assert "\n" not in reply["payload"]["message"]
+
+
+def test_an_oversized_frame_closes_the_socket(client: TestClient) -> None:
+    with client.websocket_connect("/ws", headers=AUTH) as page:
+        page.send_text("x" * (MAX_FRAME_BYTES + 1))
+        with pytest.raises(WebSocketDisconnect) as caught:
+            page.receive_json()
+    assert caught.value.code == 1009
+
+
+# -- the asker's WebSocket ------------------------------------------------------------------
+
+
+def test_an_asker_gets_the_answer_given_in_a_page(client: TestClient) -> None:
+    with client.websocket_connect("/ws/ask", headers=AUTH) as asker:
+        asker.send_json(ask_frame("r1", PICK, MANY, session="agent-1"))
+        assert asker.receive_json()["payload"] == {"type": "ask/pending"}
+        receipt = client.post(
+            "/api/respond",
+            headers=AUTH,
+            json=answer_frame(
+                "r1",
+                "agent-1",
+                {"id": "pick", "selected": ["b"]},
+                {"id": "many", "selected": ["y", "x"]},
+            ),
+        )
+        assert receipt.json() == {"accepted": True}
+        assert asker.receive_json() == {
+            "rpcId": "r1",
+            "payload": {
+                "type": "ask/settled",
+                "outcome": "answered",
+                "answer": {
+                    "answers": [
+                        {"id": "pick", "selected": ["b"]},
+                        {"id": "many", "selected": ["x", "y"]},
+                    ]
+                },
+            },
+        }
+
+
+def test_an_asker_reattaching_gets_the_answer_given_while_it_was_away(client: TestClient) -> None:
+    ask(client, "r1", PICK)
+    client.post(
+        "/api/respond",
+        headers=AUTH,
+        json=answer_frame("r1", "s", {"id": "pick", "selected": ["a"]}),
+    )
+    with client.websocket_connect("/ws/ask", headers=AUTH) as asker:
+        asker.send_json(ask_frame("r1", PICK))
+        settled = asker.receive_json()
+    assert settled["payload"]["outcome"] == "answered"
+    assert settled["payload"]["answer"] == {"answers": [{"id": "pick", "selected": ["a"]}]}
+
+
+def test_withdrawing_takes_the_request_off_every_page(client: TestClient) -> None:
+    with (
+        client.websocket_connect("/ws", headers=AUTH) as page,
+        client.websocket_connect("/ws/ask", headers=AUTH) as asker,
+    ):
+        asker.send_json(ask_frame("r1", PICK))
+        assert asker.receive_json()["payload"]["type"] == "ask/pending"
+        assert page.receive_json()["rpcId"] == "r1"
+        asker.send_json({"type": "withdraw", "rpcId": "r1"})
+        assert asker.receive_json() == {
+            "rpcId": "r1",
+            "payload": {"type": "ask/settled", "outcome": "withdrawn"},
+        }
+        assert page.receive_json()["payload"] == {
+            "type": "question/resolved",
+            "sessionId": "s",
+            "questionRpcId": "r1",
+            "outcome": "cancelled",
+        }
+        asker.send_json({"type": "withdraw", "rpcId": "never-asked"})
+        assert asker.receive_json()["payload"]["code"] == "NOT_FOUND"
+    assert client.get("/api/pending", headers=AUTH).json() == {"pending": []}
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        (
+            ask_frame("r1", *[PICK.model_copy(update={"id": f"q{i}"}) for i in range(33)]),
+            "TOO_MANY_QUESTIONS",
+        ),
+        (ask_frame("r1"), "EMPTY_QUESTIONS"),
+        (ask_frame("r1", PICK, PICK), "BAD_QUESTION"),
+        ({**ask_frame("r1", PICK), "questions": [{"id": "q"}]}, "BAD_REQUEST"),
+        ({"type": "ask", "rpcId": "r1"}, "BAD_REQUEST"),
+    ],
+)
+def test_a_request_the_host_refuses_gets_an_error_with_its_code(
+    client: TestClient, frame: dict[str, Any], code: str
+) -> None:
+    with client.websocket_connect("/ws/ask", headers=AUTH) as asker:
+        asker.send_json(frame)
+        reply = asker.receive_json()
+    assert reply["rpcId"] == "r1"
+    assert reply["payload"]["type"] == "ask/error"
+    assert reply["payload"]["code"] == code
+    assert client.get("/api/pending", headers=AUTH).json() == {"pending": []}
+
+
+# -- the token ------------------------------------------------------------------------------
+
+
+def test_the_token_is_kept_with_the_store(tmp_path: Path) -> None:
+    with TestClient(create_app(tmp_path / "host.db")) as client:
+        generated = client.app.state.token  # type: ignore[attr-defined]
+    assert len(generated) >= 32
+    with TestClient(create_app(tmp_path / "host.db")) as client:
+        assert client.app.state.token == generated  # type: ignore[attr-defined]
+        assert (
+            client.get("/api/pending", headers={"Authorization": f"Bearer {generated}"}).status_code
+            == 200
+        )
+    with TestClient(create_app(tmp_path / "host.db", token="chosen-token")) as client:
+        pass
+    with TestClient(create_app(tmp_path / "host.db")) as client:
+        assert client.app.state.token == "chosen-token"  # type: ignore[attr-defined]
+
+
+def test_a_token_that_cannot_travel_in_a_url_is_refused(tmp_path: Path) -> None:
+    for bad in ("short", "has space inside", "semi;colon-token", "x" * 513):
+        with pytest.raises(UserQuestionError) as caught:
+            create_app(tmp_path / "host.db", token=bad)
+        assert caught.value.code == ErrorCode.BAD_TOKEN
+
+
+def test_a_store_failure_while_answering_is_an_error_frame_and_nothing_is_lost(
+    tmp_path: Path,
+) -> None:
+    class FlakyStore(SQLiteStore):
+        failures = 1
+
+        async def settle(self, rpc_id: str, settlement: Settlement) -> StoredQuestion | None:
+            if self.failures:
+                self.failures -= 1
+                raise UserQuestionError("the store is unavailable", ErrorCode.STORE_UNAVAILABLE)
+            return await super().settle(rpc_id, settlement)
+
+    with TestClient(create_app(FlakyStore(tmp_path / "host.db"), token=TOKEN)) as client:
+        ask(client, "r1", PICK)
+        with client.websocket_connect("/ws", headers=AUTH) as page:
+            page.receive_json()
+            page.send_json(answer_frame("r1", "s", {"id": "pick", "selected": ["a"]}))
+            assert page.receive_json()["payload"] == {
+                "type": "error",
+                "code": "STORE_UNAVAILABLE",
+                "message": "the store is unavailable",
+            }
+            page.send_json(answer_frame("r1", "s", {"id": "pick", "selected": ["a"]}))
+            replies = [page.receive_json(), page.receive_json()]
+            assert {reply["payload"]["type"] for reply in replies} == {
+                "client-response/receipt",
+                "question/resolved",
+            }
+        unavailable = client.post("/api/respond", headers=AUTH, json=dismiss_frame("r1"))
+        assert unavailable.json()["accepted"] is False
