@@ -1,9 +1,10 @@
 """The frames a host exchanges with its clients: pages, scripts, and askers in other processes.
 
-Level 0. Like `types`, this module imports nothing from the package, so a page's tests, another
-process or another language's binding can load the protocol on its own. The questions and the
-answer inside a frame are therefore kept as raw wire JSON (`JSONObject`); the host reads them
-into the vocabulary of `user_questions.types` with `user_questions._wire`.
+Level 0. It imports only `types` (which imports nothing from the package), so a page's tests,
+another process or another language's binding can load the protocol with pydantic alone. The
+questions and the answer inside a frame are kept as raw wire JSON (`JSONObject`), so a frame can
+be read and relayed before its contents are checked; the host reads them into the vocabulary
+with `user_questions._wire`.
 
 Two conversations run over WebSockets (see docs/host.md):
 
@@ -27,16 +28,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    StrictBool,
-    StrictStr,
-    model_serializer,
-)
-from pydantic.alias_generators import to_camel
+from pydantic import Field, StrictBool, StrictStr
+
+from user_questions.types import WireModel
 
 __all__ = [
     "MAX_FRAME_BYTES",
@@ -81,25 +75,8 @@ SettledOutcome = Literal["answered", "cancelled", "withdrawn"]
 """How a request settled: answered, dismissed by a human, or withdrawn by its asker."""
 
 
-class Frame(BaseModel):
-    """Base of every frame: the wire vocabulary's JSON conventions (see `types.WireModel`).
-
-    Repeated here rather than imported, because this module must import nothing from the package.
-    """
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-        frozen=True,
-        use_attribute_docstrings=True,
-    )
-
-    @model_serializer(mode="wrap")
-    def _omit_unset_optionals(self, handler: SerializerFunctionWrapHandler) -> JSONObject:
-        data: JSONObject = handler(self)
-        return {key: value for key, value in data.items() if value is not None}
+class Frame(WireModel):
+    """Base of every frame: the wire vocabulary's JSON conventions."""
 
 
 # -- host -> page ---------------------------------------------------------------------------
