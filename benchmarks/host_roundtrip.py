@@ -1,19 +1,24 @@
 """Round trips through a real host: agents in other processes, a scripted page answering.
 
 Run: `.venv/bin/python benchmarks/host_roundtrip.py [--askers N] [--asks M] [--concurrency C]
-[--pending P] [--db STORE]`. Starts `uq serve` in a subprocess (on a temporary SQLite file unless
-`--db` names a store; `--profile FILE` runs it under cProfile), connects one scripted page over
-`/ws` that answers every request the
-moment it appears, and starts N asker processes, each asking M requests through
-`RemoteProvider` and the real service. Two phases, each printing latency from `ask()` to the
-answer received (p50 / p99 over every ask), answered requests per second (from the first asker's
-start to the last one's end) and the host's CPU time per answered request:
+[--pending P] [--db STORE] [--nodes K]`. Starts `uq serve` in a subprocess (on a temporary
+SQLite file unless `--db` names a store; `--profile FILE` runs it under cProfile), connects one
+scripted page over `/ws` that answers every request the moment it appears, and starts N asker
+processes, each asking M requests through `RemoteProvider` and the real service. Two phases,
+each printing latency from `ask()` to the answer received (p50 / p99 over every ask), answered
+requests per second (from the first asker's start to the last one's end) and the host's CPU time
+per answered request:
 
 - latency: one ask in flight per asker, as agents usually ask;
 - throughput: C asks in flight per asker, to saturate the host.
 
 Then P requests are left pending (no page answers, askers waiting): the host's resident memory,
 and how long a page that connects then takes to receive all P.
+
+With `--nodes 2 --db postgresql://...`, two hosts share the database (docs/multinode.md): the
+askers ask through node A and the page answers on node B, so every round trip crosses nodes
+(a NOTIFY wakes B, B's answer wakes A). The latency phase then runs twice, with the page on node
+A (same node) and on node B (cross-node); the pending phase weighs both nodes and replays from B.
 
 Targets on the project's machines: p50 under 5 ms, at least 500 answered per second, under
 150 MB with 10,000 pending. Everything (host, askers, page) shares this machine's cores, so
@@ -177,35 +182,57 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 async def run(arguments: argparse.Namespace) -> None:
+    if arguments.nodes > 1 and not str(arguments.db).startswith(("postgresql://", "postgres://")):
+        raise SystemExit("--nodes above 1 needs a shared store: --db postgresql://...")
     with tempfile.TemporaryDirectory(prefix="uq-bench-") as folder:
         store = arguments.db or str(Path(folder) / "host.db")
-        host, url = start_host(store, arguments.profile)
+        hosts: list[subprocess.Popen[str]] = []
         try:
-            print(f"host store: {arguments.db or 'SQLite (temporary file)'}")
-            print(f"host RSS idle: {rss_mb(host.pid):.1f} MB")
-            for in_flight, label in ((1, "latency"), (arguments.concurrency, "throughput")):
-                await round_trips(arguments, host.pid, url, in_flight, label)
+            urls = []
+            for index in range(arguments.nodes):  # one after the other: the first makes the token
+                host, url = start_host(store, arguments.profile if index == 0 else None)
+                hosts.append(host)
+                urls.append(url)
+            pids = [host.pid for host in hosts]
+            print(f"host store: {arguments.db or 'SQLite (temporary file)'}; {len(hosts)} node(s)")
+            print(f"host RSS idle: {rss_list(pids)}")
+            cross = " (cross-node: ask on A, answer on B)" if len(urls) > 1 else ""
+            phases = [(1, "latency", urls[0])]
+            if len(urls) > 1:
+                phases.append((1, "latency" + cross, urls[-1]))
+            phases.append((arguments.concurrency, "throughput" + cross, urls[-1]))
+            for in_flight, label, page_url in phases:
+                await round_trips(arguments, pids, urls[0], page_url, in_flight, label)
             if arguments.pending:
-                await hold_pending(arguments.pending, host.pid, url)
+                await hold_pending(arguments.pending, pids, urls[0], urls[-1])
         finally:
-            host.terminate()
-            host.wait(timeout=60)
+            for host in hosts:
+                host.terminate()
+                host.wait(timeout=60)
 
 
 async def round_trips(
-    arguments: argparse.Namespace, host_pid: int, url: str, in_flight: int, label: str
+    arguments: argparse.Namespace,
+    host_pids: list[int],
+    ask_url: str,
+    page_url: str,
+    in_flight: int,
+    label: str,
 ) -> None:
-    """One phase: every asker asks `--asks` requests, `in_flight` at a time, all answered."""
-    base, token = url.split("/?token=")
+    """One phase: every asker asks `--asks` requests through `ask_url`, `in_flight` at a time,
+    all answered by a page on `page_url`."""
+    base, token = page_url.split("/?token=")
     page = await open_page(base, token)
     async with anyio.create_task_group() as task_group:
         task_group.start_soon(answer_everything, page)
-        askers = start_askers(url, arguments.askers, arguments.asks, in_flight, wait_for_go=True)
+        askers = start_askers(
+            ask_url, arguments.askers, arguments.asks, in_flight, wait_for_go=True
+        )
         for process in askers:
             assert process.stdout is not None
             line = await anyio.to_thread.run_sync(process.stdout.readline)
             assert line.strip() == "ready", line
-        cpu_before = cpu_seconds(host_pid)
+        cpu_before = sum(cpu_seconds(pid) for pid in host_pids)
         for process in askers:
             assert process.stdin is not None
             process.stdin.write("go\n")
@@ -214,32 +241,32 @@ async def round_trips(
         for process in askers:
             out, _ = await anyio.to_thread.run_sync(process.communicate)
             reports.append(json.loads(out.splitlines()[-1]))
-        cpu = cpu_seconds(host_pid) - cpu_before
+        cpu = sum(cpu_seconds(pid) for pid in host_pids) - cpu_before
         task_group.cancel_scope.cancel()
     await page.close()
 
     latencies = [value for report in reports for value in report["latencies"]]
     elapsed = max(r["ended"] for r in reports) - min(r["started"] for r in reports)
     p50, p99 = percentile(latencies, 0.50) * 1000, percentile(latencies, 0.99) * 1000
+    hosts = "host" if len(host_pids) == 1 else "hosts"
     print(
         f"[{label}] {arguments.askers} asker processes x {arguments.asks} asks, "
         f"{in_flight} in flight each: p50 {p50:.2f} ms, p99 {p99:.2f} ms, "
         f"{len(latencies) / elapsed:.0f} answered/s; CPU per answered request: "
-        f"host {cpu / len(latencies) * 1000:.2f} ms, "
+        f"{hosts} {cpu / len(latencies) * 1000:.2f} ms, "
         f"asker {sum(r['cpu'] for r in reports) / len(latencies) * 1000:.2f} ms"
     )
 
 
-async def hold_pending(count: int, host_pid: int, url: str) -> None:
-    """Leave `count` requests pending (no page answers), then weigh the host and replay them."""
-    base, token = url.split("/?token=")
+async def hold_pending(count: int, host_pids: list[int], ask_url: str, page_url: str) -> None:
+    """Leave `count` requests pending through `ask_url` (no page answers), then weigh the hosts
+    and replay them to a page on `page_url`."""
+    base, token = page_url.split("/?token=")
     per_process = count // 4
-    waiting = start_askers(url, 4, per_process, per_process, wait_for_go=False)
+    waiting = start_askers(ask_url, 4, per_process, per_process, wait_for_go=False)
     try:
         wait_pending(base, token, per_process * 4)
-        print(
-            f"host RSS with {per_process * 4} pending: {rss_mb(host_pid):.1f} MB  (target < 150 MB)"
-        )
+        print(f"host RSS with {per_process * 4} pending: {rss_list(host_pids)}  (target < 150 MB)")
         began = time.perf_counter()
         page = await open_page(base, token)
         for _ in range(per_process * 4):
@@ -251,6 +278,13 @@ async def hold_pending(count: int, host_pid: int, url: str) -> None:
         for process in waiting:
             process.kill()
             process.communicate()
+
+
+def rss_list(pids: list[int]) -> str:
+    """Each node's resident memory: `41.2 MB`, or `A 41.2 MB, B 40.8 MB`."""
+    if len(pids) == 1:
+        return f"{rss_mb(pids[0]):.1f} MB"
+    return ", ".join(f"{chr(65 + index)} {rss_mb(pid):.1f} MB" for index, pid in enumerate(pids))
 
 
 def cpu_seconds(pid: int) -> float:
@@ -276,6 +310,12 @@ def main() -> None:
         "--pending", type=int, default=10_000, help="pending requests for the memory figure"
     )
     parser.add_argument("--db", help="the host's store (default: a temporary SQLite file)")
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        default=1,
+        help="hosts sharing --db (a postgresql:// URL); askers on the first, page on the last",
+    )
     parser.add_argument("--profile", help="write the host's cProfile statistics to this file")
     anyio.run(run, parser.parse_args())
 

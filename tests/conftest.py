@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.pg import pg_cluster, pg_url  # noqa: F401 - PostgreSQL fixtures, one server per session
 from user_questions import AgentRegistry, Context, ToolRegistry, UserQuestionService
 
 

@@ -1,10 +1,11 @@
 """An agent in its own process asking through `RemoteProvider` and the real service.
 
-    python -m tests.e2e.asker_process URL SESSION [--timeout SECONDS] NAME...
+    python -m tests.e2e.asker_process URL[,URL...] SESSION [--timeout SECONDS] NAME...
 
 Asks one request per NAME, concurrently, each holding one question whose id is NAME, with
 options `yes` and `no`. Prints one JSON line per request when it ends: `{"name", "answer"}` or
 `{"name", "error"}` (the error code). `--timeout` gives each ask an `AbortSignal.timeout`.
+Several comma-separated URLs are several nodes on one database, tried in turn.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ async def main(url: str, session: str, seconds: float | None, names: list[str]) 
     ctx = Context()
     ctx.plugin(AgentRegistry)
     ctx.plugin(UserQuestionService)
-    async with RemoteProvider(url, session=session) as provider:
+    async with RemoteProvider(url.split(","), session=session) as provider:
         ctx.user_questions.register_provider(provider)
         async with anyio.create_task_group() as task_group:
             for name in names:

@@ -359,7 +359,10 @@ class HostProvider:
                 record = outcome[0]
         except anyio.get_cancelled_exc_class():
             with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
-                await self.hub.withdraw(rpc_id, via="host")
+                try:
+                    await self.hub.withdraw(rpc_id, via="host")
+                except UserQuestionError as error:  # the store is down: it stays pending
+                    logger.warning("could not withdraw question %s: %s", rpc_id, error)
             raise
         finally:
             stop()

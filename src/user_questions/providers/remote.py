@@ -20,6 +20,12 @@ without it, the connection closes when the last ask ends.
 
 A host that stays unreachable for `unreachable_limit` seconds (default `UNREACHABLE_LIMIT`)
 fails the waiting asks with `HOST_UNREACHABLE`; it never turns into an answer.
+
+Several hosts sharing one PostgreSQL database (docs/multinode.md) are one inbox: given all their
+URLs, the provider connects to the first that answers and, when that one goes away, reconnects
+to the next; re-sending each `Ask` re-attaches to the same stored request through any of them.
+A host that answers `STORE_UNAVAILABLE` (its database is down) is asked again, with backoff, on
+a new connection, until the database is back: that is an outage to wait out, not an outcome.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import random
 import socket
 import sys
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -113,7 +120,8 @@ class RemoteProvider:
 
     Args:
         url: The host's URL as `uq serve` printed it; a `?token=` in it is used as the token.
-        token: The host's token; else the URL's, else `$UQ_TOKEN`.
+            Or the URLs of several hosts on one database, tried in turn (they share a token).
+        token: The host's token; else the first URL's, else `$UQ_TOKEN`.
         session: Names the requests of asks made without an agent (with an agent, its id is
             the session); default `<program>@<hostname>`.
         unreachable_limit: Seconds of failed reconnection before waiting asks fail with
@@ -121,43 +129,45 @@ class RemoteProvider:
 
     Raises:
         UserQuestionError: `BAD_TOKEN` when no token is given anywhere, `BAD_REQUEST` for a URL
-            that is not `http(s)://` or `ws(s)://`.
+            that is not `http(s)://` or `ws(s)://`, or no URL at all.
     """
 
     def __init__(
         self,
-        url: str,
+        url: str | Sequence[str],
         *,
         token: str | None = None,
         session: str | None = None,
         unreachable_limit: float | None = UNREACHABLE_LIMIT,
     ) -> None:
-        parts = urlsplit(url)
-        schemes = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}
-        if parts.scheme not in schemes or not parts.netloc:
-            raise UserQuestionError(
-                f"the host URL must start with http:// or https://, got {url!r}",
-                ErrorCode.BAD_REQUEST,
-            )
-        token = token or parse_qs(parts.query).get("token", [""])[0] or os.environ.get("UQ_TOKEN")
+        hosts = [_parse_host(one) for one in ([url] if isinstance(url, str) else url)]
+        if not hosts:
+            raise UserQuestionError("RemoteProvider needs a host URL", ErrorCode.BAD_REQUEST)
+        token = token or hosts[0][2] or os.environ.get("UQ_TOKEN")
         if not token:
             raise UserQuestionError(
                 "RemoteProvider needs the host's token: pass token=, use the URL `uq serve` "
                 "printed (with ?token=), or set UQ_TOKEN",
                 ErrorCode.BAD_TOKEN,
             )
-        base = parts.path if parts.path.endswith("/") else parts.path + "/"
-        self.url = urlunsplit((parts.scheme, parts.netloc, base, "", ""))
+        self.urls = tuple(base for base, _, _ in hosts)
+        """Every host's base URL, in the order they are tried."""
+        self.url = self.urls[0]
+        """The host connected to last (at first, the first one)."""
         self.session = session or _default_session()
-        self._ws_url = urlunsplit((schemes[parts.scheme], parts.netloc, base + ASK_PATH, "", ""))
+        self._ws_urls = [ws_url for _, ws_url, _ in hosts]
         self._token = token
         self._limit = unreachable_limit
         self._calls: dict[str, _Call] = {}
         self._ws: ClientConnection | None = None
+        self._host = 0
+        """The index of the host to connect to next."""
         self._generation = 0
         self._reading = False
         self._entered = False
         self._down_since: float | None = None
+        self._pause = BACKOFF_FIRST
+        """How long to wait before asking a host whose store is unavailable again."""
 
     def __repr__(self) -> str:
         return f"<RemoteProvider {self.url} session={self.session!r}>"
@@ -297,19 +307,34 @@ class RemoteProvider:
             except ConnectionClosed:
                 self._drop(ws)
                 continue
-            self._dispatch(message)
+            if not self._dispatch(message):
+                await self._ask_again_later(ws)
 
-    def _dispatch(self, message: str | bytes) -> None:
+    def _dispatch(self, message: str | bytes) -> bool:
+        """Hand a frame to its call; `False` when the host's store could not take it."""
         try:
             reply = AskerReply.model_validate_json(message)
         except ValidationError:
-            return  # a frame from a newer host: nothing any call waits for
+            return True  # a frame from a newer host: nothing any call waits for
         payload = reply.payload
         call = None if reply.rpc_id is None else self._calls.get(reply.rpc_id)
         if call is None or not isinstance(payload, AskSettled | AskFailed):
-            return
+            return True
+        if isinstance(payload, AskFailed) and payload.code == ErrorCode.STORE_UNAVAILABLE:
+            return False
+        self._pause = BACKOFF_FIRST
         call.reply = payload
         call.wake.set()
+        return True
+
+    async def _ask_again_later(self, ws: ClientConnection) -> None:
+        """Leave a host whose store is down; every call is sent again on the next connection,
+        to the next host if there are several (its own link to the database may be fine)."""
+        self._drop(ws)
+        self._host = (self._host + 1) % len(self.urls)
+        await ws.close()
+        await anyio.sleep(self._pause * random.uniform(0.5, 1.0))
+        self._pause = min(self._pause * 2, BACKOFF_MAX)
 
     def _drop(self, ws: ClientConnection) -> None:
         if self._ws is ws:
@@ -324,7 +349,7 @@ class RemoteProvider:
             problem: Exception
             try:
                 ws = await connect(
-                    self._ws_url,
+                    self._ws_urls[self._host],
                     additional_headers={"Authorization": f"Bearer {self._token}"},
                     max_size=MAX_REPLY_BYTES,
                     open_timeout=10,
@@ -332,27 +357,31 @@ class RemoteProvider:
                 )
             except InvalidStatus as error:
                 if error.response.status_code < 500:  # retrying cannot help: give up on all
-                    self._fail(_refused(self.url, error.response.status_code), withdrawals=True)
+                    status = error.response.status_code
+                    self._fail(_refused(self.urls[self._host], status), withdrawals=True)
                     return None
                 problem = error
             except (OSError, TimeoutError, InvalidHandshake) as error:
                 problem = error
             else:
                 self._ws, self._down_since = ws, None
+                self.url = self.urls[self._host]
                 self._generation += 1
                 for call in list(self._calls.values()):
                     await self._send(call)
                 if self._ws is ws:
                     return ws
                 problem = ConnectionError("the connection closed at once")
+            self._host = (self._host + 1) % len(self.urls)  # try the next host, if any
             now = anyio.current_time()
             if self._down_since is None:
                 self._down_since = now
             if self._limit is not None and now - self._down_since >= self._limit:
+                where = " or ".join(self.urls)
                 self._fail(
                     AskFailed(
                         code=ErrorCode.HOST_UNREACHABLE,
-                        message=f"the host at {self.url} has been unreachable for "
+                        message=f"the host at {where} has been unreachable for "
                         f"{self._limit:g} s; is `uq serve` running? ({problem})",
                     )
                 )
@@ -368,6 +397,21 @@ class RemoteProvider:
                 call.reply = failure
                 call.wake.set()
         self._down_since = None
+
+
+def _parse_host(url: str) -> tuple[str, str, str]:
+    """A host's base URL, its asker endpoint, and the token in its query (or `""`)."""
+    parts = urlsplit(url)
+    schemes = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}
+    if parts.scheme not in schemes or not parts.netloc:
+        raise UserQuestionError(
+            f"the host URL must start with http:// or https://, got {url!r}",
+            ErrorCode.BAD_REQUEST,
+        )
+    base = parts.path if parts.path.endswith("/") else parts.path + "/"
+    ws_url = urlunsplit((schemes[parts.scheme], parts.netloc, base + ASK_PATH, "", ""))
+    token = parse_qs(parts.query).get("token", [""])[0]
+    return urlunsplit((parts.scheme, parts.netloc, base, "", "")), ws_url, token
 
 
 def _refused(url: str, status: int) -> AskFailed:

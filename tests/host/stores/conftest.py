@@ -11,7 +11,7 @@ from user_questions.host.stores import Store, open_store
 
 StoreFactory = Callable[[], Store]
 
-STORES = ["sqlite"]
+STORES = ["sqlite", "postgresql"]
 """Backends the contract tests run against (PostgreSQL: a real server, see `tests/pg.py`)."""
 
 

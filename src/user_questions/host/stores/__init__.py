@@ -7,7 +7,7 @@ whenever the store says something changed.
 
 Backends are imported by URL scheme on first use, the way anyio loads its backends, so a host on
 SQLite never imports psycopg: a path or `sqlite:///path` is `SQLiteStore`; `postgresql://...`
-is reserved for the PostgreSQL store of the multi-node host.
+is `PostgresStore`, which several hosts share (docs/multinode.md).
 """
 
 from __future__ import annotations
@@ -90,14 +90,17 @@ class Store(Protocol):
 
     A store is opened with `async with`, which connects, creates or migrates the schema (it has
     a version number) and closes again. Every method that writes has committed when it returns.
+    A store over the network raises `UserQuestionError` with `STORE_UNAVAILABLE` when it cannot
+    reach its database (at start-up too), and reconnects by itself on a later call.
     Settling is a conditional update (pending -> settled in one statement), never a read then a
     write, so when two hosts or two pages answer at once exactly one wins.
 
     A store shared by several hosts tells each of them about writes made by the others through
     `on_change` (PostgreSQL: LISTEN/NOTIFY), and says `None` after it reconnects, because a
-    notification may have been lost meanwhile: the hub then re-reads everything. Listeners are
-    called on the event loop and must not block. A store used by one host alone may never call
-    them.
+    notification may have been lost meanwhile: the hub then re-reads everything. It also says
+    `None` once to a listener that has just registered, so nothing written between the hub's
+    first read and its registration is missed. Listeners are called on the event loop and must
+    not block. A store used by one host alone may never call them.
     """
 
     url: str
@@ -160,7 +163,7 @@ def open_store(url: str | os.PathLike[str]) -> Store:
     """The store at `url`, not yet opened: enter it with `async with`.
 
     A path, or `sqlite:///absolute/path` (`sqlite://relative/path`), is a SQLite file;
-    `postgresql://...` a PostgreSQL database (once that backend is installed).
+    `postgresql://...` (or `postgres://...`) a PostgreSQL database (the `postgres` extra).
 
     Raises:
         UserQuestionError: `BAD_STORE` for an unknown scheme or a backend that is not installed.
