@@ -33,5 +33,16 @@ def test_tool_args_error_prefixes_its_message_and_code() -> None:
     assert error.info() == {"name": "ToolArgsError", "code": "INVALID_ARGS"}
 
 
+def test_a_subclass_is_named_for_its_class_unless_it_says_otherwise() -> None:
+    class QuotaError(HarnessError):
+        pass
+
+    class Renamed(UserQuestionError):
+        name = "CustomName"
+
+    assert QuotaError("over quota", "QUOTA").name == "QuotaError"
+    assert Renamed("x", "X").info() == {"name": "CustomName", "code": "X"}
+
+
 def test_abort_error_name() -> None:
     assert AbortError("stopped", "ABORTED").info() == {"name": "AbortError", "code": "ABORTED"}

@@ -57,13 +57,20 @@ class ErrorCode(enum.StrEnum):
     PAGE_MISSING = "PAGE_MISSING"
     CANNOT_LISTEN = "CANNOT_LISTEN"
     ELICITATION_UNSUPPORTED = "ELICITATION_UNSUPPORTED"
+    TOKEN_EXISTS = "TOKEN_EXISTS"
+    BAD_NOTIFIER = "BAD_NOTIFIER"
 
 
 class HarnessError(Exception):
     """Base of every error with a stable code."""
 
     name: str = "HarnessError"
-    """Reported to models with the code; a subclass sets its own."""
+    """Reported to models with the code: the class name, unless a subclass sets its own."""
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__:
+            cls.name = cls.__name__
 
     def __init__(self, message: str, code: str, *, cause: BaseException | None = None) -> None:
         super().__init__(message)

@@ -62,6 +62,7 @@ __all__ = [
     "ResponseError",
     "SettledOutcome",
     "Withdraw",
+    "WithdrawReason",
 ]
 
 MAX_FRAME_BYTES = 1024 * 1024
@@ -73,6 +74,10 @@ JSONObject = dict[str, Any]
 
 SettledOutcome = Literal["answered", "cancelled", "withdrawn"]
 """How a request settled: answered, dismissed by a human, or withdrawn by its asker."""
+
+WithdrawReason = Literal["aborted", "timed-out", "cancelled"]
+"""Why an asker withdrew: its ask's signal aborted, or timed out, or the ask was cancelled
+otherwise (its task was cancelled, or the host stayed unreachable too long)."""
 
 
 class Frame(WireModel):
@@ -244,6 +249,9 @@ class Withdraw(Frame):
 
     type: Literal["withdraw"] = "withdraw"
     rpc_id: StrictStr
+    reason: WithdrawReason | None = None
+    """Why the asker gave up; absent means `aborted`. The host records `timed-out` as its own
+    outcome, and still tells pages and askers `cancelled` / `withdrawn`."""
 
 
 AskerFrame = Annotated[Ask | Withdraw | Ping, Field(discriminator="type")]

@@ -55,3 +55,12 @@ def test_a_bad_token_is_refused_before_the_default_store_is_created(
     status, _ = run(capsys, "--token", "x")
     assert status == 2
     assert not (tmp_path / "user-questions").exists()
+
+
+def test_a_retention_that_is_not_a_positive_number_of_days_is_bad_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, err = run(capsys, "--db", str(tmp_path / "h.db"), "--retain-days", "0")
+    assert status == 2
+    assert err.startswith("uq serve: --retain-days must be a whole number of days from 1 to")
+    assert not (tmp_path / "h.db").exists()

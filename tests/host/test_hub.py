@@ -15,6 +15,7 @@ import pytest
 from tests.host.conftest import MANY, PICK, PLAN, answer, dismissal, next_frame
 from user_questions import (
     AbortController,
+    AbortSignal,
     Agent,
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
@@ -353,6 +354,24 @@ async def test_aborting_the_ask_withdraws_it_from_every_page(ctx: Context, hub: 
     stored = await hub.store.get(rpc_id)
     assert stored is not None
     assert stored.state == "withdrawn"
+    assert stored.settled_via == "host"
+
+
+async def test_a_timeout_is_recorded_as_timed_out_and_pages_see_it_cancelled(
+    ctx: Context, hub: Hub
+) -> None:
+    ctx.user_questions.register_provider(hub.provider())
+    page = hub.subscribe()
+    with pytest.raises(UserQuestionError) as caught, anyio.fail_after(5):
+        await ctx.user_questions.ask(
+            AskUserQuestionRequest(questions=[PICK], signal=AbortSignal.timeout(0.05))
+        )
+    assert caught.value.code == ErrorCode.ASK_TIMED_OUT
+    rpc_id = (await next_frame(page))["rpcId"]
+    assert (await next_frame(page))["payload"]["outcome"] == "cancelled"
+    stored = await hub.store.get(rpc_id)
+    assert stored is not None
+    assert (stored.state, stored.settled_via) == ("timed-out", "host")
 
 
 # -- wake-ups from a shared store -----------------------------------------------------------

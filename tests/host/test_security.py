@@ -16,6 +16,7 @@ from starlette.websockets import WebSocket
 from user_questions.host.security import (
     CONTENT_SECURITY_POLICY,
     MAX_BODY_BYTES,
+    Identity,
     SecurityMiddleware,
     token_cookie,
 )
@@ -33,6 +34,10 @@ async def socket(websocket: WebSocket) -> None:
     await websocket.close()
 
 
+def authenticate(token: str) -> Identity | None:
+    return Identity("owner", "key") if token == TOKEN else None
+
+
 def deny(status: int, message: str) -> Response:
     return JSONResponse({"error": {"code": f"E{status}", "message": message}}, status_code=status)
 
@@ -45,7 +50,7 @@ def client() -> Iterator[TestClient]:
             Route("/healthz", echo),
             WebSocketRoute("/ws", socket),
         ],
-        middleware=[Middleware(SecurityMiddleware, token=lambda: TOKEN, deny=deny)],
+        middleware=[Middleware(SecurityMiddleware, authenticate=authenticate, deny=deny)],
     )
     with TestClient(app) as test_client:
         yield test_client

@@ -268,6 +268,7 @@ async def test_aborting_the_ask_withdraws_the_request(host: FakeHost, ctx: Conte
             )
     assert caught.value.code == ErrorCode.ASK_ABORTED
     (withdrawn,) = host.frames("withdraw")
+    assert withdrawn["reason"] == "aborted"
     assert host.outcomes[withdrawn["rpcId"]]["outcome"] == "withdrawn"
 
 
@@ -278,7 +279,19 @@ async def test_a_timeout_withdraws_the_request_too(host: FakeHost, ctx: Context)
             AskUserQuestionRequest(questions=[PICK], signal=AbortSignal.timeout(0.2))
         )
     assert caught.value.code == ErrorCode.ASK_TIMED_OUT
-    assert len(host.frames("withdraw")) == 1
+    (withdrawn,) = host.frames("withdraw")
+    assert withdrawn["reason"] == "timed-out"  # the host records it as its own outcome
+
+
+def test_withdraw_reason_says_why_an_ask_gave_up() -> None:
+    controller = AbortController()
+    waiting = AbortSignal.timeout(60)
+    assert remote.withdraw_reason(None) == "cancelled"
+    assert remote.withdraw_reason(waiting) == "cancelled"  # cancelled before its deadline
+    assert remote.withdraw_reason(AbortSignal.timeout(0)) == "timed-out"
+    controller.abort()
+    assert remote.withdraw_reason(controller.signal) == "aborted"
+    assert remote.withdraw_reason(AbortSignal.any([controller.signal, waiting])) == "aborted"
 
 
 async def test_a_withdrawal_made_while_the_host_is_down_reaches_it_when_it_returns(

@@ -35,6 +35,28 @@ if App is not None:
         help="Run the host: a web page where people answer the questions agents ask.",
     )
     app.command(
+        "user_questions.cli._token:token_app",
+        name="token",
+        help="Named tokens: one per person, recorded with every answer they give.",
+    )
+    app.command(
+        "user_questions.cli._history:history",
+        name="history",
+        help="Print settled questions, newest first, with their answers and who gave them.",
+    )
+    app.command(
+        "user_questions.cli._pending:pending",
+        name="pending",
+        help="List the questions waiting on a host, oldest first.",
+    )
+    app.command(
+        "user_questions.cli._answer:answer",
+        name="answer",
+        help="Answer a question waiting on a host, here, with the keys of `uq ask`.\n\n"
+        "Exit status: 0 answered, 2 bad input, 3 dismissed, 4 nothing to answer, "
+        "5 not pending (settled elsewhere), 6 answer refused, 130 interrupted.",
+    )
+    app.command(
         "user_questions.cli._demo:demo",
         name="demo",
         help="Run a host on a temporary store, with a demo agent asking through it.",

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ from cyclopts import Parameter
 
 from user_questions._wire import parse_questions
 from user_questions.abort import AbortSignal
+from user_questions.cli._stopping import StoppedError, until_stopped
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.kernel import Context
 from user_questions.providers.terminal import TerminalProvider
@@ -53,11 +53,6 @@ EXIT_STATUS: dict[str, int] = {
     ErrorCode.BAD_QUESTION: EXIT_BAD_INPUT,
 }
 """The exit status for each error code a caller can act on; any other error exits 1."""
-
-_STOP_SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
-"""Signals that withdraw the prompt before the process stops (SIGHUP does not exist on Windows)."""
 
 Flag = Parameter(negative="")
 """No `--no-...` / `--empty-...` twin."""
@@ -162,8 +157,8 @@ def ask(
         return _fail(str(error), EXIT_BAD_INPUT)
     except UserQuestionError as error:
         return _fail(error.message, EXIT_STATUS.get(error.code, EXIT_FAILED))
-    except _StoppedError as stop:
-        return _fail(f"stopped by {signal.Signals(stop.signum).name}", 128 + stop.signum)
+    except StoppedError as stop:
+        return _fail(f"stopped by {stop.name}", 128 + stop.signum)
     except KeyboardInterrupt:
         return _fail("interrupted", EXIT_INTERRUPTED)
     except ModuleNotFoundError as error:  # the terminal extra, with the line that installs it
@@ -320,12 +315,6 @@ def _answer_terminal(stdin_used: str | None) -> Iterator[tuple[TextIO, TextIO]]:
         yield tty_in, tty_out
 
 
-class _StoppedError(Exception):
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
 async def _ask(
     questions: list[AskUserQuestionItem], provider: TerminalProvider, seconds: float | None
 ) -> AskUserQuestionAnswer:
@@ -335,23 +324,4 @@ async def _ask(
     ctx.user_questions.register_provider(provider)
     deadline = None if seconds is None else AbortSignal.timeout(seconds)
     request = AskUserQuestionRequest(questions, signal=deadline)
-    outcome: list[AskUserQuestionAnswer | BaseException] = []
-    with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
-        async with anyio.create_task_group() as group:
-
-            async def run() -> None:
-                try:
-                    outcome.append(await ctx.user_questions.ask(request))
-                except (Exception, KeyboardInterrupt) as error:
-                    outcome.append(error)
-                finally:
-                    group.cancel_scope.cancel()
-
-            group.start_soon(run)
-            async for signum in signals:
-                outcome.append(_StoppedError(signum))
-                group.cancel_scope.cancel()
-    result = outcome[0]
-    if isinstance(result, BaseException):
-        raise result
-    return result
+    return await until_stopped(lambda: ctx.user_questions.ask(request))

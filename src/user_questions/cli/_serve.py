@@ -2,23 +2,27 @@
 
 Level 10. Prints one line on stdout, the URL with the token, once the host serves; errors are one
 line on stderr. Exit statuses: 0 stopped (Ctrl-C, SIGTERM), 1 could not start (store in use,
-address busy), 2 bad input (a token or store that cannot be used).
+address busy), 2 bad input (a token, store or notify flag that cannot be used).
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, NoReturn
 
+import anyio
 from cyclopts import Parameter
 
+from user_questions.cli._notify import notification_tasks, stored_secret
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.server import serve as run_host
 from user_questions.host.stores import default_store_path
 
 __all__ = ["fail", "serve"]
 
-_BAD_INPUT = frozenset({ErrorCode.BAD_TOKEN, ErrorCode.BAD_STORE})
+_BAD_INPUT = frozenset(
+    {ErrorCode.BAD_TOKEN, ErrorCode.BAD_STORE, ErrorCode.BAD_REQUEST, ErrorCode.BAD_NOTIFIER}
+)
 
 
 def serve(
@@ -27,6 +31,11 @@ def serve(
     port: int = 8765,
     db: Annotated[str | None, Parameter(env_var="UQ_DB")] = None,
     token: Annotated[str | None, Parameter(env_var="UQ_TOKEN")] = None,
+    retain_days: int | None = None,
+    notify_webhook: Annotated[list[str] | None, Parameter(negative="")] = None,
+    notify_command: Annotated[list[str] | None, Parameter(negative="")] = None,
+    notify_secret: Annotated[str | None, Parameter(env_var="UQ_NOTIFY_SECRET")] = None,
+    print_notify_secret: Annotated[bool, Parameter(negative="")] = False,
 ) -> None:
     """Run the host: a web page where people answer the questions agents ask.
 
@@ -43,15 +52,33 @@ def serve(
     token
         The secret every browser and asker must present; kept in the store. Default: the stored
         one, or a new random one.
+    retain_days
+        Delete the records of questions settled more than this many days ago (checked hourly;
+        pending questions are never deleted). Default: keep every record.
+    notify_webhook
+        POST every question that becomes pending or settles, as signed JSON, to this URL;
+        repeat for several. Never delays an ask (retried, then dropped with a log line).
+    notify_command
+        Run this command line (split like a shell would, but run without one) for every such
+        event, with the event's JSON on its stdin; repeat for several.
+    notify_secret
+        The secret webhooks are signed with (HMAC-SHA256, X-UQ-Signature); kept in the store.
+        Default: the stored one, or a new random one.
+    print_notify_secret
+        Print the webhook secret (the stored one, or a new one, kept) and exit.
     """
     store = db or str(default_store_path())
     try:
-        run_host(store, host=host, port=port, token=token)
+        if print_notify_secret:
+            print(anyio.run(stored_secret, store, notify_secret), flush=True)
+            return
+        tasks = notification_tasks(store, notify_webhook or (), notify_command or (), notify_secret)
+        run_host(store, host=host, port=port, token=token, retain_days=retain_days, tasks=tasks)
     except UserQuestionError as error:
         fail("serve", error.message, 2 if error.code in _BAD_INPUT else 1)
 
 
-def fail(command: str, message: str, status: int) -> None:
+def fail(command: str, message: str, status: int) -> NoReturn:
     """Print `uq <command>: <message>` on stderr and exit with `status`."""
     print(f"uq {command}: {message}", file=sys.stderr)
     raise SystemExit(status)

@@ -1,19 +1,24 @@
 """`create_app()`: the host as a Starlette app — the page, its WebSocket, the asker WebSocket, the
 HTTP API — and the one place where error codes become HTTP statuses.
 
-Level 8: imports `hub`, `security`, `stores`, `frames`, `_wire` and `errors`. Routes
-(HOST-CONTRACT.md and docs/host.md):
+Level 8: imports `hub`, `people`, `history`, `records`, `security`, `stores`, `frames`, `_wire`
+and `errors`. Routes (HOST-CONTRACT.md, docs/host.md and docs/people-and-history.md):
 
     GET  /              the page (index.html), with the token cookie and the CSP
-    GET  /static/...    the page's modules and styles, shipped as package data
+    GET  /history       the history page (history.html), likewise
+    GET  /static/...    the pages' modules and styles, shipped as package data
     WS   /ws            pages: pending requests replayed and pushed, answers and receipts
     WS   /ws/ask        askers (`RemoteProvider`): submit / re-attach, settle, withdraw
     POST /api/respond   a client-response over HTTP; the receipt comes back
     GET  /api/pending   every pending request's question/requested frame
+    GET  /api/history   settled requests, newest first, filtered and paginated
     GET  /healthz       `{"ok": true}`, without a token
 
 The app owns its store: its lifespan opens the store, settles the token (given, stored, or new)
-and runs the `Hub`, plus any `tasks` (such as `uq demo`'s agent) beside it.
+and runs the `Hub` and `People`, the retention of records when asked, plus any `tasks` (such as
+`uq demo`'s agent) beside it. Every answer, dismissal, withdrawal and ask records the person
+whose token made it and the surface it came through; a WebSocket whose token is revoked is
+closed with code 4401.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import json
 import math
 import os
 import secrets
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -38,7 +43,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from user_questions._wire import describe_validation_error, parse_questions
 from user_questions.errors import ErrorCode, UserQuestionError
@@ -60,15 +65,38 @@ from user_questions.frames import (
     SettledOutcome,
     Withdraw,
 )
+from user_questions.host.history import HistoryResponse, entry_of, query_of
 from user_questions.host.hub import Hub
-from user_questions.host.security import MAX_FRAME_BYTES, SecurityMiddleware, token_cookie
+from user_questions.host.people import People
+from user_questions.host.records import check_retain_days, keep_records
+from user_questions.host.security import (
+    MAX_FRAME_BYTES,
+    SecurityMiddleware,
+    identity_of,
+    token_cookie,
+    token_of,
+)
 from user_questions.host.stores import Store, StoredQuestion, open_store
 
-__all__ = ["STATIC_DIR", "TOKEN_PATTERN", "HostTask", "check_token", "create_app", "host_token"]
+__all__ = [
+    "REVOKED_CLOSE_CODE",
+    "STATIC_DIR",
+    "SURFACE_HEADER",
+    "TOKEN_PATTERN",
+    "HostTask",
+    "check_token",
+    "create_app",
+    "host_token",
+]
 
 STATIC_DIR = Path(__file__).parent / "static"
 """The page's files, shipped as package data."""
 TOKEN_PATTERN = "8 to 512 characters from A-Z a-z 0-9 . _ ~ -"
+REVOKED_CLOSE_CODE = 4401
+"""The close code of a WebSocket whose token was revoked while it was open."""
+SURFACE_HEADER = "x-uq-surface"
+"""`POST /api/respond` with `X-UQ-Surface: terminal` is recorded as the terminal's (`uq answer`);
+without it, as `api`."""
 _TOKEN_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-")
 
 HostTask = Callable[[Hub], Coroutine[Any, Any, None]]
@@ -116,15 +144,24 @@ def create_app(
     *,
     token: str | None = None,
     tasks: Sequence[HostTask] = (),
+    retain_days: int | None = None,
 ) -> Starlette:
     """The host's Starlette app over `store` (a `Store`, a path or a store URL).
 
     `token` is the host's token (default: the stored one, or a new one); once the app has
-    started, `app.state.token` and `app.state.hub` hold the token and the `Hub`. Each of
-    `tasks` runs with the hub while the app serves, and is cancelled when it stops.
+    started, `app.state.token`, `app.state.hub` and `app.state.people` hold the token, the
+    `Hub` and the `People`. Each of `tasks` runs with the hub while the app serves, and is
+    cancelled when it stops. `retain_days` deletes the records of requests settled more than
+    that many days ago (default: keep everything).
+
+    Raises:
+        UserQuestionError: `BAD_TOKEN` for a token, `BAD_REQUEST` for a retention that cannot
+            be used.
     """
     if token is not None:
         check_token(token)
+    if retain_days is not None:
+        check_retain_days(retain_days)
     opened = open_store(store) if isinstance(store, str | os.PathLike) else store
 
     @contextlib.asynccontextmanager
@@ -132,23 +169,33 @@ def create_app(
         async with opened, Hub(opened) as hub, anyio.create_task_group() as task_group:
             app.state.token = await host_token(opened, token)
             app.state.hub = hub
-            for task in tasks:
-                task_group.start_soon(task, hub)
-            yield
+            async with People(opened, app.state.token) as people:
+                app.state.people = people
+                if retain_days is not None:
+                    task_group.start_soon(keep_records, opened, retain_days)
+                for task in tasks:
+                    task_group.start_soon(task, hub)
+                yield
             task_group.cancel_scope.cancel()
 
     app: Starlette = Starlette(
         routes=[
             Route("/", _page, methods=["GET", "HEAD"]),
+            Route("/history", _history_page, methods=["GET", "HEAD"]),
             Mount("/static", _static()),
             WebSocketRoute("/ws", _page_socket),
             WebSocketRoute("/ws/ask", _asker_socket),
             Route("/api/respond", _respond, methods=["POST"]),
             Route("/api/pending", _pending, methods=["GET"]),
+            Route("/api/history", _history, methods=["GET"]),
             Route("/healthz", _healthz, methods=["GET"]),
         ],
         middleware=[
-            Middleware(SecurityMiddleware, token=lambda: str(app.state.token), deny=_deny),
+            Middleware(
+                SecurityMiddleware,
+                authenticate=lambda given: app.state.people.authenticate(given),
+                deny=_deny,
+            ),
         ],
         exception_handlers={
             HTTPException: _http_error,
@@ -192,11 +239,20 @@ async def _code_error(request: Request, error: Exception) -> Response:
 
 
 async def _page(request: Request) -> Response:
-    page = STATIC_DIR / "index.html"
+    return _html(request, "index.html")
+
+
+async def _history_page(request: Request) -> Response:
+    return _html(request, "history.html")
+
+
+def _html(request: Request, name: str) -> Response:
+    """A page, with the cookie that carries the token the request presented from now on."""
+    page = STATIC_DIR / name
     if not page.is_file():
         raise _page_missing(page)
     response = FileResponse(page, media_type="text/html", headers={"cache-control": "no-store"})
-    response.headers.append("set-cookie", token_cookie(request.app.state.token))
+    response.headers.append("set-cookie", token_cookie(token_of(request.scope) or ""))
     return response
 
 
@@ -220,7 +276,8 @@ def _page_missing(path: Path) -> UserQuestionError:
 async def _respond(request: Request) -> Response:
     hub: Hub = request.app.state.hub
     response = _validate(ClientResponse, _load(await request.body()), "client-response")
-    receipt = await hub.respond(response, via="api")
+    via = "terminal" if request.headers.get(SURFACE_HEADER) == "terminal" else "api"
+    receipt = await hub.respond(response, via=via, by=_person(request.scope))
     return Response(receipt.model_dump_json(), media_type="application/json")
 
 
@@ -230,16 +287,62 @@ async def _pending(request: Request) -> Response:
     return Response(body, media_type="application/json", headers={"cache-control": "no-store"})
 
 
+async def _history(request: Request) -> Response:
+    hub: Hub = request.app.state.hub
+    page = await hub.store.history(query_of(request.query_params))
+    items = [entry_of(record, rendered=True) for record in page.records]
+    body = HistoryResponse(items=items, next=page.next).model_dump_json()
+    return Response(body, media_type="application/json", headers={"cache-control": "no-store"})
+
+
 async def _healthz(request: Request) -> Response:
     return JSONResponse({"ok": True})
+
+
+def _person(scope: Scope) -> str:
+    identity = identity_of(scope)
+    assert identity is not None, "the security middleware lets no one in without a token"
+    return identity.name
 
 
 # -- WebSockets -----------------------------------------------------------------------------
 
 
+async def _until_revoked(
+    websocket: WebSocket, serve: Callable[[WebSocket], Awaitable[None]]
+) -> None:
+    """Run `serve` until the connection ends; if its token is revoked meanwhile, stop it and
+    close the connection with `REVOKED_CLOSE_CODE`."""
+    people: People = websocket.app.state.people
+    identity = identity_of(websocket.scope)
+    assert identity is not None, "the security middleware lets no one in without a token"
+    with anyio.CancelScope() as revoked:
+        stop = people.on_revoke(identity, revoked.cancel)
+        try:
+            await serve(websocket)
+        finally:
+            stop()
+    gone = WebSocketState.DISCONNECTED
+    if revoked.cancelled_caught and gone not in (
+        websocket.client_state,
+        websocket.application_state,
+    ):
+        with contextlib.suppress(WebSocketDisconnect, RuntimeError):  # the peer left meanwhile
+            await websocket.close(REVOKED_CLOSE_CODE, "this token has been revoked")
+
+
 async def _page_socket(websocket: WebSocket) -> None:
+    await _until_revoked(websocket, _serve_page)
+
+
+async def _asker_socket(websocket: WebSocket) -> None:
+    await _until_revoked(websocket, _serve_asker)
+
+
+async def _serve_page(websocket: WebSocket) -> None:
     """Replay the pending requests, push every change, and answer each frame the page sends."""
     hub: Hub = websocket.app.state.hub
+    person = _person(websocket.scope)
     await websocket.accept()
     subscription = hub.subscribe()
     lock = anyio.Lock(fast_acquire=True)
@@ -260,7 +363,7 @@ async def _page_socket(websocket: WebSocket) -> None:
             task_group.start_soon(push)
             with contextlib.suppress(WebSocketDisconnect):
                 async for text in _frames(websocket):
-                    reply = await _page_reply(hub, text)
+                    reply = await _page_reply(hub, text, person)
                     async with lock:
                         await websocket.send_text(reply)
             task_group.cancel_scope.cancel()
@@ -268,7 +371,7 @@ async def _page_socket(websocket: WebSocket) -> None:
         subscription.close()
 
 
-async def _page_reply(hub: Hub, text: str) -> str:
+async def _page_reply(hub: Hub, text: str, person: str) -> str:
     data: Any = None
     try:
         data = _load(text)
@@ -285,7 +388,7 @@ async def _page_reply(hub: Hub, text: str) -> str:
         return _PONG
     assert isinstance(frame, ClientResponse)
     try:
-        receipt = await hub.respond(frame, via="web")
+        receipt = await hub.respond(frame, via="web", by=person)
     except UserQuestionError as error:  # the store failed: nothing was settled; try again
         return ErrorFrame(
             payload=ErrorPayload(code=str(error.code), message=error.message)
@@ -293,9 +396,10 @@ async def _page_reply(hub: Hub, text: str) -> str:
     return _receipt_frame(frame.rpc_id, receipt)
 
 
-async def _asker_socket(websocket: WebSocket) -> None:
+async def _serve_asker(websocket: WebSocket) -> None:
     """Take asks and withdrawals; report each request's settlement once it happens."""
     hub: Hub = websocket.app.state.hub
+    person = _person(websocket.scope)
     await websocket.accept()
     outbox, replies = anyio.create_memory_object_stream[str](math.inf)
     watching: dict[str, Callable[[], None]] = {}
@@ -310,7 +414,8 @@ async def _asker_socket(websocket: WebSocket) -> None:
             task_group.start_soon(deliver)
             with contextlib.suppress(WebSocketDisconnect):
                 async for text in _frames(websocket):
-                    outbox.send_nowait(await _asker_reply(hub, text, watching, outbox))
+                    reply = await _asker_reply(hub, text, watching, outbox, person)
+                    outbox.send_nowait(reply)
             task_group.cancel_scope.cancel()
     finally:
         for stop in watching.values():
@@ -324,6 +429,7 @@ async def _asker_reply(
     text: str,
     watching: dict[str, Callable[[], None]],
     outbox: MemoryObjectSendStream[str],
+    person: str,
 ) -> str:
     data: Any = None
     try:
@@ -335,7 +441,7 @@ async def _asker_reply(
             stop = watching.pop(frame.rpc_id, None)
             if stop is not None:
                 stop()
-            record = await hub.withdraw(frame.rpc_id, via="asker")
+            record = await hub.withdraw(frame.rpc_id, via="asker", by=person, reason=frame.reason)
             if record is None:
                 raise UserQuestionError(
                     f"no request has rpcId {json.dumps(frame.rpc_id)}", ErrorCode.NOT_FOUND
@@ -349,7 +455,9 @@ async def _asker_reply(
             outbox.send_nowait(_settled_frame(record))
 
         watcher = None if frame.rpc_id in watching else settled
-        record, stop = await hub.submit(frame.rpc_id, frame.session_id, questions, watcher=watcher)
+        record, stop = await hub.submit(
+            frame.rpc_id, frame.session_id, questions, watcher=watcher, asked_by=person
+        )
     except UserQuestionError as error:
         payload = AskFailed(code=str(error.code), message=error.message)
         return AskerReply(rpc_id=_rpc_id_of(data), payload=payload).model_dump_json()
@@ -420,5 +528,7 @@ def _receipt_frame(rpc_id: str, receipt: Receipt) -> str:
 
 def _settled_frame(record: StoredQuestion) -> str:
     answer = None if record.answer is None else record.answer.model_dump(mode="json")
-    payload = AskSettled(outcome=cast(SettledOutcome, record.state), answer=answer)
+    # A timed-out request is a withdrawal on the asker protocol: only the records tell them apart.
+    outcome = "withdrawn" if record.state == "timed-out" else record.state
+    payload = AskSettled(outcome=cast(SettledOutcome, outcome), answer=answer)
     return AskerReply(rpc_id=record.rpc_id, payload=payload).model_dump_json()

@@ -1,6 +1,7 @@
 """The hub: pending requests, fan-out to pages, first answer wins, and the in-process provider.
 
-Level 8: imports `stores`, `markdown`, `frames`, `_checks`, `_wire` and `providers.remote`.
+Level 8: imports `stores`, `records`, `markdown`, `frames`, `_checks`, `_wire` and
+`providers.remote`.
 
 The store is the source of truth; the hub keeps a cache of the pending requests (each with its
 `question/requested` frame serialised once) so that a page that connects gets them replayed at
@@ -12,8 +13,16 @@ place that updates it, announces it to the pages and releases the askers waiting
   it with the store's conditional update: of two answers at once exactly one wins;
 - `withdraw` settles a request for an asker that gave up (abort, timeout, cancellation).
 
+Each settlement records the surface (`via`) and the person (`by`, a token's name). The first time
+a pending request is handed to a page (or listed by `pending_frames`), its shown time is recorded
+in the background (`records.ShownRecorder`), never delaying a page.
+
 When the store reports that another host changed something (`Store.on_change`), the hub re-reads
 what changed and applies it the same way, so pages and askers on every host see every request.
+
+`on_event` listeners (notifications) hear of the changes this host wrote itself: a request it
+stored as new, a settlement it won. Each write has exactly one writer among the hosts sharing a
+store, so every event is reported by exactly one host.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ import logging
 import math
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
@@ -43,10 +52,18 @@ from user_questions.frames import (
     QuestionResolved,
     QuestionResolvedFrame,
     Receipt,
+    WithdrawReason,
 )
 from user_questions.host.markdown import render_markdown
-from user_questions.host.stores import NewQuestion, Settlement, Store, StoredQuestion
-from user_questions.providers.remote import WITHDRAW_TIMEOUT, settled_answer
+from user_questions.host.records import ShownRecorder
+from user_questions.host.stores import (
+    NewQuestion,
+    SettledState,
+    Settlement,
+    Store,
+    StoredQuestion,
+)
+from user_questions.providers.remote import WITHDRAW_TIMEOUT, settled_answer, withdraw_reason
 from user_questions.service import AskUserQuestionRequest
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
@@ -55,6 +72,7 @@ __all__ = [
     "MAX_ID_LENGTH",
     "MAX_PENDING",
     "MAX_QUESTIONS_PER_REQUEST",
+    "EventListener",
     "HostProvider",
     "Hub",
     "PageSubscription",
@@ -78,6 +96,9 @@ settlement is answered without a store read and never revives the request."""
 
 Watcher = Callable[[StoredQuestion], None]
 """Called once, on the event loop, with the settled record of the request it watches."""
+EventListener = Callable[[StoredQuestion], None]
+"""Told, on the event loop, of a request this host has just committed as new (pending) or as
+settled; it must not block (a notifier only enqueues)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -86,6 +107,8 @@ class _Entry:
     frame: str
     """The `question/requested` frame, serialised once and replayed to every page."""
     watchers: list[Watcher] = field(default_factory=list)
+    shown: bool = False
+    """Whether its first-shown time is recorded (or being recorded)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -118,6 +141,8 @@ class Hub:
         self._task_group: TaskGroup | None = None
         self._changes_in, self._changes = anyio.create_memory_object_stream[str | None](math.inf)
         self._stop_listening: Callable[[], None] | None = None
+        self._shown = ShownRecorder(store)
+        self._listeners: list[EventListener] = []
 
     def __repr__(self) -> str:
         return f"<Hub {len(self._entries)} pending on {self.store.url}>"
@@ -128,6 +153,7 @@ class Hub:
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._task_group.start_soon(self._follow_store)
+        self._task_group.start_soon(self._shown.run)
         self._stop_listening = self.store.on_change(self._changes_in.send_nowait)
         return self
 
@@ -146,6 +172,7 @@ class Hub:
         await self._task_group.__aexit__(exc_type, exc, tb)
         self._changes_in.close()
         self._changes.close()
+        self._shown.close()
 
     @property
     def pending_count(self) -> int:
@@ -153,12 +180,23 @@ class Hub:
         return len(self._entries)
 
     def pending_frames(self) -> list[str]:
-        """The `question/requested` frame of every pending request, oldest first."""
+        """The `question/requested` frame of every pending request, oldest first; each is
+        recorded as shown (a page or a person is about to see it)."""
+        self._show(self._entries.values())
         return [entry.frame for entry in self._entries.values()]
 
     def provider(self, session: str = "host") -> HostProvider:
         """A provider for agents running in this process; `session` names their requests."""
         return HostProvider(self, session)
+
+    def on_event(self, listener: EventListener) -> Callable[[], None]:
+        """Call `listener` after this host commits a new request or wins a settlement.
+
+        Changes written by other hosts on the same store are theirs to report; a request
+        re-attached or replayed after a restart is not new. Returns a remover.
+        """
+        self._listeners.append(listener)
+        return lambda: _discard(self._listeners, listener)
 
     # -- askers -------------------------------------------------------------------------------
 
@@ -169,8 +207,10 @@ class Hub:
         questions: Sequence[AskUserQuestionItem],
         *,
         watcher: Watcher | None = None,
+        asked_by: str | None = None,
     ) -> tuple[StoredQuestion, Callable[[], None]]:
-        """Store and show a request, or re-attach to the one with this rpcId.
+        """Store and show a request, or re-attach to the one with this rpcId; `asked_by` is the
+        person whose token the asker presented.
 
         Returns the request as it is now and a function that stops `watcher`. When the request
         is pending, `watcher` is called once it settles; when it has already settled (answered
@@ -200,10 +240,16 @@ class Hub:
                     "some first",
                     ErrorCode.TOO_MANY_PENDING,
                 )
+        created = False
         if known is None:
-            asked = NewQuestion(rpc_id, session_id, questions, datetime.now(UTC))
-            known, _ = await self.store.submit(asked)
+            now = datetime.now(UTC)
+            # With pages connected it is shown the moment it is stored: one write, not two.
+            shown = now if self._pages else None
+            asked = NewQuestion(rpc_id, session_id, questions, now, asked_by, shown)
+            known, created = await self.store.submit(asked)
         self._apply(known)
+        if created:
+            self._committed(known)
         known = self._known(rpc_id) or known
         if known.session_id != session_id or known.questions != questions:
             raise UserQuestionError(
@@ -216,13 +262,23 @@ class Hub:
         entry.watchers.append(watcher)
         return known, lambda: _discard(entry.watchers, watcher)
 
-    async def withdraw(self, rpc_id: str, *, via: str) -> StoredQuestion | None:
-        """Settle a pending request as withdrawn; the request as it ends up, `None` if unknown."""
-        settled = await self.store.settle(rpc_id, Settlement("withdrawn", via=via))
-        if settled is None:
-            settled = self._settled.get(rpc_id) or await self.store.get(rpc_id)
+    async def withdraw(
+        self,
+        rpc_id: str,
+        *,
+        via: str,
+        by: str | None = None,
+        reason: WithdrawReason | None = None,
+    ) -> StoredQuestion | None:
+        """Settle a pending request as withdrawn (`timed-out` when that is the `reason`); the
+        request as it ends up, `None` if unknown."""
+        state: SettledState = "timed-out" if reason == "timed-out" else "withdrawn"
+        won = await self.store.settle(rpc_id, Settlement(state, via=via, by=by))
+        settled = won or self._settled.get(rpc_id) or await self.store.get(rpc_id)
         if settled is not None:
             self._apply(settled)
+        if won is not None:
+            self._committed(won)
         return settled
 
     # -- pages --------------------------------------------------------------------------------
@@ -234,8 +290,11 @@ class Hub:
         self._pages.add(page)
         return page
 
-    async def respond(self, response: ClientResponse, *, via: str) -> Receipt:
-        """Apply a page's answer or dismissal; the receipt says whether it won."""
+    async def respond(
+        self, response: ClientResponse, *, via: str, by: str | None = None
+    ) -> Receipt:
+        """Apply an answer or a dismissal given through surface `via` by person `by`; the
+        receipt says whether it won."""
         rpc_id = response.rpc_id
         entry = self._entries.get(rpc_id)
         if entry is None and rpc_id not in self._settled:
@@ -245,7 +304,7 @@ class Hub:
         if entry is None:
             return _not_pending(f"no pending question has rpcId {quoted(rpc_id)}")
         try:
-            settlement = _settlement(entry.record, response, via)
+            settlement = _settlement(entry.record, response, via, by)
         except UserQuestionError as error:
             return Receipt(accepted=False, reason="bad-response", message=str(error))
         settled = await self.store.settle(rpc_id, settlement)
@@ -253,6 +312,7 @@ class Hub:
             await self._refresh(rpc_id)
             return _not_pending(f"question {quoted(rpc_id)} was settled by another response first")
         self._apply(settled)
+        self._committed(settled)
         return Receipt(accepted=True)
 
     # -- the cache ----------------------------------------------------------------------------
@@ -269,6 +329,9 @@ class Hub:
         if record.pending:
             if rpc_id not in self._entries:
                 entry = self._entries[rpc_id] = _Entry(record, _requested_frame(record))
+                entry.shown = record.shown_at is not None
+                if self._pages:
+                    self._show((entry,))
                 self._broadcast(entry.frame)
             return
         self._settled[rpc_id] = record
@@ -284,6 +347,20 @@ class Hub:
                 watcher(record)
             except Exception:
                 logger.exception("a watcher of question %s raised", rpc_id)
+
+    def _committed(self, record: StoredQuestion) -> None:
+        for listener in tuple(self._listeners):
+            try:
+                listener(record)
+            except Exception:
+                logger.exception("an event listener raised on question %s", record.rpc_id)
+
+    def _show(self, entries: Iterable[_Entry]) -> None:
+        fresh = [entry for entry in entries if not entry.shown]
+        for entry in fresh:
+            entry.shown = True
+        if fresh:
+            self._shown.note(entry.record.rpc_id for entry in fresh)
 
     def _broadcast(self, frame: str) -> None:
         for page in tuple(self._pages):
@@ -360,7 +437,8 @@ class HostProvider:
         except anyio.get_cancelled_exc_class():
             with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
                 try:
-                    await self.hub.withdraw(rpc_id, via="host")
+                    reason = withdraw_reason(request.signal)
+                    await self.hub.withdraw(rpc_id, via="host", reason=reason)
                 except UserQuestionError as error:  # the store is down: it stays pending
                     logger.warning("could not withdraw question %s: %s", rpc_id, error)
             raise
@@ -377,7 +455,9 @@ def _check_id(what: str, value: str) -> None:
         )
 
 
-def _settlement(record: StoredQuestion, response: ClientResponse, via: str) -> Settlement:
+def _settlement(
+    record: StoredQuestion, response: ClientResponse, via: str, by: str | None
+) -> Settlement:
     """What a response settles the request as, or `UserQuestionError` when it breaks the rules."""
     result = response.result
     if isinstance(result, ErrorResult):
@@ -387,7 +467,7 @@ def _settlement(record: StoredQuestion, response: ClientResponse, via: str) -> S
                 'dismiss with code "cancelled"',
                 ErrorCode.BAD_ANSWER,
             )
-        return Settlement("cancelled", via=via)
+        return Settlement("cancelled", via=via, by=by)
     if result.value.session_id != record.session_id:
         raise UserQuestionError(
             f"question {quoted(record.rpc_id)} belongs to session {quoted(record.session_id)}, "
@@ -395,7 +475,7 @@ def _settlement(record: StoredQuestion, response: ClientResponse, via: str) -> S
             ErrorCode.BAD_ANSWER,
         )
     answer = check_answer(record.questions, parse_answer(result.value.answer))
-    return Settlement("answered", answer, via)
+    return Settlement("answered", answer, via, by)
 
 
 def _not_pending(message: str) -> Receipt:

@@ -1,8 +1,10 @@
 """The host's gate: token, Origin and size checks as ASGI middleware, and the page's headers.
 
 Level 8: imports Starlette and `frames`. Every HTTP request and WebSocket except `GET /healthz`
-must carry the host's token (an `Authorization: Bearer` header, a `?token=` parameter or the
-`uq_token` cookie), compared in constant time. A request that carries an `Origin` header must
+must carry a token the host accepts (an `Authorization: Bearer` header, a `?token=` parameter or
+the `uq_token` cookie): the middleware asks its `authenticate` function (`people.People`), which
+names the person behind the token, and puts that `Identity` in the ASGI scope for the routes to
+record who answered (`identity_of`). A request that carries an `Origin` header must
 come from the host's own origin, which stops other sites (and other local servers: cookies are
 shared across ports) from driving the host through a visitor's browser; clients that are not
 browsers send no `Origin` and are trusted on their token alone. Request bodies are bounded. Every
@@ -15,8 +17,8 @@ codes are mapped in one place (`host/app.py`).
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qs
 
@@ -29,12 +31,16 @@ from user_questions.frames import MAX_FRAME_BYTES
 
 __all__ = [
     "CONTENT_SECURITY_POLICY",
+    "IDENTITY_SCOPE_KEY",
     "MAX_BODY_BYTES",
     "MAX_FRAME_BYTES",
     "PUBLIC_PATHS",
     "TOKEN_COOKIE",
+    "Authenticate",
     "Deny",
+    "Identity",
     "SecurityMiddleware",
+    "identity_of",
     "origin_allowed",
     "token_cookie",
     "token_of",
@@ -57,8 +63,31 @@ _HEADERS = [
     (b"x-frame-options", b"DENY"),
 ]
 
+IDENTITY_SCOPE_KEY = "user_questions.identity"
+"""Where the middleware leaves the `Identity` of an accepted request in its ASGI scope."""
+
 Deny = Callable[[int, str], Response]
 """Builds the refusal for an HTTP status and a one-line message."""
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """The person behind an accepted token."""
+
+    name: str
+    """The token's name (`owner` for the host's start-up token): what the records show."""
+    key: str
+    """The SHA-256 of the token, in hexadecimal: what a revocation is matched against."""
+
+
+Authenticate = Callable[[str], Identity | None]
+"""The person a presented token belongs to, or `None` when the host does not accept it."""
+
+
+def identity_of(scope: Scope) -> Identity | None:
+    """The person whose token opened this request (`None` on a public path)."""
+    identity: Identity | None = scope.get(IDENTITY_SCOPE_KEY)
+    return identity
 
 
 def token_of(scope: Scope) -> str | None:
@@ -107,9 +136,9 @@ class SecurityMiddleware:
     (uvicorn does), else it is closed before accept with code 4401 or 4403.
     """
 
-    def __init__(self, app: ASGIApp, *, token: Callable[[], str], deny: Deny) -> None:
+    def __init__(self, app: ASGIApp, *, authenticate: Authenticate, deny: Deny) -> None:
         self.app = app
-        self._token = token
+        self._authenticate = authenticate
         self._deny = deny
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -136,8 +165,10 @@ class SecurityMiddleware:
         if scope["path"] in PUBLIC_PATHS:
             return None
         given = token_of(scope)
-        if given is None or not hmac.compare_digest(given.encode(), self._token().encode()):
+        identity = None if given is None else self._authenticate(given)
+        if identity is None:
             return 401, "this host needs its token: open the URL `uq serve` printed"
+        scope[IDENTITY_SCOPE_KEY] = identity
         if not origin_allowed(scope):
             return 403, "requests from another origin are refused"
         return None

@@ -27,6 +27,7 @@ from starlette.applications import Starlette
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.app import HostTask, check_token, create_app, host_token
+from user_questions.host.records import check_retain_days
 from user_questions.host.security import MAX_FRAME_BYTES
 from user_questions.host.stores import open_store
 
@@ -123,18 +124,23 @@ def serve(
     token: str | None = None,
     tasks: Sequence[HostTask] = (),
     announce: Callable[[str], None] | None = None,
+    retain_days: int | None = None,
 ) -> None:
     """Run a host on `store` at `host:port` until SIGINT or SIGTERM.
 
     `announce` gets the URL (with the token) once the host serves; by default it is printed as
-    one line on stdout. Binding beyond loopback prints a warning on stderr.
+    one line on stdout. Binding beyond loopback prints a warning on stderr. `retain_days` deletes
+    the records of requests settled more than that many days ago (default: keep everything).
 
     Raises:
-        UserQuestionError: `STORE_LOCKED`, `BAD_STORE` or `BAD_TOKEN`, before anything listens;
-            `CANNOT_LISTEN` when `host:port` cannot be bound.
+        UserQuestionError: `STORE_LOCKED`, `BAD_STORE` or `BAD_TOKEN`, `BAD_REQUEST` for a
+            retention that cannot be used, before anything listens; `CANNOT_LISTEN` when
+            `host:port` cannot be bound.
     """
     if token is not None:
         check_token(token)
+    if retain_days is not None:
+        check_retain_days(retain_days)
     token = anyio.run(_settle_token, store, token)
     try:
         sock = bind(host, port)
@@ -152,7 +158,8 @@ def serve(
         )
     url = host_url(sock, host, token)
     show = announce or _print_line
-    run(create_app(store, token=token, tasks=tasks), sock, started=lambda: show(url))
+    app = create_app(store, token=token, tasks=tasks, retain_days=retain_days)
+    run(app, sock, started=lambda: show(url))
 
 
 async def _settle_token(store: str | os.PathLike[str], token: str | None) -> str:

@@ -1,16 +1,16 @@
 """`RemoteProvider`: ask the humans of a host (`uq serve`) from another process or machine.
 
-Level 7: imports `frames`, `_checks`, `_wire`, `errors`, `service` and `types`; needs the `web`
-extra (websockets) and the asyncio backend.
+Level 7: imports `frames`, `_checks`, `_wire`, `abort`, `errors`, `service` and `types`; needs
+the `web` extra (websockets) and the asyncio backend.
 
 The asker protocol (docs/host.md) runs over one WebSocket, `/ws/ask`, shared by every ask of the
 provider. Each ask has an `rpcId` generated here, so it survives anything that cuts the
 connection: after a dropped connection or a host restart the provider reconnects with backoff
 and sends every unsettled `Ask` again; the host's submit is idempotent, so this re-attaches to
 the same stored request, and an answer given meanwhile arrives at once, exactly once. When the
-ask is cancelled (the service's abort or timeout) the provider sends `Withdraw`, which takes the
-request off every page; a withdrawal that cannot be delivered within `WITHDRAW_TIMEOUT` is sent
-again on the next connection.
+ask is cancelled (the service's abort or timeout) the provider sends `Withdraw`, with the reason
+the host records (`withdraw_reason`), which takes the request off every page; a withdrawal that
+cannot be delivered within `WITHDRAW_TIMEOUT` is sent again on the next connection.
 
 There is no background task: the asks themselves read the socket. One waiting ask at a time is
 the reader; it hands every frame to the ask it belongs to, and when its own answer arrives (or
@@ -34,6 +34,7 @@ import os
 import random
 import socket
 import sys
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 
 from user_questions._checks import abort_error, cancelled_error
 from user_questions._wire import parse_answer
+from user_questions.abort import AbortSignal, is_timeout
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     MAX_FRAME_BYTES,
@@ -57,6 +59,7 @@ from user_questions.frames import (
     AskFailed,
     AskSettled,
     Withdraw,
+    WithdrawReason,
 )
 from user_questions.service import AskUserQuestionRequest
 from user_questions.types import AskUserQuestionAnswer
@@ -67,6 +70,7 @@ __all__ = [
     "WITHDRAW_TIMEOUT",
     "RemoteProvider",
     "settled_answer",
+    "withdraw_reason",
 ]
 
 ASK_PATH = "ws/ask"
@@ -81,6 +85,22 @@ BACKOFF_MAX = 2.0
 """The longest pause between reconnection attempts."""
 MAX_REPLY_BYTES = 4 * 1024 * 1024
 """The largest frame accepted from the host."""
+_CLOCK_SLACK = 0.01
+"""Seconds before a signal's deadline at which a cancellation counts as its timeout: the event
+loop may fire the deadline's cancel scope a hair before the signal reads its own clock."""
+
+
+def withdraw_reason(signal: AbortSignal | None) -> WithdrawReason:
+    """Why a cancelled ask gave up: `timed-out` when `signal` timed out (or is at its deadline),
+    `aborted` when it aborted otherwise, `cancelled` when it did not abort at all."""
+    if signal is None:
+        return "cancelled"
+    if signal.aborted:
+        return "timed-out" if is_timeout(signal.reason) else "aborted"
+    deadline = signal.deadline
+    if deadline is not None and time.monotonic() >= deadline - _CLOCK_SLACK:
+        return "timed-out"
+    return "cancelled"
 
 
 def settled_answer(state: str, answer: AskUserQuestionAnswer | None) -> AskUserQuestionAnswer:
@@ -106,6 +126,8 @@ class _Call:
     """The `Ask` frame; sent on every new connection until the call completes."""
     withdrawal: bool = False
     """Whether this call withdraws the request: `Withdraw` follows the `Ask`."""
+    reason: WithdrawReason | None = None
+    """Why the withdrawal is made, sent with it."""
     reply: AskSettled | AskFailed | None = None
     wake: anyio.Event = field(default_factory=anyio.Event)
     """Set when the reply arrives or the reader steps down."""
@@ -234,7 +256,7 @@ class RemoteProvider:
         try:
             reply = await self._complete(call)
         except anyio.get_cancelled_exc_class():
-            withdrawal = self._withdraw_later(call)
+            withdrawal = self._withdraw_later(call, withdraw_reason(request.signal))
             with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
                 await self._complete(withdrawal)
                 self._forget(withdrawal)
@@ -245,20 +267,22 @@ class RemoteProvider:
                 await self.aclose()
         if isinstance(reply, AskFailed):
             if reply.code == ErrorCode.HOST_UNREACHABLE:
-                self._withdraw_later(call)  # if the host comes back, take the request down
+                self._withdraw_later(call, "cancelled")  # if the host comes back, take it down
             raise UserQuestionError(reply.message, reply.code)
         answer = None if reply.answer is None else parse_answer(reply.answer)
         return settled_answer(reply.outcome, answer)
 
     # -- the connection -----------------------------------------------------------------------
 
-    def _withdraw_later(self, call: _Call) -> _Call:
+    def _withdraw_later(self, call: _Call, reason: WithdrawReason) -> _Call:
         """Replace `call` by its withdrawal, sent now if connected and on every reconnection.
 
         On a new connection the `Ask` goes first, so the withdrawal can never reach the host
         before the `Ask` it withdraws, whichever connection that `Ask` travelled on.
         """
-        withdrawal = _Call(call.rpc_id, call.ask, withdrawal=True, asked_on=call.asked_on)
+        withdrawal = _Call(
+            call.rpc_id, call.ask, withdrawal=True, reason=reason, asked_on=call.asked_on
+        )
         self._calls[call.rpc_id] = withdrawal
         return withdrawal
 
@@ -293,7 +317,8 @@ class RemoteProvider:
                 await ws.send(call.ask)
             if call.withdrawal and call.withdrawn_on != generation:
                 call.withdrawn_on = generation
-                await ws.send(Withdraw(rpc_id=call.rpc_id).model_dump_json())
+                withdraw = Withdraw(rpc_id=call.rpc_id, reason=call.reason)
+                await ws.send(withdraw.model_dump_json())
         except ConnectionClosed:
             self._drop(ws)
 

@@ -9,7 +9,8 @@ import pytest
 
 from user_questions.host.stores import Store, open_store
 
-StoreFactory = Callable[[], Store]
+StoreFactory = Callable[..., Store]
+"""`make_store()` opens a host's handle; `make_store(host=False)` a command's, beside it."""
 
 STORES = ["sqlite", "postgresql"]
 """Backends the contract tests run against (PostgreSQL: a real server, see `tests/pg.py`)."""
@@ -20,8 +21,8 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
     """Opens (with `async with`) new handles on one fresh store of the backend."""
     if request.param == "postgresql":
         url: str = request.getfixturevalue("pg_url")  # a fresh database for this test
-        return lambda: open_store(url)
-    return lambda: open_store(tmp_path / "host.db")
+        return lambda host=True: open_store(url, host=host)
+    return lambda host=True: open_store(tmp_path / "host.db", host=host)
 
 
 @pytest.fixture

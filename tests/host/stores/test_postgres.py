@@ -7,6 +7,7 @@ database are two nodes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,10 +15,10 @@ import anyio
 import psycopg
 import pytest
 
-from tests.host.stores.test_store_contract import ANSWER, new
+from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
 from tests.pg import PostgresCluster, database_of
 from user_questions import ErrorCode, UserQuestionError
-from user_questions.host.stores import Settlement, open_store
+from user_questions.host.stores import HistoryQuery, Settlement, open_store
 from user_questions.host.stores import postgres as postgres_store
 from user_questions.host.stores.postgres import SCHEMA_VERSION, PostgresStore, printable_url
 
@@ -110,6 +111,40 @@ async def test_an_older_schema_is_migrated_in_order_and_keeps_its_rows(
     async with await psycopg.AsyncConnection.connect(pg_url) as connection:
         cursor = await connection.execute("SELECT note FROM user_questions.questions")
         assert await cursor.fetchall() == [("migrated",)]
+
+
+async def test_a_version_1_database_is_migrated_and_its_records_become_searchable_history(
+    pg_url: str,
+) -> None:
+    with pytest.MonkeyPatch.context() as patch:  # what the previous release created
+        patch.setattr(postgres_store, "SCHEMA_VERSION", 1)
+        async with open_store(pg_url, host=False):
+            pass
+    questions = json.dumps([question.model_dump(mode="json") for question in QUESTIONS])
+    await execute(
+        pg_url,
+        "INSERT INTO user_questions.questions (rpc_id, session_id, questions, asked_at, state, "
+        "answer, settled_at, settled_via) VALUES "
+        f"('old', 'agent-1', '{questions}', now(), 'answered', "
+        f"'{ANSWER.model_dump_json()}', now(), 'web'), "
+        f"('waiting', 'agent-1', '{questions}', now(), 'pending', NULL, NULL, NULL)",
+    )
+    async with open_store(pg_url) as store:
+        page = await store.history(HistoryQuery(terms=("inbox",)))
+        assert [record.rpc_id for record in page.records] == ["old"]
+        assert page.records[0].answer == ANSWER
+        assert [record.rpc_id for record in await store.pending()] == ["waiting"]
+        assert await store.settle("waiting", Settlement("timed-out", via="asker")) is not None
+        assert await store.tokens() == []
+    assert await stored_version(pg_url) == SCHEMA_VERSION
+
+
+async def test_a_command_beside_the_nodes_does_not_listen(
+    pg_url: str, pg_cluster: PostgresCluster
+) -> None:
+    async with open_store(pg_url, host=False) as command:
+        await command.submit(new("r1"))
+        assert pg_cluster.terminate(database_of(pg_url), LISTENER) == 0
 
 
 async def test_a_database_written_by_a_newer_version_is_refused(pg_url: str) -> None:

@@ -1,15 +1,19 @@
-"""What `SQLiteStore` adds to the contract: WAL, a lock per file, a versioned schema, privacy."""
+"""What `SQLiteStore` adds to the contract: WAL, a lock per file, a versioned schema, privacy,
+and commands (`uq token`, `uq history`) opening the file beside the running host."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import stat
 from pathlib import Path
 
 import pytest
 
+from tests.host.stores.test_store_contract import ANSWER, QUESTIONS
 from user_questions import ErrorCode, UserQuestionError
-from user_questions.host.stores.sqlite import SCHEMA_VERSION, SQLiteStore
+from user_questions.host.stores import HistoryQuery
+from user_questions.host.stores.sqlite import _MIGRATIONS, SCHEMA_VERSION, SQLiteStore
 
 pytestmark = pytest.mark.anyio
 
@@ -96,3 +100,47 @@ async def test_a_store_that_cannot_be_created_is_a_clear_error(tmp_path: Path) -
             pass
     assert caught.value.code == ErrorCode.BAD_STORE
     assert str(caught.value).startswith(f"cannot open the store {tmp_path / 'file' / 'host.db'}")
+
+
+async def test_a_command_opens_the_file_beside_the_running_host(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "host.db") as host:
+        async with SQLiteStore(tmp_path / "host.db", host=False) as command:
+            await command.set_setting("seen", "yes")
+        assert await host.setting("seen", "no") == "yes"
+
+
+async def test_a_command_never_creates_a_store(tmp_path: Path) -> None:
+    with pytest.raises(UserQuestionError) as caught:
+        async with SQLiteStore(tmp_path / "typo.db", host=False):
+            pass
+    assert caught.value.code == ErrorCode.BAD_STORE
+    assert str(caught.value).startswith(f"there is no store at {tmp_path / 'typo.db'}")
+    assert not (tmp_path / "typo.db").exists()
+
+
+async def test_a_version_1_file_is_migrated_and_its_records_become_searchable_history(
+    tmp_path: Path,
+) -> None:
+    questions = json.dumps([question.model_dump(mode="json") for question in QUESTIONS])
+    with sqlite3.connect(tmp_path / "host.db") as connection:
+        connection.executescript(str(_MIGRATIONS[0]))
+        connection.execute("PRAGMA user_version = 1")
+        connection.executemany(
+            "INSERT INTO questions (rpc_id, session_id, questions, asked_at, state, answer, "
+            "settled_at, settled_via) VALUES (?, 'agent-1', ?, ?, ?, ?, ?, ?)",
+            [
+                ("old", questions, "2025-01-01T00:00:00+00:00", "answered",
+                 ANSWER.model_dump_json(), "2025-01-01T00:01:00+00:00", "web"),
+                ("waiting", questions, "2025-01-01T00:00:00+00:00", "pending",
+                 None, None, None),
+            ],
+        )  # fmt: skip
+    async with SQLiteStore(tmp_path / "host.db") as store:
+        page = await store.history(HistoryQuery(terms=("inbox",)))
+        assert [record.rpc_id for record in page.records] == ["old"]
+        assert page.records[0].answer == ANSWER
+        assert page.records[0].settled_by is None
+        assert [record.rpc_id for record in await store.pending()] == ["waiting"]
+        assert await store.tokens() == []
+    with sqlite3.connect(tmp_path / "host.db") as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

@@ -1,15 +1,31 @@
-"""The `Store` contract, run against every backend: what the hub relies on."""
+"""The `Store` contract, run against every backend: what the hub relies on, the answer records,
+history queries, retention and named tokens."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import base64
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import anyio
 import pytest
 
 from tests.host.stores.conftest import StoreFactory
-from user_questions import AskUserQuestionAnswer, AskUserQuestionAnswerItem
-from user_questions.host.stores import NewQuestion, Settlement, Store
+from user_questions import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    ErrorCode,
+    UserQuestionError,
+)
+from user_questions.host.stores import (
+    HistoryQuery,
+    NewQuestion,
+    SettledState,
+    Settlement,
+    Store,
+    StoredQuestion,
+    TokenRecord,
+)
 from user_questions.types import AskUserQuestionItem, AskUserQuestionOption
 
 pytestmark = pytest.mark.anyio
@@ -31,8 +47,15 @@ ANSWER = AskUserQuestionAnswer(
 )
 
 
-def new(rpc_id: str, session: str = "agent-1") -> NewQuestion:
-    return NewQuestion(rpc_id, session, QUESTIONS, datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC))
+def new(
+    rpc_id: str,
+    session: str = "agent-1",
+    questions: tuple[AskUserQuestionItem, ...] = QUESTIONS,
+    asked_by: str | None = None,
+) -> NewQuestion:
+    return NewQuestion(
+        rpc_id, session, questions, datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC), asked_by
+    )
 
 
 async def test_submit_stores_the_request_exactly_as_given(store: Store) -> None:
@@ -145,3 +168,249 @@ async def test_on_change_returns_a_remover_that_can_be_called_twice(store: Store
     remove = store.on_change(lambda rpc_id: None)
     remove()
     remove()
+
+
+# -- answer records ---------------------------------------------------------------------------
+
+
+async def settled(
+    store: Store,
+    rpc_id: str,
+    *,
+    session: str = "agent-1",
+    state: SettledState = "answered",
+    by: str | None = "alice",
+    questions: tuple[AskUserQuestionItem, ...] = QUESTIONS,
+    answer: AskUserQuestionAnswer | None = ANSWER,
+) -> StoredQuestion:
+    """Submit and settle a request; its settled record."""
+    await store.submit(new(rpc_id, session, questions))
+    record = await store.settle(
+        rpc_id,
+        Settlement(state, answer if state == "answered" else None, via="web", by=by),
+    )
+    assert record is not None
+    return record
+
+
+async def history(store: Store, **query: object) -> list[str]:
+    """The rpcIds of one history page for `query`, newest settled first."""
+    page = await store.history(HistoryQuery(**query))  # type: ignore[arg-type]
+    return [record.rpc_id for record in page.records]
+
+
+async def test_a_settlement_records_who_asked_who_settled_and_through_which_surface(
+    store: Store,
+) -> None:
+    created, _ = await store.submit(new("r1", asked_by="ci-bot"))
+    assert created.asked_by == "ci-bot"
+    record = await store.settle("r1", Settlement("answered", ANSWER, via="terminal", by="alice"))
+    assert record is not None
+    assert (record.asked_by, record.settled_by, record.settled_via) == (
+        "ci-bot",
+        "alice",
+        "terminal",
+    )
+    assert await store.get("r1") == record
+
+
+async def test_a_timed_out_withdrawal_is_kept_as_its_own_outcome(store: Store) -> None:
+    record = await settled(store, "r1", state="timed-out", by="ci-bot")
+    assert record.state == "timed-out"
+    assert record.answer is None
+    assert await history(store, state="timed-out") == ["r1"]
+    assert await history(store, state="withdrawn") == []
+
+
+async def test_shown_keeps_the_first_time_a_request_was_shown(store: Store) -> None:
+    await store.submit(new("r1"))
+    await store.submit(new("r2"))
+    await store.mark_shown(["r1", "never-asked"])
+    first = await store.get("r1")
+    assert first is not None
+    assert first.shown_at is not None
+    assert (await store.get("r2") or first).shown_at is None
+    await store.mark_shown(["r1", "r2"])
+    again = await store.get("r1")
+    assert again is not None
+    assert again.shown_at == first.shown_at
+    assert (await store.get("r2") or first).shown_at is not None
+
+
+async def test_a_request_shown_as_it_is_asked_keeps_that_time(store: Store) -> None:
+    shown = datetime(2025, 1, 2, 3, 4, 6, 123456, tzinfo=UTC)
+    asked = replace(new("r1"), shown_at=shown)
+    record, _ = await store.submit(asked)
+    assert record.shown_at == shown
+    await store.mark_shown(["r1"])
+    assert await store.get("r1") == record
+
+
+async def test_history_lists_only_settled_requests_newest_settled_first(store: Store) -> None:
+    await store.submit(new("pending"))
+    for rpc_id in ("c", "a", "d"):
+        await settled(store, rpc_id)
+    page = await store.history(HistoryQuery())
+    assert [record.rpc_id for record in page.records] == ["d", "a", "c"]
+    assert page.next is None
+    assert page.records[0].answer == ANSWER
+    assert page.records[0].settled_by == "alice"
+
+
+async def test_history_filters_by_session_outcome_and_person(store: Store) -> None:
+    await settled(store, "s1-answered", session="s1", by="alice")
+    await settled(store, "s1-dismissed", session="s1", state="cancelled", by="bob")
+    await settled(store, "s2-answered", session="s2", by="bob")
+    await settled(store, "s2-withdrawn", session="s2", state="withdrawn", by=None)
+    assert await history(store, session="s1") == ["s1-dismissed", "s1-answered"]
+    assert await history(store, state="answered") == ["s2-answered", "s1-answered"]
+    assert await history(store, by="bob") == ["s2-answered", "s1-dismissed"]
+    assert await history(store, session="s2", state="answered", by="bob") == ["s2-answered"]
+    assert await history(store, session="nobody") == []
+
+
+async def test_history_search_needs_every_word_in_the_text_or_the_typed_answer(
+    store: Store,
+) -> None:
+    await settled(store, "databases")  # header-less, detail "We need **durability**."
+    sizes = (
+        AskUserQuestionItem(
+            id="size",
+            header="Größe",
+            question="How big?",
+            options=[AskUserQuestionOption(label="S", description="fits 100% of cases")],
+        ),
+    )
+    await settled(store, "sizes", questions=sizes, state="cancelled")
+    assert await history(store, terms=("durability",)) == ["databases"]
+    assert await history(store, terms=("postgres",)) == ["databases"]  # an option label
+    assert await history(store, terms=("inbox",)) == ["databases"]  # the typed answer
+    assert await history(store, terms=("sqlite", "inbox")) == ["databases"]
+    assert await history(store, terms=("sqlite", "nowhere")) == []
+    assert await history(store, terms=("grösse",)) == ["sizes"]  # casefolded: ß is ss
+    assert await history(store, terms=("100%",)) == ["sizes"]  # wildcards are plain text
+    assert await history(store, terms=("%",)) == ["sizes"]
+    assert await history(store, terms=("_",)) == []
+    assert await history(store, terms=("label",)) == []  # the JSON around the words is not text
+    assert await history(store, terms=("which",)) == ["databases"]
+
+
+async def test_history_pages_follow_a_cursor_that_later_settlements_never_shift(
+    store: Store,
+) -> None:
+    for index in range(7):
+        await settled(store, f"r{index}")
+    first = await store.history(HistoryQuery(limit=3))
+    assert [record.rpc_id for record in first.records] == ["r6", "r5", "r4"]
+    assert first.next is not None
+    await settled(store, "later")  # settles between two page reads
+    second = await store.history(HistoryQuery(before=first.next, limit=3))
+    assert [record.rpc_id for record in second.records] == ["r3", "r2", "r1"]
+    assert second.next is not None
+    third = await store.history(HistoryQuery(before=second.next, limit=3))
+    assert [record.rpc_id for record in third.records] == ["r0"]
+    assert third.next is None
+    assert await history(store, limit=1) == ["later"]
+
+
+async def test_a_cursor_the_store_did_not_make_is_refused(store: Store) -> None:
+    forged = base64.urlsafe_b64encode(b"yesterday|1").decode()
+    for cursor in ("not a cursor", forged, ""):
+        with pytest.raises(UserQuestionError) as caught:
+            await store.history(HistoryQuery(before=cursor or "=="))
+        assert caught.value.code == ErrorCode.BAD_REQUEST
+        assert "invalid history cursor" in str(caught.value)
+
+
+async def test_purge_deletes_only_requests_settled_before_the_cutoff_never_pending_ones(
+    store: Store,
+) -> None:
+    await store.submit(new("pending-and-old"))
+    old = await settled(store, "old")
+    assert old.settled_at is not None
+    cutoff = old.settled_at + timedelta(microseconds=1)
+    recent = await settled(store, "recent")
+    assert recent.settled_at is not None
+    assert recent.settled_at > cutoff
+    assert await store.purge(cutoff) == 1
+    assert await store.get("old") is None
+    assert await store.get("recent") == recent
+    assert await store.purge(datetime.now(UTC) + timedelta(days=1)) == 1
+    assert [record.rpc_id for record in await store.pending()] == ["pending-and-old"]
+    assert await history(store) == []
+
+
+# -- people -----------------------------------------------------------------------------------
+
+CREATED = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
+
+
+async def test_tokens_are_added_listed_and_revoked_and_a_revoked_name_can_be_reused(
+    store: Store,
+) -> None:
+    await store.add_token(TokenRecord("bob", "b" * 64, CREATED))
+    await store.add_token(TokenRecord("alice", "a" * 64, CREATED))
+    assert await store.tokens() == [
+        TokenRecord("alice", "a" * 64, CREATED),
+        TokenRecord("bob", "b" * 64, CREATED),
+    ]
+    revoked = await store.revoke_token("alice")
+    assert revoked is not None
+    assert revoked.revoked_at is not None
+    assert not revoked.active
+    assert await store.revoke_token("alice") is None
+    assert await store.revoke_token("nobody") is None
+    assert (await store.tokens())[0] == revoked
+    await store.add_token(TokenRecord("alice", "c" * 64, CREATED))  # a new token for alice
+    assert (await store.tokens())[0] == TokenRecord("alice", "c" * 64, CREATED)
+
+
+async def test_a_second_active_token_of_the_same_name_is_refused(store: Store) -> None:
+    await store.add_token(TokenRecord("alice", "a" * 64, CREATED))
+    with pytest.raises(UserQuestionError) as caught:
+        await store.add_token(TokenRecord("alice", "c" * 64, CREATED))
+    assert caught.value.code == ErrorCode.TOKEN_EXISTS
+    assert [token.token_hash for token in await store.tokens()] == ["a" * 64]
+
+
+async def test_touching_a_token_records_its_last_use(store: Store) -> None:
+    await store.add_token(TokenRecord("alice", "a" * 64, CREATED))
+    before = datetime.now(UTC)
+    await store.touch_token("alice")
+    (token,) = await store.tokens()
+    assert token.last_used_at is not None
+    assert token.last_used_at >= before - timedelta(seconds=1)
+
+
+async def test_a_store_tells_its_own_tokens_listeners_of_its_changes(store: Store) -> None:
+    heard: list[None] = []
+    remove = store.on_tokens_change(lambda: heard.append(None))
+    await store.add_token(TokenRecord("alice", "a" * 64, CREATED))
+    await store.revoke_token("alice")
+    await store.revoke_token("alice")  # nothing changed
+    assert len(heard) == 2
+    remove()
+    remove()
+    await store.add_token(TokenRecord("bob", "b" * 64, CREATED))
+    assert len(heard) == 2
+
+
+async def test_a_hosts_store_hears_of_token_changes_made_by_a_command_beside_it(
+    make_store: StoreFactory,
+) -> None:
+    async with make_store() as host, make_store(host=False) as command:
+        changed = anyio.Event()
+
+        def heard() -> None:
+            changed.set()
+
+        host.on_tokens_change(heard)
+        await command.add_token(TokenRecord("alice", "a" * 64, CREATED))
+        with anyio.fail_after(5):
+            await changed.wait()
+        assert [token.name for token in await host.tokens() if token.active] == ["alice"]
+        changed = anyio.Event()
+        await command.revoke_token("alice")
+        with anyio.fail_after(5):
+            await changed.wait()
+        assert [token.name for token in await host.tokens() if token.active] == []

@@ -6,6 +6,7 @@
 
 import { h, preview } from "./dom.js";
 import { DraftStore } from "./drafts.js";
+import { DesktopNotifier } from "./notify.js";
 import { PlanCard } from "./plan-card.js";
 import { planReviewOf } from "./presentation.js";
 import { Connection, socketUrl } from "./protocol.js";
@@ -49,6 +50,10 @@ let countdownTimer = 0;
 /** The host refused this page's token: say so until a connection opens again. */
 let refused = false;
 
+const notifier = new DesktopNotifier(byId("notify"), {
+  focus: (card) => card.focusCard(),
+  waiting: (card) => cards.get(card.rpcId) === card,
+});
 const connection = new Connection(socketUrl(window.location), { onFrame, onStatus });
 const env = {
   drafts,
@@ -127,6 +132,7 @@ function addCard(frame) {
   );
   view.cards.insertBefore(card.element, later ?? null);
   announce(card);
+  notifier.arrived(card);
   update();
 }
 
@@ -162,6 +168,7 @@ function focusAfter(index) {
 function update() {
   const count = cards.size;
   document.title = count > 0 ? `(${count}) ${TITLE}` : TITLE;
+  if (count === 0) notifier.clear();
   view.empty.hidden = count > 0;
   view.count.hidden = count === 0;
   view.count.textContent = count === 1 ? "1 request waiting" : `${count} requests waiting`;

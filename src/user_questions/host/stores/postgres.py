@@ -6,7 +6,10 @@ so the notification is committed with the write, or not at all. A notification o
 other nodes, which re-read the row: a dedicated connection `LISTEN`s, reconnects with backoff
 when it is cut, and after every (re)connection tells the listeners `None` (re-read everything),
 because notifications sent while it was away are gone. So a lost notification delays a change
-until the next reconnection at worst, and loses nothing.
+until the next reconnection at worst, and loses nothing. Adding or revoking a named token sends
+`NOTIFY user_questions_tokens` the same way, so every node reloads its tokens at once.
+
+A store opened with `host=False` (`uq token`, `uq history`) does not listen at all.
 
 Settling is `UPDATE ... WHERE rpc_id = ? AND state = 'pending' RETURNING ...`: of two nodes
 answering at once exactly one gets the row back. Each settle carries a fresh `settle_id`, so
@@ -26,6 +29,7 @@ migrate once; a database written by a newer version is refused.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import random
 import uuid
@@ -44,15 +48,27 @@ from pydantic import TypeAdapter
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores import (
     ChangeListener,
+    HistoryPage,
+    HistoryQuery,
     NewQuestion,
     QuestionState,
     Settlement,
     StoredQuestion,
+    TokenRecord,
+    TokensListener,
+)
+from user_questions.host.stores._shared import (
+    answer_text,
+    decode_cursor,
+    encode_cursor,
+    like_pattern,
+    question_text,
 )
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
 __all__ = [
     "CHANNEL",
+    "TOKENS_CHANNEL",
     "LISTEN_HEARTBEAT",
     "POOL_SIZE",
     "SCHEMA",
@@ -65,10 +81,12 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema this code writes; `_MIGRATIONS[n]` brings a database from version n to n + 1."""
 CHANNEL = "user_questions"
 """The NOTIFY channel; each payload is the rpcId of the request that changed."""
+TOKENS_CHANNEL = "user_questions_tokens"
+"""The NOTIFY channel of named tokens; each payload is the name of the token added or revoked."""
 POOL_SIZE = 4
 """Connections one store uses for its queries at most (the listener has its own)."""
 CONNECT_TIMEOUT = 10
@@ -84,7 +102,50 @@ APPLICATION_NAME = "user-questions"
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
 
-_MIGRATIONS: Sequence[str] = (
+Connection = psycopg.AsyncConnection[TupleRow]
+T = TypeVar("T")
+_QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
+
+
+async def _records_and_people(connection: Connection) -> None:
+    """Version 2: who asked, when first shown, who settled, the search text, the `timed-out`
+    state; named tokens."""
+    await connection.execute(
+        f"""
+        ALTER TABLE {SCHEMA}.questions
+            ADD COLUMN asked_by text,
+            ADD COLUMN shown_at timestamptz,
+            ADD COLUMN settled_by text,
+            ADD COLUMN search text NOT NULL DEFAULT '',
+            DROP CONSTRAINT questions_state_check,
+            ADD CONSTRAINT questions_state_check CHECK (
+                state IN ('pending', 'answered', 'cancelled', 'withdrawn', 'timed-out'));
+        CREATE INDEX questions_settled ON {SCHEMA}.questions (settled_at DESC, seq DESC)
+            WHERE state <> 'pending';
+        CREATE TABLE {SCHEMA}.tokens (
+            name text PRIMARY KEY,
+            token_hash text NOT NULL UNIQUE,
+            created_at timestamptz NOT NULL,
+            last_used_at timestamptz,
+            revoked_at timestamptz
+        );
+        """
+    )
+    cursor = await connection.execute(
+        f"SELECT seq, questions::text, answer::text FROM {SCHEMA}.questions"
+    )
+    searches = []
+    for seq, questions, answer in await cursor.fetchall():
+        parsed = None if answer is None else AskUserQuestionAnswer.model_validate_json(answer)
+        text = question_text(_QUESTIONS.validate_json(questions)) + answer_text(parsed)
+        searches.append((text, seq))
+    async with connection.cursor() as updates:
+        await updates.executemany(
+            f"UPDATE {SCHEMA}.questions SET search = %s WHERE seq = %s", searches
+        )
+
+
+_MIGRATIONS: Sequence[str | Callable[[Connection], Awaitable[None]]] = (
     f"""
     CREATE TABLE {SCHEMA}.settings (key text PRIMARY KEY, value text NOT NULL);
     CREATE TABLE {SCHEMA}.questions (
@@ -102,17 +163,20 @@ _MIGRATIONS: Sequence[str] = (
     );
     CREATE INDEX questions_pending ON {SCHEMA}.questions (seq) WHERE state = 'pending';
     """,
+    _records_and_people,
 )
 
 _COLUMNS = (
-    "rpc_id, session_id, questions::text, asked_at, state, answer::text, settled_at, settled_via"
+    "rpc_id, session_id, questions::text, asked_at, state, answer::text, settled_at, settled_via, "
+    "asked_by, shown_at, settled_by"
 )
 _SELECT = f"SELECT {_COLUMNS} FROM {SCHEMA}.questions"
 _NOTIFY = f"pg_notify('{CHANNEL}', rpc_id)"
 _SUBMIT = f"""
     WITH created AS (
-        INSERT INTO {SCHEMA}.questions (rpc_id, session_id, questions, asked_at)
-        VALUES (%s, %s, %s::jsonb, %s) ON CONFLICT (rpc_id) DO NOTHING RETURNING *
+        INSERT INTO {SCHEMA}.questions
+            (rpc_id, session_id, questions, asked_at, asked_by, shown_at, search)
+        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s) ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )
     SELECT {_COLUMNS}, {_NOTIFY} FROM created
 """
@@ -120,16 +184,32 @@ _SETTLE = f"""
     WITH settled AS (
         UPDATE {SCHEMA}.questions
         SET state = %s, answer = %s::jsonb, settled_at = coalesce(settled_at, now()),
-            settled_via = %s, settle_id = %s
+            settled_via = %s, settled_by = %s, settle_id = %s,
+            search = CASE WHEN state = 'pending' THEN search || %s ELSE search END
         WHERE rpc_id = %s AND (state = 'pending' OR settle_id = %s)
         RETURNING *
     )
     SELECT {_COLUMNS}, {_NOTIFY} FROM settled
 """
-_QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
-
-Connection = psycopg.AsyncConnection[TupleRow]
-T = TypeVar("T")
+_TOKEN_COLUMNS = "name, token_hash, created_at, last_used_at, revoked_at"
+_TOKENS_NOTIFY = f"pg_notify('{TOKENS_CHANNEL}', name)"
+_ADD_TOKEN = f"""
+    WITH added AS (
+        INSERT INTO {SCHEMA}.tokens (name, token_hash, created_at) VALUES (%s, %s, %s)
+        ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash,
+            created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL
+        WHERE {SCHEMA}.tokens.revoked_at IS NOT NULL
+        RETURNING name
+    )
+    SELECT name, {_TOKENS_NOTIFY} FROM added
+"""
+_REVOKE_TOKEN = f"""
+    WITH revoked AS (
+        UPDATE {SCHEMA}.tokens SET revoked_at = now()
+        WHERE name = %s AND revoked_at IS NULL RETURNING *
+    )
+    SELECT {_TOKEN_COLUMNS}, {_TOKENS_NOTIFY} FROM revoked
+"""
 _DOWN = (psycopg.OperationalError, psycopg.InterfaceError)
 """What psycopg raises when the database cannot be reached, or went away mid-statement."""
 
@@ -146,8 +226,9 @@ class PostgresStore:
         UserQuestionError: `BAD_STORE` for a URL that libpq cannot parse.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, host: bool = True) -> None:
         self.url = printable_url(url)
+        self.host = host
         try:
             given = conninfo_to_dict(url)
         except psycopg.ProgrammingError as error:
@@ -159,6 +240,7 @@ class PostgresStore:
         self._name = str(given.get("application_name") or APPLICATION_NAME)
         self._timeout = None if "connect_timeout" in given else CONNECT_TIMEOUT
         self._listeners: list[ChangeListener] = []
+        self._tokens_listeners: list[TokensListener] = []
         self._idle: list[Connection] = []
         self._pids: set[int] = set()
         """Backends of this store's own connections, whose notifications are its own writes."""
@@ -172,6 +254,8 @@ class PostgresStore:
         self._slots = anyio.Semaphore(POOL_SIZE)
         try:
             await self._run(self._migrate)
+            if not self.host:
+                return self
             self._task_group = anyio.create_task_group()
             await self._task_group.__aenter__()
             try:
@@ -227,7 +311,15 @@ class PostgresStore:
 
     async def submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
         questions = _QUESTIONS.dump_json(list(question.questions)).decode()
-        parameters = (question.rpc_id, question.session_id, questions, question.asked_at)
+        parameters = (
+            question.rpc_id,
+            question.session_id,
+            questions,
+            question.asked_at,
+            question.asked_by,
+            question.shown_at,
+            question_text(question.questions),
+        )
 
         async def insert(connection: Connection) -> tuple[StoredQuestion, bool]:
             created = await _records(connection, _SUBMIT, parameters)
@@ -243,7 +335,16 @@ class PostgresStore:
     async def settle(self, rpc_id: str, settlement: Settlement) -> StoredQuestion | None:
         answer = None if settlement.answer is None else settlement.answer.model_dump_json()
         settle_id = uuid.uuid4()
-        parameters = (settlement.outcome, answer, settlement.via, settle_id, rpc_id, settle_id)
+        parameters = (
+            settlement.outcome,
+            answer,
+            settlement.via,
+            settlement.by,
+            settle_id,
+            answer_text(settlement.answer),
+            rpc_id,
+            settle_id,
+        )
 
         async def update(connection: Connection) -> StoredQuestion | None:
             found = await _records(connection, _SETTLE, parameters)
@@ -277,6 +378,116 @@ class PostgresStore:
         def remove() -> None:
             if listener in self._listeners:
                 self._listeners.remove(listener)
+
+        return remove
+
+    async def mark_shown(self, rpc_ids: Sequence[str]) -> None:
+        async def update(connection: Connection) -> None:
+            await connection.execute(
+                f"UPDATE {SCHEMA}.questions SET shown_at = now() "
+                "WHERE shown_at IS NULL AND rpc_id = ANY(%s)",
+                (list(rpc_ids),),
+            )
+
+        await self._run(update)
+
+    async def history(self, query: HistoryQuery) -> HistoryPage:
+        where = ["state <> 'pending'"]
+        parameters: list[object] = []
+        for clause, value in (
+            ("session_id = %s", query.session),
+            ("state = %s", query.state),
+            ("settled_by = %s", query.by),
+        ):
+            if value is not None:
+                where.append(clause)
+                parameters.append(value)
+        for term in query.terms:
+            where.append("search LIKE %s ESCAPE '\\'")
+            parameters.append(like_pattern(term))
+        if query.before is not None:
+            text, seq = decode_cursor(query.before)
+            settled_at = datetime.fromisoformat(text)
+            where.append("(settled_at, seq) < (%s, %s)")  # a range on the index, not a filter
+            parameters += [settled_at, seq]
+        sql = (
+            f"SELECT {_COLUMNS}, seq FROM {SCHEMA}.questions WHERE {' AND '.join(where)} "
+            "ORDER BY settled_at DESC, seq DESC LIMIT %s"
+        )
+
+        async def select(connection: Connection) -> list[TupleRow]:
+            cursor = await connection.execute(sql, (*parameters, query.limit + 1))
+            return await cursor.fetchall()
+
+        rows = await self._run(select)
+        records = [_record(row) for row in rows[: query.limit]]
+        if len(rows) <= query.limit:
+            return HistoryPage(records, None)
+        last = rows[query.limit - 1]
+        settled = cast(datetime, last[6]).astimezone(UTC).isoformat(timespec="microseconds")
+        return HistoryPage(records, encode_cursor(settled, last[-1]))
+
+    async def purge(self, settled_before: datetime) -> int:
+        async def delete(connection: Connection) -> int:
+            cursor = await connection.execute(
+                f"DELETE FROM {SCHEMA}.questions WHERE state <> 'pending' AND settled_at < %s",
+                (settled_before,),
+            )
+            return cursor.rowcount
+
+        return await self._run(delete)
+
+    async def tokens(self) -> list[TokenRecord]:
+        async def select(connection: Connection) -> list[TokenRecord]:
+            cursor = await connection.execute(
+                f"SELECT {_TOKEN_COLUMNS} FROM {SCHEMA}.tokens ORDER BY name"
+            )
+            return [_token(row) for row in await cursor.fetchall()]
+
+        return await self._run(select)
+
+    async def add_token(self, token: TokenRecord) -> None:
+        async def insert(connection: Connection) -> bool:
+            cursor = await connection.execute(
+                _ADD_TOKEN, (token.name, token.token_hash, token.created_at)
+            )
+            return await cursor.fetchone() is not None
+
+        if not await self._run(insert):
+            raise UserQuestionError(
+                f"a token named {json.dumps(token.name)} exists; revoke it first "
+                "(uq token revoke) or choose another name",
+                ErrorCode.TOKEN_EXISTS,
+            )
+        self._tell_tokens()
+
+    async def revoke_token(self, name: str) -> TokenRecord | None:
+        async def update(connection: Connection) -> TokenRecord | None:
+            cursor = await connection.execute(_REVOKE_TOKEN, (name,))
+            row = await cursor.fetchone()
+            return None if row is None else _token(row)
+
+        revoked = await self._run(update)
+        if revoked is not None:
+            self._tell_tokens()
+        return revoked
+
+    async def touch_token(self, name: str) -> None:
+        async def update(connection: Connection) -> None:
+            await connection.execute(
+                f"UPDATE {SCHEMA}.tokens SET last_used_at = now() WHERE name = %s", (name,)
+            )
+
+        await self._run(update)
+
+    def on_tokens_change(self, listener: TokensListener) -> Callable[[], None]:
+        """Call `listener` after a token is added or revoked, through this store or (when open
+        as a host's) any other, and after the listening connection reconnects."""
+        self._tokens_listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._tokens_listeners:
+                self._tokens_listeners.remove(listener)
 
         return remove
 
@@ -379,7 +590,11 @@ class PostgresStore:
                     ErrorCode.BAD_STORE,
                 )
             for number in range(version, SCHEMA_VERSION):
-                await connection.execute(_MIGRATIONS[number])
+                migration = _MIGRATIONS[number]
+                if callable(migration):
+                    await migration(connection)
+                else:
+                    await connection.execute(migration)
                 await connection.execute(
                     f"UPDATE {SCHEMA}.schema_version SET version = %s", (number + 1,)
                 )
@@ -413,11 +628,12 @@ class PostgresStore:
             logger.warning("listening to %s again; re-reading every request", self.url)
             await self._close_idle()  # a cut listener usually means the database restarted
             self._tell(None)
+            self._tell_tokens()
 
     async def _listening(self, name: str) -> Connection:
         connection = await self._connect(name)
         try:
-            await connection.execute(f"LISTEN {CHANNEL}")
+            await connection.execute(f"LISTEN {CHANNEL}; LISTEN {TOKENS_CHANNEL}")
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await connection.close()
@@ -428,7 +644,11 @@ class PostgresStore:
         """Pass on each notification until the connection fails; check it when it is quiet."""
         while True:
             async for notification in connection.notifies(timeout=LISTEN_HEARTBEAT):
-                if notification.pid not in self._pids:
+                if notification.pid in self._pids:
+                    continue  # our own write: its caller has told whoever needs to know
+                if notification.channel == TOKENS_CHANNEL:
+                    self._tell_tokens()
+                else:
                     self._tell(notification.payload)
             await connection.execute("SELECT 1")
 
@@ -446,6 +666,13 @@ class PostgresStore:
     def _tell(self, rpc_id: str | None) -> None:
         for listener in tuple(self._listeners):
             self._call(listener, rpc_id)
+
+    def _tell_tokens(self) -> None:
+        for listener in tuple(self._tokens_listeners):
+            try:
+                listener()
+            except Exception:
+                logger.exception("a tokens listener of %s raised", self.url)
 
     async def _welcome(self, listener: ChangeListener) -> None:
         if listener in self._listeners:
@@ -494,6 +721,7 @@ async def _records(
 
 def _record(row: TupleRow) -> StoredQuestion:
     rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
+    asked_by, shown_at, settled_by = row[8:11]
     return StoredQuestion(
         rpc_id=rpc_id,
         session_id=session_id,
@@ -501,9 +729,27 @@ def _record(row: TupleRow) -> StoredQuestion:
         asked_at=asked_at.astimezone(UTC),
         state=cast(QuestionState, state),
         answer=None if answer is None else AskUserQuestionAnswer.model_validate_json(answer),
-        settled_at=None if settled_at is None else cast(datetime, settled_at).astimezone(UTC),
+        settled_at=_utc(settled_at),
         settled_via=settled_via,
+        asked_by=asked_by,
+        shown_at=_utc(shown_at),
+        settled_by=settled_by,
     )
+
+
+def _token(row: TupleRow) -> TokenRecord:
+    name, token_hash, created_at, last_used_at, revoked_at = row[:5]
+    return TokenRecord(
+        name=name,
+        token_hash=token_hash,
+        created_at=cast(datetime, created_at).astimezone(UTC),
+        last_used_at=_utc(last_used_at),
+        revoked_at=_utc(revoked_at),
+    )
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    return None if moment is None else moment.astimezone(UTC)
 
 
 def _first_line(error: BaseException) -> str:

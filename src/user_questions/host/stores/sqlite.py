@@ -9,6 +9,11 @@ One host per file: opening takes an exclusive lock (`<file>.lock`, released by t
 the process dies, even by SIGKILL), because a second host on the same file would never hear of
 the first one's questions. So this store never calls its `on_change` listeners.
 
+Commands beside the host (`uq token`, `uq history`) open the file with `host=False`: no lock,
+and WAL lets them read while the host writes. To hear at once of a token they add or revoke, a
+host's store reads `PRAGMA data_version` every `WATCH_INTERVAL` seconds; it changes whenever
+another connection has committed, and the store then tells its tokens listeners.
+
 The schema carries its version in `PRAGMA user_version`; a file written by a newer version is
 refused rather than guessed at.
 """
@@ -16,6 +21,8 @@ refused rather than guessed at.
 from __future__ import annotations
 
 import contextlib
+import json
+import logging
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
@@ -25,15 +32,27 @@ from types import TracebackType
 from typing import IO, Any, Self, TypeVar, cast
 
 import anyio
+from anyio.abc import TaskGroup
 from pydantic import TypeAdapter
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores import (
     ChangeListener,
+    HistoryPage,
+    HistoryQuery,
     NewQuestion,
     QuestionState,
     Settlement,
     StoredQuestion,
+    TokenRecord,
+    TokensListener,
+)
+from user_questions.host.stores._shared import (
+    answer_text,
+    decode_cursor,
+    encode_cursor,
+    like_pattern,
+    question_text,
 )
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
@@ -42,12 +61,44 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory lock, one host per file by hand
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["SCHEMA_VERSION", "SQLiteStore"]
+__all__ = ["SCHEMA_VERSION", "WATCH_INTERVAL", "SQLiteStore"]
 
-SCHEMA_VERSION = 1
+logger = logging.getLogger("user_questions.host")
+
+SCHEMA_VERSION = 2
 """The schema this code writes; `_MIGRATIONS[n]` brings a file from version n to n + 1."""
+WATCH_INTERVAL = 0.2
+"""Seconds between a host's checks for tokens added or revoked by another process."""
 
-_MIGRATIONS: Sequence[str] = (
+_QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
+
+
+def _records_and_people(connection: sqlite3.Connection) -> None:
+    """Version 2: who asked, when first shown, who settled, the search text; named tokens."""
+    for statement in (
+        "ALTER TABLE questions ADD COLUMN asked_by TEXT",
+        "ALTER TABLE questions ADD COLUMN shown_at TEXT",
+        "ALTER TABLE questions ADD COLUMN settled_by TEXT",
+        "ALTER TABLE questions ADD COLUMN search TEXT NOT NULL DEFAULT ''",
+        "CREATE INDEX questions_settled ON questions (settled_at DESC, seq DESC) "
+        "WHERE state <> 'pending'",
+        "CREATE TABLE tokens (name TEXT PRIMARY KEY, token_hash TEXT NOT NULL UNIQUE, "
+        "created_at TEXT NOT NULL, last_used_at TEXT, revoked_at TEXT)",
+    ):
+        connection.execute(statement)
+    rows = connection.execute("SELECT seq, questions, answer FROM questions").fetchall()
+    connection.executemany(
+        "UPDATE questions SET search = ? WHERE seq = ?",
+        [(_search(questions, answer), seq) for seq, questions, answer in rows],
+    )
+
+
+def _search(questions: str, answer: str | None) -> str:
+    parsed = None if answer is None else AskUserQuestionAnswer.model_validate_json(answer)
+    return question_text(_QUESTIONS.validate_json(questions)) + answer_text(parsed)
+
+
+_MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     """
     CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE questions (
@@ -63,10 +114,14 @@ _MIGRATIONS: Sequence[str] = (
     );
     CREATE INDEX questions_pending ON questions (seq) WHERE state = 'pending';
     """,
+    _records_and_people,
 )
 
-_COLUMNS = "rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via"
-_QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
+_COLUMNS = (
+    "rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via, "
+    "asked_by, shown_at, settled_by"
+)
+_TOKEN_COLUMNS = "name, token_hash, created_at, last_used_at, revoked_at"
 
 T = TypeVar("T")
 
@@ -74,17 +129,21 @@ T = TypeVar("T")
 class SQLiteStore:
     """A `Store` in one SQLite file; see the module docstring for how it differs.
 
-    `path` is the file, or an existing folder to keep `host.db` in.
+    `path` is the file, or an existing folder to keep `host.db` in. `host=False` opens it beside
+    a running host: without the lock, and only if the file exists.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, host: bool = True) -> None:
         self.path = Path(path).expanduser()
         if self.path.is_dir():
             self.path = self.path / "host.db"
         self.url = str(self.path)
+        self.host = host
         self._connection: sqlite3.Connection | None = None
         self._lock_file: IO[str] | None = None
         self._limiter: anyio.CapacityLimiter | None = None
+        self._tokens_listeners: list[TokensListener] = []
+        self._task_group: TaskGroup | None = None
 
     def __repr__(self) -> str:
         return f"<SQLiteStore {self.url}>"
@@ -92,6 +151,10 @@ class SQLiteStore:
     async def __aenter__(self) -> Self:
         self._limiter = anyio.CapacityLimiter(1)
         await self._run(self._open)
+        if self.host:
+            self._task_group = anyio.create_task_group()
+            await self._task_group.__aenter__()
+            self._task_group.start_soon(self._watch, await self._run(self._data_version))
         return self
 
     async def __aexit__(
@@ -100,8 +163,14 @@ class SQLiteStore:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        with anyio.CancelScope(shield=True):
-            await self._run(self._close)
+        task_group, self._task_group = self._task_group, None
+        try:
+            if task_group is not None:
+                task_group.cancel_scope.cancel()
+                await task_group.__aexit__(exc_type, exc, tb)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._run(self._close)
 
     async def setting(self, key: str, default: str) -> str:
         return await self._run(self._setting, key, default)
@@ -121,9 +190,18 @@ class SQLiteStore:
         answer = None if settlement.answer is None else settlement.answer.model_dump_json()
         found = await self._run(
             self._query,
-            "UPDATE questions SET state = ?, answer = ?, settled_at = ?, settled_via = ? "
+            "UPDATE questions SET state = ?, answer = ?, settled_at = ?, settled_via = ?, "
+            "settled_by = ?, search = search || ? "
             f"WHERE rpc_id = ? AND state = 'pending' RETURNING {_COLUMNS}",
-            (settlement.outcome, answer, _now(), settlement.via, rpc_id),
+            (
+                settlement.outcome,
+                answer,
+                _now(),
+                settlement.via,
+                settlement.by,
+                answer_text(settlement.answer),
+                rpc_id,
+            ),
         )
         return found[0] if found else None
 
@@ -143,15 +221,140 @@ class SQLiteStore:
     def on_change(self, listener: ChangeListener) -> Callable[[], None]:
         return _no_listener
 
+    async def mark_shown(self, rpc_ids: Sequence[str]) -> None:
+        await self._run(
+            self._execute,
+            "UPDATE questions SET shown_at = ? WHERE shown_at IS NULL "
+            "AND rpc_id IN (SELECT value FROM json_each(?))",
+            (_now(), json.dumps(list(rpc_ids))),
+        )
+
+    async def history(self, query: HistoryQuery) -> HistoryPage:
+        where = ["state <> 'pending'"]
+        parameters: list[object] = []
+        for clause, value in (
+            ("session_id = ?", query.session),
+            ("state = ?", query.state),
+            ("settled_by = ?", query.by),
+        ):
+            if value is not None:
+                where.append(clause)
+                parameters.append(value)
+        for term in query.terms:
+            where.append("search LIKE ? ESCAPE '\\'")
+            parameters.append(like_pattern(term))
+        if query.before is not None:
+            settled_at, seq = decode_cursor(query.before)
+            where.append("(settled_at, seq) < (?, ?)")  # a range on the index, not a filter
+            parameters += [settled_at, seq]
+        rows = await self._run(
+            self._execute,
+            f"SELECT {_COLUMNS}, seq FROM questions WHERE {' AND '.join(where)} "
+            "ORDER BY settled_at DESC, seq DESC LIMIT ?",
+            (*parameters, query.limit + 1),
+        )
+        records = [_record(row[:-1]) for row in rows[: query.limit]]
+        if len(rows) <= query.limit:
+            return HistoryPage(records, None)
+        last = rows[query.limit - 1]
+        return HistoryPage(records, encode_cursor(last[6], last[-1]))
+
+    async def purge(self, settled_before: datetime) -> int:
+        deleted = await self._run(
+            self._execute,
+            "DELETE FROM questions WHERE state <> 'pending' AND settled_at < ? RETURNING seq",
+            (_iso(settled_before),),
+        )
+        return len(deleted)
+
+    async def tokens(self) -> list[TokenRecord]:
+        rows = await self._run(
+            self._execute, f"SELECT {_TOKEN_COLUMNS} FROM tokens ORDER BY name", ()
+        )
+        return [_token(row) for row in rows]
+
+    async def add_token(self, token: TokenRecord) -> None:
+        # A revoked token of the same name is replaced; an active one is left alone.
+        added = await self._run(
+            self._execute,
+            f"INSERT INTO tokens ({_TOKEN_COLUMNS}) VALUES (?, ?, ?, NULL, NULL) "
+            "ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash, "
+            "created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL "
+            "WHERE tokens.revoked_at IS NOT NULL RETURNING name",
+            (token.name, token.token_hash, _iso(token.created_at)),
+        )
+        if not added:
+            raise UserQuestionError(
+                f"a token named {json.dumps(token.name)} exists; revoke it first "
+                "(uq token revoke) or choose another name",
+                ErrorCode.TOKEN_EXISTS,
+            )
+        self._tell_tokens()
+
+    async def revoke_token(self, name: str) -> TokenRecord | None:
+        rows = await self._run(
+            self._execute,
+            "UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL "
+            f"RETURNING {_TOKEN_COLUMNS}",
+            (_now(), name),
+        )
+        if not rows:
+            return None
+        self._tell_tokens()
+        return _token(rows[0])
+
+    async def touch_token(self, name: str) -> None:
+        await self._run(
+            self._execute, "UPDATE tokens SET last_used_at = ? WHERE name = ?", (_now(), name)
+        )
+
+    def on_tokens_change(self, listener: TokensListener) -> Callable[[], None]:
+        self._tokens_listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._tokens_listeners:
+                self._tokens_listeners.remove(listener)
+
+        return remove
+
+    def _tell_tokens(self) -> None:
+        for listener in tuple(self._tokens_listeners):
+            try:
+                listener()
+            except Exception:
+                logger.exception("a tokens listener of %s raised", self.url)
+
+    async def _watch(self, version: int) -> None:
+        """Tell the tokens listeners whenever another connection has committed."""
+        while True:
+            await anyio.sleep(WATCH_INTERVAL)
+            if not self._tokens_listeners:
+                continue
+            try:
+                now = await self._run(self._data_version)
+            except sqlite3.Error as error:
+                logger.warning("could not check %s for changes: %s", self.url, error)
+                continue
+            if now != version:
+                version = now
+                self._tell_tokens()
+
     # -- in the worker thread ---------------------------------------------------------------
 
     async def _run(self, function: Callable[..., T], *args: Any) -> T:
         return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
 
     def _open(self) -> None:
+        if not self.host and not self.path.is_file():
+            raise UserQuestionError(
+                f"there is no store at {self.url}; give the --db of a host (`uq serve --db "
+                f"{self.url}` creates it)",
+                ErrorCode.BAD_STORE,
+            )
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            self._lock_file = _lock(self.path)
+            if self.host:
+                self._lock_file = _lock(self.path)
         except OSError as error:
             raise _unusable(self.url, error) from error
         try:
@@ -164,8 +367,9 @@ class SQLiteStore:
                 connection.close()
                 raise
         except BaseException as error:
-            self._lock_file.close()
-            self._lock_file = None
+            if self._lock_file is not None:
+                self._lock_file.close()
+                self._lock_file = None
             if isinstance(error, OSError):
                 raise _unusable(self.url, error) from error
             raise
@@ -178,6 +382,10 @@ class SQLiteStore:
         if self._lock_file is not None:
             self._lock_file.close()
             self._lock_file = None
+
+    def _data_version(self) -> int:
+        version: int = self._db().execute("PRAGMA data_version").fetchone()[0]
+        return version
 
     def _db(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -205,13 +413,16 @@ class SQLiteStore:
 
     def _submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
         inserted = self._db().execute(
-            "INSERT INTO questions (rpc_id, session_id, questions, asked_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (rpc_id) DO NOTHING",
+            "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
+            "search) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rpc_id) DO NOTHING",
             (
                 question.rpc_id,
                 question.session_id,
                 _QUESTIONS.dump_json(list(question.questions)).decode(),
                 question.asked_at.isoformat(),
+                question.asked_by,
+                None if question.shown_at is None else _iso(question.shown_at),
+                question_text(question.questions),
             ),
         )
         if inserted.rowcount == 1:  # stored as given: no need to read it back
@@ -221,6 +432,8 @@ class SQLiteStore:
                 tuple(question.questions),
                 question.asked_at,
                 "pending",
+                asked_by=question.asked_by,
+                shown_at=question.shown_at,
             )
             return record, True
         existing = self._query(
@@ -280,9 +493,16 @@ def _prepare(connection: sqlite3.Connection, url: str) -> None:
         )
     for number in range(version, SCHEMA_VERSION):
         with _transaction(connection):
-            for statement in _MIGRATIONS[number].split(";"):
-                if statement.strip():
-                    connection.execute(statement)
+            # Another process may have migrated the file since it was read above.
+            if connection.execute("PRAGMA user_version").fetchone()[0] > number:
+                continue
+            migration = _MIGRATIONS[number]
+            if callable(migration):
+                migration(connection)
+            else:
+                for statement in migration.split(";"):
+                    if statement.strip():
+                        connection.execute(statement)
             connection.execute(f"PRAGMA user_version = {number + 1}")
 
 
@@ -297,8 +517,9 @@ def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
     connection.execute("COMMIT")
 
 
-def _record(row: tuple[Any, ...]) -> StoredQuestion:
-    rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row
+def _record(row: Sequence[Any]) -> StoredQuestion:
+    rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
+    asked_by, shown_at, settled_by = row[8:11]
     return StoredQuestion(
         rpc_id=rpc_id,
         session_id=session_id,
@@ -306,13 +527,36 @@ def _record(row: tuple[Any, ...]) -> StoredQuestion:
         asked_at=datetime.fromisoformat(asked_at),
         state=cast(QuestionState, state),
         answer=None if answer is None else AskUserQuestionAnswer.model_validate_json(answer),
-        settled_at=None if settled_at is None else datetime.fromisoformat(settled_at),
+        settled_at=_moment(settled_at),
         settled_via=settled_via,
+        asked_by=asked_by,
+        shown_at=_moment(shown_at),
+        settled_by=settled_by,
     )
 
 
+def _token(row: Sequence[Any]) -> TokenRecord:
+    name, token_hash, created_at, last_used_at, revoked_at = row
+    return TokenRecord(
+        name=name,
+        token_hash=token_hash,
+        created_at=datetime.fromisoformat(created_at),
+        last_used_at=_moment(last_used_at),
+        revoked_at=_moment(revoked_at),
+    )
+
+
+def _moment(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+def _iso(moment: datetime) -> str:
+    """A UTC instant as the store writes it: text that sorts in time order."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
 def _now() -> str:
-    return datetime.now(UTC).isoformat()
+    return _iso(datetime.now(UTC))
 
 
 def _no_listener() -> None:

@@ -1,0 +1,48 @@
+"""What `uq token` and `uq history` share: opening a host's store beside the running host.
+
+Level 10. The store is the one `uq serve` uses (`--db`, `UQ_DB`, else the default state folder),
+opened with `host=False`: no lock and no listening, so the host keeps running while a command
+reads or changes the store. Errors become one line on stderr and an exit status: 2 for bad input
+(an unknown or unusable store, a bad name, ...), 1 for a store that cannot be reached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import TypeVar
+
+import anyio
+
+from user_questions.cli._serve import fail
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.stores import Store, default_store_path, open_store
+
+__all__ = ["DB_HELP", "local_time", "with_store"]
+
+T = TypeVar("T")
+
+DB_HELP = (
+    "The host's store, as given to uq serve: a SQLite file or a store URL. Default: host.db in "
+    "$XDG_STATE_HOME/user-questions (~/.local/state/user-questions)."
+)
+_UNREACHABLE = frozenset({ErrorCode.STORE_UNAVAILABLE})
+
+
+def with_store(command: str, db: str | None, work: Callable[[Store], Awaitable[T]]) -> T:
+    """Run `work` on the store `db` names, beside any host running on it; a failure is one line
+    on stderr (`uq <command>: ...`) and exit status 2 (bad input) or 1 (store unreachable)."""
+
+    async def run() -> T:
+        async with open_store(db or str(default_store_path()), host=False) as store:
+            return await work(store)
+
+    try:
+        return anyio.run(run)
+    except UserQuestionError as error:
+        fail(command, error.message, 1 if error.code in _UNREACHABLE else 2)
+
+
+def local_time(moment: datetime | None) -> str:
+    """`moment` in this machine's time zone, to the minute; `-` for none."""
+    return "-" if moment is None else moment.astimezone().strftime("%Y-%m-%d %H:%M")

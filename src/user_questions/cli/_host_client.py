@@ -1,0 +1,223 @@
+"""A running host as the terminal commands see it: its pending requests, responses, settlements.
+
+Level 10, for `uq pending` and `uq answer`; needs the `web` extra (httpx, websockets). It speaks
+the host's HTTP API and its page WebSocket (docs/host.md) with a token, as a page does:
+`GET /api/pending` lists the requests, `POST /api/respond` answers or dismisses one (with
+`X-UQ-Surface: terminal`, so the host records the terminal as the surface), and `/ws` tells at
+once when a request settles (`question/resolved`), so a prompt can be withdrawn.
+
+The host is found as `RemoteProvider` finds it: `--host` (else `$UQ_URL`, else
+`DEFAULT_URL`); the token is `--token`, else the URL's `?token=`, else `$UQ_TOKEN`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal, Self, TypeVar
+
+import anyio
+import httpx
+from pydantic import BaseModel, ValidationError
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidHandshake, WebSocketException
+
+from user_questions._wire import describe_validation_error
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import ClientResponse, QuestionRequestedFrame, Receipt
+from user_questions.providers.remote import _parse_host
+
+__all__ = [
+    "DEFAULT_URL",
+    "REQUEST_TIMEOUT",
+    "SURFACE_HEADER",
+    "HostAddress",
+    "HostClient",
+    "Settled",
+    "host_address",
+]
+
+DEFAULT_URL = "http://127.0.0.1:8765/"
+"""Where `uq serve` listens by default."""
+SURFACE_HEADER = "X-UQ-Surface"
+"""Tells the host which surface a response came through."""
+REQUEST_TIMEOUT = 30.0
+"""Seconds one HTTP request to the host may take."""
+WATCH_BACKOFF_FIRST = 0.5
+WATCH_BACKOFF_MAX = 5.0
+MAX_FRAME = 4 * 1024 * 1024
+"""The largest page frame accepted from the host."""
+
+M = TypeVar("M", bound=BaseModel)
+
+Settled = Literal["answered", "cancelled", "gone"]
+"""How a watched request stopped being pending: answered, dismissed or withdrawn (`cancelled`),
+or settled while the watch was not connected (`gone`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HostAddress:
+    """Where a host is and the token to show it."""
+
+    base: str
+    """The host's base URL, ending with `/`."""
+    token: str
+
+
+def host_address(url: str | None, token: str | None) -> HostAddress:
+    """The host named by `url` (else `$UQ_URL`, else `DEFAULT_URL`), with the token to use.
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST` for a URL that is not http(s); `BAD_TOKEN` when no
+            token is given anywhere.
+    """
+    base, _, url_token = _parse_host(url or os.environ.get("UQ_URL") or DEFAULT_URL)
+    token = token or url_token or os.environ.get("UQ_TOKEN")
+    if not token:
+        raise UserQuestionError(
+            "the host's token is needed: --token, the URL `uq serve` printed (with ?token=) "
+            "as --host, or UQ_TOKEN",
+            ErrorCode.BAD_TOKEN,
+        )
+    return HostAddress(base, token)
+
+
+class HostClient:
+    """Talks to one host; use as `async with HostClient(address)`."""
+
+    def __init__(self, address: HostAddress) -> None:
+        self.address = address
+        self._http: httpx.AsyncClient | None = None
+
+    async def __aenter__(self) -> Self:
+        self._http = httpx.AsyncClient(
+            base_url=self.address.base,
+            headers={"authorization": f"Bearer {self.address.token}"},
+            timeout=REQUEST_TIMEOUT,
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._http is not None
+        with anyio.CancelScope(shield=True):
+            await self._http.aclose()
+
+    async def pending(self) -> list[QuestionRequestedFrame]:
+        """Every pending request, oldest first.
+
+        Raises:
+            UserQuestionError: `HOST_UNREACHABLE`, `UNAUTHORIZED`, or the host's error code.
+        """
+        data = await self._request("GET", "api/pending")
+        frames = data.get("pending") if isinstance(data, dict) else None
+        if not isinstance(frames, list):
+            raise self._not_a_host('no "pending" list in its answer')
+        return [_parse(QuestionRequestedFrame, frame, self.address.base) for frame in frames]
+
+    async def respond(self, response: ClientResponse) -> Receipt:
+        """Send an answer or a dismissal as the terminal; the host's receipt.
+
+        Raises:
+            UserQuestionError: `HOST_UNREACHABLE`, `UNAUTHORIZED`, or the host's error code
+                (`STORE_UNAVAILABLE`: nothing was recorded; send it again later).
+        """
+        body = response.model_dump_json().encode()
+        headers = {"content-type": "application/json", SURFACE_HEADER: "terminal"}
+        data = await self._request("POST", "api/respond", content=body, headers=headers)
+        return _parse(Receipt, data, self.address.base)
+
+    async def settled(self, rpc_id: str) -> Settled:
+        """Wait until request `rpc_id` is no longer pending, and say how it ended.
+
+        Follows the page WebSocket; when it cannot connect or is cut, it tries again with
+        backoff and, once connected, checks `/api/pending`, since the request may have settled
+        meanwhile. It never gives up: cancel it to stop.
+        """
+        pause = WATCH_BACKOFF_FIRST
+        while True:
+            try:
+                async with connect(
+                    _socket_url(self.address.base),
+                    additional_headers={"authorization": f"Bearer {self.address.token}"},
+                    max_size=MAX_FRAME,
+                ) as socket:
+                    pause = WATCH_BACKOFF_FIRST
+                    if all(frame.rpc_id != rpc_id for frame in await self.pending()):
+                        return "gone"
+                    async for message in socket:
+                        outcome = _resolution(message, rpc_id)
+                        if outcome is not None:
+                            return outcome
+            except (OSError, InvalidHandshake, WebSocketException, UserQuestionError):
+                pass  # the host is away, or restarting: look again shortly
+            await anyio.sleep(pause * random.uniform(0.5, 1.0))
+            pause = min(WATCH_BACKOFF_MAX, pause * 2)
+
+    async def _request(self, method: str, path: str, **options: Any) -> Any:
+        assert self._http is not None
+        base = self.address.base
+        try:
+            response = await self._http.request(method, path, **options)
+        except httpx.HTTPError as error:
+            raise UserQuestionError(
+                f"cannot reach the host at {base} ({type(error).__name__}: {error}); "
+                "is `uq serve` running there?",
+                ErrorCode.HOST_UNREACHABLE,
+            ) from None
+        if response.status_code == 401:
+            raise UserQuestionError(
+                f"the host at {base} refused the token (HTTP 401); use the token `uq serve` "
+                "printed, or a named token (`uq token add`)",
+                ErrorCode.UNAUTHORIZED,
+            )
+        try:
+            data = response.json()
+        except ValueError:
+            raise self._not_a_host(f"HTTP {response.status_code}, not JSON") from None
+        if response.status_code != 200:
+            refusal = data.get("error") if isinstance(data, dict) else None
+            if isinstance(refusal, dict) and isinstance(refusal.get("message"), str):
+                code = str(refusal.get("code") or ErrorCode.HOST_UNREACHABLE)
+                raise UserQuestionError(f"the host said: {refusal['message']}", code)
+            raise self._not_a_host(f"HTTP {response.status_code}")
+        return data
+
+    def _not_a_host(self, problem: str) -> UserQuestionError:
+        return UserQuestionError(
+            f"{self.address.base} did not answer as a user-questions host ({problem})",
+            ErrorCode.HOST_UNREACHABLE,
+        )
+
+
+def _parse(model: type[M], data: Any, base: str) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise UserQuestionError(
+            f"{base} sent something unexpected: {describe_validation_error(error)}",
+            ErrorCode.HOST_UNREACHABLE,
+        ) from None
+
+
+def _socket_url(base: str) -> str:
+    scheme, rest = base.split("://", 1)
+    return f"{'wss' if scheme == 'https' else 'ws'}://{rest}ws"
+
+
+def _resolution(message: str | bytes, rpc_id: str) -> Settled | None:
+    try:
+        frame = json.loads(message)
+        payload = frame["payload"]
+        if payload["type"] == "question/resolved" and payload["questionRpcId"] == rpc_id:
+            return "answered" if payload["outcome"] == "answered" else "cancelled"
+    except (ValueError, KeyError, TypeError):
+        pass  # not a frame this watch cares about
+    return None

@@ -1,0 +1,242 @@
+// The history page: settled questions, newest first, with their answers and who gave them.
+//
+// See docs/people-and-history.md. The filters live in the address bar, so a view survives a
+// reload and can be bookmarked (the token the link carried is dropped from it: the cookie
+// carries it). They go to GET /api/history; "Load more" follows the page's `next` cursor, which
+// stays valid while new questions settle. Everything a model or a person wrote reaches the DOM
+// as text through h(); a question's detail is the host's rendered markdown, through
+// trustedFragment().
+
+import { h, timeAgo, trustedFragment } from "./dom.js";
+
+const PAGE_SIZE = 50;
+const FILTERS = ["q", "session", "by", "outcome"];
+const OUTCOMES = {
+  answered: "Answered",
+  dismissed: "Dismissed",
+  withdrawn: "Withdrawn",
+  "timed-out": "Timed out",
+};
+const SURFACES = {
+  web: "in the web page",
+  terminal: "in a terminal",
+  api: "through the API",
+  asker: "by its asker",
+  host: "by the host",
+};
+const REFUSED = "The host no longer accepts this page's token: open the link printed by uq serve.";
+const WHEN = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+const byId = (id) => document.getElementById(id);
+const view = {
+  form: byId("filters"),
+  clear: byId("clear"),
+  summary: byId("summary"),
+  problem: byId("problem"),
+  entries: byId("entries"),
+  none: byId("none"),
+  more: byId("more"),
+};
+
+/** The cursor of the next page, or null on the last one. */
+let next = null;
+/** Counts searches; a response to an older one is ignored. */
+let generation = 0;
+let loading = false;
+
+readFilters(new URLSearchParams(window.location.search));
+writeAddress();
+view.form.addEventListener("submit", (event) => {
+  event.preventDefault();
+  search();
+});
+view.clear.addEventListener("click", () => {
+  view.form.reset();
+  search();
+});
+view.more.addEventListener("click", () => load(false));
+load(true);
+
+function readFilters(params) {
+  for (const name of FILTERS) view.form.elements[name].value = params.get(name) ?? "";
+}
+
+function filters() {
+  const params = new URLSearchParams();
+  for (const name of FILTERS) {
+    const value = view.form.elements[name].value.trim();
+    if (value) params.set(name, value);
+  }
+  return params;
+}
+
+/** The address bar shows the filters only (never the token the link came with). */
+function writeAddress() {
+  const query = filters().toString();
+  const url = `${window.location.pathname}${query ? `?${query}` : ""}${window.location.hash}`;
+  window.history.replaceState(window.history.state, "", url);
+}
+
+function search() {
+  writeAddress();
+  load(true);
+}
+
+/** Filter by a value shown in an entry, such as its session. */
+function filterBy(name, value) {
+  view.form.elements[name].value = value;
+  search();
+}
+
+async function load(fresh) {
+  if (fresh) {
+    generation += 1;
+    next = null;
+  } else if (loading || next === null) {
+    return;
+  }
+  const mine = generation;
+  const params = filters();
+  params.set("limit", String(PAGE_SIZE));
+  if (!fresh) params.set("before", next);
+  loading = true;
+  view.more.disabled = true;
+  document.body.setAttribute("aria-busy", "true");
+  let body;
+  try {
+    const response = await fetch(`api/history?${params}`, { cache: "no-store" });
+    body = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error(response.status === 401 ? REFUSED : problemOf(body));
+  } catch (error) {
+    if (mine === generation) showProblem(error.message || "The host could not be reached.");
+    return;
+  } finally {
+    if (mine === generation) {
+      loading = false;
+      view.more.disabled = false;
+      document.body.removeAttribute("aria-busy");
+    }
+  }
+  if (mine !== generation) return;
+  showProblem(null);
+  if (fresh) view.entries.replaceChildren();
+  const items = Array.isArray(body.items) ? body.items : [];
+  view.entries.append(...items.map(entryElement));
+  next = typeof body.next === "string" ? body.next : null;
+  update();
+}
+
+function problemOf(body) {
+  const message = body?.error?.message;
+  return typeof message === "string" ? message : "The host could not read the history.";
+}
+
+function showProblem(text) {
+  view.problem.hidden = text === null;
+  view.problem.textContent = text ?? "";
+}
+
+function update() {
+  const count = view.entries.children.length;
+  const filtered = filters().toString() !== "";
+  view.none.hidden = count > 0;
+  view.none.textContent = filtered
+    ? "No settled questions match these filters."
+    : "No settled questions yet: answered, dismissed and withdrawn questions appear here.";
+  view.more.hidden = next === null;
+  const noun = count === 1 ? "settled question" : "settled questions";
+  view.summary.textContent =
+    count === 0 ? "" : `${count} ${noun}${filtered ? " matching" : ""}, newest first`;
+}
+
+/** One settled request: how it ended, by whom, then each question and its answer. */
+function entryElement(entry) {
+  const answers = new Map();
+  for (const item of entry.answer?.answers ?? []) answers.set(item.id, item);
+  const rendered = entry.rendered ?? {};
+  const questions = Array.isArray(entry.questions) ? entry.questions : [];
+  return h(
+    "li",
+    { class: "card entry", "data-rpc-id": entry.rpcId, "data-outcome": entry.outcome },
+    metaElement(entry),
+    ...questions.map((question) =>
+      questionElement(question, rendered[question.id], entry.answer ? answers : null),
+    ),
+    h("p", { class: "entry-times", text: timesOf(entry) }),
+  );
+}
+
+function metaElement(entry) {
+  const outcome = OUTCOMES[entry.outcome] ?? String(entry.outcome);
+  const how = [];
+  if (entry.by && entry.outcome !== "withdrawn" && entry.outcome !== "timed-out") {
+    how.push(`by ${entry.by}`);
+  }
+  if (entry.via) how.push(SURFACES[entry.via] ?? `via ${entry.via}`);
+  return h(
+    "header",
+    { class: "card-meta" },
+    h("span", { class: `outcome ${entry.outcome}`, text: outcome }),
+    how.length ? h("span", { class: "who", text: how.join(" ") }) : null,
+    timeElement(entry.settledAt),
+    h("button", {
+      type: "button",
+      class: "quiet small session",
+      title: "Show only this session",
+      text: entry.sessionId,
+      onclick: () => filterBy("session", entry.sessionId),
+    }),
+  );
+}
+
+function timeElement(iso) {
+  const element = h("time", { datetime: iso, text: timeAgo(iso) || iso });
+  const date = new Date(iso);
+  if (!Number.isNaN(date.getTime())) element.title = WHEN.format(date);
+  return element;
+}
+
+function questionElement(question, html, answers) {
+  const parts = [];
+  if (question.header) parts.push(h("span", { class: "chip", text: question.header }));
+  parts.push(h("p", { class: "question-text", text: question.question }));
+  if (typeof html === "string" && html) {
+    parts.push(
+      h(
+        "details",
+        { class: "entry-detail" },
+        h("summary", { text: "Details" }),
+        h("div", { class: "markdown" }, trustedFragment(html)),
+      ),
+    );
+  }
+  if (answers !== null) parts.push(answerElement(answers.get(question.id)));
+  return h("section", { class: "entry-question" }, ...parts);
+}
+
+function answerElement(item) {
+  const chosen = Array.isArray(item?.selected) ? item.selected.map(String) : [];
+  const custom = typeof item?.custom === "string" ? item.custom : null;
+  if (chosen.length === 0 && custom === null) {
+    return h("p", { class: "entry-answer skipped", text: "Skipped" });
+  }
+  return h(
+    "p",
+    { class: "entry-answer" },
+    h("span", { class: "visually-hidden", text: "Answer: " }),
+    chosen.length ? h("span", { class: "chosen", text: chosen.join(", ") }) : null,
+    custom !== null ? h("q", { class: "custom", text: custom }) : null,
+  );
+}
+
+function timesOf(entry) {
+  const at = (iso) => {
+    const date = new Date(iso);
+    return Number.isNaN(date.getTime()) ? String(iso) : WHEN.format(date);
+  };
+  const times = [`Asked ${at(entry.askedAt)}`];
+  if (entry.askedBy) times[0] += ` with ${entry.askedBy}'s token`;
+  if (entry.shownAt) times.push(`first shown ${at(entry.shownAt)}`);
+  times.push(`settled ${at(entry.settledAt)}`);
+  return times.join(" · ");
+}

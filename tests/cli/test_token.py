@@ -1,0 +1,135 @@
+"""`uq token add | list | revoke` on a store, as a person runs them beside a host."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+
+from user_questions.cli import app
+from user_questions.host.people import hash_token
+from user_questions.host.stores import TokenRecord
+from user_questions.host.stores.sqlite import SQLiteStore
+
+
+def uq(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[object, str, str]:
+    """Run `uq ARGS` in process: `(exit status, stdout, stderr)`."""
+    try:
+        status = app(list(args), result_action="return_value")
+    except SystemExit as exit:
+        status = exit.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    """A host's store, created as `uq serve` creates it."""
+
+    async def create() -> None:
+        async with SQLiteStore(tmp_path / "host.db"):
+            pass
+
+    anyio.run(create)
+    return str(tmp_path / "host.db")
+
+
+def tokens(db: str) -> list[TokenRecord]:
+    async def read() -> list[TokenRecord]:
+        async with SQLiteStore(db, host=False) as store:
+            return await store.tokens()
+
+    return anyio.run(read)
+
+
+def test_add_prints_the_token_once_and_the_page_url_with_it(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    status, out, err = uq(capsys, "token", "add", "alice", "--db", db, "--url", "http://h:9/")
+    assert status in (None, 0)
+    token, url = out.splitlines()
+    assert url == f"http://h:9/?token={token}"
+    assert err == (
+        "alice's token is shown this once: the store keeps only its hash. "
+        "Running hosts accept it now.\n"
+    )
+    (record,) = tokens(db)
+    assert (record.name, record.token_hash) == ("alice", hash_token(token))
+
+
+def test_a_name_that_is_taken_or_unusable_is_bad_input(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    uq(capsys, "token", "add", "alice", "--db", db)
+    status, out, err = uq(capsys, "token", "add", "alice", "--db", db)
+    assert (status, out) == (2, "")
+    assert err == (
+        'uq token: a token named "alice" exists; revoke it first (uq token revoke) '
+        "or choose another name\n"
+    )
+    status, _, err = uq(capsys, "token", "add", "owner", "--db", db)
+    assert status == 2
+    assert err.startswith('uq token: "owner" is the host\'s start-up token')
+    status, _, err = uq(capsys, "token", "add", "two words", "--db", db)
+    assert status == 2
+    assert err.startswith("uq token: a token name must be 1 to 64 characters")
+
+
+def test_list_shows_names_and_times_but_never_a_token(
+    capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UQ_DB", db)
+    _, alice, _ = uq(capsys, "token", "add", "alice")
+    uq(capsys, "token", "add", "bob")
+    uq(capsys, "token", "revoke", "bob")
+    status, out, _ = uq(capsys, "token", "list")
+    assert status in (None, 0)
+    header, alice_row, bob_row = out.splitlines()
+    assert header.split() == ["NAME", "CREATED", "LAST", "USED", "REVOKED"]
+    assert alice_row.startswith("alice  ")
+    assert alice_row.endswith("-")
+    assert bob_row.startswith("bob    ")
+    assert not bob_row.endswith("-")
+    assert alice.splitlines()[0] not in out
+    _, out, _ = uq(capsys, "token", "list", "--json")
+    listed = [json.loads(line) for line in out.splitlines()]
+    assert [sorted(item) for item in listed] == [
+        ["createdAt", "name"],
+        ["createdAt", "name", "revokedAt"],
+    ]
+    assert listed[0]["name"] == "alice"
+    assert listed[0]["createdAt"].endswith("Z")
+
+
+def test_an_empty_list_says_how_to_add_one(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    assert uq(capsys, "token", "list", "--db", db) == (
+        None,
+        "",
+        "no named tokens yet; add one with `uq token add NAME`\n",
+    )
+
+
+def test_revoking_twice_says_there_is_no_such_token(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    uq(capsys, "token", "add", "alice", "--db", db)
+    assert uq(capsys, "token", "revoke", "alice", "--db", db) == (
+        None,
+        "",
+        "revoked alice's token; hosts refuse it from now on\n",
+    )
+    status, _, err = uq(capsys, "token", "revoke", "alice", "--db", db)
+    assert status == 2
+    assert err == 'uq token: no active token is called "alice" (uq token list shows them)\n'
+    assert not tokens(db)[0].active
+
+
+def test_a_store_that_does_not_exist_is_never_created(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, _, err = uq(capsys, "token", "add", "alice", "--db", str(tmp_path / "typo.db"))
+    assert status == 2
+    assert err.startswith(f"uq token: there is no store at {tmp_path / 'typo.db'}")
+    assert not (tmp_path / "typo.db").exists()
