@@ -19,7 +19,7 @@ from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
 from tests.pg import PostgresCluster, database_of
 from user_questions import ErrorCode, UserQuestionError
 from user_questions.host.stores import HistoryQuery, Settlement, open_store
-from user_questions.host.stores import postgres as postgres_store
+from user_questions.host.stores import _postgres_schema as schema
 from user_questions.host.stores.postgres import SCHEMA_VERSION, PostgresStore, printable_url
 
 pytestmark = pytest.mark.anyio
@@ -101,8 +101,8 @@ async def test_an_older_schema_is_migrated_in_order_and_keeps_its_rows(
     next_version = (
         "ALTER TABLE user_questions.questions ADD COLUMN note text NOT NULL DEFAULT 'migrated'"
     )
-    monkeypatch.setattr(postgres_store, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
-    monkeypatch.setattr(postgres_store, "_MIGRATIONS", (*postgres_store._MIGRATIONS, next_version))
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, next_version))
     async with open_store(pg_url) as store:
         record = await store.get("old")
         assert record is not None
@@ -117,7 +117,7 @@ async def test_a_version_1_database_is_migrated_and_its_records_become_searchabl
     pg_url: str,
 ) -> None:
     with pytest.MonkeyPatch.context() as patch:  # what the previous release created
-        patch.setattr(postgres_store, "SCHEMA_VERSION", 1)
+        patch.setattr(schema, "SCHEMA_VERSION", 1)
         async with open_store(pg_url, host=False):
             pass
     questions = json.dumps([question.model_dump(mode="json") for question in QUESTIONS])

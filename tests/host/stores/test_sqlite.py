@@ -13,7 +13,8 @@ import pytest
 from tests.host.stores.test_store_contract import ANSWER, QUESTIONS
 from user_questions import ErrorCode, UserQuestionError
 from user_questions.host.stores import HistoryQuery
-from user_questions.host.stores.sqlite import _MIGRATIONS, SCHEMA_VERSION, SQLiteStore
+from user_questions.host.stores._sqlite_schema import MIGRATIONS
+from user_questions.host.stores.sqlite import SCHEMA_VERSION, SQLiteStore
 
 pytestmark = pytest.mark.anyio
 
@@ -123,7 +124,7 @@ async def test_a_version_1_file_is_migrated_and_its_records_become_searchable_hi
 ) -> None:
     questions = json.dumps([question.model_dump(mode="json") for question in QUESTIONS])
     with sqlite3.connect(tmp_path / "host.db") as connection:
-        connection.executescript(str(_MIGRATIONS[0]))
+        connection.executescript(str(MIGRATIONS[0]))
         connection.execute("PRAGMA user_version = 1")
         connection.executemany(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, state, answer, "

@@ -1,21 +1,42 @@
-"""What both store backends compute the same way: the search text and the history cursor.
+"""What both store backends do the same way: the search text, the history filter and cursor,
+and telling the tokens listeners.
 
-Level 8: imports `types` and `errors`. The search text of a request is kept in a column of its
-own, casefolded, so that a history search is a plain `LIKE` on both backends and never matches
-the JSON around the words (a search for "label" must not find every request).
+Level 8: imports `types`, `errors` and the `Store` protocol's types. The search text of a
+request is kept in a column of its own, casefolded, so that a history search is a plain `LIKE`
+on both backends and never matches the JSON around the words (a search for "label" must not
+find every request).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable
+import logging
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
+from pydantic import TypeAdapter
+
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.stores import HistoryQuery, TokensListener
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
-__all__ = ["answer_text", "decode_cursor", "encode_cursor", "like_pattern", "question_text"]
+__all__ = [
+    "QUESTIONS",
+    "TokensListeners",
+    "answer_text",
+    "decode_cursor",
+    "encode_cursor",
+    "history_filter",
+    "like_pattern",
+    "question_text",
+    "search_text",
+]
+
+logger = logging.getLogger("user_questions.host")
+
+QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
+"""The questions of a request as both backends store them: a JSON array."""
 
 
 def question_text(questions: Iterable[AskUserQuestionItem]) -> str:
@@ -35,6 +56,12 @@ def answer_text(answer: AskUserQuestionAnswer | None) -> str:
     return _joined(item.custom or "" for item in answer.answers)
 
 
+def search_text(questions: str, answer: str | None) -> str:
+    """The searchable text of a stored request, from its questions' and its answer's JSON."""
+    parsed = None if answer is None else AskUserQuestionAnswer.model_validate_json(answer)
+    return question_text(QUESTIONS.validate_json(questions)) + answer_text(parsed)
+
+
 def _joined(parts: Iterable[str]) -> str:
     # Words never span two parts: a search term holds no whitespace, and parts end in a newline.
     return "".join(f"{part}\n" for part in parts if part).casefold()
@@ -44,6 +71,34 @@ def like_pattern(term: str) -> str:
     """A `LIKE ... ESCAPE '\\'` pattern matching `term` anywhere, wildcards taken literally."""
     escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+def history_filter(
+    query: HistoryQuery, mark: str, settled: Callable[[str], object]
+) -> tuple[str, list[object]]:
+    """The `WHERE` condition of a history page, and its parameters (the limit is the caller's).
+
+    `mark` is the driver's placeholder (`?` or `%s`); `settled` turns the settled time in the
+    cursor into the value the database compares with `settled_at`.
+    """
+    where = ["state <> 'pending'"]
+    parameters: list[object] = []
+    for column, value in (
+        ("session_id", query.session),
+        ("state", query.state),
+        ("settled_by", query.by),
+    ):
+        if value is not None:
+            where.append(f"{column} = {mark}")
+            parameters.append(value)
+    for term in query.terms:
+        where.append(f"search LIKE {mark} ESCAPE '\\'")
+        parameters.append(like_pattern(term))
+    if query.before is not None:
+        settled_at, seq = decode_cursor(query.before)
+        where.append(f"(settled_at, seq) < ({mark}, {mark})")  # a range on the index, not a filter
+        parameters += [settled(settled_at), seq]
+    return " AND ".join(where), parameters
 
 
 def encode_cursor(settled_at: str, seq: int) -> str:
@@ -67,3 +122,32 @@ def decode_cursor(cursor: str) -> tuple[str, int]:
             f"invalid history cursor {cursor[:80]!r}; pass the `next` of a previous page",
             ErrorCode.BAD_REQUEST,
         ) from None
+
+
+class TokensListeners:
+    """The tokens listeners of the store at `url`. One that raises is logged, and the others
+    are still told."""
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._listeners: list[TokensListener] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._listeners)
+
+    def add(self, listener: TokensListener) -> Callable[[], None]:
+        """Add `listener`; returns its remover."""
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return remove
+
+    def tell(self) -> None:
+        for listener in tuple(self._listeners):
+            try:
+                listener()
+            except Exception:
+                logger.exception("a tokens listener of %s raised", self._url)

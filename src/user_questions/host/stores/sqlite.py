@@ -14,18 +14,17 @@ and WAL lets them read while the host writes. To hear at once of a token they ad
 host's store reads `PRAGMA data_version` every `WATCH_INTERVAL` seconds; it changes whenever
 another connection has committed, and the store then tells its tokens listeners.
 
-The schema carries its version in `PRAGMA user_version`; a file written by a newer version is
-refused rather than guessed at.
+The store puts together the modules beside it: `_sqlite_file` (opening the file under its
+lock) and `_sqlite_schema` (the tables, their version and their migrations).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -33,7 +32,6 @@ from typing import IO, Any, Self, TypeVar, cast
 
 import anyio
 from anyio.abc import TaskGroup
-from pydantic import TypeAdapter
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores import (
@@ -48,74 +46,23 @@ from user_questions.host.stores import (
     TokensListener,
 )
 from user_questions.host.stores._shared import (
+    QUESTIONS,
+    TokensListeners,
     answer_text,
-    decode_cursor,
     encode_cursor,
-    like_pattern,
+    history_filter,
     question_text,
 )
-from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no advisory lock, one host per file by hand
-    fcntl = None  # type: ignore[assignment]
+from user_questions.host.stores._sqlite_file import open_file
+from user_questions.host.stores._sqlite_schema import SCHEMA_VERSION, transaction
+from user_questions.types import AskUserQuestionAnswer
 
 __all__ = ["SCHEMA_VERSION", "WATCH_INTERVAL", "SQLiteStore"]
 
 logger = logging.getLogger("user_questions.host")
 
-SCHEMA_VERSION = 2
-"""The schema this code writes; `_MIGRATIONS[n]` brings a file from version n to n + 1."""
 WATCH_INTERVAL = 0.2
 """Seconds between a host's checks for tokens added or revoked by another process."""
-
-_QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
-
-
-def _records_and_people(connection: sqlite3.Connection) -> None:
-    """Version 2: who asked, when first shown, who settled, the search text; named tokens."""
-    for statement in (
-        "ALTER TABLE questions ADD COLUMN asked_by TEXT",
-        "ALTER TABLE questions ADD COLUMN shown_at TEXT",
-        "ALTER TABLE questions ADD COLUMN settled_by TEXT",
-        "ALTER TABLE questions ADD COLUMN search TEXT NOT NULL DEFAULT ''",
-        "CREATE INDEX questions_settled ON questions (settled_at DESC, seq DESC) "
-        "WHERE state <> 'pending'",
-        "CREATE TABLE tokens (name TEXT PRIMARY KEY, token_hash TEXT NOT NULL UNIQUE, "
-        "created_at TEXT NOT NULL, last_used_at TEXT, revoked_at TEXT)",
-    ):
-        connection.execute(statement)
-    rows = connection.execute("SELECT seq, questions, answer FROM questions").fetchall()
-    connection.executemany(
-        "UPDATE questions SET search = ? WHERE seq = ?",
-        [(_search(questions, answer), seq) for seq, questions, answer in rows],
-    )
-
-
-def _search(questions: str, answer: str | None) -> str:
-    parsed = None if answer is None else AskUserQuestionAnswer.model_validate_json(answer)
-    return question_text(_QUESTIONS.validate_json(questions)) + answer_text(parsed)
-
-
-_MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
-    """
-    CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE questions (
-        seq INTEGER PRIMARY KEY,
-        rpc_id TEXT NOT NULL UNIQUE,
-        session_id TEXT NOT NULL,
-        questions TEXT NOT NULL,
-        asked_at TEXT NOT NULL,
-        state TEXT NOT NULL DEFAULT 'pending',
-        answer TEXT,
-        settled_at TEXT,
-        settled_via TEXT
-    );
-    CREATE INDEX questions_pending ON questions (seq) WHERE state = 'pending';
-    """,
-    _records_and_people,
-)
 
 _COLUMNS = (
     "rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via, "
@@ -142,7 +89,7 @@ class SQLiteStore:
         self._connection: sqlite3.Connection | None = None
         self._lock_file: IO[str] | None = None
         self._limiter: anyio.CapacityLimiter | None = None
-        self._tokens_listeners: list[TokensListener] = []
+        self._tokens_listeners = TokensListeners(self.url)
         self._task_group: TaskGroup | None = None
 
     def __repr__(self) -> str:
@@ -230,26 +177,10 @@ class SQLiteStore:
         )
 
     async def history(self, query: HistoryQuery) -> HistoryPage:
-        where = ["state <> 'pending'"]
-        parameters: list[object] = []
-        for clause, value in (
-            ("session_id = ?", query.session),
-            ("state = ?", query.state),
-            ("settled_by = ?", query.by),
-        ):
-            if value is not None:
-                where.append(clause)
-                parameters.append(value)
-        for term in query.terms:
-            where.append("search LIKE ? ESCAPE '\\'")
-            parameters.append(like_pattern(term))
-        if query.before is not None:
-            settled_at, seq = decode_cursor(query.before)
-            where.append("(settled_at, seq) < (?, ?)")  # a range on the index, not a filter
-            parameters += [settled_at, seq]
+        where, parameters = history_filter(query, "?", str)
         rows = await self._run(
             self._execute,
-            f"SELECT {_COLUMNS}, seq FROM questions WHERE {' AND '.join(where)} "
+            f"SELECT {_COLUMNS}, seq FROM questions WHERE {where} "
             "ORDER BY settled_at DESC, seq DESC LIMIT ?",
             (*parameters, query.limit + 1),
         )
@@ -289,7 +220,7 @@ class SQLiteStore:
                 "(uq token revoke) or choose another name",
                 ErrorCode.TOKEN_EXISTS,
             )
-        self._tell_tokens()
+        self._tokens_listeners.tell()
 
     async def revoke_token(self, name: str) -> TokenRecord | None:
         rows = await self._run(
@@ -300,7 +231,7 @@ class SQLiteStore:
         )
         if not rows:
             return None
-        self._tell_tokens()
+        self._tokens_listeners.tell()
         return _token(rows[0])
 
     async def touch_token(self, name: str) -> None:
@@ -309,20 +240,7 @@ class SQLiteStore:
         )
 
     def on_tokens_change(self, listener: TokensListener) -> Callable[[], None]:
-        self._tokens_listeners.append(listener)
-
-        def remove() -> None:
-            if listener in self._tokens_listeners:
-                self._tokens_listeners.remove(listener)
-
-        return remove
-
-    def _tell_tokens(self) -> None:
-        for listener in tuple(self._tokens_listeners):
-            try:
-                listener()
-            except Exception:
-                logger.exception("a tokens listener of %s raised", self.url)
+        return self._tokens_listeners.add(listener)
 
     async def _watch(self, version: int) -> None:
         """Tell the tokens listeners whenever another connection has committed."""
@@ -337,7 +255,7 @@ class SQLiteStore:
                 continue
             if now != version:
                 version = now
-                self._tell_tokens()
+                self._tokens_listeners.tell()
 
     # -- in the worker thread ---------------------------------------------------------------
 
@@ -345,35 +263,7 @@ class SQLiteStore:
         return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
 
     def _open(self) -> None:
-        if not self.host and not self.path.is_file():
-            raise UserQuestionError(
-                f"there is no store at {self.url}; give the --db of a host (`uq serve --db "
-                f"{self.url}` creates it)",
-                ErrorCode.BAD_STORE,
-            )
-        try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if self.host:
-                self._lock_file = _lock(self.path)
-        except OSError as error:
-            raise _unusable(self.url, error) from error
-        try:
-            # Created private before SQLite opens it; SQLite gives -wal and -shm the same mode.
-            os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
-            connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            try:
-                _prepare(connection, self.url)
-            except BaseException:
-                connection.close()
-                raise
-        except BaseException as error:
-            if self._lock_file is not None:
-                self._lock_file.close()
-                self._lock_file = None
-            if isinstance(error, OSError):
-                raise _unusable(self.url, error) from error
-            raise
-        self._connection = connection
+        self._connection, self._lock_file = open_file(self.path, self.url, host=self.host)
 
     def _close(self) -> None:
         if self._connection is not None:
@@ -402,7 +292,7 @@ class SQLiteStore:
 
     def _setting(self, key: str, default: str) -> str:
         db = self._db()
-        with _transaction(db):
+        with transaction(db):
             db.execute(
                 "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
                 (key, default),
@@ -418,7 +308,7 @@ class SQLiteStore:
             (
                 question.rpc_id,
                 question.session_id,
-                _QUESTIONS.dump_json(list(question.questions)).decode(),
+                QUESTIONS.dump_json(list(question.questions)).decode(),
                 question.asked_at.isoformat(),
                 question.asked_by,
                 None if question.shown_at is None else _iso(question.shown_at),
@@ -442,88 +332,13 @@ class SQLiteStore:
         return existing[0], False
 
 
-def _lock(path: Path) -> IO[str]:
-    lock_file = open(f"{path}.lock", "a")  # noqa: SIM115 - held for as long as the store is open
-    if fcntl is None:  # pragma: no cover
-        return lock_file
-    try:
-        fcntl.flock(lock_file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        lock_file.close()
-        raise UserQuestionError(
-            f"another host is using the store {path}; stop it, or give this one its own --db",
-            ErrorCode.STORE_LOCKED,
-        ) from None
-    return lock_file
-
-
-def _unusable(url: str, error: OSError) -> UserQuestionError:
-    return UserQuestionError(
-        f"cannot open the store {url}: {error.strerror or error}", ErrorCode.BAD_STORE
-    )
-
-
-def _prepare(connection: sqlite3.Connection, url: str) -> None:
-    """WAL, full sync, and the schema at `SCHEMA_VERSION`."""
-    try:
-        mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        connection.execute("PRAGMA synchronous = FULL")
-        connection.execute("PRAGMA busy_timeout = 5000")
-        version: int = connection.execute("PRAGMA user_version").fetchone()[0]
-        tables: int = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-    except sqlite3.DatabaseError as error:
-        raise UserQuestionError(
-            f"the store {url} is not a user-questions SQLite store: {error}", ErrorCode.BAD_STORE
-        ) from error
-    if version == 0 and tables:
-        raise UserQuestionError(
-            f"the store {url} is a SQLite file of another application; give the host its own",
-            ErrorCode.BAD_STORE,
-        )
-    if mode != "wal":
-        raise UserQuestionError(
-            f"the store {url} cannot use WAL mode (got {mode!r}); put it on a local disk",
-            ErrorCode.BAD_STORE,
-        )
-    if version > SCHEMA_VERSION:
-        raise UserQuestionError(
-            f"the store {url} has schema version {version}, newer than this user-questions "
-            f"understands ({SCHEMA_VERSION}); upgrade user-questions",
-            ErrorCode.BAD_STORE,
-        )
-    for number in range(version, SCHEMA_VERSION):
-        with _transaction(connection):
-            # Another process may have migrated the file since it was read above.
-            if connection.execute("PRAGMA user_version").fetchone()[0] > number:
-                continue
-            migration = _MIGRATIONS[number]
-            if callable(migration):
-                migration(connection)
-            else:
-                for statement in migration.split(";"):
-                    if statement.strip():
-                        connection.execute(statement)
-            connection.execute(f"PRAGMA user_version = {number + 1}")
-
-
-@contextlib.contextmanager
-def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-    connection.execute("COMMIT")
-
-
 def _record(row: Sequence[Any]) -> StoredQuestion:
     rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
     asked_by, shown_at, settled_by = row[8:11]
     return StoredQuestion(
         rpc_id=rpc_id,
         session_id=session_id,
-        questions=tuple(_QUESTIONS.validate_json(questions)),
+        questions=tuple(QUESTIONS.validate_json(questions)),
         asked_at=datetime.fromisoformat(asked_at),
         state=cast(QuestionState, state),
         answer=None if answer is None else AskUserQuestionAnswer.model_validate_json(answer),

@@ -1,0 +1,114 @@
+"""The connection on which a host's `PostgresStore` hears of the other nodes' writes.
+
+Level 8; needs psycopg. Every write sends `NOTIFY` on `CHANNEL` (the rpcId) or `TOKENS_CHANNEL`
+(a token's name). The listener `LISTEN`s to both on a connection of its own, checks it with a
+query after `LISTEN_HEARTBEAT` quiet seconds, and reconnects with backoff when it is cut. After
+a reconnection it tells `None` (re-read everything), because notifications sent while it was
+away are gone: a lost notification delays a change until the next reconnection at worst.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+from collections.abc import Callable
+
+import anyio
+import psycopg
+from anyio.abc import TaskStatus
+
+from user_questions.errors import UserQuestionError
+from user_questions.host.stores._postgres_pool import Connection, Pool, first_line
+
+__all__ = [
+    "BACKOFF_FIRST",
+    "BACKOFF_MAX",
+    "CHANNEL",
+    "LISTEN_HEARTBEAT",
+    "TOKENS_CHANNEL",
+    "Listener",
+]
+
+logger = logging.getLogger("user_questions.host")
+
+CHANNEL = "user_questions"
+"""The NOTIFY channel; each payload is the rpcId of the request that changed."""
+TOKENS_CHANNEL = "user_questions_tokens"
+"""The NOTIFY channel of named tokens; each payload is the name of the token added or revoked."""
+LISTEN_HEARTBEAT = 30.0
+"""Seconds of silence after which the listening connection is checked with a query."""
+BACKOFF_FIRST = 0.05
+"""Seconds before the listener's first reconnection attempt; doubled after each failure."""
+BACKOFF_MAX = 2.0
+"""The longest pause between the listener's reconnection attempts."""
+
+
+class Listener:
+    """Passes the other nodes' notifications on: an rpcId (or `None`, re-read everything) to
+    `tell`, a token change to `tell_tokens`. Notifications from `pool`'s own connections are
+    skipped: whoever made those writes has told whoever needs to know."""
+
+    def __init__(
+        self,
+        pool: Pool,
+        tell: Callable[[str | None], None],
+        tell_tokens: Callable[[], None],
+    ) -> None:
+        self._pool = pool
+        self._tell = tell
+        self._tell_tokens = tell_tokens
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Listen until cancelled; started once the first connection listens.
+
+        Raises:
+            UserQuestionError: `STORE_UNAVAILABLE` when the first connection cannot be made.
+        """
+        name = f"{self._pool.name} listener"
+        connection: Connection | None = await self._listening(name)
+        task_status.started()
+        while True:
+            assert connection is not None
+            try:
+                await self._follow(connection)
+            except psycopg.Error as error:
+                logger.warning(
+                    "lost the LISTEN connection to %s (%s)", self._pool.url, first_line(error)
+                )
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await connection.close()
+            connection = None
+            delay = BACKOFF_FIRST
+            while connection is None:
+                await anyio.sleep(delay * random.uniform(0.5, 1.0))
+                delay = min(delay * 2, BACKOFF_MAX)
+                with contextlib.suppress(UserQuestionError, psycopg.Error):
+                    connection = await self._listening(name)
+            logger.warning("listening to %s again; re-reading every request", self._pool.url)
+            await self._pool.close_idle()  # a cut listener usually means the database restarted
+            self._tell(None)
+            self._tell_tokens()
+
+    async def _listening(self, name: str) -> Connection:
+        connection = await self._pool.connect(name)
+        try:
+            await connection.execute(f"LISTEN {CHANNEL}; LISTEN {TOKENS_CHANNEL}")
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await connection.close()
+            raise
+        return connection
+
+    async def _follow(self, connection: Connection) -> None:
+        """Pass on each notification until the connection fails; check it when it is quiet."""
+        while True:
+            async for notification in connection.notifies(timeout=LISTEN_HEARTBEAT):
+                if self._pool.owns(notification.pid):
+                    continue
+                if notification.channel == TOKENS_CHANNEL:
+                    self._tell_tokens()
+                else:
+                    self._tell(notification.payload)
+            await connection.execute("SELECT 1")

@@ -1,0 +1,167 @@
+"""The connections a `PostgresStore` runs its statements on.
+
+Level 8; needs psycopg. At most `POOL_SIZE` connections, opened on demand. A connection that
+fails is dropped; a statement that failed on a connection that had been idle (it may have died
+with a database restart) is retried once on a new one, and otherwise raises `STORE_UNAVAILABLE`.
+The next call connects again, so the store recovers by itself when the database is back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.rows import TupleRow
+
+from user_questions.errors import ErrorCode, UserQuestionError
+
+__all__ = [
+    "APPLICATION_NAME",
+    "CONNECT_TIMEOUT",
+    "POOL_SIZE",
+    "Connection",
+    "Pool",
+    "first_line",
+]
+
+logger = logging.getLogger("user_questions.host")
+
+POOL_SIZE = 4
+"""Connections one store uses for its queries at most (the listener has its own)."""
+CONNECT_TIMEOUT = 10
+"""Seconds to wait for a connection, unless the URL sets `connect_timeout`."""
+APPLICATION_NAME = "user-questions"
+"""How the store's connections appear in `pg_stat_activity`, unless the URL names them."""
+
+Connection = psycopg.AsyncConnection[TupleRow]
+T = TypeVar("T")
+
+_DOWN = (psycopg.OperationalError, psycopg.InterfaceError)
+"""What psycopg raises when the database cannot be reached, or went away mid-statement."""
+
+
+class Pool:
+    """The connections to the database at the libpq URL `conninfo`; `url` is how errors name it
+    (without its password). Usable between `open()` and `close()`.
+
+    Raises:
+        UserQuestionError: `BAD_STORE` for a URL that libpq cannot parse.
+    """
+
+    def __init__(self, conninfo: str, url: str) -> None:
+        self.url = url
+        try:
+            given = conninfo_to_dict(conninfo)
+        except psycopg.ProgrammingError as error:
+            raise UserQuestionError(
+                f"the store URL {url} is not a valid PostgreSQL URL: {first_line(error)}",
+                ErrorCode.BAD_STORE,
+            ) from None
+        self._conninfo = conninfo
+        self.name = str(given.get("application_name") or APPLICATION_NAME)
+        """The application name of the pool's connections."""
+        self._timeout = None if "connect_timeout" in given else CONNECT_TIMEOUT
+        self._idle: list[Connection] = []
+        self._pids: set[int] = set()
+        self._slots: anyio.Semaphore | None = None
+
+    def open(self) -> None:
+        self._slots = anyio.Semaphore(POOL_SIZE)
+
+    async def close(self) -> None:
+        await self.close_idle()
+        self._slots = None
+
+    def owns(self, pid: int) -> bool:
+        """Whether `pid` is the backend of one of the pool's connections (a notification it
+        sent is one of the store's own writes)."""
+        return pid in self._pids
+
+    async def connect(self, application_name: str) -> Connection:
+        """A new autocommit connection; `STORE_UNAVAILABLE` when the database cannot be reached."""
+        options: dict[str, Any] = {"autocommit": True, "application_name": application_name}
+        if self._timeout is not None:
+            options["connect_timeout"] = self._timeout
+        try:
+            return await psycopg.AsyncConnection.connect(self._conninfo, **options)
+        except _DOWN as error:
+            raise self._unavailable(error) from None
+
+    async def run(self, operation: Callable[[Connection], Awaitable[T]]) -> T:
+        """Run `operation` on a pooled connection, once more on a new one if an idle one was
+        dead. Every operation is safe to repeat: submit and settings are upserts, and a
+        settle recognises its own earlier win by its `settle_id`.
+
+        Raises:
+            UserQuestionError: `STORE_UNAVAILABLE` when the database cannot be reached;
+                `BAD_STORE` when it refuses the statement (a privilege missing, a table
+                dropped behind the store's back).
+        """
+        while True:
+            reused = False
+            try:
+                async with self._borrow() as (connection, reused):
+                    return await operation(connection)
+            except _DOWN as error:
+                await self.close_idle()  # they most likely went down with this one
+                if not reused:
+                    raise self._unavailable(error) from None
+                logger.info(
+                    "a connection to %s had died (%s); retrying", self.url, first_line(error)
+                )
+            except psycopg.Error as error:
+                raise UserQuestionError(
+                    f"the store {self.url} cannot be used ({first_line(error)})",
+                    ErrorCode.BAD_STORE,
+                ) from None
+
+    async def close_idle(self) -> None:
+        idle, self._idle = self._idle, []
+        for connection in idle:
+            await self._close(connection)
+
+    @contextlib.asynccontextmanager
+    async def _borrow(self) -> AsyncIterator[tuple[Connection, bool]]:
+        """A connection of the pool, and whether it had been idle (so it may have died since).
+
+        A connection whose statement raised anything is closed rather than reused: it may be
+        mid-statement or broken.
+        """
+        if self._slots is None:
+            raise RuntimeError("the store is not open: use `async with store:`")
+        async with self._slots:
+            reused = bool(self._idle)
+            connection = self._idle.pop() if reused else await self.connect(self.name)
+            self._pids.add(connection.info.backend_pid)
+            try:
+                yield connection, reused
+            except BaseException:
+                await self._close(connection)
+                raise
+            if connection.broken or self._slots is None:
+                await self._close(connection)
+            else:
+                self._idle.append(connection)
+
+    async def _close(self, connection: Connection) -> None:
+        self._pids.discard(connection.info.backend_pid)
+        with anyio.CancelScope(shield=True):
+            await connection.close()
+
+    def _unavailable(self, error: Exception) -> UserQuestionError:
+        return UserQuestionError(
+            f"the store {self.url} is unavailable ({first_line(error)}); check that PostgreSQL "
+            "is running and reachable",
+            ErrorCode.STORE_UNAVAILABLE,
+        )
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of `error`'s message (psycopg's run on with hints), or its type's name."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

@@ -1,0 +1,134 @@
+"""The tables of a `PostgresStore`, their version, and the migrations that bring them up to date.
+
+Level 8; needs psycopg. The tables live in the PostgreSQL schema `SCHEMA` (so they share a
+database with other applications without clashing), which carries its version in
+`SCHEMA.schema_version`. `migrate` runs at every start-up under an advisory lock, so nodes that
+start together migrate once; a database written by a newer version is refused.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import cast
+
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.stores._postgres_pool import Connection
+from user_questions.host.stores._shared import search_text
+
+__all__ = ["MIGRATIONS", "SCHEMA", "SCHEMA_VERSION", "migrate"]
+
+logger = logging.getLogger("user_questions.host")
+
+SCHEMA = "user_questions"
+"""The PostgreSQL schema holding the store's tables."""
+SCHEMA_VERSION = 2
+"""The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
+
+_LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
+
+
+async def _records_and_people(connection: Connection) -> None:
+    """Version 2: who asked, when first shown, who settled, the search text, the `timed-out`
+    state; named tokens."""
+    await connection.execute(
+        f"""
+        ALTER TABLE {SCHEMA}.questions
+            ADD COLUMN asked_by text,
+            ADD COLUMN shown_at timestamptz,
+            ADD COLUMN settled_by text,
+            ADD COLUMN search text NOT NULL DEFAULT '',
+            DROP CONSTRAINT questions_state_check,
+            ADD CONSTRAINT questions_state_check CHECK (
+                state IN ('pending', 'answered', 'cancelled', 'withdrawn', 'timed-out'));
+        CREATE INDEX questions_settled ON {SCHEMA}.questions (settled_at DESC, seq DESC)
+            WHERE state <> 'pending';
+        CREATE TABLE {SCHEMA}.tokens (
+            name text PRIMARY KEY,
+            token_hash text NOT NULL UNIQUE,
+            created_at timestamptz NOT NULL,
+            last_used_at timestamptz,
+            revoked_at timestamptz
+        );
+        """
+    )
+    cursor = await connection.execute(
+        f"SELECT seq, questions::text, answer::text FROM {SCHEMA}.questions"
+    )
+    searches = [
+        (search_text(questions, answer), seq) for seq, questions, answer in await cursor.fetchall()
+    ]
+    async with connection.cursor() as updates:
+        await updates.executemany(
+            f"UPDATE {SCHEMA}.questions SET search = %s WHERE seq = %s", searches
+        )
+
+
+MIGRATIONS: Sequence[str | Callable[[Connection], Awaitable[None]]] = (
+    f"""
+    CREATE TABLE {SCHEMA}.settings (key text PRIMARY KEY, value text NOT NULL);
+    CREATE TABLE {SCHEMA}.questions (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        rpc_id text NOT NULL UNIQUE,
+        session_id text NOT NULL,
+        questions jsonb NOT NULL,
+        asked_at timestamptz NOT NULL,
+        state text NOT NULL DEFAULT 'pending'
+            CHECK (state IN ('pending', 'answered', 'cancelled', 'withdrawn')),
+        answer jsonb,
+        settled_at timestamptz,
+        settled_via text,
+        settle_id uuid
+    );
+    CREATE INDEX questions_pending ON {SCHEMA}.questions (seq) WHERE state = 'pending';
+    """,
+    _records_and_people,
+)
+
+
+async def migrate(connection: Connection, url: str) -> None:
+    """Create or upgrade the schema to `SCHEMA_VERSION`, one node at a time; `url` names the
+    store in the log and in errors.
+
+    Raises:
+        UserQuestionError: `BAD_STORE` when the database has a newer schema version.
+    """
+    async with connection.transaction():
+        await connection.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        version = await _schema_version(connection)
+        if version is None:
+            await connection.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+            await connection.execute(
+                f"CREATE TABLE {SCHEMA}.schema_version (version integer NOT NULL)"
+            )
+            await connection.execute(f"INSERT INTO {SCHEMA}.schema_version VALUES (0)")
+            version = 0
+        if version > SCHEMA_VERSION:
+            raise UserQuestionError(
+                f"the store {url} has schema version {version}, newer than this "
+                f"user-questions understands ({SCHEMA_VERSION}); upgrade user-questions",
+                ErrorCode.BAD_STORE,
+            )
+        for number in range(version, SCHEMA_VERSION):
+            migration = MIGRATIONS[number]
+            if callable(migration):
+                await migration(connection)
+            else:
+                await connection.execute(migration)
+            await connection.execute(
+                f"UPDATE {SCHEMA}.schema_version SET version = %s", (number + 1,)
+            )
+            logger.info("migrated %s to schema version %d", url, number + 1)
+
+
+async def _schema_version(connection: Connection) -> int | None:
+    """The stored schema version; `None` when the database has no store yet."""
+    cursor = await connection.execute(
+        "SELECT to_regclass(%s) IS NOT NULL", (f"{SCHEMA}.schema_version",)
+    )
+    exists = await cursor.fetchone()
+    if exists is None or not exists[0]:
+        return None
+    cursor = await connection.execute(f"SELECT version FROM {SCHEMA}.schema_version")
+    row = await cursor.fetchone()
+    return 0 if row is None else cast(int, row[0])

@@ -1,0 +1,120 @@
+"""The tables of a `SQLiteStore`, their version, and the migrations that bring them up to date.
+
+Level 8; standard library `sqlite3` only. The schema carries its version in
+`PRAGMA user_version`; a file written by a newer version is refused rather than guessed at,
+and so is a SQLite file of another application.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.stores._shared import search_text
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
+
+SCHEMA_VERSION = 2
+"""The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
+
+
+def _records_and_people(connection: sqlite3.Connection) -> None:
+    """Version 2: who asked, when first shown, who settled, the search text; named tokens."""
+    for statement in (
+        "ALTER TABLE questions ADD COLUMN asked_by TEXT",
+        "ALTER TABLE questions ADD COLUMN shown_at TEXT",
+        "ALTER TABLE questions ADD COLUMN settled_by TEXT",
+        "ALTER TABLE questions ADD COLUMN search TEXT NOT NULL DEFAULT ''",
+        "CREATE INDEX questions_settled ON questions (settled_at DESC, seq DESC) "
+        "WHERE state <> 'pending'",
+        "CREATE TABLE tokens (name TEXT PRIMARY KEY, token_hash TEXT NOT NULL UNIQUE, "
+        "created_at TEXT NOT NULL, last_used_at TEXT, revoked_at TEXT)",
+    ):
+        connection.execute(statement)
+    rows = connection.execute("SELECT seq, questions, answer FROM questions").fetchall()
+    connection.executemany(
+        "UPDATE questions SET search = ? WHERE seq = ?",
+        [(search_text(questions, answer), seq) for seq, questions, answer in rows],
+    )
+
+
+MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
+    """
+    CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE questions (
+        seq INTEGER PRIMARY KEY,
+        rpc_id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        questions TEXT NOT NULL,
+        asked_at TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending',
+        answer TEXT,
+        settled_at TEXT,
+        settled_via TEXT
+    );
+    CREATE INDEX questions_pending ON questions (seq) WHERE state = 'pending';
+    """,
+    _records_and_people,
+)
+
+
+def prepare(connection: sqlite3.Connection, url: str) -> None:
+    """WAL, full sync, and the schema at `SCHEMA_VERSION`; `url` names the store in errors.
+
+    Raises:
+        UserQuestionError: `BAD_STORE` for a file that is not a store, belongs to another
+            application, cannot use WAL mode, or has a newer schema version.
+    """
+    try:
+        mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        connection.execute("PRAGMA synchronous = FULL")
+        connection.execute("PRAGMA busy_timeout = 5000")
+        version: int = connection.execute("PRAGMA user_version").fetchone()[0]
+        tables: int = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    except sqlite3.DatabaseError as error:
+        raise UserQuestionError(
+            f"the store {url} is not a user-questions SQLite store: {error}", ErrorCode.BAD_STORE
+        ) from error
+    if version == 0 and tables:
+        raise UserQuestionError(
+            f"the store {url} is a SQLite file of another application; give the host its own",
+            ErrorCode.BAD_STORE,
+        )
+    if mode != "wal":
+        raise UserQuestionError(
+            f"the store {url} cannot use WAL mode (got {mode!r}); put it on a local disk",
+            ErrorCode.BAD_STORE,
+        )
+    if version > SCHEMA_VERSION:
+        raise UserQuestionError(
+            f"the store {url} has schema version {version}, newer than this user-questions "
+            f"understands ({SCHEMA_VERSION}); upgrade user-questions",
+            ErrorCode.BAD_STORE,
+        )
+    for number in range(version, SCHEMA_VERSION):
+        with transaction(connection):
+            # Another process may have migrated the file since it was read above.
+            if connection.execute("PRAGMA user_version").fetchone()[0] > number:
+                continue
+            migration = MIGRATIONS[number]
+            if callable(migration):
+                migration(connection)
+            else:
+                for statement in migration.split(";"):
+                    if statement.strip():
+                        connection.execute(statement)
+            connection.execute(f"PRAGMA user_version = {number + 1}")
+
+
+@contextlib.contextmanager
+def transaction(connection: sqlite3.Connection) -> Iterator[None]:
+    """`BEGIN IMMEDIATE` ... `COMMIT` on an autocommit connection; `ROLLBACK` if it raises."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
