@@ -7,7 +7,6 @@ should appear under a deadline; keys are sent only once the screen shows the pro
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,21 +17,6 @@ pytestmark = pytest.mark.e2e
 
 HINT = "esc dismiss"
 DEPLOY = ["Deploy to production?", "-o", "Yes (Recommended)", "-o", "No"]
-
-
-@pytest.fixture
-def spawn() -> Iterator[type[PtyTerminal]]:
-    """Start programs in pseudo-terminals; every one still running at the end is killed."""
-    started: list[PtyTerminal] = []
-
-    class Started(PtyTerminal):
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-            started.append(self)
-
-    yield Started
-    for terminal in started:
-        terminal.close()
 
 
 def ask(spawn: type[PtyTerminal], *args: str) -> PtyTerminal:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from typing import Any, cast
 
 from pydantic import TypeAdapter
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores import HistoryQuery, TokensListener
+from user_questions.host.stores import HistoryQuery, QuestionState, StoredQuestion, TokensListener
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
 __all__ = [
@@ -151,3 +152,25 @@ class TokensListeners:
                 listener()
             except Exception:
                 logger.exception("a tokens listener of %s raised", self._url)
+
+
+def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> StoredQuestion:
+    """A `questions` row (the backends select the same columns) as a record; `moment` reads the
+    backend's timestamps (a datetime on PostgreSQL, ISO text on SQLite) as UTC datetimes."""
+    rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
+    asked_by, shown_at, settled_by = row[8:11]
+    asked = moment(asked_at)
+    assert asked is not None  # asked_at is NOT NULL in both schemas
+    return StoredQuestion(
+        rpc_id=rpc_id,
+        session_id=session_id,
+        questions=tuple(QUESTIONS.validate_json(questions)),
+        asked_at=asked,
+        state=cast(QuestionState, state),
+        answer=None if answer is None else AskUserQuestionAnswer.model_validate_json(answer),
+        settled_at=moment(settled_at),
+        settled_via=settled_via,
+        asked_by=asked_by,
+        shown_at=moment(shown_at),
+        settled_by=settled_by,
+    )

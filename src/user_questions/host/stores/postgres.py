@@ -40,7 +40,6 @@ from user_questions.host.stores import (
     HistoryPage,
     HistoryQuery,
     NewQuestion,
-    QuestionState,
     Settlement,
     StoredQuestion,
     TokenRecord,
@@ -61,8 +60,8 @@ from user_questions.host.stores._shared import (
     encode_cursor,
     history_filter,
     question_text,
+    stored_question,
 )
-from user_questions.types import AskUserQuestionAnswer
 
 __all__ = [
     "CHANNEL",
@@ -411,21 +410,7 @@ async def _records(
 
 
 def _record(row: TupleRow) -> StoredQuestion:
-    rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
-    asked_by, shown_at, settled_by = row[8:11]
-    return StoredQuestion(
-        rpc_id=rpc_id,
-        session_id=session_id,
-        questions=tuple(QUESTIONS.validate_json(questions)),
-        asked_at=asked_at.astimezone(UTC),
-        state=cast(QuestionState, state),
-        answer=None if answer is None else AskUserQuestionAnswer.model_validate_json(answer),
-        settled_at=_utc(settled_at),
-        settled_via=settled_via,
-        asked_by=asked_by,
-        shown_at=_utc(shown_at),
-        settled_by=settled_by,
-    )
+    return stored_question(row, _utc)
 
 
 def _token(row: TupleRow) -> TokenRecord:

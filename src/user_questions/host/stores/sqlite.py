@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Self, TypeVar, cast
+from typing import IO, Any, Self, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -39,7 +39,6 @@ from user_questions.host.stores import (
     HistoryPage,
     HistoryQuery,
     NewQuestion,
-    QuestionState,
     Settlement,
     StoredQuestion,
     TokenRecord,
@@ -52,10 +51,10 @@ from user_questions.host.stores._shared import (
     encode_cursor,
     history_filter,
     question_text,
+    stored_question,
 )
 from user_questions.host.stores._sqlite_file import open_file
 from user_questions.host.stores._sqlite_schema import SCHEMA_VERSION, transaction
-from user_questions.types import AskUserQuestionAnswer
 
 __all__ = ["SCHEMA_VERSION", "WATCH_INTERVAL", "SQLiteStore"]
 
@@ -333,21 +332,7 @@ class SQLiteStore:
 
 
 def _record(row: Sequence[Any]) -> StoredQuestion:
-    rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
-    asked_by, shown_at, settled_by = row[8:11]
-    return StoredQuestion(
-        rpc_id=rpc_id,
-        session_id=session_id,
-        questions=tuple(QUESTIONS.validate_json(questions)),
-        asked_at=datetime.fromisoformat(asked_at),
-        state=cast(QuestionState, state),
-        answer=None if answer is None else AskUserQuestionAnswer.model_validate_json(answer),
-        settled_at=_moment(settled_at),
-        settled_via=settled_via,
-        asked_by=asked_by,
-        shown_at=_moment(shown_at),
-        settled_by=settled_by,
-    )
+    return stored_question(row, _moment)
 
 
 def _token(row: Sequence[Any]) -> TokenRecord:

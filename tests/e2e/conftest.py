@@ -1,0 +1,24 @@
+"""Fixtures shared by the whole-system tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.pty_terminal import PtyTerminal
+
+
+@pytest.fixture
+def spawn() -> Iterator[type[PtyTerminal]]:
+    """Start programs in pseudo-terminals; every one still running at the end is killed."""
+    started: list[PtyTerminal] = []
+
+    class Started(PtyTerminal):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            started.append(self)
+
+    yield Started
+    for terminal in started:
+        terminal.close()
