@@ -24,6 +24,7 @@ LEVELS: dict[str, int] = {
     "tool_ask_user": 6,
     "tool_exit_plan_mode": 6,
     "presentation": 6,
+    "approvals": 6,
     "_schema": 6,
     "providers": 7,
     "host": 8,
