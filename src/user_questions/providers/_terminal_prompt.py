@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, TextIO, TypeVar
+from typing import Literal, NamedTuple, TextIO, TypeVar
 
 import anyio
 from prompt_toolkit.application import Application
@@ -177,12 +177,14 @@ class PromptSurface:
         return _console(self._stream, self._terminal.output.get_size().columns)
 
 
-def _console(file: TextIO, width: int, color_system: str = "auto") -> Console:
+def _console(
+    file: TextIO, width: int, color_system: Literal["auto", "truecolor"] = "auto"
+) -> Console:
     return Console(
         file=file,
         width=width,
         force_terminal=True,
-        color_system=color_system,  # type: ignore[arg-type]
+        color_system=color_system,
         highlight=False,
         markup=False,
         emoji=False,
@@ -271,8 +273,8 @@ def _list_layout(
     def heights() -> tuple[int, int]:
         size = terminal.output.get_size()
         shown = context.lines(size.columns) if context is not None else []
-        rows = body(size.columns)
-        listing = sum(text.count("\n") for _, text in rows) + 1 if rows else 0
+        drawn = body(size.columns)
+        listing = sum(text.count("\n") for _, text in drawn) + 1 if drawn else 0
         typed = field_text()
         tail = len(help_lines())
         if typed is not None:  # the field wraps its text, with a cell for the cursor after it

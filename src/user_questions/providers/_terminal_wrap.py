@@ -127,6 +127,9 @@ def wrap(fragments: Fragments, width: int) -> list[Fragments]:
 
     Empty text is one empty line; spaces where a line breaks are dropped.
     """
+    whole = "".join(text for _, text in fragments)
+    if get_cwidth(whole) <= width and "\n" not in whole and "\t" not in whole:
+        return [[fragment for fragment in fragments if fragment[1]]]  # fits: the common case
     chars = [(style, char) for style, text in fragments for char in text]
     return [
         [(style, "".join(char for _, char in run)) for style, run in groupby(line, lambda c: c[0])]
