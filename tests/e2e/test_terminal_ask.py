@@ -151,6 +151,15 @@ def test_esc_dismisses_with_status_3_and_leaves_no_prompt(spawn: type[PtyTermina
     ]
 
 
+PLAN_TAIL = [
+    "  3. Other… (feedback on the plan)",
+    "  4. Skip",
+    "",
+    "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
+]
+"""The last rows of a plan review's prompt."""
+
+
 def _plan(tmp_path: Path) -> list[str]:
     plan = tmp_path / "plan.md"
     plan.write_text("# Release 1.5\n\n1. Tag **v1.5.0**\n2. Publish\n", encoding="utf-8")
@@ -181,10 +190,7 @@ def test_plan_review_shows_the_plan_and_approves_with_the_first_option(
     assert lines(terminal)[-6:] == [
         "❯ 1. Approve",
         "  2. Keep planning",
-        "  3. Other… (feedback on the plan)",
-        "  4. Skip",
-        "",
-        "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
+        *PLAN_TAIL,
     ]
     terminal.send(ENTER)
     assert terminal.wait_exit() == 0
@@ -332,10 +338,7 @@ def test_a_resize_draws_the_header_question_plan_and_options_again_at_the_new_wi
         "     Leave plan mode and start making the changes the plan",
         "     describes, one by one.",
         "  2. Keep planning",
-        "  3. Other… (feedback on the plan)",
-        "  4. Skip",
-        "",
-        "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
+        *PLAN_TAIL,
     ]
     terminal.send(ENTER)
     assert terminal.wait_exit() == 0
@@ -352,14 +355,7 @@ def test_a_plan_taller_than_the_terminal_scrolls_with_the_page_keys_above_the_op
     )
     arguments = ["Approve?", "--plan-file", str(plan), "--approve", "Go", "-o", "Go", "-o", "No"]
     terminal = ask(spawn, *arguments, rows=20, columns=60)
-    options = [
-        "❯ 1. Go",
-        "  2. No",
-        "  3. Other… (feedback on the plan)",
-        "  4. Skip",
-        "",
-        "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
-    ]
+    options = ["❯ 1. Go", "  2. No", *PLAN_TAIL]
     screen = lines(terminal)
     assert screen[:4] == [
         "Approve?",
