@@ -139,6 +139,66 @@ async def test_only_documented_fields_reach_the_service(tools_ctx: Context) -> N
     }
 
 
+def _checks(**choice: object) -> dict[str, Any]:
+    """Arguments asking one multi-select-able question, with `choice` added to it."""
+    options = [{"label": "Lint"}, {"label": "Tests"}]
+    return {"questions": [{"id": "checks", "question": "Which?", "options": options, **choice}]}
+
+
+@pytest.mark.parametrize(
+    "choice",
+    [{"multiSelect": True}, {"multi_select": True, "multiSelect": True}],
+)
+async def test_the_camel_case_multi_select_spelling_makes_a_multi_select_question(
+    tools_ctx: Context, choice: dict[str, object]
+) -> None:
+    provider = ScriptedProvider({"checks": ["Lint", "Tests"]})
+    tools_ctx.user_questions.register_provider(provider)
+    result = await tools_ctx.tools.execute("ask_user_question", _checks(**choice))
+    assert result.text == '{"answers":[{"id":"checks","selected":["Lint","Tests"]}]}'
+    assert provider.seen[0].questions[0].multi_select is True
+
+
+async def test_a_null_camel_case_multi_select_is_left_out(tools_ctx: Context) -> None:
+    provider = ScriptedProvider({"checks": "Lint"})
+    tools_ctx.user_questions.register_provider(provider)
+    result = await tools_ctx.tools.execute("ask_user_question", _checks(multiSelect=None))
+    assert not result.is_error
+    assert provider.seen[0].questions[0].multi_select is None
+
+
+@pytest.mark.parametrize(
+    ("choice", "text"),
+    [
+        (
+            {"multi_select": False, "multiSelect": True},
+            'Error: invalid arguments: "questions[0].multi_select" is false but '
+            '"questions[0].multiSelect" is true; send multi_select only',
+        ),
+        (
+            {"multi_select": True, "multiSelect": False},
+            'Error: invalid arguments: "questions[0].multi_select" is true but '
+            '"questions[0].multiSelect" is false; send multi_select only',
+        ),
+        (
+            {"multiSelect": "yes"},
+            'Error: invalid arguments: property "questions[0].multiSelect" must be a boolean, '
+            "got string",
+        ),
+    ],
+)
+async def test_a_camel_case_multi_select_that_disagrees_or_is_no_boolean_is_refused(
+    tools_ctx: Context, choice: dict[str, object], text: str
+) -> None:
+    provider = ScriptedProvider({"checks": "Lint"})
+    tools_ctx.user_questions.register_provider(provider)
+    result = await tools_ctx.tools.execute("ask_user_question", _checks(**choice))
+    assert result.text == text
+    assert result.error is not None
+    assert result.error["info"] == {"name": "ToolArgsError", "code": "INVALID_ARGS"}
+    assert provider.seen == []
+
+
 async def test_the_executing_agent_and_signal_reach_the_provider(tools_ctx: Context) -> None:
     provider = ScriptedProvider({"a": "yes"})
     tools_ctx.user_questions.register_provider(provider)

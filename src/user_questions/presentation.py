@@ -25,17 +25,18 @@ __all__ = [
     "plan_review_of",
 ]
 
+# The mark in English, Chinese, Japanese and Korean (추천 and 권장 are both in use).
 _RECOMMENDED = re.compile(
-    r"^(?P<display>.*?\S)\s*[(（]\s*(?:recommended|推荐)\s*[)）]\s*$", re.I | re.S
+    r"^(?P<display>.*?\S)\s*[(（]\s*(?:recommended|推荐|推奨|추천|권장)\s*[)）]\s*$", re.I | re.S
 )
 
 
 def parse_recommended_label(label: str) -> tuple[str, bool]:
     """Split a trailing `(Recommended)` marker off a label: `(display, recommended)`.
 
-    Accepts `(Recommended)`, `(recommended)`, `(推荐)` and `（推荐）` in any case, with spaces
-    around; the marker must end the label and follow some text. Only the display loses the
-    marker: the answer still carries the full label.
+    Accepts `(Recommended)` in any case, `(推荐)`, `(推奨)`, `(추천)` and `(권장)`, in ASCII or
+    full-width parentheses, with spaces around; the marker must end the label and follow some
+    text. Only the display loses the marker: the answer still carries the full label.
     """
     match = _RECOMMENDED.match(label)
     if match is None:

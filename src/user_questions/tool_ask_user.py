@@ -3,6 +3,9 @@
 Level 6. Applied while `ctx.tools` and `ctx.user_questions` exist. The tool copies only the fields
 it documents from the model's arguments (`id`, `question`, `header`, `options`, `multi_select`);
 `detail`, `intent` and unknown keys are dropped, so a model cannot declare a plan review of its own.
+`multiSelect`, the spelling models trained on other harnesses send, is read as `multi_select`
+(the published schema names only `multi_select`); both given with different values is an
+`INVALID_ARGS` error rather than a silent pick.
 The answer reaches the model as compact JSON: `{"answers":[{"id":"pkg","selected":["pnpm"]}]}`.
 """
 
@@ -10,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from user_questions._jsonschema import SchemaViolation, compile_schema
+from user_questions.errors import ToolArgsError
 from user_questions.kernel import Context
 from user_questions.service import AskUserQuestionRequest
 from user_questions.tools import Tool, ToolCall
@@ -85,7 +90,31 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-def _question(args: dict[str, Any]) -> AskUserQuestionItem:
+_BOOLEAN = compile_schema({"type": "boolean"})
+
+
+def _multi_select(args: dict[str, Any], index: int) -> bool | None:
+    """`multi_select`, or `multiSelect` when only that is given; a `null` counts as absent.
+
+    Raises:
+        ToolArgsError: `multiSelect` is not a boolean, or the two spellings disagree.
+    """
+    snake, camel = args.get("multi_select"), args.get("multiSelect")
+    if camel is None:
+        return snake
+    try:
+        _BOOLEAN(camel, ("questions", index, "multiSelect"))
+    except SchemaViolation as violation:
+        raise ToolArgsError(str(violation)) from None
+    if snake is not None and snake != camel:
+        raise ToolArgsError(
+            f'"questions[{index}].multi_select" is {str(snake).lower()} but '
+            f'"questions[{index}].multiSelect" is {str(camel).lower()}; send multi_select only'
+        )
+    return bool(camel)
+
+
+def _question(args: dict[str, Any], index: int) -> AskUserQuestionItem:
     options = args.get("options")
     return AskUserQuestionItem(
         id=args["id"],
@@ -97,7 +126,7 @@ def _question(args: dict[str, Any]) -> AskUserQuestionItem:
             AskUserQuestionOption(label=o["label"], description=o.get("description"))
             for o in options
         ],
-        multi_select=args.get("multi_select"),
+        multi_select=_multi_select(args, index),
     )
 
 
@@ -106,7 +135,7 @@ def apply(ctx: Context) -> None:
 
     async def run(args: dict[str, Any], call: ToolCall) -> dict[str, Any]:
         request = AskUserQuestionRequest(
-            questions=[_question(q) for q in args["questions"]],
+            questions=[_question(q, i) for i, q in enumerate(args["questions"])],
             agent=call.agent,
             signal=call.signal,
         )

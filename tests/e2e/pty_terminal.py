@@ -21,6 +21,7 @@ WAIT_SECONDS = 15.0
 """How long to wait for the screen to show something before failing; generous for slow CI."""
 
 UP, DOWN, ENTER, ESC, SPACE, CTRL_C = "\x1b[A", "\x1b[B", "\r", "\x1b", " ", "\x03"
+PAGE_UP, PAGE_DOWN = "\x1b[5~", "\x1b[6~"
 UQ = str(Path(sys.executable).with_name("uq"))
 
 
@@ -36,18 +37,24 @@ class _Screen(pyte.Screen):
 
 
 class PtyTerminal:
-    """A program running in a `ROWS` x `COLUMNS` xterm-256color pseudo-terminal."""
+    """A program running in an xterm-256color pseudo-terminal, `ROWS` x `COLUMNS` unless told."""
 
     def __init__(
-        self, argv: list[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None
+        self,
+        argv: list[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        rows: int = ROWS,
+        columns: int = COLUMNS,
     ) -> None:
         environment = {**os.environ, "TERM": "xterm-256color", **(env or {})}
         for name in ("COLUMNS", "LINES", "NO_COLOR"):  # the pty's size and colours decide
             environment.pop(name, None)
         self.child = pexpect.spawn(
-            argv[0], argv[1:], env=environment, cwd=cwd, dimensions=(ROWS, COLUMNS)
+            argv[0], argv[1:], env=environment, cwd=cwd, dimensions=(rows, columns)
         )
-        self.screen = _Screen(COLUMNS, ROWS, self.child.send)
+        self.screen = _Screen(columns, rows, self.child.send)
         self._stream = pyte.ByteStream(self.screen)
         self.transcript = b""
 
@@ -55,6 +62,13 @@ class PtyTerminal:
     def display(self) -> str:
         """What the screen shows now, one line per row, trailing blanks removed."""
         return "\n".join(line.rstrip() for line in self.screen.display).rstrip("\n")
+
+    def resize(self, rows: int, columns: int) -> None:
+        """Resize the window, as a person dragging its corner: the kernel sends the program
+        SIGWINCH. Like xterm, the screen keeps what it shows, cut to the new size, unreflowed."""
+        self._read(0)  # what was drawn at the old size lands on the old screen
+        self.screen.resize(rows, columns)
+        self.child.setwinsize(rows, columns)
 
     def send(self, keys: str) -> None:
         self.child.send(keys)

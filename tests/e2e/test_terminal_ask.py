@@ -11,7 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.pty_terminal import CTRL_C, DOWN, ENTER, ESC, SPACE, UP, UQ, PtyTerminal
+from tests.e2e.pty_terminal import (
+    COLUMNS,
+    CTRL_C,
+    DOWN,
+    ENTER,
+    ESC,
+    PAGE_DOWN,
+    PAGE_UP,
+    ROWS,
+    SPACE,
+    UP,
+    UQ,
+    PtyTerminal,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -19,9 +32,11 @@ HINT = "esc dismiss"
 DEPLOY = ["Deploy to production?", "-o", "Yes (Recommended)", "-o", "No"]
 
 
-def ask(spawn: type[PtyTerminal], *args: str) -> PtyTerminal:
+def ask(
+    spawn: type[PtyTerminal], *args: str, rows: int = ROWS, columns: int = COLUMNS
+) -> PtyTerminal:
     """`uq ask ARGS` in a new terminal, once its prompt is up."""
-    terminal = spawn([UQ, "ask", *args])
+    terminal = spawn([UQ, "ask", *args], rows=rows, columns=columns)
     terminal.wait_for(HINT)
     return terminal
 
@@ -91,9 +106,11 @@ def test_multi_select_ticks_with_space_and_digits_and_answers_in_option_order(
     assert lines(terminal)[-3:] == ["  ✔ Lint, Docs", "Lint", "Docs"]
 
 
-def test_other_opens_a_text_field_whose_text_is_the_answer(spawn: type[PtyTerminal]) -> None:
+def test_other_s_digit_opens_a_text_field_whose_text_is_the_answer(
+    spawn: type[PtyTerminal],
+) -> None:
     terminal = ask(spawn, *DEPLOY, "--json")
-    terminal.send("3" + ENTER)
+    terminal.send("3")
     terminal.wait_for("Your answer:")
     terminal.send("after the freeze")
     terminal.wait_for("Your answer: after the freeze")
@@ -134,6 +151,15 @@ def test_esc_dismisses_with_status_3_and_leaves_no_prompt(spawn: type[PtyTermina
     ]
 
 
+PLAN_TAIL = [
+    "  3. Other… (feedback on the plan)",
+    "  4. Skip",
+    "",
+    "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
+]
+"""The last rows of a plan review's prompt."""
+
+
 def _plan(tmp_path: Path) -> list[str]:
     plan = tmp_path / "plan.md"
     plan.write_text("# Release 1.5\n\n1. Tag **v1.5.0**\n2. Publish\n", encoding="utf-8")
@@ -164,10 +190,7 @@ def test_plan_review_shows_the_plan_and_approves_with_the_first_option(
     assert lines(terminal)[-6:] == [
         "❯ 1. Approve",
         "  2. Keep planning",
-        "  3. Other… (feedback on the plan)",
-        "  4. Skip",
-        "",
-        "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
+        *PLAN_TAIL,
     ]
     terminal.send(ENTER)
     assert terminal.wait_exit() == 0
@@ -176,7 +199,7 @@ def test_plan_review_shows_the_plan_and_approves_with_the_first_option(
 
 def test_plan_review_declines_with_feedback(spawn: type[PtyTerminal], tmp_path: Path) -> None:
     terminal = ask(spawn, *_plan(tmp_path), "--json")
-    terminal.send("3" + ENTER)
+    terminal.send("3")
     terminal.wait_for("Feedback:")
     terminal.send("publish before tagging" + ENTER)
     assert terminal.wait_exit() == 0
@@ -192,6 +215,170 @@ def test_plan_review_declines_with_the_other_option(
     terminal.send("2" + ENTER)
     assert terminal.wait_exit() == 0
     assert lines(terminal)[-1] == "Keep planning"
+
+
+def test_long_labels_and_descriptions_wrap_under_their_text_at_60_columns(
+    spawn: type[PtyTerminal],
+) -> None:
+    terminal = ask(
+        spawn,
+        "Which package manager should this repository use for its JavaScript dependencies?",
+        "-o",
+        "pnpm, a fast and disk-space efficient package manager (Recommended)",
+        "--option-description",
+        "Strict node_modules layout and a content-addressed store shared across projects.",
+        "-o",
+        "npm",
+        columns=60,
+    )
+    assert lines(terminal) == [
+        "Which package manager should this repository use for its",
+        "JavaScript dependencies?",
+        "❯ 1. pnpm, a fast and disk-space efficient package manager",
+        "     (recommended)",
+        "     Strict node_modules layout and a content-addressed",
+        "     store shared across projects.",
+        "  2. npm",
+        "  3. Other…",
+        "  4. Skip",
+        "",
+        "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
+    ]
+    terminal.send(ENTER)
+    assert terminal.wait_exit() == 0
+    assert lines(terminal) == [
+        "Which package manager should this repository use for its",
+        "JavaScript dependencies?",
+        "  ✔ pnpm, a fast and disk-space efficient package manager",
+        "pnpm, a fast and disk-space efficient package manager (Recom",  # stdout, as the
+        "mended)",  # terminal wraps it
+    ]
+
+
+def test_korean_labels_wrap_at_spaces_by_display_width_at_60_columns(
+    spawn: type[PtyTerminal],
+) -> None:
+    terminal = ask(
+        spawn,
+        "어떤 패키지 관리자를 사용할까요? 모든 기여자가 같은 도구를 쓰도록 하나만 고르세요.",
+        "--header",
+        "패키지",
+        "-o",
+        "npm 대신 pnpm을 사용하여 디스크 공간을 절약하고 설치 속도를 높입니다 (추천)",
+        "--option-description",
+        "모든 프로젝트가 하나의 저장소를 공유하므로 같은 패키지를 여러 번 내려받지 않습니다.",
+        "-o",
+        "npm을 그대로 사용합니다",
+        columns=60,
+    )
+    assert lines(terminal) == [
+        " 패키지",
+        "어떤 패키지 관리자를 사용할까요? 모든 기여자가 같은 도구를",
+        "쓰도록 하나만 고르세요.",
+        "❯ 1. npm 대신 pnpm을 사용하여 디스크 공간을 절약하고 설치",
+        "     속도를 높입니다 (recommended)",
+        "     모든 프로젝트가 하나의 저장소를 공유하므로 같은",
+        "     패키지를 여러 번 내려받지 않습니다.",
+        "  2. npm을 그대로 사용합니다",
+        "  3. Other…",
+        "  4. Skip",
+        "",
+        "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
+    ]
+    terminal.send(ENTER)
+    assert terminal.wait_exit() == 0
+    assert lines(terminal)[3:] == [
+        "  ✔ npm 대신 pnpm을 사용하여 디스크 공간을 절약하고 설치",
+        "    속도를 높입니다",
+        "npm 대신 pnpm을 사용하여 디스크 공간을 절약하고 설치 속도를",
+        "높입니다 (추천)",
+    ]
+
+
+def test_a_resize_draws_the_header_question_plan_and_options_again_at_the_new_width(
+    spawn: type[PtyTerminal], tmp_path: Path
+) -> None:
+    plan = tmp_path / "plan.md"
+    plan.write_text(
+        "# Add `--dry-run` to `deploy`\n\n1. Parse the flag in `cli.py`.\n"
+        "2. Skip the upload step when it is set, printing what would be sent.\n",
+        encoding="utf-8",
+    )
+    terminal = ask(
+        spawn,
+        "Approve this plan and leave plan mode?",
+        "--header",
+        "Plan review",
+        "--plan-file",
+        str(plan),
+        "--approve",
+        "Approve",
+        "-o",
+        "Approve",
+        "--option-description",
+        "Leave plan mode and start making the changes the plan describes, one by one.",
+        "-o",
+        "Keep planning",
+        columns=100,
+    )
+    assert "╰" + "─" * 98 + "╯" in lines(terminal)
+    terminal.resize(30, 60)
+    screen = terminal.wait_for(lambda screen: "╰" + "─" * 58 + "╯" in screen.splitlines())
+    assert screen.splitlines() == [
+        " Plan review",
+        "Approve this plan and leave plan mode?",
+        "╭─ Plan ───────────────────────────────────────────────────╮",
+        "│                 Add --dry-run to deploy                  │",
+        "│                                                          │",
+        "│  1 Parse the flag in cli.py.                             │",
+        "│  2 Skip the upload step when it is set, printing what    │",
+        "│    would be sent.                                        │",
+        "╰──────────────────────────────────────────────────────────╯",
+        "❯ 1. Approve",
+        "     Leave plan mode and start making the changes the plan",
+        "     describes, one by one.",
+        "  2. Keep planning",
+        *PLAN_TAIL,
+    ]
+    terminal.send(ENTER)
+    assert terminal.wait_exit() == 0
+    assert lines(terminal)[-2:] == ["  ✔ Approve", "Approve"]
+
+
+def test_a_plan_taller_than_the_terminal_scrolls_with_the_page_keys_above_the_options(
+    spawn: type[PtyTerminal], tmp_path: Path
+) -> None:
+    plan = tmp_path / "plan.md"
+    plan.write_text(
+        "".join(f"{step}. Step {step} of the migration.\n" for step in range(1, 41)),
+        encoding="utf-8",
+    )
+    arguments = ["Approve?", "--plan-file", str(plan), "--approve", "Go", "-o", "Go", "-o", "No"]
+    terminal = ask(spawn, *arguments, rows=20, columns=60)
+    options = ["❯ 1. Go", "  2. No", *PLAN_TAIL]
+    screen = lines(terminal)
+    assert screen[:4] == [
+        "Approve?",
+        "╭─ Plan ───────────────────────────────────────────────────╮",
+        "│                                                          │",
+        "│   1 Step 1 of the migration.                             │",
+    ]
+    assert screen[13:] == ["  lines 1-13 of 44 · pgup pgdn scroll", *options]
+    terminal.send(PAGE_DOWN)
+    screen = terminal.wait_for("lines 14-26 of 44").splitlines()
+    assert screen[0] == "│  11 Step 11 of the migration.                            │"
+    assert screen[13:] == ["  lines 14-26 of 44 · pgup pgdn scroll", *options]
+    terminal.send(PAGE_DOWN * 3)  # past the end: the last page shows
+    screen = terminal.wait_for("lines 32-44 of 44").splitlines()
+    assert screen[11:13] == [
+        "│  40 Step 40 of the migration.                            │",
+        "╰──────────────────────────────────────────────────────────╯",
+    ]
+    terminal.send(PAGE_UP * 4)
+    terminal.wait_for("lines 1-13 of 44")
+    terminal.send(ENTER)
+    assert terminal.wait_exit() == 0
+    assert lines(terminal)[-1] == "Go"
 
 
 def test_bad_input_exits_2_before_anything_is_shown(spawn: type[PtyTerminal]) -> None:

@@ -52,6 +52,14 @@ def test_the_deploy_example_shows_and_answers_as_recorded() -> None:
         terminal.close()
 
 
+def test_the_narrow_terminal_example_wraps_as_recorded() -> None:
+    terminal = PtyTerminal(_arguments(BLOCKS["narrow"]), columns=60)
+    try:
+        assert terminal.wait_for("esc dismiss") == _screen("narrow-prompt")
+    finally:
+        terminal.close()
+
+
 def test_the_multi_select_example_is_as_recorded() -> None:
     options = ["-o", "Lint", "-o", "Unit tests", "-o", "Browser tests"]
     descriptions = ["--option-description", ""] * 2

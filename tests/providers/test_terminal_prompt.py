@@ -168,8 +168,12 @@ async def test_esc_dismisses_the_request_and_erases_the_list(
     error = outcome[0]
     assert isinstance(error, UserQuestionError)
     assert error.code == ErrorCode.ASK_CANCELLED
-    await terminal.shows(lambda screen: not _prompt_is_up(screen))
-    assert terminal.display.splitlines()[-1] == "Ships 1.4.2 to all regions."
+    screen = await terminal.shows(lambda screen: "Ships" in screen and not _prompt_is_up(screen))
+    assert screen.splitlines() == [
+        " Deploy",
+        "Deploy to production?",
+        "Ships 1.4.2 to all regions.",
+    ]
 
 
 async def test_an_abort_withdraws_the_prompt_and_restores_the_terminal(

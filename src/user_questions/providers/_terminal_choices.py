@@ -1,9 +1,12 @@
 """The interactive choice list as a state machine over key presses, and what it draws.
 
-Level 7, private to `providers.terminal`: no UI library. The prompt (`_terminal_prompt`) maps keys
-to these methods and draws `choice_lines`; tests press the same keys on a `ChoiceState` and read
+Level 7, private to `providers.terminal`: no UI library but prompt_toolkit's measure of display
+width (through `_terminal_wrap`). The prompt (`_terminal_prompt`) maps keys to these methods and
+draws `choice_lines` at its terminal's width; tests press the same keys on a `ChoiceState` and read
 the same lines without a terminal. Lines are lists of `(style, text)` pairs, the formatted text of
-prompt_toolkit, with style names the prompt's style sheet colours.
+prompt_toolkit, with style names the prompt's style sheet colours. A label, a description or a
+note wider than the terminal is wrapped with a hanging indent: its lines start under its text,
+after the pointer, the tick box and the number.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from enum import Enum
 
 from user_questions.presentation import AnswerDraft
 from user_questions.providers._terminal_view import QuestionView, describe
+from user_questions.providers._terminal_wrap import Fragments, hang, text_width
 
 __all__ = [
     "REVIEW_HINT",
@@ -23,11 +27,9 @@ __all__ = [
     "choice_hint",
     "choice_lines",
     "field_prompt",
+    "hint_lines",
     "review_lines",
 ]
-
-Fragments = list[tuple[str, str]]
-"""Formatted text: `(style, text)` pairs."""
 
 POINTER = "❯ "
 SET_CURSOR = "[SetCursorPosition]"
@@ -97,12 +99,17 @@ class ChoiceState:
             self.cursor = (self.cursor + delta) % len(self.rows)
 
     def jump(self, number: int) -> None:
-        """A digit: highlight row `number` (1-based); on a multi-select question, toggle it."""
+        """A digit: highlight row `number` (1-based); on a multi-select question, toggle it.
+
+        "Other"'s digit opens the text field on either kind of question.
+        """
         if 1 <= number <= len(self.rows):
             self.cursor = number - 1
             self.notice = ""
             if self.view.multi:
                 self.toggle()
+            elif self.rows[self.cursor] is RowKind.OTHER:
+                self.editing = True
 
     def toggle(self) -> None:
         """Space on a multi-select question: tick or untick the highlighted row.
@@ -159,27 +166,34 @@ class ChoiceState:
         return AnswerDraft(selected=selected, custom=self.custom)
 
 
-def choice_lines(state: ChoiceState) -> Fragments:
-    """The rows of the list: pointer, tick box, number, label, marks, and descriptions."""
+def choice_lines(state: ChoiceState, width: int) -> Fragments:
+    """The rows of the list at `width` cells: pointer, tick box, number, label, marks, and
+    descriptions, each wrapped under its own text."""
     view, out = state.view, Fragments()
     for index, kind in enumerate(state.rows):
         here = index == state.cursor
-        out += _pointer(here)
+        style = "class:highlighted" if here else ""
+        first = _pointer(here)
         if view.multi:
             ticked = index in state.ticked or (kind is RowKind.OTHER and bool(state.custom.strip()))
-            out.append(("class:ticked", "[x] ") if ticked else ("", "[ ] "))
-        style = "class:highlighted" if here else ""
-        out.append((style, f"{index + 1}. {_row_text(state, index, kind)}"))
+            first.append(("class:ticked", "[x] ") if ticked else ("", "[ ] "))
+        first.append((style, f"{index + 1}. "))
+        label = [(style, _row_text(state, index, kind))]
         if kind is RowKind.OPTION and view.options[index].recommended:
-            out.append(("class:recommended", " (recommended)"))
-        out.append(("", "\n"))
+            label.append(("class:recommended", " (recommended)"))
+        out += _joined(hang(first, label, width))
         description = view.options[index].description if kind is RowKind.OPTION else None
         if description:
-            indent = " " * (len(POINTER) + (4 if view.multi else 0) + len(f"{index + 1}. "))
-            out.append(("class:description", f"{indent}{description}\n"))
+            indent = " " * text_width("".join(text for _, text in first))
+            out += _joined(hang([("", indent)], [("class:description", description)], width))
     if state.notice:
-        out.append(("class:notice", f"  {state.notice}\n"))
+        out += _joined(hang([("", "  ")], [("class:notice", state.notice)], width))
     return out
+
+
+def _joined(lines: list[Fragments]) -> Fragments:
+    """Lines as one formatted text, each ended by a newline."""
+    return [fragment for line in lines for fragment in (*line, ("", "\n"))]
 
 
 def _pointer(here: bool) -> Fragments:
@@ -205,6 +219,11 @@ def field_prompt(state: ChoiceState) -> str:
     return "  Feedback: " if state.view.plan_review else "  Your answer: "
 
 
+def hint_lines(hint: str, width: int) -> list[Fragments]:
+    """A key-help line, indented and wrapped at `width`."""
+    return hang([("class:hint", "  ")], [("class:hint", hint)], width)
+
+
 def choice_hint(state: ChoiceState) -> str:
     """The key help under the list, for the current mode."""
     if state.is_free_text:
@@ -218,18 +237,19 @@ def choice_hint(state: ChoiceState) -> str:
 
 
 def review_lines(
-    views: Sequence[QuestionView], drafts: Sequence[AnswerDraft], cursor: int
+    views: Sequence[QuestionView], drafts: Sequence[AnswerDraft], cursor: int, width: int
 ) -> Fragments:
-    """The batch summary: row 0 submits, row n changes question n."""
+    """The batch summary at `width` cells: row 0 submits, row n changes question n."""
     out: Fragments = [("class:title", "Review your answers\n")]
-    rows = ["Submit answers"]
+    rows = [("", "Submit answers")]
     rows += [
-        f"{v.position}. {v.title} → {describe(v, d)}" for v, d in zip(views, drafts, strict=True)
+        (f"{v.position}. ", f"{v.title} → {describe(v, d)}")
+        for v, d in zip(views, drafts, strict=True)
     ]
-    for index, text in enumerate(rows):
+    for index, (number, text) in enumerate(rows):
         here = index == cursor
-        out += _pointer(here)
-        out.append(("class:highlighted" if here else "", f"{text}\n"))
+        style = "class:highlighted" if here else ""
+        out += _joined(hang([*_pointer(here), (style, number)], [(style, text)], width))
     return out
 
 

@@ -1,10 +1,13 @@
-"""The interactive terminal surface: a question's context printed with rich, its options drawn by
-prompt_toolkit as a list that disappears when it ends.
+"""The interactive terminal surface: a question drawn by prompt_toolkit as a prompt that gives way,
+when it ends, to a record of what was asked and answered.
 
 Level 7, private to `providers.terminal`; needs the `terminal` extra (rich and prompt_toolkit).
-The header, question and markdown detail are printed once, so they stay
-in the scrollback like any output; the list below them is a small prompt_toolkit application that
-erases itself when it ends, leaving one line that records the answer.
+The prompt is a small inline prompt_toolkit application: the question's context (header, question
+and markdown detail, rendered by rich) in a pane, the options under it, the key help last. It is
+drawn again at the new size whenever the terminal is resized, so nothing of the question scrolls
+away; how the rows are shared is `_terminal_pane`'s. When it ends it erases itself, and the
+context is printed once more, at the width of that moment, with one line that records the answer,
+so the scrollback reads as a transcript.
 
 Cancellation: the application runs in a shielded task. When the asking task is cancelled (an
 abort, a timeout), the application is told to exit and is awaited, for at most
@@ -15,18 +18,25 @@ would skip that teardown and leave a half-drawn list in raw mode.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, TextIO, TypeVar
+from typing import Literal, NamedTuple, TextIO, TypeVar
 
 import anyio
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
-from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.formatted_text import (
+    ANSI,
+    OneStyleAndTextTuple,
+    StyleAndTextTuples,
+    to_formatted_text,
+)
+from prompt_toolkit.formatted_text.utils import split_lines
 from prompt_toolkit.input import Input, create_input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import ConditionalContainer, Container, HSplit, Layout, Window
+from prompt_toolkit.layout import ConditionalContainer, Dimension, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.output import Output, create_output
@@ -34,6 +44,7 @@ from prompt_toolkit.styles import Style
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.panel import Panel
+from rich.table import Table
 from rich.text import Text
 
 from user_questions._checks import cancelled_error
@@ -41,13 +52,15 @@ from user_questions.presentation import AnswerDraft
 from user_questions.providers._terminal_choices import (
     REVIEW_HINT,
     ChoiceState,
-    Fragments,
     choice_hint,
     choice_lines,
     field_prompt,
+    hint_lines,
     review_lines,
 )
+from user_questions.providers._terminal_pane import ContextPane, split_rows
 from user_questions.providers._terminal_view import QuestionView, describe
+from user_questions.providers._terminal_wrap import Fragments, text_width
 
 __all__ = ["TEARDOWN_SECONDS", "PromptSurface", "run_application"]
 
@@ -129,17 +142,22 @@ class PromptSurface:
         self._spaced = False
 
     async def answer(self, view: QuestionView, draft: AnswerDraft) -> AnswerDraft:
-        """Print the question, run its list, and record the answer under it."""
-        console = self._console()
+        """Run the question's prompt, then record the question and its answer."""
         if self._spaced:  # a blank line between one question's record and the next question
-            console.print()
+            self._console().print()
         self._spaced = True
-        _print_context(console, view)
         state = ChoiceState.start(view, draft)
-        result = await self._run(_question_app(state, self._terminal))
+        try:
+            result = await self._run(_question_app(state, _Context(view), self._terminal))
+        finally:  # dismissed, withdrawn or interrupted too: what was asked stays on record
+            _print_context(self._console(), view)
         words = describe(view, result)
         mark, style = ("–", "dim") if words == "skipped" else ("✔", "green")
-        console.print(Text.assemble((f"  {mark} ", style), (words, style)))
+        record = Table.grid()  # a long answer wraps under its own first word
+        record.add_column(no_wrap=True)
+        record.add_column()
+        record.add_row(Text(f"  {mark} ", style), Text(words, style))
+        self._console().print(record)
         return result
 
     async def review(
@@ -156,14 +174,21 @@ class PromptSurface:
             raise cancelled_error(cause=error) from error
 
     def _console(self) -> Console:
-        return Console(
-            file=self._stream,
-            width=self._terminal.output.get_size().columns,
-            force_terminal=True,
-            highlight=False,
-            markup=False,
-            emoji=False,
-        )
+        return _console(self._stream, self._terminal.output.get_size().columns)
+
+
+def _console(
+    file: TextIO, width: int, color_system: Literal["auto", "truecolor"] = "auto"
+) -> Console:
+    return Console(
+        file=file,
+        width=width,
+        force_terminal=True,
+        color_system=color_system,
+        highlight=False,
+        markup=False,
+        emoji=False,
+    )
 
 
 def _print_context(console: Console, view: QuestionView) -> None:
@@ -186,36 +211,122 @@ def _print_context(console: Console, view: QuestionView) -> None:
         console.print()
 
 
+class _Context:
+    """A question's header, question and detail as rich renders them, for the prompt's pane.
+
+    Rendered again only when the width changes. Colours are rendered in full and prompt_toolkit
+    brings them down to what the terminal shows (and honours `NO_COLOR`).
+    """
+
+    def __init__(self, view: QuestionView) -> None:
+        self._view = view
+        self._width = 0
+        self._lines: list[StyleAndTextTuples] = []
+
+    def lines(self, width: int) -> list[StyleAndTextTuples]:
+        if width != self._width:
+            buffer = io.StringIO()
+            _print_context(_console(buffer, width, "truecolor"), self._view)
+            ansi = ANSI(buffer.getvalue().removesuffix("\n"))
+            self._lines, self._width = list(split_lines(to_formatted_text(ansi))), width
+        return self._lines
+
+
 class _Terminal(NamedTuple):
     input: Input
     output: Output
 
 
-def _list_layout(
-    body: Callable[[], Fragments], hint: Callable[[], str], keys: KeyBindings, *extra: Container
-) -> tuple[Window, Layout]:
-    """A list (hidden while empty) with a key-help line under it, `extra` between; binds Ctrl-C."""
+def _lines(lines: Sequence[Sequence[OneStyleAndTextTuple]]) -> StyleAndTextTuples:
+    """Lines as one formatted text, newlines between them."""
+    out: StyleAndTextTuples = []
+    for number, line in enumerate(lines):
+        out += [("", "\n")] if number else []
+        out += line
+    return out
 
-    def text() -> StyleAndTextTuples:
-        return [*body()]
+
+def _list_layout(
+    terminal: _Terminal,
+    body: Callable[[int], Fragments],
+    hint: Callable[[], str],
+    keys: KeyBindings,
+    *,
+    context: _Context | None = None,
+    field: Window | None = None,
+    field_text: Callable[[], str | None] = lambda: None,
+) -> tuple[Window, Layout]:
+    """The prompt, top to bottom: the context pane, the list (hidden while empty), the text field
+    (while `field_text` gives its prompt and text; `None` when it is closed), the key help.
+
+    Sizes are read on every redraw, so a resized terminal gets everything again at its new
+    width. PageUp and PageDown scroll a long context; Ctrl-C interrupts.
+    """
+    pane = ContextPane()
+
+    def width() -> int:
+        return terminal.output.get_size().columns
+
+    def help_lines() -> list[Fragments]:
+        return hint_lines(hint(), width())
+
+    def heights() -> tuple[int, int]:
+        size = terminal.output.get_size()
+        shown = context.lines(size.columns) if context is not None else []
+        drawn = body(size.columns)
+        listing = sum(text.count("\n") for _, text in drawn) + 1 if drawn else 0
+        typed = field_text()
+        tail = len(help_lines())
+        if typed is not None:  # the field wraps its text, with a cell for the cursor after it
+            tail += text_width(typed) // size.columns + 1
+        return split_rows(size.rows, len(shown), listing, tail)
+
+    def context_text() -> StyleAndTextTuples:
+        if context is None:
+            return []
+        lines = context.lines(width())
+        shown, status = pane.window(len(lines), heights()[0])
+        return _lines(
+            [lines[i] for i in shown] + ([[("class:hint", f"  {status}")]] if status else [])
+        )
+
+    def context_height() -> Dimension:
+        rows = heights()[0]
+        return Dimension(min=min(rows, 1), preferred=rows, max=rows)
+
+    def listing_height() -> Dimension:
+        rows = heights()[1]
+        return Dimension(min=min(rows, 1), preferred=rows)
 
     listing = Window(
-        FormattedTextControl(text, focusable=True, show_cursor=False),
+        FormattedTextControl(lambda: [*body(width())], focusable=True, show_cursor=False),
+        height=listing_height,
         dont_extend_height=True,
-        wrap_lines=True,
     )
     help_line = Window(
-        FormattedTextControl(lambda: [("class:hint", f"  {hint()}")]),
+        FormattedTextControl(lambda: _lines(help_lines())),
         dont_extend_height=True,
-        wrap_lines=True,
     )
+    parts = [
+        Window(FormattedTextControl(context_text), height=context_height, dont_extend_height=True),
+        ConditionalContainer(listing, filter=Condition(lambda: bool(body(width())))),
+    ]
+    if field is not None:
+        parts.append(ConditionalContainer(field, Condition(lambda: field_text() is not None)))
 
     @keys.add("c-c", eager=True)
     def _interrupt(event: KeyPressEvent) -> None:
         event.app.exit(exception=KeyboardInterrupt())
 
-    shown = ConditionalContainer(listing, filter=Condition(lambda: bool(body())))
-    return listing, Layout(HSplit([shown, *extra, help_line]), focused_element=listing)
+    @keys.add("pageup")
+    def _page_up(event: KeyPressEvent) -> None:
+        pane.scroll(-1)
+
+    @keys.add("pagedown")
+    def _page_down(event: KeyPressEvent) -> None:
+        pane.scroll(1)
+
+    return listing, Layout(HSplit([*parts, help_line]), focused_element=listing)
 
 
 def _application(layout: Layout, keys: KeyBindings, terminal: _Terminal) -> Application[T]:
@@ -230,7 +341,9 @@ def _application(layout: Layout, keys: KeyBindings, terminal: _Terminal) -> Appl
     )
 
 
-def _question_app(state: ChoiceState, terminal: _Terminal) -> Application[AnswerDraft]:
+def _question_app(
+    state: ChoiceState, context: _Context, terminal: _Terminal
+) -> Application[AnswerDraft]:
     keys = KeyBindings()
     text = Buffer(multiline=False)
     editing = Condition(lambda: state.editing)
@@ -240,9 +353,14 @@ def _question_app(state: ChoiceState, terminal: _Terminal) -> Application[Answer
         dont_extend_height=True,
         wrap_lines=True,
     )
-    field_area = ConditionalContainer(field, filter=editing)
     listing, layout = _list_layout(
-        lambda: choice_lines(state), lambda: choice_hint(state), keys, field_area
+        terminal,
+        lambda width: choice_lines(state, width),
+        lambda: choice_hint(state),
+        keys,
+        context=context,
+        field=field,
+        field_text=lambda: field_prompt(state) + text.text if state.editing else None,
     )
 
     def settle(event: KeyPressEvent, done: AnswerDraft | None = None) -> None:
@@ -307,7 +425,11 @@ def _review_app(
     keys = KeyBindings()
     rows = len(views) + 1
     cursor = 0  # 0 is "Submit answers", n is question n
-    _, layout = _list_layout(lambda: review_lines(views, drafts, cursor), lambda: REVIEW_HINT, keys)
+
+    def body(width: int) -> Fragments:
+        return review_lines(views, drafts, cursor, width)
+
+    _, layout = _list_layout(terminal, body, lambda: REVIEW_HINT, keys)
 
     @keys.add("up")
     @keys.add("s-tab")

@@ -65,8 +65,10 @@ class TerminalProvider:
     """Asks at a terminal, one question at a time (SPEC section 9).
 
     When both `input` and `output` are terminals, each question is an interactive list: arrow
-    keys or digits move, space ticks on a multi-select question, Enter chooses, "Other" opens a
-    text field, "Skip" skips, Esc dismisses the whole request (`ASK_CANCELLED`). Otherwise a
+    keys or digits move, space ticks on a multi-select question, Enter chooses, "Other" (or its
+    digit) opens a text field, "Skip" skips, Esc dismisses the whole request (`ASK_CANCELLED`).
+    The question, its detail and its options are wrapped to the terminal's width and drawn again
+    when it is resized; PageUp and PageDown scroll a detail taller than the terminal. Otherwise a
     line dialogue asks with numbered options and reads one line per answer; end of input
     dismisses. Ctrl-C raises `KeyboardInterrupt`, as it would at any other prompt.
 

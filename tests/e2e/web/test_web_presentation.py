@@ -84,9 +84,15 @@ FRAGMENTS = [
     "recommended",
     "RECOMMENDED",
     "推荐",
+    "推奨",
+    "추천",
+    "권장",
     "(Recommended)",
     "(推荐)",
     "（推荐）",
+    "(추천)",
+    "（권장）",
+    "(推奨)",
     "first",
 ]
 labels = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=2), max_size=6).map("".join)
@@ -96,9 +102,20 @@ labels = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=2), max_size=6).
 @given(st.lists(labels, min_size=1, max_size=20))
 # Python and JavaScript disagree on whitespace (U+001C, U+0085, U+FEFF): the mirror must not.
 @example(["pnpm\x1c(Recommended)", "pnpm\x85(推荐)", "pnpm\ufeff(Recommended)", "\x1c(推荐)"])
+@example(["pnpm 사용 (추천)", "pnpm 사용（권장）", "pnpm を使う (推奨)", "(추천) pnpm", "a(권장 )"])
 def test_parse_recommended_label_matches_python(mirror: Page, batch: list[str]) -> None:
     got = [call(mirror, "parseRecommendedLabel", label) for label in batch]
     assert got == [list(parse_recommended_label(label)) for label in batch]
+
+
+KOREAN_AND_JAPANESE_MARKS = ["(추천)", "（추천）", "(권장)", " ( 권장 ) ", "(推奨)", "（推奨）"]
+
+
+@pytest.mark.parametrize("mark", KOREAN_AND_JAPANESE_MARKS)
+def test_the_page_recognises_the_korean_and_japanese_recommended_marks(
+    mirror: Page, mark: str
+) -> None:
+    assert call(mirror, "parseRecommendedLabel", f"pnpm 사용{mark}") == ["pnpm 사용", True]
 
 
 LABELS = ["Approve", "Keep planning", "Later"]

@@ -11,7 +11,7 @@ const SPACE = [
 ].join("");
 const S = `[${SPACE}]*`;
 const RECOMMENDED = new RegExp(
-  `^([^]*?[^${SPACE}])${S}[(（]${S}(?:recommended|推荐)${S}[)）]${S}$`,
+  `^([^]*?[^${SPACE}])${S}[(（]${S}(?:recommended|推荐|推奨|추천|권장)${S}[)）]${S}$`,
   "iu",
 );
 const EDGE_SPACE = new RegExp(`^[${SPACE}]+|[${SPACE}]+$`, "gu");
