@@ -1,9 +1,24 @@
-"""Shared fixtures: a real kernel with the core services, and the anyio backend."""
+"""Shared fixtures: a real kernel with the core services, and the anyio backend; a deadline on
+every async test.
+
+Why the deadline: pytest-timeout's signal interrupts the event loop where it waits, and leaves
+the test's coroutine suspended inside anyio's test runner, which runs one coroutine at a time;
+the test's fixtures then wait for ever to be torn down behind it, and the run never ends. So
+every async test is cancelled inside its loop after `TEST_DEADLINE` (it fails, cleans up, and
+the session goes on), and pytest-timeout, which ends the whole process (`timeout_method =
+"thread"`), is left for a test that cannot be cancelled.
+"""
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Generator
+from typing import Any
+
 import pytest
 
+from tests.deadlines import TEST_DEADLINE, within
 from tests.pg import pg_cluster, pg_url  # noqa: F401 - PostgreSQL fixtures, one server per session
 from user_questions import AgentRegistry, Context, ToolRegistry, UserQuestionService
 
@@ -21,3 +36,22 @@ def ctx() -> Context:
     context.plugin(UserQuestionService)
     context.plugin(ToolRegistry)
     return context
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    """Run an async test under `TEST_DEADLINE` (anyio's plugin runs it, inside this wrapper)."""
+    test = pyfuncitem.obj
+    if not inspect.iscoroutinefunction(test):
+        return (yield)
+
+    @functools.wraps(test)
+    async def bounded(**kwargs: Any) -> Any:
+        with within(TEST_DEADLINE, "the test to end (TEST_DEADLINE); it was cancelled"):
+            return await test(**kwargs)
+
+    pyfuncitem.obj = bounded
+    try:
+        return (yield)
+    finally:
+        pyfuncitem.obj = test

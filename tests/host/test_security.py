@@ -9,7 +9,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.testclient import TestClient, WebSocketDenialResponse
 from starlette.websockets import WebSocket
 
@@ -42,15 +42,20 @@ def deny(status: int, message: str) -> Response:
     return JSONResponse({"error": {"code": f"E{status}", "message": message}}, status_code=status)
 
 
+def gated(*routes: BaseRoute) -> Starlette:
+    """An app of these routes behind the middleware."""
+    return Starlette(
+        routes=list(routes),
+        middleware=[Middleware(SecurityMiddleware, authenticate=authenticate, deny=deny)],
+    )
+
+
 @pytest.fixture
 def client() -> Iterator[TestClient]:
-    app = Starlette(
-        routes=[
-            Route("/echo", echo, methods=["GET", "POST"]),
-            Route("/healthz", echo),
-            WebSocketRoute("/ws", socket),
-        ],
-        middleware=[Middleware(SecurityMiddleware, authenticate=authenticate, deny=deny)],
+    app = gated(
+        Route("/echo", echo, methods=["GET", "POST"]),
+        Route("/healthz", echo),
+        WebSocketRoute("/ws", socket),
     )
     with TestClient(app) as test_client:
         yield test_client
@@ -113,6 +118,27 @@ def test_bodies_over_the_limit_are_refused(client: TestClient) -> None:
     assert client.post("/echo", headers=auth, content=chunks()).status_code == 413
     ok = client.post("/echo", headers=auth, content=b"x" * MAX_BODY_BYTES)
     assert ok.text == f"{MAX_BODY_BYTES} bytes"
+
+
+def test_a_declared_oversize_body_is_refused_before_the_application_runs() -> None:
+    calls: list[Request] = []
+
+    async def never_reads_its_body(request: Request) -> Response:
+        calls.append(request)
+        return PlainTextResponse("ran")
+
+    with TestClient(gated(Route("/ignore", never_reads_its_body, methods=["POST"]))) as client:
+        declared = {"Authorization": f"Bearer {TOKEN}", "Content-Length": str(MAX_BODY_BYTES + 1)}
+        response = client.post("/ignore", headers=declared, content=b"{}")  # only declared big
+        assert client.post(f"/ignore?token={TOKEN}", content=b"{}").text == "ran"
+    assert response.status_code == 413
+    assert response.json() == {
+        "error": {
+            "code": "E413",
+            "message": f"the request body is larger than {MAX_BODY_BYTES} bytes",
+        }
+    }
+    assert len(calls) == 1  # the second request only
 
 
 def test_every_response_carries_the_security_headers(client: TestClient) -> None:

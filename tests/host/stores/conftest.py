@@ -14,6 +14,9 @@ StoreFactory = Callable[..., Store]
 
 STORES = ["sqlite", "postgresql"]
 """Backends the contract tests run against (PostgreSQL: a real server, see `tests/pg.py`)."""
+TELLS_CHANGES = {"sqlite": False, "postgresql": True}
+"""Whether a host's store of the backend tells its change listeners of writes made through other
+handles: SQLite has one host per file, so it never calls them."""
 
 
 @pytest.fixture(params=STORES)
@@ -29,3 +32,9 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
 async def store(make_store: StoreFactory) -> AsyncIterator[Store]:
     async with make_store() as opened:
         yield opened
+
+
+@pytest.fixture
+def tells_changes(make_store: StoreFactory, request: pytest.FixtureRequest) -> bool:
+    """Whether `make_store`'s backend calls change listeners (`TELLS_CHANGES`)."""
+    return TELLS_CHANGES[request.node.callspec.params["make_store"]]

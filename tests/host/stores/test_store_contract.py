@@ -164,10 +164,21 @@ async def test_everything_survives_closing_and_reopening(make_store: StoreFactor
         assert await store.setting("token", "new") == "kept"
 
 
-async def test_on_change_returns_a_remover_that_can_be_called_twice(store: Store) -> None:
-    remove = store.on_change(lambda rpc_id: None)
-    remove()
-    remove()
+async def test_on_change_returns_a_remover_that_can_be_called_twice(
+    make_store: StoreFactory, tells_changes: bool
+) -> None:
+    removed: list[str | None] = []
+    async with make_store() as host, make_store(host=False) as command:
+        remove = host.on_change(removed.append)
+        remove()
+        remove()
+        witnessed = anyio.Event()
+        host.on_change(lambda rpc_id: witnessed.set() if rpc_id == "r1" else None)
+        await command.submit(new("r1"))  # a write this host did not make
+        if tells_changes:
+            with anyio.fail_after(5):
+                await witnessed.wait()  # so the removed listener would have been told too
+    assert removed == []
 
 
 # -- answer records ---------------------------------------------------------------------------
@@ -293,6 +304,25 @@ async def test_history_search_needs_every_word_in_the_text_or_the_typed_answer(
     assert await history(store, terms=("_",)) == []
     assert await history(store, terms=("label",)) == []  # the JSON around the words is not text
     assert await history(store, terms=("which",)) == ["databases"]
+
+
+async def test_history_search_takes_backslashes_and_wildcards_literally(store: Store) -> None:
+    for rpc_id, text in (
+        ("windows", "Clean c:\\temp first?"),
+        ("colon", "Clean c:temp first?"),  # what `\t` would match if it escaped the t
+        ("fifty", "Give 50% off?"),
+        ("five-hundred", "Raise the limit to 500?"),
+        ("snake", "Rename a_b?"),
+        ("plain", "Rename axb?"),
+    ):
+        await settled(store, rpc_id, questions=(AskUserQuestionItem(id="q", question=text),))
+    assert await history(store, terms=("c:\\temp",)) == ["windows"]
+    assert await history(store, terms=("\\",)) == ["windows"]
+    assert await history(store, terms=("c:\\\\temp",)) == []  # two backslashes are two
+    assert await history(store, terms=("50%",)) == ["fifty"]
+    assert await history(store, terms=("a_b",)) == ["snake"]
+    assert await history(store, terms=("\\%",)) == []
+    assert await history(store, terms=("\\_",)) == []
 
 
 async def test_history_pages_follow_a_cursor_that_later_settlements_never_shift(

@@ -4,6 +4,10 @@ Level 8; needs psycopg. At most `POOL_SIZE` connections, opened on demand. A con
 fails is dropped; a statement that failed on a connection that had been idle (it may have died
 with a database restart) is retried once on a new one, and otherwise raises `STORE_UNAVAILABLE`.
 The next call connects again, so the store recovers by itself when the database is back.
+
+Every connection commits durably: one that starts with `synchronous_commit = off` (a server,
+database or role default) is set to `on`, so a write the store has reported committed survives
+a crash of the database server; any other value (`local`, `remote_apply`, ...) is kept.
 """
 
 from __future__ import annotations
@@ -43,6 +47,11 @@ T = TypeVar("T")
 
 _DOWN = (psycopg.OperationalError, psycopg.InterfaceError)
 """What psycopg raises when the database cannot be reached, or went away mid-statement."""
+_DURABLE = (
+    "SELECT set_config('synchronous_commit', 'on', false) "
+    "WHERE current_setting('synchronous_commit') = 'off'"
+)
+"""Makes a session's commits wait for the disk, unless they already wait for it (or more)."""
 
 
 class Pool:
@@ -83,14 +92,22 @@ class Pool:
         return pid in self._pids
 
     async def connect(self, application_name: str) -> Connection:
-        """A new autocommit connection; `STORE_UNAVAILABLE` when the database cannot be reached."""
+        """A new autocommit connection whose commits are durable; `STORE_UNAVAILABLE` when the
+        database cannot be reached."""
         options: dict[str, Any] = {"autocommit": True, "application_name": application_name}
         if self._timeout is not None:
             options["connect_timeout"] = self._timeout
         try:
-            return await psycopg.AsyncConnection.connect(self._conninfo, **options)
+            connection = await psycopg.AsyncConnection.connect(self._conninfo, **options)
+            try:
+                await connection.execute(_DURABLE)
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await connection.close()
+                raise
         except _DOWN as error:
             raise self._unavailable(error) from None
+        return connection
 
     async def run(self, operation: Callable[[Connection], Awaitable[T]]) -> T:
         """Run `operation` on a pooled connection, once more on a new one if an idle one was
