@@ -1,0 +1,181 @@
+"""Framework agents answered in Chromium: a Pydantic AI approval, an Agents SDK question, an
+Agent Inbox interrupt of a LangGraph graph, and a dismissal.
+
+The agents run in this process on the portal's event loop, asking through `connect()` to the
+module's `uq serve`; the person clicks in a real page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, TypedDict
+
+import pytest
+from agents import Agent as AgentsSdkAgent
+from agents import Runner, set_tracing_disabled
+from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
+from anyio.from_thread import BlockingPortal
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+from playwright.sync_api import expect
+from pydantic_ai import Agent, DeferredToolRequests
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from tests.e2e.web.conftest import ANSWER_SECONDS, Host, OpenInbox
+from user_questions import UserQuestionError, connect
+from user_questions.integrations.langgraph import forward_interrupts
+from user_questions.integrations.openai_agents import ask_user_tool
+from user_questions.integrations.pydantic_ai import approve_deferred
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(autouse=True)
+def no_tracing() -> Iterator[None]:
+    """The Agents SDK exports traces over the network by default; these tests stay offline."""
+    set_tracing_disabled(True)
+    yield
+    set_tracing_disabled(False)
+
+
+def deletes(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    last: Any = messages[-1].parts[-1]
+    if last.part_kind == "user-prompt":
+        call = ToolCallPart("run_shell", {"command": "rm -rf build/"}, "call-1")
+        return ModelResponse(parts=[call])
+    return ModelResponse(parts=[TextPart(f"tool said: {last.content}")])
+
+
+def shell_agent() -> Agent[None, Any]:
+    agent: Agent[None, Any] = Agent(FunctionModel(deletes), output_type=[str, DeferredToolRequests])
+
+    @agent.tool_plain(requires_approval=True)
+    def run_shell(command: str) -> str:
+        return f"ran {command}"
+
+    return agent
+
+
+async def approve_and_resume(host: Host, session: str) -> str:
+    agent = shell_agent()
+    paused = await agent.run("clean the build")
+    assert isinstance(paused.output, DeferredToolRequests)
+    async with connect(host.url, session=session) as asker:
+        results = await approve_deferred(paused.output, asker)
+    resumed = await agent.run(message_history=paused.all_messages(), deferred_tool_results=results)
+    output: str = resumed.output
+    return output
+
+
+def test_a_pydantic_ai_approval_is_allowed_in_the_browser(
+    portal: BlockingPortal, host: Host, open_inbox: OpenInbox, session: str
+) -> None:
+    inbox = open_inbox()
+    done = portal.start_task_soon(approve_and_resume, host, session)
+    card = inbox.card(session)
+    expect(card).to_contain_text("Allow the agent to run run_shell: rm -rf build/?")
+    expect(card.locator(".detail code")).to_contain_text("rm -rf build/")
+    card.locator(".option", has_text="Allow").click()
+    card.get_by_role("button", name="Submit").click()
+    assert done.result(timeout=ANSWER_SECONDS) == "tool said: ran rm -rf build/"
+
+
+def test_a_pydantic_ai_approval_dismissed_in_the_browser_approves_nothing(
+    portal: BlockingPortal, host: Host, open_inbox: OpenInbox, session: str
+) -> None:
+    inbox = open_inbox()
+    done = portal.start_task_soon(approve_and_resume, host, session)
+    card = inbox.card(session)
+    card.get_by_role("button", name="Dismiss").click()
+    error = done.exception(timeout=ANSWER_SECONDS)
+    assert isinstance(error, UserQuestionError)
+    assert error.code == "ASK_CANCELLED"
+
+
+def reports(call: ModelCall) -> Any:
+    outputs = [item for item in call.input if isinstance(item, dict) and "output" in item]
+    return [assistant_message(f"tool said: {outputs[-1]['output']}")]
+
+
+async def ask_with_the_agents_sdk(host: Host, session: str) -> Any:
+    arguments = {
+        "questions": [
+            {
+                "id": "features",
+                "header": "Scope",
+                "question": "Which features ship first?",
+                "options": [
+                    {"label": "Auth", "description": None},
+                    {"label": "Billing", "description": None},
+                    {"label": "Search", "description": None},
+                ],
+                "multi_select": True,
+            }
+        ]
+    }
+    model = ScriptedModel(
+        [[function_call("ask_user_question", arguments, call_id="c1")], ModelStep.respond(reports)]
+    )
+    async with connect(host.url, session=session) as asker:
+        agent = AgentsSdkAgent(name="Planner", model=model, tools=[ask_user_tool(asker)])
+        result = await Runner.run(agent, "plan the release")
+    return result.final_output
+
+
+def test_an_agents_sdk_question_is_answered_in_the_browser(
+    portal: BlockingPortal, host: Host, open_inbox: OpenInbox, session: str
+) -> None:
+    inbox = open_inbox()
+    done = portal.start_task_soon(ask_with_the_agents_sdk, host, session)
+    card = inbox.card(session)
+    card.get_by_role("checkbox", name="Search").check()
+    card.get_by_role("checkbox", name="Auth").check()
+    card.get_by_role("button", name="Submit").click()
+    assert done.result(timeout=ANSWER_SECONDS) == (
+        'tool said: {"answers":[{"id":"features","selected":["Auth","Search"]}]}'
+    )
+
+
+class State(TypedDict, total=False):
+    response: Any
+
+
+def review(state: State) -> State:
+    request = {
+        "action_request": {"action": "send_email", "args": {"to": "ops@example.com"}},
+        "config": {
+            "allow_accept": True,
+            "allow_ignore": True,
+            "allow_respond": True,
+            "allow_edit": False,
+        },
+        "description": "Send the **weekly report** to ops?",
+    }
+    return {"response": interrupt([request])[0]}
+
+
+async def forward_the_inbox_interrupt(host: Host, session: str) -> Any:
+    builder: Any = StateGraph(State)
+    builder.add_node("review", review)
+    builder.add_edge(START, "review")
+    builder.add_edge("review", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": session}}
+    await graph.ainvoke({}, config)
+    async with connect(host.url, session=session) as asker:
+        snapshot = await forward_interrupts(graph, config, asker)
+    return snapshot.values
+
+
+def test_an_agent_inbox_interrupt_is_accepted_in_the_browser(
+    portal: BlockingPortal, host: Host, open_inbox: OpenInbox, session: str
+) -> None:
+    inbox = open_inbox()
+    done = portal.start_task_soon(forward_the_inbox_interrupt, host, session)
+    card = inbox.card(session)
+    expect(card.locator(".detail strong")).to_have_text("weekly report")
+    card.locator(".option", has_text="Accept").click()
+    card.get_by_role("button", name="Submit").click()
+    assert done.result(timeout=ANSWER_SECONDS) == {"response": {"type": "accept", "args": None}}
