@@ -66,4 +66,5 @@ async def main(url: str, session: str, db: str, effects: str) -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main, *sys.argv[1:5])
+    url, session, db, effects = sys.argv[1:5]
+    anyio.run(main, url, session, db, effects)
