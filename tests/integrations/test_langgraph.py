@@ -356,3 +356,19 @@ async def test_a_follower_records_a_failed_thread_and_goes_on() -> None:
     assert isinstance(ends["edit-only"], UserQuestionError)
     assert ends["edit-only"].code == ErrorCode.BAD_REQUEST
     assert getattr(ends["fine"], "values", None) == {"response": "shop"}
+
+
+async def test_a_failure_of_the_host_is_raised_to_the_forwarder_and_the_question_waits() -> None:
+    class Unreachable:
+        async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+            raise UserQuestionError("the host is gone", ErrorCode.HOST_UNREACHABLE)
+
+    graph = graph_of(choose)
+    await graph.ainvoke({}, config())
+    async with connect(provider=Unreachable()) as asker:
+        with pytest.raises(UserQuestionError) as gone:
+            await forward_interrupts(graph, config(), asker)
+    assert gone.value.code == ErrorCode.HOST_UNREACHABLE
+    snapshot = await graph.aget_state(config())
+    assert len(snapshot.interrupts) == 1
+    assert snapshot.values == {}

@@ -172,3 +172,21 @@ async def test_a_dismissed_card_raises_and_applies_nothing() -> None:
         with pytest.raises(UserQuestionError) as dismissed:
             await resolve_interruptions(paused, asker)
     assert dismissed.value.code == ErrorCode.ASK_CANCELLED
+
+
+async def test_allow_and_dont_ask_again_approves_the_later_calls_of_the_run() -> None:
+    deleted.clear()
+    steps: list[Any] = [
+        [function_call("delete_file", {"path": "a.txt"}, call_id="d1")],
+        [function_call("delete_file", {"path": "b.txt"}, call_id="d2")],
+        ModelStep.respond(last_output),
+    ]
+    agent = Agent(name="Janitor", model=ScriptedModel(steps), tools=[delete_file])
+    paused = await Runner.run(agent, "clean up")
+    human = ScriptedProvider({"approval": ALLOW_ALWAYS})
+    async with connect(provider=human) as asker:
+        state = await resolve_interruptions(paused, asker)
+    resumed = await Runner.run(agent, state)
+    assert resumed.interruptions == []
+    assert deleted == ["a.txt", "b.txt"]
+    assert len(human.seen) == 1

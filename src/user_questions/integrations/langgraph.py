@@ -123,7 +123,15 @@ def answer_from_resume(
     return check_answer(questions, answer)
 
 
+_CARRIED = frozenset({ErrorCode.ASK_CANCELLED, ErrorCode.ASK_TIMED_OUT})
+"""The outcomes of a question that `ask_user` raises in the node. Any other failure (the host
+unreachable, a token refused) is raised to the forwarder and the interrupt stays pending, so a
+forwarder started later can still ask it."""
+
+
 def _failure(error: UserQuestionError) -> dict[str, Any]:
+    if error.code not in _CARRIED:
+        raise error
     return {"error": {"code": str(error.code), "message": error.message}}
 
 
@@ -361,8 +369,9 @@ async def forward_interrupts(
     answers, and repeat until no interrupt is pending; returns the thread's last state.
 
     Interrupts pending together are asked at once, one request each, and resumed together. An
-    `ask_user` interrupt whose ask fails is resumed with the failure, which `ask_user` raises in
-    the node; for other interrupts the error is raised here and the interrupt stays pending.
+    `ask_user` interrupt that is dismissed or times out is resumed with that outcome, which
+    `ask_user` raises in the node; any other failure is raised here and the interrupt stays
+    pending.
 
     Args:
         graph: A compiled graph with a checkpointer (async, or sync such as `SqliteSaver`).
@@ -370,9 +379,10 @@ async def forward_interrupts(
         question_timeout: Seconds each question may wait; default no limit.
 
     Raises:
-        UserQuestionError: a failed ask of an interrupt other than `ask_user`'s (`ASK_CANCELLED`,
-            `ASK_TIMED_OUT`, `HOST_UNREACHABLE`, ...), or `BAD_REQUEST` for an Agent Inbox
-            interrupt that allows only edit. Anything the graph raises when resumed propagates.
+        UserQuestionError: a failed ask that cannot be carried into the graph (`ASK_CANCELLED`
+            and `ASK_TIMED_OUT` of interrupts other than `ask_user`'s, `HOST_UNREACHABLE`,
+            `UNAUTHORIZED`, ...), or `BAD_REQUEST` for an Agent Inbox interrupt that allows only
+            edit. Anything the graph raises when resumed propagates.
     """
     thread_id = _thread_id(config)
     thread = _Thread(graph, config)
