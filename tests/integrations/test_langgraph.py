@@ -7,17 +7,26 @@ The graphs are real LangGraph graphs with real checkpointers; the person is a `S
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import anyio
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 from langgraph.types import interrupt
 
+from tests.integrations.frameworks import (
+    EVERYTHING,
+    PKG,
+    State,
+    choose,
+    graph_of,
+    inbox_node,
+    together,
+)
 from user_questions import (
     AskUserQuestionAnswer,
     ErrorCode,
@@ -35,38 +44,6 @@ from user_questions.integrations.langgraph import (
 from user_questions.service import AskUserQuestionRequest
 
 pytestmark = pytest.mark.anyio
-
-PKG = {
-    "id": "pkg",
-    "question": "Which package manager?",
-    "options": [{"label": "uv"}, {"label": "pip"}],
-}
-
-
-class State(TypedDict, total=False):
-    pkg: str
-    error: str
-    response: Any
-
-
-def choose(state: State) -> State:
-    try:
-        answer = ask_user([PKG])
-    except UserQuestionError as error:
-        return {"error": str(error.code)}
-    item = answer.answers[0]
-    return {"pkg": item.custom or item.selected[0]}
-
-
-def graph_of(*nodes: Callable[[State], State], checkpointer: Any = None) -> Any:
-    builder: Any = StateGraph(State)
-    previous = START
-    for node in nodes:
-        builder.add_node(node.__name__, node)
-        builder.add_edge(previous, node.__name__)
-        previous = node.__name__
-    builder.add_edge(previous, END)
-    return builder.compile(checkpointer=checkpointer or InMemorySaver())
 
 
 def config(thread: str = "thread-1") -> Any:
@@ -130,29 +107,6 @@ async def test_a_resume_value_that_does_not_answer_the_questions_is_bad_answer()
     assert bad.value.code == ErrorCode.BAD_ANSWER
 
 
-def inbox(allow: Mapping[str, bool]) -> Callable[[State], State]:
-    """A node written for Agent Inbox: one HumanInterrupt, the first HumanResponse back."""
-
-    def review(state: State) -> State:
-        request = {
-            "action_request": {"action": "send_email", "args": {"to": "ops@example.com"}},
-            "config": {
-                "allow_accept": False,
-                "allow_ignore": False,
-                "allow_respond": False,
-                "allow_edit": False,
-                **allow,
-            },
-            "description": "Send the **weekly report**?",
-        }
-        return {"response": interrupt([request])[0]}
-
-    return review
-
-
-EVERYTHING = {"allow_accept": True, "allow_ignore": True, "allow_respond": True}
-
-
 @pytest.mark.parametrize(
     ("scripted", "response"),
     [
@@ -166,7 +120,7 @@ EVERYTHING = {"allow_accept": True, "allow_ignore": True, "allow_respond": True}
 async def test_an_agent_inbox_graph_gets_its_human_response(
     scripted: str | None, response: dict[str, Any]
 ) -> None:
-    graph = graph_of(inbox(EVERYTHING))
+    graph = graph_of(inbox_node(EVERYTHING))
     await graph.ainvoke({}, config())
     human = ScriptedProvider({"action": scripted})
     async with connect(provider=human) as asker:
@@ -182,7 +136,7 @@ async def test_an_agent_inbox_graph_gets_its_human_response(
 
 
 async def test_an_answer_the_inbox_graph_cannot_take_is_asked_again_with_a_note() -> None:
-    graph = graph_of(inbox({"allow_accept": True}))
+    graph = graph_of(inbox_node({"allow_accept": True}))
     await graph.ainvoke({}, config())
     answers: Iterator[dict[str, Any]] = iter(
         [{"action": "but why?"}, {"action": None}, {"action": "Accept"}]
@@ -198,7 +152,7 @@ async def test_an_answer_the_inbox_graph_cannot_take_is_asked_again_with_a_note(
 
 
 async def test_an_edit_only_inbox_interrupt_is_refused_and_stays_pending() -> None:
-    graph = graph_of(inbox({"allow_edit": True}))
+    graph = graph_of(inbox_node({"allow_edit": True}))
     await graph.ainvoke({}, config())
     async with connect(provider=ScriptedProvider({})) as asker:
         with pytest.raises(UserQuestionError) as refused:
@@ -251,21 +205,12 @@ async def test_interrupts_pending_together_are_asked_at_once_and_resumed_togethe
     builder.add_edge(START, "right")
     graph = builder.compile(checkpointer=InMemorySaver())
     await graph.ainvoke({}, config())
-    both = anyio.Event()
-    waiting: list[str] = []
-
-    async def person(request: AskUserQuestionRequest) -> dict[str, Any]:
-        waiting.append(request.questions[0].id)
-        if len(waiting) == 2:
-            both.set()
-        await both.wait()  # each question waits until the other one is shown too
-        return {"pkg": "pip", "name": "shop"}
-
+    person, shown = together(2, lambda request: {"pkg": "pip", "name": "shop"})
     async with connect(provider=ScriptedProvider(person)) as asker:
         with anyio.fail_after(10):
             snapshot = await forward_interrupts(graph, config(), asker)
     assert snapshot.values == {"pkg": "pip", "response": "shop"}
-    assert sorted(waiting) == ["name", "pkg"]
+    assert sorted(shown) == ["Name?", "Which package manager?"]
 
 
 class Host:

@@ -3,20 +3,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import pytest
-from agents import Agent, Runner, function_tool, set_tracing_disabled
-from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
+from agents import Agent, Runner, function_tool
+from agents.testing import ModelStep, ScriptedModel, function_call
 
+from tests.integrations.frameworks import no_tracing, reports, together, tool_failures  # noqa: F401
 from user_questions import ErrorCode, ScriptedProvider, UserQuestionError, connect
 from user_questions.approvals import ALLOW, ALLOW_ALWAYS, DENY
 from user_questions.integrations.openai_agents import ask_user_tool, resolve_interruptions
 from user_questions.tool_ask_user import DESCRIPTION
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_tracing")]
 
 # What a model in strict mode sends: every property present, optional ones null.
 STRICT_ARGUMENTS = {
@@ -35,24 +35,11 @@ STRICT_ARGUMENTS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def no_tracing() -> Iterator[None]:
-    """The SDK exports traces over the network by default; these tests stay offline."""
-    set_tracing_disabled(True)
-    yield
-    set_tracing_disabled(False)
-
-
-def last_output(call: ModelCall) -> Any:
-    outputs = [item for item in call.input if isinstance(item, dict) and "output" in item]
-    return [assistant_message(f"tool said: {outputs[-1]['output']}")]
-
-
 async def test_the_model_sees_the_responses_shape_and_reads_our_answer_text() -> None:
     model = ScriptedModel(
         [
             [function_call("ask_user_question", STRICT_ARGUMENTS, call_id="c1")],
-            ModelStep.respond(last_output),
+            ModelStep.respond(reports),
         ]
     )
     async with connect(provider=ScriptedProvider({"pkg": "pip"})) as asker:
@@ -68,25 +55,14 @@ async def test_the_model_sees_the_responses_shape_and_reads_our_answer_text() ->
     model.assert_complete()
 
 
-@pytest.mark.parametrize(
-    ("provider", "seconds", "text"),
-    [
-        (ScriptedProvider({}), None, "Error: the user cancelled ask_user_question"),
-        (
-            ScriptedProvider({"pkg": "uv"}, delay=30),
-            0.05,
-            "Error: ask_user_question timed out before the user answered",
-        ),
-    ],
-    ids=["dismissed", "timed-out"],
-)
+@pytest.mark.parametrize(("provider", "seconds", "text"), tool_failures("pkg"))
 async def test_a_dismissal_or_a_timeout_is_our_error_text_for_the_model(
     provider: ScriptedProvider, seconds: float | None, text: str
 ) -> None:
     model = ScriptedModel(
         [
             [function_call("ask_user_question", STRICT_ARGUMENTS, call_id="c1")],
-            ModelStep.respond(last_output),
+            ModelStep.respond(reports),
         ]
     )
     async with connect(provider=provider) as asker:
@@ -112,7 +88,7 @@ def file_agent(calls: int = 1) -> Agent[Any]:
             function_call("delete_file", {"path": f"notes-{n}.txt"}, call_id=f"d{n}")
             for n in range(calls)
         ],
-        ModelStep.respond(last_output),
+        ModelStep.respond(reports),
     ]
     return Agent(name="Janitor", model=ScriptedModel(steps), tools=[delete_file])
 
@@ -148,16 +124,10 @@ async def test_several_interruptions_are_asked_at_once_each_on_its_own_card() ->
     deleted.clear()
     agent = file_agent(calls=2)
     paused = await Runner.run(agent, "clean up")
-    both = anyio.Event()
-    shown: list[str] = []
-
-    async def person(request: Any) -> dict[str, str]:
-        shown.append(request.questions[0].question)
-        if len(shown) == 2:
-            both.set()
-        await both.wait()
-        return {"approval": ALLOW if "notes-0" in request.questions[0].question else DENY}
-
+    person, shown = together(
+        2,
+        lambda request: {"approval": ALLOW if "notes-0" in request.questions[0].question else DENY},
+    )
     async with connect(provider=ScriptedProvider(person)) as asker:
         with anyio.fail_after(10):
             state = await resolve_interruptions(paused, asker)
@@ -179,7 +149,7 @@ async def test_allow_and_dont_ask_again_approves_the_later_calls_of_the_run() ->
     steps: list[Any] = [
         [function_call("delete_file", {"path": "a.txt"}, call_id="d1")],
         [function_call("delete_file", {"path": "b.txt"}, call_id="d2")],
-        ModelStep.respond(last_output),
+        ModelStep.respond(reports),
     ]
     agent = Agent(name="Janitor", model=ScriptedModel(steps), tools=[delete_file])
     paused = await Runner.run(agent, "clean up")

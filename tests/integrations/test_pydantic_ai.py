@@ -15,6 +15,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import RunContext
 
+from tests.integrations.frameworks import tool_failures
 from user_questions import ErrorCode, ScriptedProvider, UserQuestionError, connect
 from user_questions.approvals import ALLOW, DENY
 from user_questions.integrations.pydantic_ai import approve_deferred, ask_user_toolset
@@ -65,18 +66,7 @@ async def test_the_model_sees_our_schema_and_reads_our_answer_text() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("provider", "seconds", "text"),
-    [
-        (ScriptedProvider({}), None, "Error: the user cancelled ask_user_question"),
-        (
-            ScriptedProvider({"pkg": "uv"}, delay=30),
-            0.05,
-            "Error: ask_user_question timed out before the user answered",
-        ),
-    ],
-    ids=["dismissed", "timed-out"],
-)
+@pytest.mark.parametrize(("provider", "seconds", "text"), tool_failures("pkg"))
 async def test_a_dismissal_or_a_timeout_is_our_error_text_for_the_model(
     provider: ScriptedProvider, seconds: float | None, text: str
 ) -> None:

@@ -3,62 +3,18 @@ dismissal) reaches the node, and Agent Inbox graphs get their `HumanResponse`.""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any
 
 import anyio
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.types import interrupt
 
 from tests.e2e.frameworks.conftest import Person
 from tests.e2e.host_process import HostProcess
-from user_questions import UserQuestionError, connect
-from user_questions.integrations.langgraph import ask_user, forward_interrupts, rpc_id_of
+from tests.integrations.frameworks import EVERYTHING, PKG, choose, graph_of, inbox_node
+from user_questions import connect
+from user_questions.integrations.langgraph import forward_interrupts, rpc_id_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
-
-PKG = {
-    "id": "pkg",
-    "question": "Which package manager?",
-    "options": [{"label": "uv"}, {"label": "pip"}],
-}
-
-
-class State(TypedDict, total=False):
-    pkg: str
-    error: str
-    response: Any
-
-
-def choose(state: State) -> State:
-    try:
-        answer = ask_user([PKG])
-    except UserQuestionError as error:
-        return {"error": str(error.code)}
-    return {"pkg": answer.answers[0].selected[0]}
-
-
-def review(state: State) -> State:
-    request = {
-        "action_request": {"action": "send_email", "args": {"to": "ops@example.com"}},
-        "config": {
-            "allow_accept": True,
-            "allow_ignore": True,
-            "allow_respond": True,
-            "allow_edit": False,
-        },
-        "description": "Send the weekly report?",
-    }
-    return {"response": interrupt([request])[0]}
-
-
-def graph_of(node: Any) -> Any:
-    builder: Any = StateGraph(State)
-    builder.add_node("node", node)
-    builder.add_edge(START, "node")
-    builder.add_edge("node", END)
-    return builder.compile(checkpointer=InMemorySaver())
 
 
 async def forwarded(
@@ -109,7 +65,7 @@ async def test_an_agent_inbox_graph_gets_the_response_typed_on_the_host(
     async def respond(frame: dict[str, Any]) -> None:
         await person.answer(frame, {"id": "action", "selected": [], "custom": "Wait until Monday"})
 
-    values, frame = await forwarded(host, person, review, respond)
+    values, frame = await forwarded(host, person, inbox_node(EVERYTHING), respond)
     assert values == {"response": {"type": "response", "args": "Wait until Monday"}}
     (question,) = frame["payload"]["questions"]
     assert [option["label"] for option in question["options"]] == ["Accept", "Ignore"]

@@ -3,32 +3,20 @@ interruption reach `uq serve`, and the run goes on with what the person decided.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import pytest
-from agents import Agent, Runner, function_tool, set_tracing_disabled
-from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
+from agents import Agent, Runner, function_tool
+from agents.testing import ModelStep, ScriptedModel, function_call
 
 from tests.e2e.frameworks.conftest import Person
 from tests.e2e.host_process import HostProcess
+from tests.integrations.frameworks import no_tracing, reports  # noqa: F401
 from user_questions import connect
 from user_questions.integrations.openai_agents import ask_user_tool, resolve_interruptions
 
-pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
-
-
-@pytest.fixture(autouse=True)
-def no_tracing() -> Iterator[None]:
-    set_tracing_disabled(True)
-    yield
-    set_tracing_disabled(False)
-
-
-def reports(call: ModelCall) -> Any:
-    outputs = [item for item in call.input if isinstance(item, dict) and "output" in item]
-    return [assistant_message(f"tool said: {outputs[-1]['output']}")]
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio, pytest.mark.usefixtures("no_tracing")]
 
 
 async def test_the_agents_question_is_answered_on_the_host(

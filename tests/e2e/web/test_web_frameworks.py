@@ -7,37 +7,26 @@ module's `uq serve`; the person clicks in a real page.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, TypedDict
+from typing import Any
 
 import pytest
 from agents import Agent as AgentsSdkAgent
-from agents import Runner, set_tracing_disabled
-from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
+from agents import Runner
+from agents.testing import ModelStep, ScriptedModel, function_call
 from anyio.from_thread import BlockingPortal
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.types import interrupt
 from playwright.sync_api import expect
 from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.e2e.web.conftest import ANSWER_SECONDS, Host, OpenInbox
+from tests.integrations.frameworks import EVERYTHING, graph_of, inbox_node, no_tracing, reports  # noqa: F401
 from user_questions import UserQuestionError, connect
 from user_questions.integrations.langgraph import forward_interrupts
 from user_questions.integrations.openai_agents import ask_user_tool
 from user_questions.integrations.pydantic_ai import approve_deferred
 
-pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(autouse=True)
-def no_tracing() -> Iterator[None]:
-    """The Agents SDK exports traces over the network by default; these tests stay offline."""
-    set_tracing_disabled(True)
-    yield
-    set_tracing_disabled(False)
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("no_tracing")]
 
 
 def deletes(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -94,11 +83,6 @@ def test_a_pydantic_ai_approval_dismissed_in_the_browser_approves_nothing(
     assert error.code == "ASK_CANCELLED"
 
 
-def reports(call: ModelCall) -> Any:
-    outputs = [item for item in call.input if isinstance(item, dict) and "output" in item]
-    return [assistant_message(f"tool said: {outputs[-1]['output']}")]
-
-
 async def ask_with_the_agents_sdk(host: Host, session: str) -> Any:
     arguments = {
         "questions": [
@@ -138,30 +122,8 @@ def test_an_agents_sdk_question_is_answered_in_the_browser(
     )
 
 
-class State(TypedDict, total=False):
-    response: Any
-
-
-def review(state: State) -> State:
-    request = {
-        "action_request": {"action": "send_email", "args": {"to": "ops@example.com"}},
-        "config": {
-            "allow_accept": True,
-            "allow_ignore": True,
-            "allow_respond": True,
-            "allow_edit": False,
-        },
-        "description": "Send the **weekly report** to ops?",
-    }
-    return {"response": interrupt([request])[0]}
-
-
 async def forward_the_inbox_interrupt(host: Host, session: str) -> Any:
-    builder: Any = StateGraph(State)
-    builder.add_node("review", review)
-    builder.add_edge(START, "review")
-    builder.add_edge("review", END)
-    graph = builder.compile(checkpointer=InMemorySaver())
+    graph = graph_of(inbox_node(EVERYTHING))
     config = {"configurable": {"thread_id": session}}
     await graph.ainvoke({}, config)
     async with connect(host.url, session=session) as asker:
