@@ -27,8 +27,10 @@ LEVELS: dict[str, int] = {
     "approvals": 6,
     "_schema": 6,
     "providers": 7,
+    "asker": 7,
     "host": 8,
     "bridges": 9,
+    "integrations": 9,
     "cli": 10,
 }
 

@@ -38,6 +38,7 @@ def test_the_root_exports_exactly_the_spec_surface() -> None:
         "UserQuestionProvider",
         "UserQuestionService",
         "__version__",
+        "connect",
     ]
     for name in user_questions.__all__:
         assert hasattr(user_questions, name), name
@@ -75,6 +76,7 @@ def test_every_public_module_lists_what_it_defines() -> None:
         "service",
         "tools",
         "presentation",
+        "asker",
     ):
         module = importlib.import_module(f"user_questions.{name}")
         for exported in module.__all__:

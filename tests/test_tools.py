@@ -193,6 +193,22 @@ def test_openai_export_is_strict_mode_compatible() -> None:
     json.dumps(exported)
 
 
+def test_responses_export_is_the_flat_function_shape_with_the_same_strict_schema() -> None:
+    tool = echo_tool()
+    exported = tool.to_responses()
+    assert exported == {
+        "type": "function",
+        "name": "echo",
+        "description": "Echo the arguments.",
+        "parameters": tool.to_openai()["function"]["parameters"],
+        "strict": True,
+    }
+    assert "function" not in exported  # the Responses API has no nested "function" object
+    exported["parameters"]["properties"].clear()
+    assert tool.to_responses()["parameters"]["properties"]  # a copy each time
+    json.dumps(exported)
+
+
 def test_anthropic_and_mcp_exports_carry_the_schema_as_it_is() -> None:
     tool = echo_tool()
     assert tool.to_anthropic() == {

@@ -2,12 +2,14 @@
 
 The core surface, importable with only pydantic and anyio installed. Surfaces that need an extra
 are imported from their modules: `user_questions.providers.terminal`, `user_questions.host`,
-`user_questions.providers.remote`, `user_questions.bridges.*`.
+`user_questions.providers.remote`, `user_questions.bridges.*`, `user_questions.integrations.*`.
+`connect()` imports the `web` extra only when it connects to a host.
 """
 
 from user_questions._version import __version__
 from user_questions.abort import AbortController, AbortSignal
 from user_questions.agents import Agent, AgentRegistry
+from user_questions.asker import connect
 from user_questions.errors import (
     AbortError,
     ErrorCode,
@@ -56,4 +58,5 @@ __all__ = [
     "UserQuestionProvider",
     "UserQuestionService",
     "__version__",
+    "connect",
 ]

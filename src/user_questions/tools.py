@@ -6,7 +6,8 @@ A tool is a name, a description, a JSON Schema for its arguments and an async `r
 validates a model's arguments before dispatch, never calls a tool whose signal has already
 aborted, and turns every failure into a result the model can read: `Error: <message>`, with the
 `{"name", "code"}` of a `HarnessError` so a harness can branch on it. Each tool exports its
-definition in the shapes OpenAI (strict mode), Anthropic and MCP take.
+definition in the shapes OpenAI (Chat Completions and Responses, strict mode), Anthropic and MCP
+take.
 """
 
 from __future__ import annotations
@@ -78,6 +79,17 @@ class Tool:
                 "parameters": _strict(self.parameters),
                 "strict": True,
             },
+        }
+
+    def to_responses(self) -> dict[str, Any]:
+        """A Responses API function tool (the flat shape the OpenAI Agents SDK uses too), valid
+        in strict mode like `to_openai()`."""
+        return {
+            "type": "function",
+            "name": self.name,
+            "description": self.description,
+            "parameters": _strict(self.parameters),
+            "strict": True,
         }
 
     def to_anthropic(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from websockets.sync.client import ClientConnection, connect
+from websockets.sync.connection import Connection
 
 from tests.e2e.host_process import AskerProcess, HostProcess, answer_body
 
@@ -22,7 +23,7 @@ def open_page(host: HostProcess) -> ClientConnection:
     )
 
 
-def receive(page: ClientConnection) -> dict[str, Any]:
+def receive(page: Connection) -> dict[str, Any]:
     frame: dict[str, Any] = json.loads(page.recv(timeout=15))
     return frame
 
@@ -44,7 +45,7 @@ def test_two_pages_answering_at_once_exactly_one_wins(host: HostProcess) -> None
             rpc_id = requested[0]["rpcId"]
             start = threading.Barrier(2)
 
-            def answer(page: ClientConnection, label: str) -> None:
+            def answer(page: Connection, label: str) -> None:
                 start.wait()
                 page.send(
                     json.dumps(

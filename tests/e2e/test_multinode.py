@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from websockets.sync.client import ClientConnection, connect
+from websockets.sync.connection import Connection
 
 from tests.e2e.host_process import AskerProcess, HostProcess, answer_body
 from tests.e2e.test_host_cli import uq
@@ -73,13 +74,13 @@ def open_asker(node: HostProcess) -> ClientConnection:
     )
 
 
-def next_of(page: ClientConnection) -> dict[str, Any]:
+def next_of(page: Connection) -> dict[str, Any]:
     """The next frame the page receives (within 15 s)."""
     frame: dict[str, Any] = json.loads(page.recv(timeout=15))
     return frame
 
 
-def receive(page: ClientConnection, kind: str) -> dict[str, Any]:
+def receive(page: Connection, kind: str) -> dict[str, Any]:
     """The next frame of `kind` the page receives, skipping others."""
     while (frame := next_of(page))["payload"]["type"] != kind:
         pass
@@ -118,7 +119,7 @@ def test_two_people_on_two_nodes_answering_at_once_have_exactly_one_winner(
             assert receive(page_b, "question/requested")["rpcId"] == rpc_id
             start = threading.Barrier(2)
 
-            def answer(page: ClientConnection, label: str) -> None:
+            def answer(page: Connection, label: str) -> None:
                 start.wait()
                 body = answer_body(rpc_id, "agent-1", {"id": "deploy", "selected": [label]})
                 page.send(json.dumps(body))

@@ -18,6 +18,7 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
+from websockets.sync.connection import Connection
 
 from tests.e2e.host_process import AskerProcess, HostProcess, answer_body
 from tests.e2e.test_host_cli import uq
@@ -58,7 +59,7 @@ def open_asker(host: HostProcess, token: str) -> ClientConnection:
     return connect(host.base.replace("http", "ws", 1) + "/ws/ask", additional_headers=bearer(token))
 
 
-def receipt_of(page: ClientConnection) -> dict[str, Any]:
+def receipt_of(page: Connection) -> dict[str, Any]:
     while True:
         frame: dict[str, Any] = json.loads(page.recv(timeout=15))
         if frame["payload"]["type"] == "client-response/receipt":
