@@ -5,7 +5,7 @@
 replies with one agent message, the answer's JSON or `{"error": CODE}`. `session/cancel` cancels
 the ask (the prompt then ends with stop reason `cancelled`). Run as a module
 (`python -m tests.bridges.acp_peers`) it serves one client over stdio, as an editor starts an
-agent.
+agent; with `ACP_AGENT_LOG=FILE` it appends every message it receives to FILE, one JSON a line.
 
 `Editor` is an ACP client (the SDK's `Client` methods) that records what the agent asks and
 answers through `respond`, a coroutine the test supplies (or `AcpClientHandlers`).
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -31,6 +32,7 @@ from acp import PROTOCOL_VERSION, Agent, Client, run_agent, spawn_agent_process
 from acp._transport import memory_transport_pair  # the SDK's own in-memory pair
 from acp.agent.connection import AgentSideConnection
 from acp.client.connection import ClientSideConnection
+from acp.connection import StreamDirection, StreamEvent
 from acp.helpers import text_block, update_agent_message_text
 from acp.schema import (
     AgentMessageChunk,
@@ -129,7 +131,11 @@ class Editor:
     asked: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
     updates: list[BaseModel] = field(default_factory=list)
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    """Every message written to the agent (recorded when `observe` is the connection's
+    observer)."""
     arrived: anyio.Event = field(default_factory=anyio.Event)
+    _wrote: anyio.Event = field(default_factory=anyio.Event)
 
     async def request_permission(
         self,
@@ -169,6 +175,18 @@ class Editor:
         """Wait until the agent has asked `count` questions."""
         while len(self.asked) < count:
             await self.arrived.wait()
+
+    def observe(self, event: StreamEvent) -> None:
+        """A connection observer: note what was written to the agent."""
+        if event.direction is StreamDirection.OUTGOING:
+            self.sent.append(event.message)
+            self._wrote.set()
+            self._wrote = anyio.Event()
+
+    async def wait_sent(self, request_id: object) -> None:
+        """Wait until the response to the agent's request `request_id` is written."""
+        while not any(m.get("id") == request_id and "method" not in m for m in self.sent):
+            await self._wrote.wait()
 
 
 async def start_session(
@@ -218,9 +236,21 @@ async def over_stdio(
         env={"PYTHONPATH": str(ROOT), **(env or {})},
         transport_kwargs={"stderr": None},
         use_unstable_protocol=True,
+        observers=[editor.observe],
     ) as (conn, _process):
         yield conn
 
 
+def _log_to(path: str) -> Callable[[StreamEvent], None]:
+    def log(event: StreamEvent) -> None:
+        if event.direction is StreamDirection.INCOMING:
+            with open(path, "a", encoding="utf-8") as file:
+                file.write(json.dumps(event.message) + "\n")
+
+    return log
+
+
 if __name__ == "__main__":
-    asyncio.run(run_agent(cast(Agent, QuestionAgent())))
+    log = os.environ.get("ACP_AGENT_LOG")
+    observers = [_log_to(log)] if log else []
+    asyncio.run(run_agent(cast(Agent, QuestionAgent()), observers=observers))

@@ -178,7 +178,7 @@ def permission_prompt(
     question = AskUserQuestionItem(
         id=PERMISSION_ID,
         question=tool_call.title or "Allow this tool call?",
-        header=(tool_call.kind or "tool call").replace("_", " ").capitalize(),
+        header=_header(tool_call),
         detail=_render_tool_call(tool_call) or None,
         options=[
             AskUserQuestionOption(label=label, description=description)
@@ -317,6 +317,12 @@ def acp_client_handlers(
     """Handlers answering an ACP agent's permission requests and form elicitations through
     `provider` (a `RemoteProvider` for the inbox, a `TerminalProvider`, `ctx.user_questions`)."""
     return AcpClientHandlers(provider, max_attempts)
+
+
+def _header(tool_call: ToolCallUpdate) -> str:
+    """The tool's kind as a header: `Edit`, `Execute`, `Switch mode`; `Tool call` for `other`."""
+    kind = tool_call.kind if tool_call.kind not in (None, "other") else "tool call"
+    return str(kind).replace("_", " ").capitalize()
 
 
 def _render_tool_call(tool_call: ToolCallUpdate) -> str:
