@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 
 import pytest
 
-from tests.e2e.host_process import ROOT, free_port
+from tests.e2e.host_process import ROOT, free_port, read_line
 from user_questions.cli import app
+
+UQ_ACP = (sys.executable, "-m", "user_questions.cli", "acp")
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -40,7 +43,7 @@ def uq_acp(*command: str) -> subprocess.CompletedProcess[str]:
     """`uq acp -- COMMAND` with the inbox down and the editor gone at once."""
     url = f"http://127.0.0.1:{free_port()}/?token=abcdefgh"
     return subprocess.run(
-        [sys.executable, "-m", "user_questions.cli", "acp", "--host", url, "--", *command],
+        [*UQ_ACP, "--host", url, "--", *command],
         input="",
         capture_output=True,
         text=True,
@@ -61,3 +64,25 @@ def test_the_exit_status_and_the_stderr_are_the_agents() -> None:
     agent = "import sys; sys.stdin.read(); print('agent log', file=sys.stderr); sys.exit(3)"
     result = uq_acp(sys.executable, "-c", agent)
     assert (result.returncode, result.stdout, result.stderr) == (3, "", "agent log\n")
+
+
+def test_sigterm_stops_the_agent_and_exits_128_plus_15() -> None:
+    agent = "import sys, time; print('started', file=sys.stderr, flush=True); time.sleep(120)"
+    url = f"http://127.0.0.1:{free_port()}/?token=abcdefgh"
+    proxy = subprocess.Popen(
+        [*UQ_ACP, "--host", url, "--", sys.executable, "-c", agent],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert proxy.stderr is not None
+        assert read_line(proxy.stderr, 30) == "started\n"  # the agent's stderr is the proxy's
+        proxy.send_signal(signal.SIGTERM)
+        assert proxy.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        proxy.kill()
+        out, err = proxy.communicate(timeout=30)  # the agent, too, has let go of the pipes
+    assert (out, err) == ("", "")

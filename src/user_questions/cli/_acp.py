@@ -74,15 +74,21 @@ async def _run(command: list[str], address: HostAddress, session: str) -> int:
 
     from user_questions.cli._acp_proxy import MAX_LINE_BYTES, HostInbox, relay
 
-    async with contextlib.AsyncExitStack() as stack:
-        spawning = spawn_stdio_transport(
-            command[0], *command[1:], env=dict(os.environ), stderr=None, limit=MAX_LINE_BYTES
-        )
-        try:
-            agent_out, agent_in, process = await stack.enter_async_context(spawning)
-        except OSError as error:
-            reason = error.strerror or str(error)
-            raise _CannotStart(f"cannot start the agent {command[0]!r}: {reason}") from None
+    spawning = spawn_stdio_transport(
+        command[0], *command[1:], env=dict(os.environ), stderr=None, limit=MAX_LINE_BYTES
+    )
+    stack = contextlib.AsyncExitStack()
+    try:
+        agent_out, agent_in, process = await stack.enter_async_context(spawning)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise _CannotStart(f"cannot start the agent {command[0]!r}: {reason}") from None
+    try:
         editor = await stdio_streams(limit=MAX_LINE_BYTES)
         await relay(HostInbox(address, session), editor, (agent_out, agent_in))
+    finally:
+        # Stopping the agent (its stdin closed, then SIGTERM, then SIGKILL) must finish even
+        # when a stop signal cancelled the relay.
+        with anyio.CancelScope(shield=True):
+            await stack.aclose()
     return process.returncode if process.returncode is not None else 0
