@@ -44,7 +44,6 @@ from acp.schema import (
     NewSessionResponse,
     PermissionOption,
     PromptResponse,
-    RequestPermissionResponse,
     TextContentBlock,
     ToolCallUpdate,
 )
@@ -60,9 +59,9 @@ FORM_CAPABLE = ClientCapabilities(
 )
 """What an editor that shows forms advertises."""
 
-Respond = Callable[[str, dict[str, Any]], Awaitable[BaseModel]]
+Respond = Callable[[str, dict[str, Any]], Awaitable[BaseModel | dict[str, Any]]]
 """An editor's answer: given the method (`session/request_permission`, `elicitation/create`)
-and its arguments, the response model."""
+and its arguments, the response model (or raw JSON, to send something malformed)."""
 
 
 class QuestionAgent:
@@ -143,15 +142,13 @@ class Editor:
         tool_call: ToolCallUpdate,
         options: list[PermissionOption],
         **kwargs: Any,
-    ) -> RequestPermissionResponse:
+    ) -> BaseModel | dict[str, Any]:
         arguments = {"session_id": session_id, "tool_call": tool_call, "options": options}
         self._note("session/request_permission", arguments)
         if self.handlers is not None:
             return await self.handlers.request_permission(session_id, tool_call, options)
         assert self.respond is not None
-        response = await self.respond("session/request_permission", arguments)
-        assert isinstance(response, RequestPermissionResponse)
-        return response
+        return await self.respond("session/request_permission", arguments)
 
     async def create_elicitation(self, message: str, mode: ElicitationMode, **kwargs: Any) -> Any:
         arguments = {"message": message, "mode": mode}

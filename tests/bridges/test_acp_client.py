@@ -158,12 +158,16 @@ async def test_a_new_file_and_a_long_raw_input_are_shown_within_bounds() -> None
     assert len(detail) < MAX_RENDERED + 500
 
 
+def timed_out(request: AskUserQuestionRequest) -> Any:
+    raise UserQuestionError("ask_user_question timed out", ErrorCode.ASK_TIMED_OUT)
+
+
 @pytest.mark.parametrize(
     "script",
-    [{"permission": None}, {}],
-    ids=["skipped", "dismissed"],
+    [{"permission": None}, {}, timed_out],
+    ids=["skipped", "dismissed", "timed out"],
 )
-async def test_a_skip_or_a_dismissal_answers_cancelled(script: Script) -> None:
+async def test_a_skip_a_dismissal_or_a_timeout_answers_cancelled(script: Script) -> None:
     outcome, _ = await permission(script)
     assert outcome == DeniedOutcome(outcome="cancelled")
 
@@ -177,6 +181,13 @@ async def test_typed_text_naming_an_option_takes_it_and_other_text_is_asked_agai
     assert (seen[1].questions[0].detail or "").startswith(
         "Your last answer was not accepted: choose one of the options rather than typing"
     )
+
+
+async def test_a_permission_request_without_options_is_refused_as_invalid_params() -> None:
+    async with agent_of(ScriptedProvider({})) as (agent_conn, _):
+        with pytest.raises(RequestError) as caught:
+            await agent_conn.request_permission("session-1", EDIT, [])
+    assert caught.value.code == -32602
 
 
 async def test_options_of_the_same_name_stay_apart() -> None:

@@ -35,6 +35,7 @@ from tests.bridges.acp_peers import (
     FORM_CAPABLE,
     Editor,
     QuestionAgent,
+    Respond,
     ask,
     in_memory,
     over_stdio,
@@ -68,7 +69,7 @@ PLAN = {
 }
 
 
-def answering(*responses: BaseModel) -> Any:
+def answering(*responses: BaseModel) -> Respond:
     """An editor's `respond` giving `responses` in turn."""
     queue = list(responses)
 
@@ -210,6 +211,18 @@ async def test_a_cancelled_permission_outcome_is_a_dismissal_and_fails_the_tool_
 
 async def test_an_option_id_that_was_not_offered_is_a_bad_answer() -> None:
     assert await run(Editor(answering(chosen("7"))), [PKG]) == {"error": "BAD_ANSWER"}
+
+
+@pytest.mark.parametrize("capabilities", [None, FORM_CAPABLE], ids=["permission", "form"])
+async def test_a_reply_the_sdk_cannot_read_is_a_bad_answer(
+    capabilities: ClientCapabilities | None,
+) -> None:
+    async def garbled(method: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if method == "elicitation/create":
+            return {"action": "accept", "content": "pnpm"}  # content must be an object
+        return {"outcome": {"outcome": "selected"}}  # no optionId
+
+    assert await run(Editor(garbled), [PKG], capabilities) == {"error": "BAD_ANSWER"}
 
 
 @pytest.mark.parametrize("capabilities", [None, FORM_CAPABLE], ids=["permission", "form"])

@@ -170,7 +170,13 @@ class AcpPrompt:
 def permission_prompt(
     session_id: str, tool_call: ToolCallUpdate, options: Sequence[PermissionOption]
 ) -> AcpPrompt:
-    """The question a permission request asks: pick one of its options."""
+    """The question a permission request asks: pick one of its options.
+
+    Raises:
+        Unsupported: a request without options.
+    """
+    if not options:
+        raise Unsupported("the permission request offers no option")
     choices = unique_choices(
         (option.name or option.option_id, option.option_id, KIND_DESCRIPTIONS.get(option.kind))
         for option in options
@@ -257,10 +263,14 @@ class AcpClientHandlers:
         """Ask which option to take; `cancelled` unless one was chosen.
 
         Raises:
-            RequestError: internal error, when the provider failed otherwise than by a
-                dismissal, an abort or a timeout.
+            RequestError: invalid params for a request without options; internal error when
+                the provider failed otherwise than by a dismissal, an abort or a timeout.
         """
-        result = await self._answer(permission_prompt(session_id, tool_call, options))
+        try:
+            prompt = permission_prompt(session_id, tool_call, options)
+        except Unsupported as error:
+            raise RequestError.invalid_params({"details": str(error)}) from None
+        result = await self._answer(prompt)
         assert isinstance(result, RequestPermissionResponse)
         return result
 

@@ -17,7 +17,7 @@ A declined or cancelled form and a `cancelled` permission outcome are `ASK_CANCE
 no way to take one request back from the client: cancelling the ask stops waiting (the SDK drops
 the late reply), and the client's prompt stays until the person answers it there or the prompt
 turn is cancelled (`session/cancel`, after which the client must answer every pending permission
-request with `cancelled`).
+request with `cancelled`). A reply the SDK cannot read is `BAD_ANSWER`.
 """
 
 from __future__ import annotations
@@ -39,8 +39,10 @@ from acp.schema import (
     PermissionOptionKind,
     ToolCallUpdate,
 )
+from pydantic import ValidationError
 
 from user_questions._checks import cancelled_error, check_request, quoted
+from user_questions._wire import describe_validation_error
 from user_questions.bridges._acp_form import answer_from_elicitation, questions_to_elicitation
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.service import AskUserQuestionRequest
@@ -113,6 +115,8 @@ class AcpProvider:
                 ErrorCode.ELICITATION_UNSUPPORTED,
                 cause=error,
             ) from error
+        except ValidationError as error:
+            raise _malformed(error) from None
         return answer_from_elicitation(
             questions, response.model_dump(mode="json", by_alias=True, exclude_none=True)
         )
@@ -162,7 +166,12 @@ class AcpProvider:
             PermissionOption(option_id=option_id, name=label, kind=kinds[label])
             for option_id, label in labels.items()
         ]
-        response = await self._connection.request_permission(self._session_id, tool_call, offered)
+        try:
+            response = await self._connection.request_permission(
+                self._session_id, tool_call, offered
+            )
+        except ValidationError as error:
+            raise _malformed(error) from None
         outcome = response.outcome
         if isinstance(outcome, DeniedOutcome):
             raise cancelled_error()
@@ -174,6 +183,13 @@ class AcpProvider:
                 ErrorCode.BAD_ANSWER,
             )
         return AskUserQuestionAnswerItem(id=question.id, selected=[label])
+
+
+def _malformed(error: ValidationError) -> UserQuestionError:
+    return UserQuestionError(
+        f"provider answer from the ACP client is malformed: {describe_validation_error(error)}",
+        ErrorCode.BAD_ANSWER,
+    )
 
 
 def _check_permissions(questions: Sequence[AskUserQuestionItem]) -> None:
