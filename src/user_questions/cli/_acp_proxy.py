@@ -29,7 +29,6 @@ import json
 import sys
 import uuid
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -137,9 +136,11 @@ class _Rounds:
 
 
 class _Relay:
+    """The two directions of the relay, and the races between the editor and the inbox."""
+
     def __init__(
         self,
-        inbox: HostInbox | None,
+        inbox: HostInbox,
         agent_in: asyncio.StreamWriter,
         editor_out: asyncio.StreamWriter,
         tasks: anyio.abc.TaskGroup,
@@ -170,16 +171,16 @@ class _Relay:
 
     async def from_agent(self, agent_out: asyncio.StreamReader) -> None:
         """Pass the agent's lines to the editor, putting its questions in the inbox too."""
-        inbox = self._inbox
         async for line in _lines(agent_out):
-            asked = _question(_message(line)) if inbox is not None else None
-            if inbox is not None and asked is not None:
+            asked = _question(_message(line))
+            if asked is not None:
                 race = _Race(*asked)
                 self._races[_key(race.request_id)] = race  # before the editor can answer
-                self._tasks.start_soon(self._ask_inbox, inbox, race)
+                self._tasks.start_soon(self._ask_inbox, race)
             await _write(self._editor_out, line)
 
-    async def _ask_inbox(self, inbox: HostInbox, race: _Race) -> None:
+    async def _ask_inbox(self, race: _Race) -> None:
+        inbox = self._inbox
         with race.scope:
             if not await inbox.reachable():
                 _log(
@@ -208,7 +209,7 @@ class _Relay:
         answer: EditorAnswer = None
         if rpc_id is not None and "result" in message:
             answer = race.prompt.answer_of(race.questions, message["result"])
-        if self._inbox is not None and rpc_id is not None and answer is not None:
+        if rpc_id is not None and answer is not None:
             recorded = answer if answer != "dismissed" else None
             if await self._inbox.record(rpc_id, recorded):
                 return  # the card settles as the editor's; the inbox's ask ends by itself
@@ -222,27 +223,18 @@ class _Relay:
 
 
 async def relay(
-    inbox: HostInbox | None,
+    inbox: HostInbox,
     editor: tuple[asyncio.StreamReader, asyncio.StreamWriter],
     agent: tuple[asyncio.StreamReader, asyncio.StreamWriter],
 ) -> None:
     """Relay between the editor's streams and the agent's until the agent's output ends; the
     editor's end of input closes the agent's."""
     (editor_in, editor_out), (agent_out, agent_in) = editor, agent
-    async with _inbox_open(inbox), anyio.create_task_group() as tasks:
-        relay = _Relay(inbox, agent_in, editor_out, tasks)
-        tasks.start_soon(relay.from_editor, editor_in)
-        await relay.from_agent(agent_out)
+    async with inbox.provider, anyio.create_task_group() as tasks:
+        both = _Relay(inbox, agent_in, editor_out, tasks)
+        tasks.start_soon(both.from_editor, editor_in)
+        await both.from_agent(agent_out)
         tasks.cancel_scope.cancel()
-
-
-@asynccontextmanager
-async def _inbox_open(inbox: HostInbox | None) -> AsyncIterator[None]:
-    if inbox is None:
-        yield
-        return
-    async with inbox.provider:
-        yield
 
 
 def _decided(outcome: FormOutcome) -> bool:
