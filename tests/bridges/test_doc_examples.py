@@ -16,6 +16,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
     [
         ("mcp_elicitation.py", '{"answers":[{"id":"env","selected":["staging"]}]}'),
         ("claude_can_use_tool.py", '{"Which format?":"Summary","Which sections?":"Intro, Outro"}'),
+        ("acp_agent_asks.py", '{"answers":[{"id":"env","selected":["staging"]}]}'),
+        ("acp_client_answers.py", '{"optionId":"allow","outcome":"selected"}'),
         (
             "acp_form.py",
             '{"answers":[{"id":"db","selected":[],"custom":"SQLite"},'

@@ -6,8 +6,10 @@ a flat object whose properties are strings, numbers, booleans, single-selects (`
 `const`/`title`) and multi-selects (`type: array`, `items.anyOf`). This module maps our vocabulary
 onto that shape once, for both bridges:
 
-- one property per question, named by its id; an option's `const` is its label, and its title
-  is the label followed by the option's description (a form has no other place for it);
+- one property per question, named by its id; an option's `const` is its label and its title
+  the label; its description goes in the entry's own `description` where the protocol has one
+  (ACP's `EnumOption`, with `option_descriptions`), else after the label in the title (MCP's
+  titled enums have no other place for it);
 - a question with options gets a companion free-text property `<id>.other` for "Other"; with
   `other_choice` the select also offers an explicit "Other" entry (ACP's convention);
 - an optionless question is a single string property;
@@ -76,8 +78,11 @@ class Form:
         return check_answer(self.questions, answer_from_drafts(self.questions, drafts))
 
 
-def build_form(questions: Sequence[AskUserQuestionItem], *, other_choice: bool) -> Form:
-    """The form asking `questions` at once.
+def build_form(
+    questions: Sequence[AskUserQuestionItem], *, other_choice: bool, option_descriptions: bool
+) -> Form:
+    """The form asking `questions` at once; `option_descriptions` when the select entries carry
+    a `description` of their own.
 
     Raises:
         UserQuestionError: the request checks of `ask()` (`EMPTY_QUESTIONS`, `BAD_INTENT`,
@@ -96,7 +101,7 @@ def build_form(questions: Sequence[AskUserQuestionItem], *, other_choice: bool) 
         labels = {option.label for option in question.options}
         other_const = _unique(_OTHER_CONST, labels) if other_choice else None
         fields.append(FormQuestion(question, question.id, other_key, other_const))
-        properties[question.id] = _select(question, question.options, other_const)
+        properties[question.id] = _select(question, other_const, option_descriptions)
         properties[other_key] = _other_text(question)
     return Form(
         questions=tuple(questions),
@@ -114,14 +119,22 @@ def option_title(option: AskUserQuestionOption) -> str:
 
 
 def _select(
-    question: AskUserQuestionItem, options: Sequence[AskUserQuestionOption], other: str | None
+    question: AskUserQuestionItem, other: str | None, option_descriptions: bool
 ) -> dict[str, Any]:
-    choices = [{"const": option.label, "title": option_title(option)} for option in options]
+    choices = [_choice(option, option_descriptions) for option in question.options or ()]
     if other is not None:
         choices.append({"const": other, "title": OTHER_TITLE})
     if question.multi_select:
         return {"type": "array", "title": question.question, "items": {"anyOf": choices}}
     return {"type": "string", "title": question.question, "oneOf": choices}
+
+
+def _choice(option: AskUserQuestionOption, described: bool) -> dict[str, str]:
+    if not described:
+        return {"const": option.label, "title": option_title(option)}
+    if option.description:
+        return {"const": option.label, "title": option.label, "description": option.description}
+    return {"const": option.label, "title": option.label}
 
 
 def _other_text(question: AskUserQuestionItem) -> dict[str, Any]:

@@ -62,7 +62,7 @@ class ElicitationProvider:
                 request with an error; `ASK_CANCELLED` on decline or cancel; `BAD_ANSWER` when
                 the accepted content does not fit the form.
         """
-        form = build_form(request.questions, other_choice=False)
+        form = build_form(request.questions, other_choice=False, option_descriptions=False)
         self._check_capability()
         try:
             result = await self._session.elicit_form(
@@ -107,7 +107,7 @@ class QuestionForm:
     """
 
     def __init__(self, questions: Sequence[AskUserQuestionItem]) -> None:
-        self._form: Form = build_form(questions, other_choice=False)
+        self._form: Form = build_form(questions, other_choice=False, option_descriptions=False)
         self.model: type[BaseModel] = _model_of(self._form)
         """The generated model whose elicitation schema is exactly `schema`."""
 

@@ -1,71 +1,46 @@
-"""ACP-style form elicitation: a whole batch of questions as one flat form, and back.
+"""ACP bridge (extra `acp`): ask an editor from a Python ACP agent, answer ACP agents from ours.
 
-Level 9: pure mapping over `bridges._form`; no dependency. The Agent Client Protocol's
-`elicitation/create` takes MCP's restricted JSON Schema in form mode. An agent that speaks ACP
-sends `questions_to_elicitation(questions)` (adding its own `sessionId` and, when it asks from a
-tool call, `toolCallId`) and reads the client's result with `answer_from_elicitation`:
+Level 9. The Agent Client Protocol (protocol version 1, through the official SDK
+`agent-client-protocol`) lets an agent ask its client's person through permission requests and
+form elicitations. Each direction lives in a private module re-exported here:
 
-    params = {"sessionId": session_id, **questions_to_elicitation(questions)}
-    response = await connection.request("elicitation/create", params)
-    answer = answer_from_elicitation(questions, response)
+- `AcpProvider(connection, session_id, capabilities=...)` (`_acp_provider`): a Python ACP agent
+  asks the person at its editor: one form when the editor advertises form elicitation, else one
+  permission request per single-select question.
+- `acp_client_handlers(provider)` (`_acp_client`): a Python ACP client answers an agent's
+  permission requests and form elicitations through any of our providers.
+- `questions_to_elicitation` / `answer_from_elicitation` (`_acp_form`): the form as plain JSON,
+  for an agent that speaks ACP through other means.
 
-The form has one property per question, named by the question's id. A question with options is a
-select whose last entry is an explicit "Other" (`const` `__other__`), with a companion free-text
-property `<id>.other`; an optionless question is one string property. Nothing is required: an
-empty property skips its question. See `docs/bridges/acp.md` for what the form cannot carry.
+`uq acp -- AGENT...` puts an editor's agent's questions in the inbox too. See
+`docs/bridges/acp.md` for what each direction can and cannot carry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+try:
+    import acp  # noqa: F401
+except ImportError as error:  # pragma: no cover - exercised by hand on a core-only install
+    raise ImportError(
+        "user_questions.bridges.acp needs the ACP SDK: pip install 'user-questions[acp]'"
+    ) from error
 
-from user_questions._checks import cancelled_error, quoted
-from user_questions.bridges._form import build_form
-from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
+from user_questions.bridges._acp_client import (
+    MAX_RENDERED,
+    AcpClientHandlers,
+    acp_client_handlers,
+)
+from user_questions.bridges._acp_form import answer_from_elicitation, questions_to_elicitation
+from user_questions.bridges._acp_provider import AcpProvider
+from user_questions.bridges._form_fields import MAX_ATTEMPTS, MAX_FIELDS
 
-__all__ = ["answer_from_elicitation", "questions_to_elicitation"]
-
-
-def questions_to_elicitation(questions: Sequence[AskUserQuestionItem]) -> dict[str, Any]:
-    """The form-mode `elicitation/create` params asking `questions`: `mode`, `message` and
-    `requestedSchema`.
-
-    Raises:
-        UserQuestionError: `EMPTY_QUESTIONS`, `BAD_INTENT` or `BAD_QUESTION`, as `ask()` would.
-    """
-    form = build_form(questions, other_choice=True)
-    return {"mode": "form", "message": form.message, "requestedSchema": form.schema}
-
-
-def answer_from_elicitation(
-    questions: Sequence[AskUserQuestionItem], response: Mapping[str, Any]
-) -> AskUserQuestionAnswer:
-    """The answer in the client's result `{"action", "content"}` to the form of `questions`.
-
-    "Other" chosen without any text skips the question, as does an empty property; text typed
-    into `<id>.other` replaces a single-select choice and joins multi-select ones.
-
-    Raises:
-        UserQuestionError: `ASK_CANCELLED` when the user declined or cancelled the form;
-            `BAD_ANSWER` when the result is malformed or names no option.
-    """
-    form = build_form(questions, other_choice=True)
-    action = response.get("action")
-    if action in ("decline", "cancel"):
-        raise cancelled_error()
-    if action != "accept":
-        shown = quoted(action) if isinstance(action, str) else "missing"
-        raise UserQuestionError(
-            f"provider answer has the elicitation action {shown}; expected accept, decline or "
-            "cancel",
-            ErrorCode.BAD_ANSWER,
-        )
-    content = response.get("content")
-    if content is not None and not isinstance(content, Mapping):
-        raise UserQuestionError(
-            "provider answer has an elicitation content that is not an object",
-            ErrorCode.BAD_ANSWER,
-        )
-    return form.answer(content)
+__all__ = [
+    "MAX_ATTEMPTS",
+    "MAX_FIELDS",
+    "MAX_RENDERED",
+    "AcpClientHandlers",
+    "AcpProvider",
+    "acp_client_handlers",
+    "answer_from_elicitation",
+    "questions_to_elicitation",
+]

@@ -67,6 +67,13 @@ if App is not None:
         help="Print the JSON Schema of the wire vocabulary and of the model-facing tools.",
     )
     app.command(
+        "user_questions.cli._acp:acp",
+        name="acp",
+        help="Run an ACP agent for an editor, with its questions in the inbox too: "
+        "uq acp -- AGENT [ARGS...].\n\n"
+        "Exit status: the agent's; 2 bad input or an agent that cannot be started.",
+    )
+    app.command(
         "user_questions.cli._mcp:mcp",
         name="mcp",
         help="Run an MCP server exposing ask_user_question, answered by a host or this terminal.",

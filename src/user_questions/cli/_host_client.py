@@ -122,15 +122,16 @@ class HostClient:
             raise self._not_a_host('no "pending" list in its answer')
         return [_parse(QuestionRequestedFrame, frame, self.address.base) for frame in frames]
 
-    async def respond(self, response: ClientResponse) -> Receipt:
-        """Send an answer or a dismissal as the terminal; the host's receipt.
+    async def respond(self, response: ClientResponse, *, surface: str = "terminal") -> Receipt:
+        """Send an answer or a dismissal given through `surface` (`terminal`, or `editor` for
+        `uq acp`); the host's receipt.
 
         Raises:
             UserQuestionError: `HOST_UNREACHABLE`, `UNAUTHORIZED`, or the host's error code
                 (`STORE_UNAVAILABLE`: nothing was recorded; send it again later).
         """
         body = response.model_dump_json().encode()
-        headers = {"content-type": "application/json", SURFACE_HEADER: "terminal"}
+        headers = {"content-type": "application/json", SURFACE_HEADER: surface}
         data = await self._request("POST", "api/respond", content=body, headers=headers)
         return _parse(Receipt, data, self.address.base)
 

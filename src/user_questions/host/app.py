@@ -79,6 +79,7 @@ from user_questions.host.security import (
 from user_questions.host.stores import Store, StoredQuestion, open_store
 
 __all__ = [
+    "CLIENT_SURFACES",
     "REVOKED_CLOSE_CODE",
     "STATIC_DIR",
     "SURFACE_HEADER",
@@ -95,8 +96,10 @@ TOKEN_PATTERN = "8 to 512 characters from A-Z a-z 0-9 . _ ~ -"
 REVOKED_CLOSE_CODE = 4401
 """The close code of a WebSocket whose token was revoked while it was open."""
 SURFACE_HEADER = "x-uq-surface"
-"""`POST /api/respond` with `X-UQ-Surface: terminal` is recorded as the terminal's (`uq answer`);
-without it, as `api`."""
+"""`POST /api/respond` with `X-UQ-Surface: terminal` is recorded as the terminal's (`uq answer`),
+with `X-UQ-Surface: editor` as an editor's (`uq acp`); otherwise as `api`."""
+CLIENT_SURFACES = frozenset({"terminal", "editor"})
+"""The surfaces a client of `POST /api/respond` may name in `X-UQ-Surface`."""
 _TOKEN_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-")
 
 HostTask = Callable[[Hub], Coroutine[Any, Any, None]]
@@ -276,7 +279,8 @@ def _page_missing(path: Path) -> UserQuestionError:
 async def _respond(request: Request) -> Response:
     hub: Hub = request.app.state.hub
     response = _validate(ClientResponse, _load(await request.body()), "client-response")
-    via = "terminal" if request.headers.get(SURFACE_HEADER) == "terminal" else "api"
+    surface = request.headers.get(SURFACE_HEADER)
+    via = surface if surface in CLIENT_SURFACES else "api"
     receipt = await hub.respond(response, via=via, by=_person(request.scope))
     return Response(receipt.model_dump_json(), media_type="application/json")
 

@@ -73,7 +73,7 @@ class HistoryEntry(WireModel):
     """Who answered or dismissed it (a token's name; `owner` for the start-up token), or whose
     asker withdrew it; absent for an in-process asker."""
     via: StrictStr | None = None
-    """The surface: `web`, `terminal`, `api`, `asker` or `host`."""
+    """The surface: `web`, `terminal`, `editor`, `api`, `asker` or `host`."""
     questions: list[JSONObject]
     """The `AskUserQuestionItem`s, as wire JSON."""
     answer: JSONObject | None = None

@@ -20,6 +20,7 @@ const OUTCOMES = {
 const SURFACES = {
   web: "in the web page",
   terminal: "in a terminal",
+  editor: "in an editor",
   api: "through the API",
   asker: "by its asker",
   host: "by the host",

@@ -1,44 +1,73 @@
-"""The fields of a server's elicitation form as our questions, and each answer as a typed value.
+"""The fields of an elicitation form as our questions, each answer as a typed value, and back.
 
-Level 9; pure (no SDK import). An elicitation form is a flat JSON object schema whose properties
-are strings (with `format`, `minLength`, `maxLength`, `pattern`), numbers and integers (with
-`minimum`, `maximum`), booleans, single-selects (`enum`, `enum` + `enumNames`, or `oneOf` of
-`const`/`title`) and multi-selects (`type: array` with `items.enum` or `items.anyOf`). Each
-property becomes one question; the value typed or chosen for it comes back as JSON of the type the
-schema asks for, or as a `Problem` that says what to fix. Nothing is ever filled in for the user:
-a schema `default` is shown as a suggestion, never sent.
+Level 9; pure (no SDK import). Shared by the clients that answer forms through our providers,
+MCP's `elicitation_handler` and ACP's `acp_client_handlers`. An elicitation form is a flat JSON
+object schema whose properties are strings (with `format`, `minLength`, `maxLength`, `pattern`),
+numbers and integers (with `minimum`, `maximum`), booleans, single-selects (`enum`, `enum` +
+`enumNames`, or `oneOf` of `const`/`title`, with an optional `description` per entry in ACP) and
+multi-selects (`type: array` with `items.enum` or `items.anyOf`). Each property becomes one
+question; the value typed or chosen for it comes back as JSON of the type the schema asks for, or
+as a `Problem` that says what to fix. Nothing is ever filled in for the user: a schema `default`
+is shown as a suggestion, never sent.
+
+`fill_form(provider, fields)` asks the fields (again, for those whose answer did not fit) and
+says how it ended, whatever the protocol; `FieldQuestion.answer_item(value)` turns a value some
+other surface gave back into our answer, for recording it.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Literal, TypeGuard
 from urllib.parse import urlsplit
 
-from user_questions._checks import quoted
+from user_questions._checks import check_answer, check_request, quoted
+from user_questions.errors import ErrorCode, HarnessError
+from user_questions.service import AskUserQuestionRequest, UserQuestionProvider
 from user_questions.types import (
+    AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
     AskUserQuestionItem,
     AskUserQuestionOption,
 )
 
 __all__ = [
+    "GIVE_UP",
+    "MAX_ATTEMPTS",
+    "MAX_FIELDS",
     "NO",
     "SKIPPED",
     "YES",
+    "Choice",
     "FieldQuestion",
+    "Filled",
+    "FormOutcome",
     "Problem",
     "Skipped",
+    "Unfilled",
     "Unsupported",
+    "ask_checked",
+    "fill_form",
     "form_fields",
+    "unique_choices",
 ]
+
+MAX_ATTEMPTS = 3
+"""Rounds of asking one form: the first, then re-asks of the fields whose answer did not fit."""
+MAX_FIELDS = 64
+"""The most fields one form may hold."""
+GIVE_UP = frozenset({ErrorCode.ASK_CANCELLED, ErrorCode.ASK_ABORTED, ErrorCode.ASK_TIMED_OUT})
+"""The codes of an ask that ended without an answer: dismissed, aborted, timed out."""
 
 YES, NO = "Yes", "No"
 Kind = Literal["string", "number", "integer", "boolean", "enum", "multi"]
+Choice = tuple[str, str, str | None]
+"""An option of a select: its label, the value it sends, its description."""
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -68,6 +97,27 @@ class FieldQuestion:
     question: AskUserQuestionItem
     choices: dict[str, str] = field(default_factory=dict)
     """Option label to the `const` it sends, for selects."""
+
+    def answer_item(self, value: object) -> AskUserQuestionAnswerItem | None:
+        """The answer that gives `value` (`None`: the field left empty, a skip); `None` when no
+        answer to the question gives it."""
+        if value is None:
+            return AskUserQuestionAnswerItem(id=self.key, selected=[])
+        labels = {const: label for label, const in self.choices.items()}
+        if self.kind == "boolean":
+            chosen = [YES if value else NO] if isinstance(value, bool) else None
+        elif self.kind == "enum":
+            chosen = [labels[value]] if isinstance(value, str) and value in labels else None
+        elif self.kind == "multi" and isinstance(value, list):
+            valid = all(item in labels for item in value)
+            chosen = [labels[const] for const in labels if const in value] if valid else None
+        elif self.kind == "multi":
+            chosen = None
+        elif self.kind == "string":
+            return _custom(self.key, value) if isinstance(value, str) else None
+        else:
+            return _custom(self.key, json.dumps(value)) if _is_number(value) else None
+        return None if chosen is None else AskUserQuestionAnswerItem(id=self.key, selected=chosen)
 
     def retry(self, problem: str) -> AskUserQuestionItem:
         """The question asked again, saying why the last answer was not taken."""
@@ -143,6 +193,83 @@ class FieldQuestion:
         return number
 
 
+@dataclass(frozen=True, slots=True)
+class Filled:
+    """Every field answered or skipped: the values to send, skipped optional fields left out."""
+
+    content: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Unfilled:
+    """The form ends without content: `decline` (a required field skipped) or `cancel`."""
+
+    action: Literal["decline", "cancel"]
+    reason: HarnessError | None = None
+    """For `cancel`: the dismissal, abort or timeout that ended the ask; `None` when the answers
+    still did not fit after `MAX_ATTEMPTS` rounds."""
+
+
+FormOutcome = Filled | Unfilled
+
+
+async def fill_form(
+    provider: UserQuestionProvider,
+    fields: Sequence[FieldQuestion],
+    max_attempts: int = MAX_ATTEMPTS,
+) -> FormOutcome:
+    """Ask `fields` through `provider` until every answer fits, for at most `max_attempts`
+    rounds; a later round asks only the fields whose answer did not fit, saying why.
+
+    Raises:
+        HarnessError: the provider failed otherwise than by a dismissal, an abort or a timeout.
+    """
+    if not fields:
+        return Filled({})
+    content: dict[str, Any] = {}
+    pending = {one.key: one.question for one in fields}
+    by_key = {one.key: one for one in fields}
+    for _ in range(max_attempts):
+        answer = await ask_checked(provider, list(pending.values()))
+        if isinstance(answer, Unfilled):
+            return answer
+        problems: dict[str, str] = {}
+        for item in answer.answers:
+            one = by_key[item.id]
+            try:
+                value = one.value(item)
+            except Problem as problem:
+                problems[item.id] = str(problem)
+                continue
+            if value is SKIPPED:
+                if one.required:
+                    return Unfilled("decline")
+                continue
+            content[item.id] = value
+        if not problems:
+            return Filled(content)
+        pending = {key: by_key[key].retry(problem) for key, problem in problems.items()}
+    return Unfilled("cancel")
+
+
+async def ask_checked(
+    provider: UserQuestionProvider, questions: list[AskUserQuestionItem]
+) -> AskUserQuestionAnswer | Unfilled:
+    """The provider's checked answer, or `Unfilled("cancel")` when the ask ended without one.
+
+    Raises:
+        HarnessError: the provider failed otherwise than by a dismissal, an abort or a timeout.
+    """
+    try:
+        check_request(questions, None, None, None)
+        answer = await provider.ask(AskUserQuestionRequest(questions=questions))
+        return check_answer(questions, answer)
+    except HarnessError as error:
+        if error.code in GIVE_UP:
+            return Unfilled("cancel", error)
+        raise
+
+
 def form_fields(message: str, schema: Mapping[str, Any]) -> list[FieldQuestion]:
     """Every property of `schema` as a question, in schema order.
 
@@ -150,11 +277,14 @@ def form_fields(message: str, schema: Mapping[str, Any]) -> list[FieldQuestion]:
     larger form each field asks its title, and the first one carries `message` in its detail.
 
     Raises:
-        Unsupported: a property whose schema is not one of the form types.
+        Unsupported: a schema without properties, a property whose schema is not one of the
+            form types, or more than `MAX_FIELDS` properties.
     """
     properties = schema.get("properties")
     if not isinstance(properties, Mapping):
         raise Unsupported("the requested schema has no properties")
+    if len(properties) > MAX_FIELDS:
+        raise Unsupported(f"the form has {len(properties)} fields; at most {MAX_FIELDS}")
     required = schema.get("required") or []
     alone = len(properties) == 1
     fields = []
@@ -170,25 +300,29 @@ def form_fields(message: str, schema: Mapping[str, Any]) -> list[FieldQuestion]:
             text, header = title or key, None
             if index == 0 and message:
                 notes.insert(0, message)
-        options = [AskUserQuestionOption(label=label) for label in choices] or None
+        options = [
+            AskUserQuestionOption(label=label, description=description)
+            for label, _, description in choices
+        ]
         question = AskUserQuestionItem(
             id=key,
             question=text,
             header=header,
             detail="\n\n".join(notes) or None,
-            options=options,
+            options=options or None,
             multi_select=True if kind == "multi" else None,
         )
-        fields.append(FieldQuestion(key, kind, prop, key in required, question, choices))
+        labels = {label: const for label, const, _ in choices}
+        fields.append(FieldQuestion(key, kind, prop, key in required, question, labels))
     return fields
 
 
-def _kind(key: str, prop: Mapping[str, Any]) -> tuple[Kind, dict[str, str]]:
+def _kind(key: str, prop: Mapping[str, Any]) -> tuple[Kind, list[Choice]]:
     kind = prop.get("type")
     if kind == "boolean":
-        return "boolean", {YES: YES, NO: NO}
+        return "boolean", [(YES, YES, None), (NO, NO, None)]
     if kind in ("number", "integer"):
-        return kind, {}
+        return kind, []
     if kind == "string":
         choices = _choices(prop)
         if choices:
@@ -200,7 +334,7 @@ def _kind(key: str, prop: Mapping[str, Any]) -> tuple[Kind, dict[str, str]]:
             raise Unsupported(
                 f"field {quoted(key)} has a pattern this client cannot read"
             ) from None
-        return "string", {}
+        return "string", []
     items = prop.get("items")
     if kind == "array" and isinstance(items, Mapping):
         choices = _choices(items)
@@ -209,28 +343,45 @@ def _kind(key: str, prop: Mapping[str, Any]) -> tuple[Kind, dict[str, str]]:
     raise Unsupported(f"field {quoted(key)} asks for a kind of value this client cannot ask")
 
 
-def _choices(schema: Mapping[str, Any]) -> dict[str, str]:
-    """Label to const, titles first; a repeated title gets its value appended to stay distinct."""
-    pairs: list[tuple[str, str]] = []
+def _choices(schema: Mapping[str, Any]) -> list[Choice]:
+    """(label, const, description), titles first; a repeated title gets its value appended to
+    stay distinct. Only ACP's `oneOf`/`anyOf` entries carry a description."""
+    entries: list[Choice] = []
     one_of = schema.get("oneOf", schema.get("anyOf"))
     enum = schema.get("enum")
     if isinstance(one_of, list):
         for entry in one_of:
             if isinstance(entry, Mapping) and isinstance(entry.get("const"), str):
-                title = entry.get("title")
-                pairs.append(
-                    (title if isinstance(title, str) and title else entry["const"], entry["const"])
+                title, description = entry.get("title"), entry.get("description")
+                entries.append(
+                    (
+                        title if isinstance(title, str) and title else entry["const"],
+                        entry["const"],
+                        description if isinstance(description, str) and description else None,
+                    )
                 )
     elif isinstance(enum, list) and all(isinstance(value, str) for value in enum):
         names = schema.get("enumNames")
         if not (isinstance(names, list) and len(names) == len(enum)):
             names = enum
-        pairs = [(str(name) or value, value) for name, value in zip(names, enum, strict=True)]
-    choices: dict[str, str] = {}
-    for label, const in pairs:
-        if const in choices.values():
+        pairs = zip(names, enum, strict=True)
+        entries = [(str(name) or value, value, None) for name, value in pairs]
+    return unique_choices(entries)
+
+
+def unique_choices(entries: Iterable[Choice]) -> list[Choice]:
+    """`entries` with a repeated value left out and a repeated label made distinct by its value
+    in parentheses: a question's option labels must be unique."""
+    choices: list[Choice] = []
+    labels: set[str] = set()
+    consts: set[str] = set()
+    for label, const, description in entries:
+        if const in consts:
             continue
-        choices[label if label not in choices else f"{label} ({const})"] = const
+        label = label if label not in labels else f"{label} ({const})"
+        labels.add(label)
+        consts.add(const)
+        choices.append((label, const, description))
     return choices
 
 
@@ -286,3 +437,10 @@ def _fits_format(fmt: str, text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _custom(key: str, text: str) -> AskUserQuestionAnswerItem:
+    """Text typed for a free-text field; empty text leaves the question skipped."""
+    if not text.strip():
+        return AskUserQuestionAnswerItem(id=key, selected=[])
+    return AskUserQuestionAnswerItem(id=key, selected=[], custom=text)

@@ -1,4 +1,7 @@
-"""ACP-style form elicitation: one flat form per batch, an explicit "Other", and back."""
+"""ACP form elicitation as plain JSON: one flat form per batch, an explicit "Other", and back.
+
+The select entries follow the SDK's `EnumOption` (acp/schema.py, generated from the ACP schema
+v1.19.0): `const`, `title`, and an optional `description` of its own."""
 
 from __future__ import annotations
 
@@ -69,7 +72,11 @@ def test_a_batch_becomes_one_flat_form_with_an_other_entry_and_nothing_required(
         "type": "string",
         "title": "Which package manager?",
         "oneOf": [
-            {"const": "pnpm (Recommended)", "title": "pnpm (Recommended) — Fast, strict installs."},
+            {
+                "const": "pnpm (Recommended)",
+                "title": "pnpm (Recommended)",
+                "description": "Fast, strict installs.",
+            },
             {"const": "npm", "title": "npm"},
             {"const": "__other__", "title": "Other"},
         ],
