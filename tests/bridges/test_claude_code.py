@@ -53,6 +53,42 @@ def test_every_fixture_cites_a_source_for_every_field_of_its_event() -> None:
             assert key in document["sources"], f"{path.name}: {key} has no source"
 
 
+@pytest.mark.parametrize(
+    "name", [path.stem for path in sorted((FIXTURES / "captured").glob("*.json"))]
+)
+def test_events_captured_from_claude_code_have_the_fields_of_the_written_ones(name: str) -> None:
+    captured = json.loads((FIXTURES / "captured" / f"{name}.json").read_text(encoding="utf-8"))
+    written = event(
+        {
+            "ask_user_question_pre_tool_use": "pre_tool_use_ask_user_question",
+            "bash_permission_request": "permission_request_bash",
+            "exit_plan_mode_pre_tool_use": "pre_tool_use_exit_plan_mode",
+        }[name]
+    )
+    assert set(captured) <= set(written) | {"tool_use_id"}
+    assert set(captured["tool_input"]) <= set(written["tool_input"]) | {"timeout"}
+    hook = hook_ask(captured)
+    assert hook is not None
+    assert hook.questions
+
+
+def test_the_captured_suggestions_are_all_offered_and_all_given_back() -> None:
+    captured = json.loads(
+        (FIXTURES / "captured" / "bash_permission_request.json").read_text(encoding="utf-8")
+    )
+    hook = hook_ask(captured)
+    assert hook is not None
+    options = hook.questions[0].options or []
+    assert options[1].description == (
+        "Also allow Bash(rm -rf build && echo removed) without asking, in this project, for you "
+        "(.claude/settings.local.json). Give access to /tmp/ccreal/proj/build, for the rest of "
+        "this session. Switch to the acceptEdits permission mode, for the rest of this session."
+    )
+    output = valid(hook.answered(answer(("approval", ["Allow and don't ask again"], None))))
+    updates = output["hookSpecificOutput"]["decision"]["updatedPermissions"]
+    assert updates == captured["permission_suggestions"]
+
+
 def test_the_questions_are_asked_as_they_are_with_ids_from_their_positions() -> None:
     hook = asked("pre_tool_use_ask_user_question")
     first, second = hook.questions
