@@ -74,7 +74,7 @@ def create_app(script: list[dict[str, Any]], log_path: str) -> Starlette:
             "role": "assistant",
             "model": body.get("model"),
         }
-        events = [
+        events: list[dict[str, Any]] = [
             {
                 "type": "message_start",
                 "message": {**message, "content": [], "stop_reason": None, "usage": usage},

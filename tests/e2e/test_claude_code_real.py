@@ -137,7 +137,7 @@ def _results(log: Path) -> list[Any]:
 
 
 def test_claude_code_gets_the_answer_given_in_the_inbox(tmp_path: Path, host: HostProcess) -> None:
-    script = [
+    script: list[dict[str, Any]] = [
         {"tool_use": {"name": "AskUserQuestion", "input": {"questions": [QUESTION]}}},
         {"text": "Noted."},
     ]
@@ -153,7 +153,10 @@ def test_claude_code_gets_the_answer_given_in_the_inbox(tmp_path: Path, host: Ho
 
 
 def test_dont_ask_again_writes_claude_codes_own_rule(tmp_path: Path, host: HostProcess) -> None:
-    script = [{"tool_use": {"name": "Bash", "input": BASH}}, {"text": "Done."}]
+    script: list[dict[str, Any]] = [
+        {"tool_use": {"name": "Bash", "input": BASH}},
+        {"text": "Done."},
+    ]
 
     def always(frame: dict[str, Any]) -> dict[str, Any]:
         item = {"id": "approval", "selected": ["Allow and don't ask again"]}
@@ -166,7 +169,7 @@ def test_dont_ask_again_writes_claude_codes_own_rule(tmp_path: Path, host: HostP
 
 
 def test_keep_planning_sends_the_feedback_to_the_model(tmp_path: Path, host: HostProcess) -> None:
-    script = [
+    script: list[dict[str, Any]] = [
         {"write_plan": "# Add a cache\n\n1. Put a Cache in front of the store.\n"},
         {"tool_use": {"name": "ExitPlanMode", "input": {}}},
         {"text": "Planning more."},
