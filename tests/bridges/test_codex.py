@@ -55,6 +55,17 @@ def test_every_fixture_is_a_valid_codex_event_citing_its_sources(name: str) -> N
         assert key in document["sources"], f"{name}: {key} has no source"
 
 
+def test_the_event_captured_from_codex_is_valid_and_shaped_as_the_written_ones() -> None:
+    captured = json.loads(
+        (FIXTURES / "captured" / "exec_command_permission_request.json").read_text(encoding="utf-8")
+    )
+    jsonschema.validate(captured, SCHEMAS["input"])
+    assert set(captured) == set(event("permission_request_bash"))
+    hook = hook_ask(captured)
+    assert hook is not None
+    assert hook.questions[0].question == "Allow Codex to run Bash: rm -rf build && echo removed?"
+
+
 def test_a_shell_command_is_shown_with_its_justification_and_only_allow_or_deny() -> None:
     (card,) = asked("permission_request_bash").questions
     assert card.question == "Allow Codex to run Bash: rm -rf dist && npm run build?"

@@ -35,7 +35,7 @@ def create_app(script: list[dict[str, Any]], log_path: str) -> Starlette:
         if "Bash" not in tools:
             return {"text": "ok"}
         index = next(turns)
-        reply = script[index] if index < len(script) else {"text": "done"}
+        reply: dict[str, Any] = script[index] if index < len(script) else {"text": "done"}
         if "write_plan" in reply:
             path = _PLAN_FILE.findall(json.dumps(body))[0]
             return {
