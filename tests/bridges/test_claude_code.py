@@ -13,6 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from tests.bridges.conftest import hook_event
 from user_questions.bridges._hook import HookAsk, HookOutput
 from user_questions.bridges.claude import DISMISSED
 from user_questions.bridges.claude_code import ANSWERED_HERE, PLAN_DISMISSED, hook_ask
@@ -24,9 +25,7 @@ OUTPUT_SCHEMA = json.loads((FIXTURES / "hook-output.schema.json").read_text(enco
 
 
 def event(name: str) -> dict[str, Any]:
-    document = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
-    found: dict[str, Any] = document["event"]
-    return found
+    return hook_event("claude_code", name)
 
 
 def asked(name: str) -> HookAsk:

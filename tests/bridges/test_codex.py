@@ -14,6 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from tests.bridges.conftest import hook_event
 from user_questions.bridges._hook import HookAsk, HookOutput
 from user_questions.bridges.codex import DISMISSED, hook_ask
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionAnswerItem
@@ -29,9 +30,7 @@ EVENTS = sorted(path.stem for path in FIXTURES.glob("permission_request_*.json")
 
 
 def event(name: str) -> dict[str, Any]:
-    document = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
-    found: dict[str, Any] = document["event"]
-    return found
+    return hook_event("codex", name)
 
 
 def asked(name: str) -> HookAsk:

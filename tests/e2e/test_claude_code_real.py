@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,14 +41,6 @@ BASH = {"command": "rm -rf build && echo removed", "description": "Remove the bu
 
 if not CLAUDE:
     pytest.skip("set UQ_CLAUDE_CODE to a Claude Code binary to run", allow_module_level=True)
-
-
-@pytest.fixture
-def host(tmp_path: Path) -> Iterator[HostProcess]:
-    running = HostProcess(tmp_path / "uq.db")
-    running.start()
-    yield running
-    running.stop()
 
 
 def run_claude(
@@ -136,7 +127,9 @@ def _results(log: Path) -> list[Any]:
     return list(found.values())
 
 
-def test_claude_code_gets_the_answer_given_in_the_inbox(tmp_path: Path, host: HostProcess) -> None:
+def test_claude_code_gets_the_answer_given_in_the_inbox(
+    tmp_path: Path, serving_host: HostProcess
+) -> None:
     script: list[dict[str, Any]] = [
         {"tool_use": {"name": "AskUserQuestion", "input": {"questions": [QUESTION]}}},
         {"text": "Noted."},
@@ -148,11 +141,13 @@ def test_claude_code_gets_the_answer_given_in_the_inbox(tmp_path: Path, host: Ho
             frame["rpcId"], frame["payload"]["sessionId"], {"id": "q1", "selected": ["SQLite"]}
         )
 
-    (result,) = run_claude(tmp_path, host, script, pick_sqlite)
+    (result,) = run_claude(tmp_path, serving_host, script, pick_sqlite)
     assert '"Which database should the shop use?"="SQLite"' in str(result["content"])
 
 
-def test_dont_ask_again_writes_claude_codes_own_rule(tmp_path: Path, host: HostProcess) -> None:
+def test_dont_ask_again_writes_claude_codes_own_rule(
+    tmp_path: Path, serving_host: HostProcess
+) -> None:
     script: list[dict[str, Any]] = [
         {"tool_use": {"name": "Bash", "input": BASH}},
         {"text": "Done."},
@@ -162,13 +157,15 @@ def test_dont_ask_again_writes_claude_codes_own_rule(tmp_path: Path, host: HostP
         item = {"id": "approval", "selected": ["Allow and don't ask again"]}
         return answer_body(frame["rpcId"], frame["payload"]["sessionId"], item)
 
-    (result,) = run_claude(tmp_path, host, script, always)
+    (result,) = run_claude(tmp_path, serving_host, script, always)
     assert result["content"] == "removed"
     local = json.loads((tmp_path / "project" / ".claude" / "settings.local.json").read_text())
     assert local["permissions"]["allow"] == [f"Bash({BASH['command']})"]
 
 
-def test_keep_planning_sends_the_feedback_to_the_model(tmp_path: Path, host: HostProcess) -> None:
+def test_keep_planning_sends_the_feedback_to_the_model(
+    tmp_path: Path, serving_host: HostProcess
+) -> None:
     script: list[dict[str, Any]] = [
         {"write_plan": "# Add a cache\n\n1. Put a Cache in front of the store.\n"},
         {"tool_use": {"name": "ExitPlanMode", "input": {}}},
@@ -180,6 +177,6 @@ def test_keep_planning_sends_the_feedback_to_the_model(tmp_path: Path, host: Hos
         item = {"id": "plan-review", "selected": [], "custom": "Cache reads only."}
         return answer_body(frame["rpcId"], frame["payload"]["sessionId"], item)
 
-    results = run_claude(tmp_path, host, script, feedback, "--permission-mode", "plan")
+    results = run_claude(tmp_path, serving_host, script, feedback, "--permission-mode", "plan")
     assert "said: Cache reads only." in str(results[-1]["content"])
     assert results[-1]["is_error"] is True

@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +36,6 @@ ESCALATED = {
 
 if not CODEX:
     pytest.skip("set UQ_CODEX to a Codex binary to run", allow_module_level=True)
-
-
-@pytest.fixture
-def host(tmp_path: Path) -> Iterator[HostProcess]:
-    running = HostProcess(tmp_path / "uq.db")
-    running.start()
-    yield running
-    running.stop()
 
 
 def run_codex(tmp_path: Path, host: HostProcess, answer: dict[str, Any]) -> list[str]:
@@ -103,13 +94,17 @@ def run_codex(tmp_path: Path, host: HostProcess, answer: dict[str, Any]) -> list
     ]
 
 
-def test_codex_runs_the_command_allowed_in_the_inbox(tmp_path: Path, host: HostProcess) -> None:
-    outputs = run_codex(tmp_path, host, {"selected": ["Allow"]})
+def test_codex_runs_the_command_allowed_in_the_inbox(
+    tmp_path: Path, serving_host: HostProcess
+) -> None:
+    outputs = run_codex(tmp_path, serving_host, {"selected": ["Allow"]})
     assert "removed" in outputs[-1]
     assert not (tmp_path / "project" / "build").exists()
 
 
-def test_codex_tells_the_model_the_reason_for_a_denial(tmp_path: Path, host: HostProcess) -> None:
-    outputs = run_codex(tmp_path, host, {"selected": [], "custom": "keep the build"})
+def test_codex_tells_the_model_the_reason_for_a_denial(
+    tmp_path: Path, serving_host: HostProcess
+) -> None:
+    outputs = run_codex(tmp_path, serving_host, {"selected": [], "custom": "keep the build"})
     assert "The user denied this Bash call and said: keep the build" in outputs[-1]
     assert (tmp_path / "project" / "build").exists()

@@ -11,7 +11,6 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -89,20 +88,12 @@ def test_a_host_that_never_answers_is_left_after_the_connect_timeout() -> None:
     assert "did not answer" in ended.stderr
 
 
-@pytest.fixture
-def running_host(tmp_path: Path) -> Iterator[HostProcess]:
-    host = HostProcess(tmp_path / "uq.db")
-    host.start()
-    yield host
-    host.stop()
-
-
-def test_a_refused_token_prints_nothing(running_host: HostProcess) -> None:
-    url = f"{running_host.base}/?token=not-the-token"
+def test_a_refused_token_prints_nothing(serving_host: HostProcess) -> None:
+    url = f"{serving_host.base}/?token=not-the-token"
     ended = hook("codex", fixture_text("codex", "permission_request_bash"), url=url)
     assert (ended.returncode, ended.stdout) == (0, "")
     assert "refused the token (HTTP 401)" in ended.stderr
-    assert running_host.pending() == []
+    assert serving_host.pending() == []
 
 
 def test_without_a_host_url_it_says_how_to_give_one() -> None:

@@ -19,6 +19,7 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -70,15 +71,20 @@ Url = Annotated[str | None, Parameter(env_var="UQ_URL")]
 Token = Annotated[str | None, Parameter(env_var="UQ_TOKEN")]
 
 
-@hook_app.command
-def claude(
-    *,
-    url: Url = None,
-    token: Token = None,
-    timeout: float | None = None,
-    connect_timeout: float = CONNECT_TIMEOUT,
-) -> None:
-    """Run as Claude Code's PreToolUse and PermissionRequest hook (reads the event on stdin).
+def _hook_command(client: Client, events: str) -> Callable[..., None]:
+    """The command `uq hook <client>`: `client`'s `events` hook, reading the event on stdin."""
+    name = _NAMES[client]
+
+    def command(
+        *,
+        url: Url = None,
+        token: Token = None,
+        timeout: float | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
+    ) -> None:
+        _run(client, _Options(url, token, timeout, connect_timeout))
+
+    command.__doc__ = f"""Run as {name}'s {events} hook (reads the event on stdin).
 
     Parameters
     ----------
@@ -87,37 +93,16 @@ def claude(
     token
         The host's token, when the URL has none.
     timeout
-        Seconds to wait for an answer; then the question is withdrawn and Claude Code asks in
-        its terminal. Set it under the hook's timeout in the settings (`uq hook install` does).
+        Seconds to wait for an answer; then the question is withdrawn and {name} asks in its
+        own terminal. Set it under the hook's timeout in the settings (`uq hook install` does).
     connect_timeout
-        Seconds the host has to answer before Claude Code is left to ask in its terminal.
+        Seconds the host has to answer before {name} is left to ask in its own terminal.
     """
-    _run("claude", _Options(url, token, timeout, connect_timeout))
+    return command
 
 
-@hook_app.command
-def codex(
-    *,
-    url: Url = None,
-    token: Token = None,
-    timeout: float | None = None,
-    connect_timeout: float = CONNECT_TIMEOUT,
-) -> None:
-    """Run as Codex's PermissionRequest hook (reads the event on stdin).
-
-    Parameters
-    ----------
-    url
-        The host, as `uq serve` printed it (with ?token=).
-    token
-        The host's token, when the URL has none.
-    timeout
-        Seconds to wait for an answer; then the question is withdrawn and Codex shows its own
-        approval prompt. Set it under the hook's timeout (`uq hook install` does).
-    connect_timeout
-        Seconds the host has to answer before Codex is left to show its own prompt.
-    """
-    _run("codex", _Options(url, token, timeout, connect_timeout))
+hook_app.command(_hook_command("claude", "PreToolUse and PermissionRequest"), name="claude")
+hook_app.command(_hook_command("codex", "PermissionRequest"), name="codex")
 
 
 @dataclass(frozen=True, slots=True)

@@ -240,21 +240,12 @@ class RemoteProvider:
             return
         problem: Exception | None = None
         for _ in self.urls:
-            try:
-                ws = await self._open()
-            except InvalidStatus as error:
-                if error.response.status_code < 500:
-                    failure = _refused(self.urls[self._host], error.response.status_code)
-                    raise UserQuestionError(failure.message, failure.code) from None
-                problem = error
-            except (OSError, TimeoutError, InvalidHandshake) as error:
-                problem = error
-            else:
-                await self._adopt(ws)
-                if self._ws is ws:
-                    return
-                problem = ConnectionError("the connection closed at once")
-            self._host = (self._host + 1) % len(self.urls)
+            outcome = await self._attempt()
+            if isinstance(outcome, ClientConnection):
+                return
+            if isinstance(outcome, AskFailed):
+                raise UserQuestionError(outcome.message, outcome.code)
+            problem = outcome
         raise UserQuestionError(
             f"the host at {' or '.join(self.urls)} did not answer; is `uq serve` running? "
             f"({problem})",
@@ -414,23 +405,12 @@ class RemoteProvider:
         unreachable for too long, or refused us, after failing the waiting asks."""
         delay = BACKOFF_FIRST
         while True:
-            problem: Exception
-            try:
-                ws = await self._open()
-            except InvalidStatus as error:
-                if error.response.status_code < 500:  # retrying cannot help: give up on all
-                    status = error.response.status_code
-                    self._fail(_refused(self.urls[self._host], status), withdrawals=True)
-                    return None
-                problem = error
-            except (OSError, TimeoutError, InvalidHandshake) as error:
-                problem = error
-            else:
-                await self._adopt(ws)
-                if self._ws is ws:
-                    return ws
-                problem = ConnectionError("the connection closed at once")
-            self._host = (self._host + 1) % len(self.urls)  # try the next host, if any
+            outcome = await self._attempt()
+            if isinstance(outcome, ClientConnection):
+                return outcome
+            if isinstance(outcome, AskFailed):  # retrying cannot help: give up on all
+                self._fail(outcome, withdrawals=True)
+                return None
             now = anyio.current_time()
             if self._down_since is None:
                 self._down_since = now
@@ -440,12 +420,31 @@ class RemoteProvider:
                     AskFailed(
                         code=ErrorCode.HOST_UNREACHABLE,
                         message=f"the host at {where} has been unreachable for "
-                        f"{self._limit:g} s; is `uq serve` running? ({problem})",
+                        f"{self._limit:g} s; is `uq serve` running? ({outcome})",
                     )
                 )
                 return None
             await anyio.sleep(delay * random.uniform(0.5, 1.0))
             delay = min(delay * 2, BACKOFF_MAX)
+
+    async def _attempt(self) -> ClientConnection | AskFailed | Exception:
+        """One attempt on the current host: the connection, adopted; the host's refusal (a status
+        under 500, which retrying cannot help); or the problem, the next host being up next."""
+        try:
+            ws = await self._open()
+        except InvalidStatus as error:
+            if error.response.status_code < 500:
+                return _refused(self.urls[self._host], error.response.status_code)
+            problem: Exception = error
+        except (OSError, TimeoutError, InvalidHandshake) as error:
+            problem = error
+        else:
+            await self._adopt(ws)
+            if self._ws is ws:
+                return ws
+            problem = ConnectionError("the connection closed at once")
+        self._host = (self._host + 1) % len(self.urls)  # try the next host, if any
+        return problem
 
     async def _open(self) -> ClientConnection:
         """One attempt to connect to the current host."""
