@@ -141,10 +141,11 @@ async def _hook(client: Client, options: _Options) -> HookOutput | None:
         )
     from user_questions.providers.remote import RemoteProvider
 
+    origin = hook_origin(client, event)
     provider = RemoteProvider(
         url,
         token=options.token,
-        session=hook_origin(client, event).session,
+        session=origin.session,
         unreachable_limit=UNREACHABLE_LIMIT,
         connect_timeout=options.connect_timeout,
     )
