@@ -237,6 +237,26 @@ async def test_dont_ask_again_allows_with_claudes_own_suggestions() -> None:
     assert once == PermissionAllow(input)
 
 
+def test_the_python_sdks_permission_updates_are_read_through_to_dict() -> None:
+    @dataclass
+    class PermissionUpdate:  # the shape of claude_agent_sdk.PermissionUpdate
+        destination: str
+
+        def to_dict(self) -> dict[str, Any]:
+            return {
+                "type": "addDirectories",
+                "directories": ["/srv"],
+                "destination": self.destination,
+            }
+
+    update = PermissionUpdate("session")
+    assert (
+        describe_permission_updates([update])
+        == "Give access to /srv, for the rest of this session."
+    )
+    assert PermissionAllow({}, [update]).to_dict()["updatedPermissions"] == [update.to_dict()]
+
+
 def test_each_kind_of_permission_update_is_described_in_words() -> None:
     updates = [
         {"type": "setMode", "mode": "acceptEdits", "destination": "session"},

@@ -198,6 +198,16 @@ def test_the_local_scope_may_name_the_host_and_is_then_readable_only_by_you(
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
+def test_settings_that_get_the_token_are_made_readable_only_by_you(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = home / ".claude" / "settings.json"
+    write(path, SETTINGS)
+    path.chmod(0o644)
+    uq(capsys, "install", "claude", "--url", "http://127.0.0.1:8765/?token=secret")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
 def test_the_installed_command_runs_as_a_hook(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -280,13 +280,16 @@ def _groups_of(hooks: dict[str, Any], event: str, path: Path) -> list[Any]:
 
 def _write(path: Path, settings: Settings, *, secret: bool) -> bool:
     """Write `settings` to `path` if they differ from what is there, in the file's own
-    indentation, atomically, keeping a `.bak` copy of the old file; whether it was written."""
+    indentation and mode (only yours when it holds a `secret`), atomically, keeping a `.bak`
+    copy of the old file; whether it was written."""
     old = path.read_text(encoding="utf-8") if path.exists() else None
     new = json.dumps(settings, indent=_indent_of(old), ensure_ascii=False) + "\n"
     if old is not None and json.loads(old or "{}") == settings:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if old is not None else (0o600 if secret else 0o644)
+    mode = path.stat().st_mode & 0o777 if old is not None else 0o644
+    if secret:
+        mode &= 0o700  # the host's token: for your eyes only
     if old is not None:
         shutil.copy2(path, path.with_name(path.name + ".bak"))
     with tempfile.NamedTemporaryFile(
