@@ -9,8 +9,8 @@ hook asks about (`_hook_stdin`). Here the event becomes questions (`bridges.clau
 Failing never allows anything: no URL, a host that does not answer within `--connect-timeout`,
 a refused token, an event that cannot be asked, no answer within `--timeout`, or any other error
 prints nothing on stdout (one line on stderr says why) and exits 0, so the CLI shows its own
-prompt. SIGTERM, SIGINT or SIGHUP (the CLI's hook timeout, or the person answering in the CLI's
-terminal first) withdraw the question from every page before the hook exits.
+prompt. SIGTERM, SIGINT or SIGHUP (the CLI stopping its hook: at the hook's timeout, or when its
+session ends) withdraw the question from every page before the hook exits.
 """
 
 from __future__ import annotations
