@@ -75,6 +75,21 @@ def test_an_mcp_tool_names_its_server_and_shows_its_arguments_as_json() -> None:
     assert '```json\n{\n  "title": "Bug"\n}\n```' in question.detail
 
 
+def test_a_command_asking_to_leave_the_sandbox_says_so() -> None:
+    detail = approval_question("Bash", {"command": "ls", "dangerouslyDisableSandbox": True}).detail
+    assert detail == "```sh\nls\n```\n\n**It asks to run outside the sandbox.**"
+
+
+def test_a_patch_is_shown_as_a_diff_and_its_files_are_named_in_the_question() -> None:
+    patch = (
+        "*** Begin Patch\n*** Update File: src/app.py\n@@\n-x = 1\n+x = 2\n"
+        "*** Add File: notes.md\n+hello\n*** End Patch\n"
+    )
+    question = approval_question("apply_patch", {"command": patch}, agent="Codex")
+    assert question.question == "Allow Codex to run apply_patch: src/app.py, notes.md?"
+    assert question.detail == f"Apply this patch:\n\n```diff\n{patch}\n```"
+
+
 def test_backticks_in_a_command_cannot_close_its_code_block() -> None:
     assert fenced("echo ```x```", "sh") == "````sh\necho ```x```\n````"
 

@@ -13,6 +13,7 @@ LEVELS: dict[str, int] = {
     "frames": 0,
     "_jsonschema": 0,
     "_version": 0,
+    "_hook_events": 0,
     "errors": 1,
     "_wire": 1,
     "abort": 2,

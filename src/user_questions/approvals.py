@@ -5,9 +5,10 @@ Level 6: imports only `types`. Every surface that asks a person to approve an ag
 the question with `approval_question` and reads the answer with `approval_decision`, so an
 approval looks and behaves the same wherever it is asked and answered.
 
-The card shows what will run as the person needs to judge it: a shell command in a code block, a
-file edit as a unified diff, a file write as its content, a URL as text (never a live link), an MCP
-tool's arguments as JSON. Its options are `Allow`, `Deny` and, when the caller can remember the
+The card shows what will run as the person needs to judge it: a shell command in a code block
+(saying so when it asks to run outside the sandbox), a file edit as a unified diff, a patch (Codex's
+`apply_patch`) as the patch, a file write as its content, a URL as text (never a live link), an
+MCP tool's arguments as JSON. Its options are `Allow`, `Deny` and, when the caller can remember the
 choice, `Allow and don't ask again`; text typed as "Other" denies the call and is the reason the
 agent reads. Anything but an explicit allow is a denial: a skipped card never runs the tool.
 """
@@ -51,6 +52,8 @@ MAX_SHOWN_CHARACTERS = 20_000
 _SUMMARY_CHARACTERS = 120
 """How much of the command, path or URL the question's one line repeats."""
 _SHELL_TOOLS = frozenset({"bash", "shell", "exec", "local_shell", "exec_command", "container.exec"})
+_PATCH_TOOLS = frozenset({"apply_patch"})
+_PATCHED_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (?P<path>.+)$", re.MULTILINE)
 _MCP_TOOL = re.compile(r"^mcp__(?P<server>.+?)__(?P<tool>.+)$")
 
 
@@ -146,19 +149,40 @@ def _display_name(tool_name: str) -> str:
 
 def _summary(tool_name: str, arguments: Mapping[str, Any]) -> str:
     """The one thing the call acts on, for the question's line: a command, a path, a URL."""
+    patch = _patch_of(tool_name, arguments)
+    if patch is not None:
+        return _one_line(", ".join(_PATCHED_FILE.findall(patch)))
     for key in ("command", "cmd", "file_path", "notebook_path", "path", "url", "query"):
         value = arguments.get(key)
         if isinstance(value, str | list) and value:
             text = _command_text(value) if key in ("command", "cmd") else str(value)
-            line = " ".join(text.split())
-            if len(line) > _SUMMARY_CHARACTERS:
-                line = line[: _SUMMARY_CHARACTERS - 1] + "…"
-            return line
+            return _one_line(text)
     return ""
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    if len(line) > _SUMMARY_CHARACTERS:
+        line = line[: _SUMMARY_CHARACTERS - 1] + "…"
+    return line
+
+
+def _patch_of(tool_name: str, arguments: Mapping[str, Any]) -> str | None:
+    """The patch a patch tool applies (Codex sends it as `command`, or `patch`/`input`)."""
+    if tool_name.lower() not in _PATCH_TOOLS:
+        return None
+    for key in ("command", "patch", "input"):
+        value = arguments.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def _detail(tool_name: str, arguments: Mapping[str, Any]) -> str:
     name = tool_name.lower()
+    patch = _patch_of(tool_name, arguments)
+    if patch is not None:
+        return f"Apply this patch:\n\n{fenced(_cut(patch), 'diff')}"
     command = arguments.get("command", arguments.get("cmd"))
     if name in _SHELL_TOOLS and isinstance(command, str | list):
         return _shell_detail(command, arguments)
@@ -188,6 +212,8 @@ def _shell_detail(command: str | list[Any], arguments: Mapping[str, Any]) -> str
     folder = arguments.get("workdir") or arguments.get("cwd")
     if isinstance(folder, str) and folder:
         parts.append(f"In `{_inline(folder)}`.")
+    if arguments.get("dangerouslyDisableSandbox") is True:
+        parts.append("**It asks to run outside the sandbox.**")
     return "\n\n".join(parts)
 
 

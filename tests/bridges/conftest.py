@@ -1,7 +1,10 @@
-"""Helpers for the bridge tests: batches of questions and their valid answers, for hypothesis."""
+"""Helpers for the bridge tests: batches of questions and their valid answers, for hypothesis;
+the agent CLIs' hook events of `fixtures/`."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
@@ -12,6 +15,16 @@ from user_questions import (
     AskUserQuestionItem,
     AskUserQuestionOption,
 )
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def hook_event(client: str, name: str) -> dict[str, Any]:
+    """The `event` of the hook event fixture `fixtures/<client>/<name>.json`."""
+    document = json.loads((FIXTURES / client / f"{name}.json").read_text(encoding="utf-8"))
+    found: dict[str, Any] = document["event"]
+    return found
+
 
 _words = st.text(alphabet="abcdefghij XYZ-é", min_size=1, max_size=12).map(str.strip).filter(bool)
 

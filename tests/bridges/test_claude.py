@@ -30,6 +30,7 @@ from user_questions.bridges.claude import (
     answers_to_claude,
     can_use_tool,
     decide,
+    describe_permission_updates,
     questions_from_claude,
 )
 
@@ -196,19 +197,78 @@ async def test_a_plan_input_without_a_plan_is_denied_with_the_reason() -> None:
     )
 
 
-async def test_other_tools_are_asked_as_allow_or_deny_showing_their_input() -> None:
+async def test_other_tools_are_asked_on_the_approval_card_showing_what_will_run() -> None:
     tool, input = recorded("bash")
-    provider = ScriptedProvider({"permission": "Allow"})
+    provider = ScriptedProvider({"approval": "Allow"})
     assert await decide(provider, tool, input) == PermissionAllow(input)
     question = provider.seen[0].questions[0]
-    assert question.question == "Allow Claude to use Bash?"
-    assert question.detail is not None
-    assert '"command": "rm -rf build/"' in question.detail
-    assert await decide(ScriptedProvider({"permission": "Deny"}), tool, input) == PermissionDeny(
-        "The user did not allow this call."
+    assert question.question == "Allow Claude to run Bash: rm -rf build/?"
+    assert question.detail == "Remove the build directory\n\n```sh\nrm -rf build/\n```"
+    assert [option.label for option in question.options or []] == ["Allow", "Deny"]
+    assert await decide(ScriptedProvider({"approval": "Deny"}), tool, input) == PermissionDeny(
+        "The user denied this Bash call."
     )
-    typed = await decide(ScriptedProvider({"permission": "only build/cache"}), tool, input)
-    assert typed == PermissionDeny("The user did not allow this call and said: only build/cache")
+    typed = await decide(ScriptedProvider({"approval": "only build/cache"}), tool, input)
+    assert typed == PermissionDeny("The user denied this Bash call and said: only build/cache")
+
+
+SUGGESTION = {
+    "type": "addRules",
+    "rules": [{"toolName": "Bash", "ruleContent": "rm -rf build/"}],
+    "behavior": "allow",
+    "destination": "localSettings",
+}
+
+
+async def test_dont_ask_again_allows_with_claudes_own_suggestions() -> None:
+    tool, input = recorded("bash")
+    provider = ScriptedProvider({"approval": "Allow and don't ask again"})
+    result = await decide(provider, tool, input, suggestions=[SUGGESTION])
+    assert result == PermissionAllow(input, [SUGGESTION])
+    assert result.to_dict()["updatedPermissions"] == [SUGGESTION]
+    options = provider.seen[0].questions[0].options or []
+    assert options[1].description == (
+        "Also allow Bash(rm -rf build/) without asking, in this project, for you "
+        "(.claude/settings.local.json)."
+    )
+    once = await decide(
+        ScriptedProvider({"approval": "Allow"}), tool, input, suggestions=[SUGGESTION]
+    )
+    assert once == PermissionAllow(input)
+
+
+def test_the_python_sdks_permission_updates_are_read_through_to_dict() -> None:
+    @dataclass
+    class PermissionUpdate:  # the shape of claude_agent_sdk.PermissionUpdate
+        destination: str
+
+        def to_dict(self) -> dict[str, Any]:
+            return {
+                "type": "addDirectories",
+                "directories": ["/srv"],
+                "destination": self.destination,
+            }
+
+    update = PermissionUpdate("session")
+    assert (
+        describe_permission_updates([update])
+        == "Give access to /srv, for the rest of this session."
+    )
+    assert PermissionAllow({}, [update]).to_dict()["updatedPermissions"] == [update.to_dict()]
+
+
+def test_each_kind_of_permission_update_is_described_in_words() -> None:
+    updates = [
+        {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+        {"type": "addDirectories", "directories": ["/srv/data"], "destination": "userSettings"},
+        {"type": "removeRules", "rules": [], "behavior": "deny", "destination": "cliArg"},
+    ]
+    assert describe_permission_updates(updates) == (
+        "Switch to the acceptEdits permission mode, for the rest of this session. "
+        "Give access to /srv/data, in every project (~/.claude/settings.json). "
+        "Change the permission rules (removeRules), for this run."
+    )
+    assert describe_permission_updates([]) is None
 
 
 async def test_a_fallback_decides_other_tools_but_never_the_question_tools() -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from tests.e2e.host_process import HostProcess
 from tests.e2e.pty_terminal import PtyTerminal
 
 
@@ -22,3 +24,12 @@ def spawn() -> Iterator[type[PtyTerminal]]:
     yield Started
     for terminal in started:
         terminal.close()
+
+
+@pytest.fixture
+def serving_host(tmp_path: Path) -> Iterator[HostProcess]:
+    """`uq serve` on a store of its own, for this test alone."""
+    running = HostProcess(tmp_path / "uq.db")
+    running.start()
+    yield running
+    running.stop()

@@ -102,7 +102,7 @@ def test_without_a_terminal_or_a_host_it_says_how_to_answer(tmp_path: Path) -> N
     )
     assert result.returncode == 2
     assert "uq mcp: no terminal to ask on" in result.stderr
-    assert "--host URL --token T" in result.stderr
+    assert "--url URL" in result.stderr
 
 
 async def test_the_http_server_answers_over_streamable_http(tmp_path: Path) -> None:

@@ -1,10 +1,11 @@
-"""`uq mcp --host`: the MCP tool answered in a real `uq serve` host, and withdrawn on cancel.
+"""`uq mcp --url`: the MCP tool answered in a real `uq serve` host, and withdrawn on cancel.
 
 Runs once `uq serve` exists (the host is built separately); until then it is skipped.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -51,7 +52,7 @@ async def wait_until(host: Any, count: int) -> list[dict[str, Any]]:
 
 async def test_a_question_asked_over_mcp_is_answered_in_the_host(host: Any) -> None:
     params = StdioServerParameters(
-        command=UQ, args=["mcp", "--host", host.base, "--token", host.token, "--session", SESSION]
+        command=UQ, args=["mcp", "--url", host.base, "--token", host.token, "--session", SESSION]
     )
     result: Any = None
 
@@ -77,7 +78,7 @@ async def test_a_question_asked_over_mcp_is_answered_in_the_host(host: Any) -> N
 
 async def test_cancelling_the_mcp_call_withdraws_the_question_from_the_host(host: Any) -> None:
     params = StdioServerParameters(
-        command=UQ, args=["mcp", "--host", host.base, "--token", host.token, "--session", SESSION]
+        command=UQ, args=["mcp", "--url", host.base, "--token", host.token, "--session", SESSION]
     )
     with anyio.fail_after(60):
         async with Client(params, mode="legacy") as client:
@@ -86,3 +87,59 @@ async def test_cancelling_the_mcp_call_withdraws_the_question_from_the_host(host
                 await wait_until(host, 1)
                 group.cancel_scope.cancel()
             assert await wait_until(host, 0) == []
+
+
+async def _decide_over_mcp(host: Any, call: dict[str, Any], answer: dict[str, Any]) -> Any:
+    """Call `approve` through `uq mcp --permission-tool` and answer its card at the host."""
+    params = StdioServerParameters(
+        command=UQ,
+        args=["mcp", "--url", host.url, "--session", SESSION, "--permission-tool"],
+    )
+    result: Any = None
+
+    async def approve(client: Client) -> None:
+        nonlocal result
+        result = await client.call_tool("approve", call)
+
+    with anyio.fail_after(60):
+        async with Client(params, mode="legacy") as client, anyio.create_task_group() as group:
+            assert "approve" in [tool.name for tool in (await client.list_tools()).tools]
+            group.start_soon(approve, client)
+            (frame,) = await wait_until(host, 1)
+            card = frame["payload"]["questions"][0]
+            assert card["question"] == "Allow Claude to run Bash: rm -rf build?"
+            assert card["detail"] == "Clean the build\n\n```sh\nrm -rf build\n```"
+            response = {"sessionId": SESSION, "answer": {"answers": [answer]}}
+            receipt = host.respond(
+                {
+                    "type": "client-response",
+                    "rpcId": frame["rpcId"],
+                    "result": {"ok": True, "value": response},
+                }
+            )
+            assert receipt == {"accepted": True}
+    return json.loads(result.content[0].text)
+
+
+BASH_CALL = {
+    "tool_name": "Bash",
+    "input": {"command": "rm -rf build", "description": "Clean the build"},
+    "tool_use_id": "toolu_01",
+}
+
+
+async def test_the_permission_tool_allows_with_the_input_when_the_person_allows(
+    host: Any,
+) -> None:
+    decided = await _decide_over_mcp(host, BASH_CALL, {"id": "approval", "selected": ["Allow"]})
+    assert decided == {"behavior": "allow", "updatedInput": BASH_CALL["input"]}
+
+
+async def test_the_permission_tool_denies_with_the_reason_the_person_typed(host: Any) -> None:
+    decided = await _decide_over_mcp(
+        host, BASH_CALL, {"id": "approval", "selected": [], "custom": "not on main"}
+    )
+    assert decided == {
+        "behavior": "deny",
+        "message": "The user denied this Bash call and said: not on main",
+    }

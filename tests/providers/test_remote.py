@@ -8,6 +8,7 @@ tests/e2e/test_host_remote.py runs the provider against the real host in other p
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -328,6 +329,48 @@ async def test_an_unreachable_host_is_an_error_not_a_hang(fast_backoff: None) ->
             await provider.ask(AskUserQuestionRequest(questions=[PICK]))
     assert caught.value.code == ErrorCode.HOST_UNREACHABLE
     assert "has been unreachable for 0.2 s" in str(caught.value)
+
+
+async def test_connect_says_at_once_that_no_host_listens() -> None:
+    provider = RemoteProvider(f"http://127.0.0.1:9/?token={TOKEN}")  # the default limit is long
+    with pytest.raises(UserQuestionError) as caught, anyio.fail_after(2):
+        await provider.connect()
+    assert caught.value.code == ErrorCode.HOST_UNREACHABLE
+    assert "did not answer; is `uq serve` running?" in str(caught.value)
+
+
+async def test_connect_gives_up_on_a_host_that_never_answers_after_the_connect_timeout() -> None:
+    with socket.socket() as silent:  # accepts connections (the backlog) and never speaks
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/?token={TOKEN}"
+        provider = RemoteProvider(url, connect_timeout=0.3)
+        started = anyio.current_time()
+        with pytest.raises(UserQuestionError) as caught, anyio.fail_after(5):
+            await provider.connect()
+    assert caught.value.code == ErrorCode.HOST_UNREACHABLE
+    assert 0.3 <= anyio.current_time() - started < 3
+
+
+async def test_connect_refuses_a_wrong_token_at_once(host: FakeHost) -> None:
+    provider = RemoteProvider(host.url.replace(TOKEN, "wrong-token"))
+    with pytest.raises(UserQuestionError) as caught, anyio.fail_after(5):
+        await provider.connect()
+    assert caught.value.code == ErrorCode.UNAUTHORIZED
+
+
+async def test_connect_tries_the_next_host_and_its_connection_serves_the_asks(
+    host: FakeHost, ctx: Context
+) -> None:
+    async with RemoteProvider(
+        [f"http://127.0.0.1:9/?token={TOKEN}", host.url], session="tests"
+    ) as provider:
+        with anyio.fail_after(5):
+            await provider.connect()
+        assert provider.url == host.url.partition("?")[0]
+        answer = await ask_and_answer(host, ctx, provider)
+    assert answer.answers[0].selected == ["b"]
+    assert host.connected_total == 1
 
 
 async def test_a_wrong_token_is_unauthorized_at_once(host: FakeHost) -> None:

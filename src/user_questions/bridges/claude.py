@@ -11,7 +11,9 @@ through its permission callback, `can_use_tool(tool_name, input, context)`:
   apart.
 - `ExitPlanMode` input is `{"plan": ...}`: asked as our plan-review question; approve allows, a
   decline denies with the user's feedback as the message, a dismissal denies and interrupts.
-- Any other tool is asked as an Allow / Deny question, unless a `fallback` callback decides it.
+- Any other tool is asked on the approval card of `user_questions.approvals` (Allow / Deny, and
+  "Allow and don't ask again" when Claude suggests permission updates, which an allow then
+  carries back as `updated_permissions`), unless a `fallback` callback decides it.
 
 `can_use_tool(provider)` returns `claude_agent_sdk.PermissionResultAllow` / `PermissionResultDeny`
 when that package is importable, else this module's `PermissionAllow` / `PermissionDeny`, whose
@@ -22,7 +24,6 @@ when that package is importable, else this module's `PermissionAllow` / `Permiss
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
@@ -31,6 +32,13 @@ from pydantic import StrictBool, StrictStr
 
 from user_questions._checks import check_answer, check_request, quoted
 from user_questions._wire import parse_wire
+from user_questions.approvals import (
+    ALLOW,
+    DENY,
+    approval_decision,
+    approval_question,
+    denial_message,
+)
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.service import AskUserQuestionRequest, UserQuestionProvider
 from user_questions.tool_exit_plan_mode import plan_question, verdict, verdict_text
@@ -54,6 +62,7 @@ __all__ = [
     "answers_to_claude",
     "can_use_tool",
     "decide",
+    "describe_permission_updates",
     "question_id",
     "questions_from_claude",
 ]
@@ -62,22 +71,34 @@ ASK_TOOL = "AskUserQuestion"
 PLAN_TOOL = "ExitPlanMode"
 ANSWER_SEPARATOR = ", "
 """Joins the labels of a multi-select answer, and custom text after them."""
-ALLOW, DENY = "Allow", "Deny"
-"""The options of the question asked for any other tool."""
 DISMISSED = "The user dismissed the question without answering."
-_PERMISSION_ID = "permission"
+AGENT = "Claude"
+"""Who asks, on an approval card."""
+_WHERE: dict[str, str] = {
+    "session": "for the rest of this session",
+    "localSettings": "in this project, for you (.claude/settings.local.json)",
+    "projectSettings": "in this project, for everyone (.claude/settings.json)",
+    "userSettings": "in every project (~/.claude/settings.json)",
+    "cliArg": "for this run",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class PermissionAllow:
-    """Run the tool, with `updated_input` as its input."""
+    """Run the tool, with `updated_input` as its input; `updated_permissions` (Claude's own
+    suggestions, as it gave them) also stop it asking again for calls like this one."""
 
     updated_input: dict[str, Any]
+    updated_permissions: list[Any] | None = None
     behavior: Literal["allow"] = "allow"
 
     def to_dict(self) -> dict[str, Any]:
-        """The control-protocol response: `{"behavior": "allow", "updatedInput"}`."""
-        return {"behavior": self.behavior, "updatedInput": self.updated_input}
+        """The control-protocol response: `{"behavior": "allow", "updatedInput",
+        "updatedPermissions"?}`."""
+        result: dict[str, Any] = {"behavior": self.behavior, "updatedInput": self.updated_input}
+        if self.updated_permissions is not None:
+            result["updatedPermissions"] = [_as_dict(u) for u in self.updated_permissions]
+        return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,9 +222,17 @@ def answers_to_claude(input: Mapping[str, Any], answer: AskUserQuestionAnswer) -
 
 
 async def decide(
-    provider: UserQuestionProvider, tool_name: str, input: Mapping[str, Any]
+    provider: UserQuestionProvider,
+    tool_name: str,
+    input: Mapping[str, Any],
+    *,
+    suggestions: Sequence[Any] = (),
 ) -> Permission:
     """Ask the user about one tool call through `provider` and return the permission.
+
+    `suggestions` are the permission updates Claude offers for "don't ask again" (the
+    `PermissionUpdate`s of its permission request); with some, the approval card offers
+    `Allow and don't ask again`, which allows with them as `updated_permissions`.
 
     A malformed input, or a provider failure, denies with the error as the message: the model
     reads it and can try again. A dismissal (`ASK_CANCELLED`) denies and interrupts, because the
@@ -219,17 +248,25 @@ async def decide(
             if result["approved"]:
                 return PermissionAllow(dict(input))
             return PermissionDeny(verdict_text(result))
-        answer = await _ask(provider, [_permission_question(tool_name, input)])
+        always = describe_permission_updates(suggestions)
+        card = approval_question(tool_name, input, agent=AGENT, always=always)
+        answer = await _ask(provider, [card])
     except UserQuestionError as error:
         if error.code == ErrorCode.ASK_CANCELLED:
             return PermissionDeny(DISMISSED, interrupt=True)
         return PermissionDeny(f"Error: {error.message}")
-    item = answer.answers[0]
-    if item.selected == [ALLOW]:
-        return PermissionAllow(dict(input))
-    if item.custom is not None:
-        return PermissionDeny(f"The user did not allow this call and said: {item.custom}")
-    return PermissionDeny("The user did not allow this call.")
+    decision = approval_decision(answer.answers[0])
+    if not decision.allowed:
+        return PermissionDeny(denial_message(decision, tool_name))
+    return PermissionAllow(dict(input), list(suggestions) if decision.always else None)
+
+
+def describe_permission_updates(updates: Sequence[Any]) -> str | None:
+    """What allowing with `updates` (Claude's `PermissionUpdate`s, as dicts or as the Python
+    SDK's objects) will remember, in words, for the "don't ask again" option; `None` when
+    there are none."""
+    said = [_describe_update(_as_dict(update)) for update in updates]
+    return " ".join(said) or None
 
 
 def can_use_tool(
@@ -245,7 +282,8 @@ def can_use_tool(
     async def callback(tool_name: str, input: dict[str, Any], context: Any = None) -> Any:
         if fallback is not None and tool_name not in (ASK_TOOL, PLAN_TOOL):
             return await fallback(tool_name, input, context)
-        return _for_sdk(await decide(provider, tool_name, input))
+        suggestions = getattr(context, "suggestions", None) or ()
+        return _for_sdk(await decide(provider, tool_name, input, suggestions=suggestions))
 
     return callback
 
@@ -269,15 +307,34 @@ def _plan_detail(plan: _PlanInput) -> str:
     return f"{plan.plan}\n\n---\n\nThe plan asks to be allowed:\n\n{asks}"
 
 
-def _permission_question(tool_name: str, input: Mapping[str, Any]) -> AskUserQuestionItem:
-    shown = json.dumps(input, ensure_ascii=False, indent=2, default=str)
-    return AskUserQuestionItem(
-        id=_PERMISSION_ID,
-        header="Permission",
-        question=f"Allow Claude to use {tool_name}?",
-        detail=f"```json\n{shown}\n```",
-        options=[AskUserQuestionOption(label=ALLOW), AskUserQuestionOption(label=DENY)],
-    )
+def _as_dict(update: Any) -> dict[str, Any]:
+    """A permission update as its JSON object (the Python SDK's have `to_dict`)."""
+    if isinstance(update, Mapping):
+        return dict(update)
+    to_dict = getattr(update, "to_dict", None)
+    return dict(to_dict()) if callable(to_dict) else {}
+
+
+def _describe_update(update: Mapping[str, Any]) -> str:
+    where = _WHERE.get(str(update.get("destination")), "from now on")
+    kind = update.get("type")
+    if kind == "addRules" and update.get("behavior") == "allow":
+        rules = ", ".join(_rule_text(rule) for rule in update.get("rules") or ())
+        return f"Also allow {rules} without asking, {where}."
+    if kind == "setMode":
+        return f"Switch to the {update.get('mode')} permission mode, {where}."
+    if kind == "addDirectories":
+        folders = ", ".join(str(folder) for folder in update.get("directories") or ())
+        return f"Give access to {folders}, {where}."
+    return f"Change the permission rules ({kind}), {where}."
+
+
+def _rule_text(rule: Any) -> str:
+    if not isinstance(rule, Mapping):
+        return str(rule)
+    tool = str(rule.get("toolName", ""))
+    content = rule.get("ruleContent")
+    return f"{tool}({content})" if content else tool
 
 
 def _for_sdk(permission: Permission) -> Any:
@@ -287,5 +344,10 @@ def _for_sdk(permission: Permission) -> Any:
     except ImportError:
         return permission
     if isinstance(permission, PermissionAllow):
-        return sdk.PermissionResultAllow(updated_input=permission.updated_input)
+        if permission.updated_permissions is None:
+            return sdk.PermissionResultAllow(updated_input=permission.updated_input)
+        return sdk.PermissionResultAllow(
+            updated_input=permission.updated_input,
+            updated_permissions=permission.updated_permissions,
+        )
     return sdk.PermissionResultDeny(message=permission.message, interrupt=permission.interrupt)

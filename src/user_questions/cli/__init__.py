@@ -1,23 +1,46 @@
 """The `uq` command: one cyclopts app whose commands are loaded only when run.
 
 Level 10. Each command lives in its own private module, imported lazily, so `uq --version` starts
-fast and a command that needs an extra fails with the line that installs it.
+fast and a command that needs an extra fails with the line that installs it. `uq hook claude` and
+`uq hook codex` run on every tool call of an agent CLI, so `main` looks at their event before the
+app is even built (`_hook_stdin`): an event the hook does not answer ends there, in milliseconds.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 from user_questions._version import __version__
+from user_questions.cli._hook_stdin import hook_run_client, is_answered
+
+if TYPE_CHECKING:
+    from cyclopts import App
+
+    app: App
 
 __all__ = ["app", "main"]
 
-try:
-    from cyclopts import App
-except ImportError:  # pragma: no cover - exercised by hand on a core-only install
-    App = None  # type: ignore[assignment,misc]
+_MISSING_CLI = "uq needs its command-line extra: pip install 'user-questions[cli]'"
 
-if App is not None:
+
+def __getattr__(name: str) -> Any:
+    if name != "app":
+        raise AttributeError(f"module 'user_questions.cli' has no attribute {name!r}")
+    return _app()
+
+
+def _app() -> App:
+    """The app, built on first use."""
+    built: App | None = globals().get("app")
+    if built is None:
+        built = globals()["app"] = _build_app()
+    return built
+
+
+def _build_app() -> App:
+    from cyclopts import App
+
     app = App(
         name="uq",
         version=__version__,
@@ -78,15 +101,32 @@ if App is not None:
         name="mcp",
         help="Run an MCP server exposing ask_user_question, answered by a host or this terminal.",
     )
+    app.command(
+        "user_questions.cli._hook:hook_app",
+        name="hook",
+        help="Answer an agent CLI's questions and permission prompts through a host's inbox.",
+    )
+    return app
 
 
 def main() -> None:
     """Entry point of the `uq` console script."""
-    if App is None:
-        print("uq needs its command-line extra: pip install 'user-questions[cli]'", file=sys.stderr)
-        raise SystemExit(2)
+    client = hook_run_client(sys.argv[1:])
+    if client is not None and not is_answered(client):
+        return  # not an event the hook asks about: the CLI goes on as without the hook
     try:
-        app()
+        cli = _app()
+    except ImportError:
+        print(_MISSING_CLI, file=sys.stderr)
+        raise SystemExit(2) from None
+    try:
+        cli()
+    except SystemExit as exit_:
+        if client is not None and exit_.code == 2:
+            # To Claude Code and Codex, status 2 denies the call: a hook command that cannot
+            # run (a mistyped option) must leave the decision to the CLI instead.
+            raise SystemExit(1) from None
+        raise
     except BrokenPipeError:  # `uq schema | head`: the reader left, which is not our failure
         sys.stderr.close()
         raise SystemExit(0) from None

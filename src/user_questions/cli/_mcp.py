@@ -4,14 +4,23 @@ Level 10, extra `mcp` (and `terminal` or `web` for the provider). The server spe
 default, streamable HTTP with `--http`. With stdio the protocol owns stdin and stdout (and the
 client usually collects stderr as a log), so the terminal provider reads and draws on the
 controlling terminal, `/dev/tty`; with `--http` it uses the process's stdin and stderr.
+
+`--permission-tool` adds `approve`, Claude Code's permission prompt tool
+(`bridges.claude_permission`). With `--url` the host must answer at start (or `uq mcp` exits 1
+with one line); while serving, a host that goes away has `--unreachable-limit` seconds to come
+back before the waiting calls fail. `--http` binds its address before it says it serves, so a
+busy port is a one-line failure (exit 1). Exit statuses: 0 stopped, 1 could not start, 2 bad
+input.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TextIO
 
@@ -34,26 +43,50 @@ TTY = "/dev/tty"
 class _Refused(Exception):
     """`uq mcp` cannot start; the message says why and what to do."""
 
+    def __init__(self, message: str, status: int = 2) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    url: str | None
+    token: str | None
+    session: str | None
+    http: bool
+    bind: str
+    port: int
+    progress_interval: float | None
+    unreachable_limit: float | None
+    permission_tool: bool
+    scripted: Path | None
+
 
 def mcp(
     *,
-    host: str | None = None,
+    url: Annotated[str | None, Parameter(env_var="UQ_URL")] = None,
+    host: Annotated[str | None, Parameter(show=False)] = None,
     token: Annotated[str | None, Parameter(env_var="UQ_TOKEN")] = None,
     session: str | None = None,
     http: bool = False,
     bind: str = "127.0.0.1",
     port: int = 8765,
     progress_interval: float | None = None,
+    unreachable_limit: float | None = None,
+    permission_tool: bool = False,
     scripted: Annotated[Path | None, Parameter(show=False)] = None,
 ) -> None:
     """Run an MCP server exposing ask_user_question, answered through a host or this terminal.
 
     Parameters
     ----------
+    url
+        URL of a running `uq serve` host that answers the questions (as it printed it, with
+        ?token=); without it, the terminal. The host must answer at start.
     host
-        URL of a running `uq serve` host that answers the questions; without it, the terminal.
+        Former name of --url.
     token
-        The host's secret token.
+        The host's secret token, when the URL has none.
     session
         Session name the host groups these questions under.
     http
@@ -64,62 +97,93 @@ def mcp(
         Port to listen on with --http.
     progress_interval
         Seconds between progress notifications while a question waits [default: 10].
+    unreachable_limit
+        Seconds a host that went away has to come back before the questions waiting on it
+        fail [default: 300].
+    permission_tool
+        Also expose `approve`, Claude Code's permission prompt tool
+        (`claude -p --permission-prompt-tool mcp__<server>__approve`).
     scripted
         Testing aid: answer from a JSON file {"answers": {id: answer}, "delay": seconds}.
     """
+    if host is not None:
+        print("uq mcp: --host is now --url; --host will go away", file=sys.stderr)
+    options = _Options(
+        url or host,
+        token,
+        session,
+        http,
+        bind,
+        port,
+        progress_interval,
+        unreachable_limit,
+        permission_tool,
+        scripted,
+    )
     try:
-        anyio.run(_run, host, token, session, http, bind, port, progress_interval, scripted)
+        anyio.run(_run, options)
     except _Refused as refused:
         print(f"uq mcp: {refused}", file=sys.stderr)
-        raise SystemExit(2) from None
+        raise SystemExit(refused.status) from None
 
 
-async def _run(
-    host: str | None,
-    token: str | None,
-    session: str | None,
-    http: bool,
-    bind: str,
-    port: int,
-    progress_interval: float | None,
-    scripted: Path | None,
-) -> None:
+async def _run(options: _Options) -> None:
     try:
+        from user_questions.bridges import claude_permission
         from user_questions.bridges.mcp import PROGRESS_INTERVAL, create_server
     except ImportError as error:
         raise _Refused(str(error)) from None
-    async with _provider(host, token, session, scripted, http) as provider:
+    sock = _listening(options.bind, options.port) if options.http else None
+    async with _provider(options) as provider:
         ctx = Context()
         for plugin in (AgentRegistry, UserQuestionService, ToolRegistry, tool_ask_user):
             ctx.plugin(plugin)
+        if options.permission_tool:
+            ctx.plugin(claude_permission)
         ctx.user_questions.register_provider(provider)
-        server = create_server(ctx, progress_interval=progress_interval or PROGRESS_INTERVAL)
-        if http:
-            await _serve_http(server, bind, port)
+        interval = options.progress_interval or PROGRESS_INTERVAL
+        server = create_server(ctx, progress_interval=interval)
+        if sock is not None:
+            await _serve_http(server, sock, options.bind)
         else:
             await _serve_stdio(server)
 
 
 @contextlib.asynccontextmanager
-async def _provider(
-    host: str | None, token: str | None, session: str | None, scripted: Path | None, http: bool
-) -> AsyncIterator[UserQuestionProvider]:
-    if scripted is not None:
-        yield _scripted(scripted)
+async def _provider(options: _Options) -> AsyncIterator[UserQuestionProvider]:
+    if options.scripted is not None:
+        yield _scripted(options.scripted)
         return
-    if host is not None:
-        from user_questions.providers.remote import RemoteProvider
+    if options.url is not None:
+        from user_questions.providers.remote import (
+            CONNECT_TIMEOUT,
+            UNREACHABLE_LIMIT,
+            RemoteProvider,
+        )
 
+        limit = (
+            UNREACHABLE_LIMIT if options.unreachable_limit is None else options.unreachable_limit
+        )
         try:
-            remote = RemoteProvider(host, token=token, session=session)
+            remote = RemoteProvider(
+                options.url,
+                token=options.token,
+                session=options.session,
+                unreachable_limit=limit,
+                connect_timeout=min(CONNECT_TIMEOUT, limit),
+            )
         except UserQuestionError as error:
             raise _Refused(str(error)) from None
         async with remote:
+            try:
+                await remote.connect()
+            except UserQuestionError as error:
+                raise _Refused(str(error), 1) from None
             yield remote
         return
     from user_questions.providers.terminal import TerminalProvider
 
-    if http:
+    if options.http:
         yield TerminalProvider()
         return
     with _controlling_terminal() as (tty_in, tty_out):
@@ -145,7 +209,7 @@ def _controlling_terminal() -> Iterator[tuple[TextIO, TextIO]]:
         except OSError as error:
             raise _Refused(
                 f"no terminal to ask on ({error.strerror}); stdio carries the MCP protocol, so "
-                "answer through a host with --host URL --token T"
+                "answer through a host with --url URL (as `uq serve` printed it)"
             ) from None
         yield tty_in, tty_out
 
@@ -157,10 +221,24 @@ async def _serve_stdio(server: Any) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def _serve_http(server: Any, bind: str, port: int) -> None:
+def _listening(bind: str, port: int) -> socket.socket:
+    """The socket `--http` serves on, bound before anything says it serves."""
+    from user_questions.host.server import bind as bind_socket
+
+    try:
+        return bind_socket(bind, port)
+    except OSError as error:
+        raise _Refused(
+            f"cannot listen on {bind}:{port} ({error.strerror or error}); choose another --port",
+            1,
+        ) from None
+
+
+async def _serve_http(server: Any, sock: socket.socket, bind: str) -> None:
     import uvicorn
 
     app = server.streamable_http_app(host=bind)
-    config = uvicorn.Config(app, host=bind, port=port, log_level="warning")
+    config = uvicorn.Config(app, log_level="warning")
+    port = sock.getsockname()[1]
     print(f"uq mcp: serving MCP at http://{bind}:{port}/mcp", file=sys.stderr)
-    await uvicorn.Server(config).serve()
+    await uvicorn.Server(config).serve(sockets=[sock])

@@ -1,8 +1,9 @@
 """Running a prompt so that SIGTERM or SIGHUP withdraws it before the command stops.
 
-Level 10, shared by `uq ask` and `uq answer`. A prompt that is cancelled erases itself and
-restores the terminal (`providers.terminal`); `until_stopped` turns a stop signal into that
-cancellation, then raises `StoppedError`, so the command can exit with 128+N.
+Level 10, shared by `uq ask`, `uq answer` and `uq hook`. A prompt that is cancelled erases
+itself and restores the terminal (`providers.terminal`), a question asked through a host is
+withdrawn; `until_stopped` turns a stop signal into that cancellation, then raises
+`StoppedError`, so the command can exit with 128+N.
 """
 
 from __future__ import annotations
@@ -36,13 +37,16 @@ class StoppedError(Exception):
         return signal.Signals(self.signum).name
 
 
-async def until_stopped(work: Callable[[], Awaitable[T]]) -> T:
-    """Run `work`; a stop signal cancels it (its prompt withdrawn) and raises `StoppedError`.
+async def until_stopped(
+    work: Callable[[], Awaitable[T]], stop_signals: tuple[signal.Signals, ...] = STOP_SIGNALS
+) -> T:
+    """Run `work`; one of `stop_signals` cancels it (its prompt withdrawn) and raises
+    `StoppedError`.
 
     Errors of `work`, `KeyboardInterrupt` included, are raised as they are, not grouped.
     """
     outcome: list[T | BaseException] = []
-    with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+    with anyio.open_signal_receiver(*stop_signals) as signals:
         async with anyio.create_task_group() as group:
 
             async def run() -> None:

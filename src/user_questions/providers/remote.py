@@ -19,7 +19,10 @@ with or without `async with`. Inside `async with` the connection stays open betw
 without it, the connection closes when the last ask ends.
 
 A host that stays unreachable for `unreachable_limit` seconds (default `UNREACHABLE_LIMIT`)
-fails the waiting asks with `HOST_UNREACHABLE`; it never turns into an answer.
+fails the waiting asks with `HOST_UNREACHABLE`; it never turns into an answer. Each connection
+attempt may take up to `connect_timeout` seconds (default `CONNECT_TIMEOUT`). A caller that must
+know at once whether a host answers (a hook that falls back to its CLI's own prompt, `uq mcp`
+refusing to start) calls `connect()` first: it tries each host once and raises at once.
 
 Several hosts sharing one PostgreSQL database (docs/multinode.md) are one inbox: given all their
 URLs, the provider connects to the first that answers and, when that one goes away, reconnects
@@ -66,6 +69,7 @@ from user_questions.types import AskUserQuestionAnswer
 
 __all__ = [
     "ASK_PATH",
+    "CONNECT_TIMEOUT",
     "UNREACHABLE_LIMIT",
     "WITHDRAW_TIMEOUT",
     "RemoteProvider",
@@ -77,6 +81,8 @@ ASK_PATH = "ws/ask"
 """The asker endpoint, relative to the host's base URL."""
 UNREACHABLE_LIMIT = 300.0
 """Seconds without a connection to the host after which waiting asks fail (`HOST_UNREACHABLE`)."""
+CONNECT_TIMEOUT = 10.0
+"""Seconds one connection attempt (TCP, TLS and the WebSocket handshake) may take."""
 WITHDRAW_TIMEOUT = 5.0
 """Seconds a cancelled ask waits for the host to confirm its withdrawal before giving up."""
 BACKOFF_FIRST = 0.05
@@ -148,6 +154,7 @@ class RemoteProvider:
             the session); default `<program>@<hostname>`.
         unreachable_limit: Seconds of failed reconnection before waiting asks fail with
             `HOST_UNREACHABLE`; `None` waits for the host for ever.
+        connect_timeout: Seconds one connection attempt to a host may take.
 
     Raises:
         UserQuestionError: `BAD_TOKEN` when no token is given anywhere, `BAD_REQUEST` for a URL
@@ -161,6 +168,7 @@ class RemoteProvider:
         token: str | None = None,
         session: str | None = None,
         unreachable_limit: float | None = UNREACHABLE_LIMIT,
+        connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
         hosts = [_parse_host(one) for one in ([url] if isinstance(url, str) else url)]
         if not hosts:
@@ -180,6 +188,7 @@ class RemoteProvider:
         self._ws_urls = [ws_url for _, ws_url, _ in hosts]
         self._token = token
         self._limit = unreachable_limit
+        self._connect_timeout = connect_timeout
         self._calls: dict[str, _Call] = {}
         self._ws: ClientConnection | None = None
         self._host = 0
@@ -217,6 +226,31 @@ class RemoteProvider:
             if self._ws is not None:
                 ws, self._ws = self._ws, None
                 await ws.close()
+
+    async def connect(self) -> None:
+        """Connect now, trying each host once, rather than at the first ask: so that a caller
+        learns at once that no host answers or that the token is refused. Call it inside
+        `async with`, before asking; the connection then serves the asks.
+
+        Raises:
+            UserQuestionError: `HOST_UNREACHABLE` when no host answered within
+                `connect_timeout`, `UNAUTHORIZED` when the token is refused.
+        """
+        if self._ws is not None:
+            return
+        problem: Exception | None = None
+        for _ in self.urls:
+            outcome = await self._attempt()
+            if isinstance(outcome, ClientConnection):
+                return
+            if isinstance(outcome, AskFailed):
+                raise UserQuestionError(outcome.message, outcome.code)
+            problem = outcome
+        raise UserQuestionError(
+            f"the host at {' or '.join(self.urls)} did not answer; is `uq serve` running? "
+            f"({problem})",
+            ErrorCode.HOST_UNREACHABLE,
+        )
 
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         """Ask through the host under a new rpcId and wait for the answer."""
@@ -371,33 +405,12 @@ class RemoteProvider:
         unreachable for too long, or refused us, after failing the waiting asks."""
         delay = BACKOFF_FIRST
         while True:
-            problem: Exception
-            try:
-                ws = await connect(
-                    self._ws_urls[self._host],
-                    additional_headers={"Authorization": f"Bearer {self._token}"},
-                    max_size=MAX_REPLY_BYTES,
-                    open_timeout=10,
-                    compression=None,  # frames are small: compressing them costs more than it saves
-                )
-            except InvalidStatus as error:
-                if error.response.status_code < 500:  # retrying cannot help: give up on all
-                    status = error.response.status_code
-                    self._fail(_refused(self.urls[self._host], status), withdrawals=True)
-                    return None
-                problem = error
-            except (OSError, TimeoutError, InvalidHandshake) as error:
-                problem = error
-            else:
-                self._ws, self._down_since = ws, None
-                self.url = self.urls[self._host]
-                self._generation += 1
-                for call in list(self._calls.values()):
-                    await self._send(call)
-                if self._ws is ws:
-                    return ws
-                problem = ConnectionError("the connection closed at once")
-            self._host = (self._host + 1) % len(self.urls)  # try the next host, if any
+            outcome = await self._attempt()
+            if isinstance(outcome, ClientConnection):
+                return outcome
+            if isinstance(outcome, AskFailed):  # retrying cannot help: give up on all
+                self._fail(outcome, withdrawals=True)
+                return None
             now = anyio.current_time()
             if self._down_since is None:
                 self._down_since = now
@@ -407,12 +420,49 @@ class RemoteProvider:
                     AskFailed(
                         code=ErrorCode.HOST_UNREACHABLE,
                         message=f"the host at {where} has been unreachable for "
-                        f"{self._limit:g} s; is `uq serve` running? ({problem})",
+                        f"{self._limit:g} s; is `uq serve` running? ({outcome})",
                     )
                 )
                 return None
             await anyio.sleep(delay * random.uniform(0.5, 1.0))
             delay = min(delay * 2, BACKOFF_MAX)
+
+    async def _attempt(self) -> ClientConnection | AskFailed | Exception:
+        """One attempt on the current host: the connection, adopted; the host's refusal (a status
+        under 500, which retrying cannot help); or the problem, the next host being up next."""
+        try:
+            ws = await self._open()
+        except InvalidStatus as error:
+            if error.response.status_code < 500:
+                return _refused(self.urls[self._host], error.response.status_code)
+            problem: Exception = error
+        except (OSError, TimeoutError, InvalidHandshake) as error:
+            problem = error
+        else:
+            await self._adopt(ws)
+            if self._ws is ws:
+                return ws
+            problem = ConnectionError("the connection closed at once")
+        self._host = (self._host + 1) % len(self.urls)  # try the next host, if any
+        return problem
+
+    async def _open(self) -> ClientConnection:
+        """One attempt to connect to the current host."""
+        return await connect(
+            self._ws_urls[self._host],
+            additional_headers={"Authorization": f"Bearer {self._token}"},
+            max_size=MAX_REPLY_BYTES,
+            open_timeout=self._connect_timeout,
+            compression=None,  # frames are small: compressing them costs more than it saves
+        )
+
+    async def _adopt(self, ws: ClientConnection) -> None:
+        """Make `ws` the connection and send every call on it again."""
+        self._ws, self._down_since = ws, None
+        self.url = self.urls[self._host]
+        self._generation += 1
+        for call in list(self._calls.values()):
+            await self._send(call)
 
     def _fail(self, failure: AskFailed, *, withdrawals: bool = False) -> None:
         """Fail every waiting ask; withdrawals stay, to be sent if the host comes back, unless

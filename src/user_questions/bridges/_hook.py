@@ -1,0 +1,59 @@
+"""What an agent CLI's hook asks about one event, and what it answers the CLI for each outcome.
+
+Level 9. `bridges.claude_code` and `bridges.codex` turn a hook event into a `HookAsk`; `uq hook`
+(`cli._hook`) asks its questions through a host and prints the output the outcome gives. Only
+an answer and a dismissal have an output: any failure (no host, a timeout, a refused token)
+prints nothing, so the CLI asks in its own terminal, and nothing is ever allowed on a failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from user_questions._hook_events import PERMISSION_REQUEST
+from user_questions.approvals import ApprovalDecision, approval_decision, denial_message
+from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
+
+__all__ = ["HookAsk", "HookOutput", "approval_ask", "permission_decision"]
+
+HookOutput = dict[str, Any]
+"""The JSON object a hook prints on stdout."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookAsk:
+    """The questions one hook event asks, and the hook's output for each way they end."""
+
+    questions: list[AskUserQuestionItem]
+    answered: Callable[[AskUserQuestionAnswer], HookOutput]
+    """The output for the person's answer (already checked against `questions`)."""
+    dismissed: Callable[[], HookOutput]
+    """The output when the person dismissed the questions (`ASK_CANCELLED`)."""
+
+
+def permission_decision(decision: dict[str, Any]) -> HookOutput:
+    """A `PermissionRequest` hook's output: `{"hookSpecificOutput": {"hookEventName":
+    "PermissionRequest", "decision": decision}}`, the same for Claude Code and Codex."""
+    return {"hookSpecificOutput": {"hookEventName": PERMISSION_REQUEST, "decision": decision}}
+
+
+def approval_ask(
+    card: AskUserQuestionItem,
+    tool: str,
+    *,
+    allow: Callable[[ApprovalDecision], dict[str, Any]],
+    dismissed: dict[str, Any],
+) -> HookAsk:
+    """A `PermissionRequest` asked on the approval `card`: an allow gives the decision `allow`
+    makes of it, anything else denies with the person's reason for the model, and a dismissal
+    gives the `dismissed` decision."""
+
+    def answered(answer: AskUserQuestionAnswer) -> HookOutput:
+        decision = approval_decision(answer.answers[0])
+        if decision.allowed:
+            return permission_decision(allow(decision))
+        return permission_decision({"behavior": "deny", "message": denial_message(decision, tool)})
+
+    return HookAsk([card], answered, lambda: permission_decision(dismissed))

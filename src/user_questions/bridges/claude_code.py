@@ -1,0 +1,142 @@
+"""Claude Code hooks: its questions, plan reviews and permission prompts asked through any provider.
+
+Level 9, pure mapping. Claude Code runs a command hook with one event as JSON on stdin and reads
+the hook's JSON output on stdout (`uq hook claude` does the running, `cli._hook`). The event and
+output shapes are those of `@anthropic-ai/claude-agent-sdk`'s `sdk.d.ts` (`PreToolUseHookInput`,
+`PermissionRequestHookInput`, `SyncHookJSONOutput`); docs/clients/claude-code.md lists every
+field used and where it comes from.
+
+- `PreToolUse` of `AskUserQuestion`: the questions as `bridges.claude` maps them (ids from
+  positions). Answered -> `permissionDecision: "allow"` with `updatedInput` = the input plus
+  `answers` (Claude Code needs both to skip its own question: "allow" alone is not enough for a
+  tool that requires user interaction). Dismissed -> `"deny"`, the reason telling the model.
+- `PreToolUse` of `ExitPlanMode`: the plan-review card (the plan is the input's `plan`, which
+  Claude Code adds from its plan file). Approve -> `"allow"` with the input echoed as
+  `updatedInput`; "Keep planning" (with feedback) -> `"deny"` with `exit_plan_mode`'s text;
+  "Chat about it" (a dismissal) -> `"deny"` and `continue: false`, which stops Claude's turn.
+- `PermissionRequest` of any other tool: the approval card (`user_questions.approvals`), offering
+  "Allow and don't ask again" when the event carries `permission_suggestions`. Allow ->
+  `decision.behavior: "allow"` (with `updatedPermissions` = the suggestions, for "don't ask
+  again"); Deny or a reason typed -> `"deny"` with the reason as `message`; a dismissal ->
+  `"deny"` with `interrupt: true`, as Esc at Claude Code's own prompt stops the turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from user_questions._hook_events import (
+    ASK_TOOL,
+    PERMISSION_REQUEST,
+    PLAN_TOOL,
+    PRE_TOOL_USE,
+    answers,
+)
+from user_questions.approvals import ApprovalDecision, approval_question
+from user_questions.bridges._hook import HookAsk, HookOutput, approval_ask
+from user_questions.bridges.claude import (
+    AGENT,
+    DISMISSED,
+    answers_to_claude,
+    describe_permission_updates,
+    questions_from_claude,
+)
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.tool_exit_plan_mode import verdict, verdict_text
+from user_questions.types import AskUserQuestionAnswer
+
+__all__ = ["ANSWERED_HERE", "PLAN_DISMISSED", "hook_ask"]
+
+ANSWERED_HERE = "Answered in the user-questions inbox."
+"""Why an allowed question skipped Claude Code's own prompt; shown to the user, not the model."""
+PLAN_DISMISSED = "The plan review was dismissed in the user-questions inbox, to talk it over."
+"""Why Claude's turn stopped after "Chat about it"; shown to the user."""
+
+
+def hook_ask(event: Mapping[str, Any]) -> HookAsk | None:
+    """What to ask about a Claude Code hook event; `None` for an event the hook leaves to
+    Claude Code (see `_hook_events.answers`).
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST` for a tool input that cannot be asked (no plan in an
+            `ExitPlanMode` input, two questions with the same text, a malformed question).
+    """
+    if not answers("claude", event):
+        return None
+    tool = str(event["tool_name"])
+    input = _tool_input(event)
+    if event["hook_event_name"] == PRE_TOOL_USE and tool == ASK_TOOL:
+        return _questions(input)
+    if event["hook_event_name"] == PRE_TOOL_USE:
+        return _plan_review(input)
+    assert event["hook_event_name"] == PERMISSION_REQUEST
+    return _approval(tool, input, event.get("permission_suggestions"))
+
+
+def _questions(input: dict[str, Any]) -> HookAsk:
+    questions = questions_from_claude(input)
+
+    def answered(answer: AskUserQuestionAnswer) -> HookOutput:
+        return _pre_tool_use("allow", ANSWERED_HERE, updated_input=answers_to_claude(input, answer))
+
+    return HookAsk(questions, answered, lambda: _pre_tool_use("deny", DISMISSED))
+
+
+def _plan_review(input: dict[str, Any]) -> HookAsk:
+    questions = questions_from_claude(input, tool_name=PLAN_TOOL)
+
+    def answered(answer: AskUserQuestionAnswer) -> HookOutput:
+        result = verdict(answer)
+        if result["approved"]:
+            return _pre_tool_use("allow", ANSWERED_HERE, updated_input=input)
+        return _pre_tool_use("deny", verdict_text(result))
+
+    def dismissed() -> HookOutput:
+        return {"continue": False, "stopReason": PLAN_DISMISSED, **_pre_tool_use("deny", DISMISSED)}
+
+    return HookAsk(questions, answered, dismissed)
+
+
+def _approval(tool: str, input: dict[str, Any], suggestions: object) -> HookAsk:
+    updates = _suggestions(suggestions)
+    card = approval_question(tool, input, agent=AGENT, always=describe_permission_updates(updates))
+
+    def allow(decision: ApprovalDecision) -> dict[str, Any]:
+        if decision.always:
+            return {"behavior": "allow", "updatedPermissions": updates}
+        return {"behavior": "allow"}
+
+    dismissed = {"behavior": "deny", "message": DISMISSED, "interrupt": True}
+    return approval_ask(card, tool, allow=allow, dismissed=dismissed)
+
+
+def _tool_input(event: Mapping[str, Any]) -> dict[str, Any]:
+    value = event.get("tool_input")
+    if not isinstance(value, dict):
+        raise UserQuestionError(
+            f"invalid {event.get('hook_event_name')} event: tool_input is not an object",
+            ErrorCode.BAD_REQUEST,
+        )
+    return value
+
+
+def _suggestions(value: object) -> list[dict[str, Any]]:
+    """The event's `permission_suggestions` that are permission updates (objects with a type);
+    they go back to Claude Code as they came."""
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, dict) and isinstance(item.get("type"), str)]
+
+
+def _pre_tool_use(
+    decision: str, reason: str, *, updated_input: dict[str, Any] | None = None
+) -> HookOutput:
+    output: dict[str, Any] = {
+        "hookEventName": PRE_TOOL_USE,
+        "permissionDecision": decision,
+        "permissionDecisionReason": reason,
+    }
+    if updated_input is not None:
+        output["updatedInput"] = updated_input
+    return {"hookSpecificOutput": output}

@@ -1,0 +1,47 @@
+"""Codex hooks: its approval prompts (shell, exec, network, patch, MCP) through any provider.
+
+Level 9, pure mapping. Codex runs a `PermissionRequest` command hook, with one event as JSON on
+stdin, before it shows an approval prompt, and reads the hook's JSON output on stdout (`uq hook
+codex` does the running, `cli._hook`). Shapes: the JSON Schemas Codex ships
+(`permission-request.command.input` and `.output`, in `codex-rs/hooks/schema/generated/` of
+openai/codex); docs/clients/codex.md lists every field used and where it comes from.
+
+Every event is asked on the approval card (`user_questions.approvals`): `Bash` carries the
+command (`tool_input.command`, with the model's justification as `description`; a network
+approval names the command that needs the network, or `network-access <domain>`), `apply_patch`
+the patch, an `mcp__<server>__<tool>` tool its arguments. Allow -> `decision.behavior: "allow"`;
+Deny, a reason typed, or a dismissal -> `"deny"` with a `message` for the model. Codex reserves
+`updatedInput`, `updatedPermissions` and `interrupt` (a hook that sends them fails closed), so
+there is no "don't ask again" and a dismissal does not stop the turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from user_questions._hook_events import answers
+from user_questions.approvals import approval_question
+from user_questions.bridges._hook import HookAsk, approval_ask
+
+__all__ = ["AGENT", "DISMISSED", "hook_ask"]
+
+AGENT = "Codex"
+"""Who asks, on the approval card."""
+DISMISSED = "The user dismissed this approval without deciding; do not run it."
+
+
+def hook_ask(event: Mapping[str, Any]) -> HookAsk | None:
+    """What to ask about a Codex hook event; `None` for an event the hook leaves to Codex."""
+    if not answers("codex", event):
+        return None
+    tool = str(event["tool_name"])
+    input = event.get("tool_input")
+    arguments: Mapping[str, Any] = input if isinstance(input, dict) else {"input": input}
+    card = approval_question(tool, arguments, agent=AGENT)
+    return approval_ask(
+        card,
+        tool,
+        allow=lambda decision: {"behavior": "allow"},
+        dismissed={"behavior": "deny", "message": DISMISSED},
+    )

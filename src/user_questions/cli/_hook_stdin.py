@@ -1,0 +1,44 @@
+"""The one hook event on stdin, read once, and the quick look `uq` takes at it before anything
+else is loaded.
+
+Level 10, standard library only. `main` calls `hook_run_client` first: for `uq hook claude` or
+`uq hook codex` (run by the CLI with the event on stdin) it reads the event and leaves at once,
+printing nothing, when the event is not one `uq hook` asks about (`_hook_events.answers`); only
+an event it answers goes on to the command line parser and the ask (`cli._hook`), which reads
+the same text again through `event_text`.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Sequence
+
+from user_questions._hook_events import CLIENTS, MAX_EVENT_BYTES, Client, answers, parse_event
+
+__all__ = ["event_text", "hook_run_client", "is_answered"]
+
+_HELP = frozenset({"-h", "--help", "--version"})
+
+
+def hook_run_client(argv: Sequence[str]) -> Client | None:
+    """The CLI `argv` (without the program) runs the hook for: `hook claude ...` -> `"claude"`;
+    `None` for any other command, and for a request for help."""
+    if len(argv) < 2 or argv[0] != "hook" or _HELP.intersection(argv):
+        return None
+    return next((client for client in CLIENTS if client == argv[1]), None)
+
+
+@functools.cache
+def event_text() -> str:
+    """Everything on stdin (at most `MAX_EVENT_BYTES`; more reads as no event at all)."""
+    data = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
+    if len(data) > MAX_EVENT_BYTES:
+        return ""
+    return data.decode("utf-8", errors="replace")
+
+
+def is_answered(client: Client) -> bool:
+    """Whether the event on stdin is one `uq hook <client>` asks a person about."""
+    event = parse_event(event_text())
+    return event is not None and answers(client, event)
