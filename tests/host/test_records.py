@@ -16,6 +16,7 @@ from user_questions.host.hub import Hub
 from user_questions.host.records import MAX_RETAIN_DAYS, check_retain_days, keep_records
 from user_questions.host.stores import Settlement
 from user_questions.host.stores.sqlite import SQLiteStore
+from user_questions.outcomes import Outcome, Surface
 
 pytestmark = pytest.mark.anyio
 
@@ -78,7 +79,9 @@ async def test_a_request_is_recorded_as_shown_once_a_page_gets_it(store: Watched
 async def test_a_request_no_page_has_seen_has_no_shown_time(store: WatchedStore) -> None:
     async with Hub(store) as hub:
         await hub.submit("r1", "s", [PICK])
-        receipt = await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["a"]}), via="api")
+        receipt = await hub.respond(
+            answer("r1", "s", {"id": "pick", "selected": ["a"]}), via=Surface.API
+        )
         assert receipt.accepted
         record = await store.get("r1")
         assert record is not None
@@ -92,7 +95,9 @@ async def test_a_shown_time_that_cannot_be_written_never_stops_the_host(tmp_path
         hub.subscribe()
         await store.written()
         await hub.submit("r2", "s", [PICK])
-        receipt = await hub.respond(answer("r2", "s", {"id": "pick", "selected": ["b"]}), via="web")
+        receipt = await hub.respond(
+            answer("r2", "s", {"id": "pick", "selected": ["b"]}), via=Surface.WEB
+        )
         assert receipt.accepted
 
 
@@ -112,7 +117,7 @@ async def test_retention_deletes_only_requests_settled_longer_ago(tmp_path: Path
         for rpc_id in ("settled-long-ago", "settled-lately", "pending-long-ago"):
             await hub.submit(rpc_id, "s", [PICK])
         for rpc_id in ("settled-long-ago", "settled-lately"):
-            await setup.settle(rpc_id, Settlement("cancelled", via="web", by="alice"))
+            await setup.settle(rpc_id, Settlement(Outcome.DISMISSED, via=Surface.WEB, by="alice"))
     long_ago = (datetime.now(UTC) - timedelta(days=8)).isoformat(timespec="microseconds")
     with sqlite3.connect(db) as connection:
         connection.execute(
