@@ -42,7 +42,6 @@ MAX_SEARCH_TERMS = 10
 """Words in a history search; every one must occur in a request."""
 
 
-
 class HistoryEntry(WireModel):
     """One settled request: what was asked, by whom, and how it ended."""
 
@@ -174,4 +173,3 @@ def query_of(parameters: Mapping[str, str]) -> HistoryQuery:
         before=parameters.get("before"),
         limit=int(limit),
     )
-

@@ -249,4 +249,3 @@ class People(AsyncLifetime):
                 await self.store.touch_token(name)
             except UserQuestionError as error:
                 logger.warning("could not record a use of the token %s: %s", name, error)
-
