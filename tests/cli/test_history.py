@@ -119,3 +119,11 @@ def test_nothing_matching_says_so_on_stderr(capsys: pytest.CaptureFixture[str], 
         "",
         "no settled questions match\n",
     )
+
+
+def test_a_store_and_a_host_at_once_are_bad_input(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    status, out, err = uq(capsys, "history", "--db", db, "--url", "http://127.0.0.1:8765/")
+    assert (status, out) == (2, "")
+    assert err == "uq history: give --db (a store) or --url (a running host), not both\n"

@@ -287,6 +287,21 @@ def test_an_oversized_frame_closes_the_socket(client: TestClient) -> None:
     assert caught.value.code == 1009
 
 
+@pytest.mark.parametrize("path", ["/ws", "/ws/ask"])
+def test_the_frame_limit_counts_bytes_not_characters(client: TestClient, path: str) -> None:
+    # Fewer characters than the limit, more bytes: as the asker counts what it sends.
+    euros = "€" * (MAX_FRAME_BYTES // 3 + 1)
+    assert len(euros) < MAX_FRAME_BYTES < len(euros.encode())
+    with client.websocket_connect(path, headers=AUTH) as socket:
+        socket.send_text(euros)
+        with pytest.raises(WebSocketDisconnect) as caught:
+            socket.receive_json()
+    assert caught.value.code == 1009
+    with client.websocket_connect(path, headers=AUTH) as socket:
+        socket.send_text("€" * (MAX_FRAME_BYTES // 3 - 1))  # within the limit: read, and refused
+        assert socket.receive_json()["payload"]["code"] == "BAD_REQUEST"
+
+
 # -- the asker's WebSocket ------------------------------------------------------------------
 
 

@@ -189,7 +189,7 @@ async def test_an_ask_aborted_while_the_database_is_down_ends_as_aborted(
                     AskUserQuestionRequest(questions=[PICK], signal=controller.signal)
                 )
         # The withdrawal could not be stored: the abort still ends the ask as an abort, and
-        # the request stays answerable (SPEC: a failure never turns into an outcome).
+        # the request stays answerable (a failure never turns into an outcome).
         assert caught.value.code == ErrorCode.ASK_ABORTED
         await anyio.to_thread.run_sync(pg_cluster.start)
         (record,) = await node_a.store.pending()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
@@ -74,6 +75,25 @@ async def test_a_request_is_recorded_as_shown_once_a_page_gets_it(store: Watched
             assert stored is not None
             assert stored.shown_at is not None
             assert stored.shown_at >= stored.asked_at
+
+
+async def test_reading_the_pending_frames_records_nothing_until_someone_is_shown_them(
+    store: WatchedStore,
+) -> None:
+    async with Hub(store) as hub:
+        await hub.submit("only-read", "s", [PICK])
+        assert [json.loads(frame)["rpcId"] for frame in hub.pending_frames()] == ["only-read"]
+        receipt = await hub.respond(
+            answer("only-read", "s", {"id": "pick", "selected": ["a"]}), via=Surface.API
+        )
+        assert receipt.accepted
+        await hub.submit("shown", "s", [PICK])
+        hub.record_shown()  # what a listing for a person does
+        await store.written()
+        assert store.shown == [["shown"]]
+        read = await store.get("only-read")
+        assert read is not None
+        assert read.shown_at is None
 
 
 async def test_a_request_no_page_has_seen_has_no_shown_time(store: WatchedStore) -> None:
