@@ -156,7 +156,7 @@ class HostClient:
                 (`STORE_UNAVAILABLE`: nothing was recorded; send it again later).
         """
         body = response.model_dump_json().encode()
-        headers = {"content-type": "application/json", SURFACE_HEADER: surface.value}
+        headers = {"content-type": "application/json", SURFACE_HEADER: str(surface)}
         data = await self._request("POST", "api/respond", content=body, headers=headers)
         return _parse(Receipt, data, self.address.base)
 

@@ -67,6 +67,7 @@ __all__ = [
     "ASK_PATH",
     "UNREACHABLE_LIMIT",
     "WITHDRAW_TIMEOUT",
+    "Origin",
     "RemoteProvider",
     "settled_answer",
     "withdraw_reason",
