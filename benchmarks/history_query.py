@@ -31,21 +31,21 @@ from user_questions.host.history import entry_of
 from user_questions.host.stores import (
     HistoryQuery,
     NewQuestion,
-    SettledState,
     Settlement,
     Store,
     open_store,
 )
+from user_questions.outcomes import Outcome, Surface
 
 WORDS = ["deploy", "cache", "schema", "index", "retry", "budget", "rollout", "canary", "shard"]
 PEOPLE = ["alice", "bob", "carol", "dave", "erin"]
-OUTCOMES: list[tuple[SettledState, int]] = [
-    ("answered", 14),
-    ("cancelled", 3),
-    ("withdrawn", 2),
-    ("timed-out", 1),
+OUTCOMES: list[tuple[Outcome, int]] = [
+    (Outcome.ANSWERED, 14),
+    (Outcome.DISMISSED, 3),
+    (Outcome.WITHDRAWN, 2),
+    (Outcome.TIMED_OUT, 1),
 ]
-STATES = [state for state, share in OUTCOMES for _ in range(share)]
+ENDINGS = [outcome for outcome, share in OUTCOMES for _ in range(share)]
 random.seed(7)
 PLAN = "\n".join(f"{step}. " + " ".join(random.choices(WORDS, k=12)) for step in range(1, 40))
 
@@ -83,11 +83,11 @@ async def fill(store: Store, rows: int) -> float:
         rpc_id = f"bench-{index}"
         asked = datetime.now(UTC)
         await store.submit(NewQuestion(rpc_id, f"agent-{index % 20}", request(index), asked))
-        state = STATES[index % len(STATES)]
+        outcome = ENDINGS[index % len(ENDINGS)]
         settled = Settlement(
-            state,
-            answer(index) if state == "answered" else None,
-            via="web",
+            outcome,
+            answer(index) if outcome == Outcome.ANSWERED else None,
+            via=Surface.WEB,
             by=PEOPLE[index % len(PEOPLE)],
         )
         await store.settle(rpc_id, settled)
@@ -144,7 +144,10 @@ async def measure(store: Store, runs: int, deep: str | None, walked: int) -> Non
         ("first page (50)", lambda: store.history(HistoryQuery(limit=50))),
         (f"page after {walked} rows", lambda: store.history(HistoryQuery(before=deep))),
         ("session filter (1 in 20)", lambda: store.history(HistoryQuery(session="agent-7"))),
-        ("outcome timed-out (1 in 20)", lambda: store.history(HistoryQuery(state="timed-out"))),
+        (
+            "outcome timed-out (1 in 20)",
+            lambda: store.history(HistoryQuery(outcome=Outcome.TIMED_OUT)),
+        ),
         ("person filter (1 in 5)", lambda: store.history(HistoryQuery(by="carol"))),
         ("search, common word", lambda: store.history(HistoryQuery(terms=("release",)))),
         ("search, 1 in 100", lambda: store.history(HistoryQuery(terms=("zeppelin",)))),

@@ -45,6 +45,7 @@ from user_questions.host.notify import Notifier, notifying
 from user_questions.host.notify_command import CommandNotifier
 from user_questions.host.notify_webhook import WebhookNotifier
 from user_questions.host.stores.sqlite import SQLiteStore
+from user_questions.outcomes import Surface
 
 SECRET = "benchmark-secret-0123456789"
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "webhook_receiver.py"
@@ -75,7 +76,7 @@ async def round_trips(folder: Path, notifiers: list[Notifier], asks: int) -> lis
             async for text in page.frames:
                 frame = json.loads(text)
                 if frame["payload"]["type"] == "question/requested":
-                    await hub.respond(_answer(frame["rpcId"]), via="web")
+                    await hub.respond(_answer(frame["rpcId"]), via=Surface.WEB)
 
         group.start_soon(answer_everything)
         times = []

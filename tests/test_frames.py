@@ -6,11 +6,15 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from user_questions.frames import (
+    MAX_ORIGIN_CLIENT,
+    MAX_ORIGIN_CWD,
+    Ask,
     AskerFrame,
     AskerReply,
     AskSettled,
     ClientResponse,
     ErrorResult,
+    Origin,
     PageFrame,
     Ping,
     PongFrame,
@@ -20,11 +24,11 @@ from user_questions.frames import (
     QuestionResolvedFrame,
     Receipt,
     ReceiptFrame,
-    ReceiptPayload,
 )
+from user_questions.outcomes import Outcome
 
 
-def test_question_requested_is_the_spec_payload_plus_the_pages_extras() -> None:
+def test_question_requested_is_the_seam_payload_plus_the_pages_extras() -> None:
     frame = QuestionRequestedFrame(
         rpc_id="r1",
         payload=QuestionRequested(session_id="s", questions=[{"id": "q", "question": "?"}]),
@@ -38,9 +42,11 @@ def test_question_requested_is_the_spec_payload_plus_the_pages_extras() -> None:
     )
 
 
-def test_question_resolved_names_the_request_and_its_outcome() -> None:
+def test_question_resolved_names_the_request_its_seam_outcome_and_the_exact_one() -> None:
     frame = QuestionResolvedFrame(
-        payload=QuestionResolved(session_id="s", question_rpc_id="r1", outcome="cancelled")
+        payload=QuestionResolved(
+            session_id="s", question_rpc_id="r1", outcome="cancelled", settled=Outcome.TIMED_OUT
+        )
     )
     assert frame.model_dump(mode="json") == {
         "payload": {
@@ -48,15 +54,19 @@ def test_question_resolved_names_the_request_and_its_outcome() -> None:
             "sessionId": "s",
             "questionRpcId": "r1",
             "outcome": "cancelled",
+            "settled": "timed-out",
         }
     }
 
 
-def test_receipts_leave_out_what_is_not_set() -> None:
-    assert Receipt(accepted=True).model_dump_json() == '{"accepted":true}'
+def test_one_receipt_model_serves_the_socket_and_the_http_body() -> None:
+    assert Receipt(accepted=True).model_dump_json(exclude={"type"}) == '{"accepted":true}'
     refused = Receipt(accepted=False, reason="not-pending", message="gone")
-    assert refused.model_dump_json() == '{"accepted":false,"reason":"not-pending","message":"gone"}'
-    frame = ReceiptFrame(rpc_id="r1", payload=ReceiptPayload(accepted=True))
+    assert refused.model_dump_json(exclude={"type"}) == (
+        '{"accepted":false,"reason":"not-pending","message":"gone"}'
+    )
+    assert Receipt.model_validate({"accepted": True}) == Receipt(accepted=True)
+    frame = ReceiptFrame(rpc_id="r1", payload=Receipt(accepted=True))
     assert frame.model_dump_json() == (
         '{"rpcId":"r1","payload":{"type":"client-response/receipt","accepted":true}}'
     )
@@ -97,8 +107,35 @@ def test_the_asker_protocol_round_trips() -> None:
     assert ask.model_dump_json() == '{"type":"ask","rpcId":"r","sessionId":"s","questions":[]}'
     withdraw = askers.validate_json('{"type":"withdraw","rpcId":"r"}')
     assert withdraw.model_dump(mode="json") == {"type": "withdraw", "rpcId": "r"}
-    settled = AskerReply(rpc_id="r", payload=AskSettled(outcome="withdrawn"))
+    settled = AskerReply(rpc_id="r", payload=AskSettled(outcome=Outcome.DISMISSED))
     assert settled.model_dump_json() == (
-        '{"rpcId":"r","payload":{"type":"ask/settled","outcome":"withdrawn"}}'
+        '{"rpcId":"r","payload":{"type":"ask/settled","outcome":"dismissed"}}'
     )
     assert AskerReply.model_validate_json(settled.model_dump_json()) == settled
+
+
+def test_an_ask_may_say_where_it_comes_from_within_bounds() -> None:
+    askers = TypeAdapter(AskerFrame)
+    ask = askers.validate_json(
+        '{"type":"ask","rpcId":"r","sessionId":"s","questions":[],'
+        '"origin":{"client":"claude-code","cwd":"/home/ada/src/app"}}'
+    )
+    assert isinstance(ask, Ask)
+    assert ask.origin == Origin(client="claude-code", cwd="/home/ada/src/app")
+    assert Origin(cwd="/srv").model_dump_json() == '{"cwd":"/srv"}'
+    for origin in (
+        {"client": "x" * (MAX_ORIGIN_CLIENT + 1)},
+        {"cwd": "/" * (MAX_ORIGIN_CWD + 1)},
+        {"client": ""},
+        {"client": 7},
+    ):
+        with pytest.raises(ValidationError):
+            Origin.model_validate(origin)
+
+
+def test_an_answer_may_leave_out_the_session() -> None:
+    response = ClientResponse.model_validate(
+        {"rpcId": "r1", "result": {"ok": True, "value": {"answer": {"answers": []}}}}
+    )
+    assert not isinstance(response.result, ErrorResult)
+    assert response.result.value.session_id is None

@@ -1,5 +1,5 @@
-"""`ctx.user_questions`: the SPEC §3 table row by row, byte for byte, the abort race, task
-cancellation, provider errors, answer checking and events."""
+"""`ctx.user_questions`: the README's "Errors" table row by row, byte for byte, the abort race,
+task cancellation, provider errors, answer checking and events."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The request and answer checks of `ask()`, in the SPEC's order, with its exact messages.
+"""The request and answer checks of `ask()`, in the order and with the exact messages of the
+README's "Errors" table.
 
 Level 5: pure functions over the wire models. Bad requests are caught here, at the asker where
 the mistake is, rather than in each UI; bad answers are caught before they reach the agent.

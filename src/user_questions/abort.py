@@ -1,6 +1,6 @@
 """Cancellation in the shape of the web platform's `AbortController` and `AbortSignal`.
 
-Level 2: imports only `errors`.
+Level 2: imports only `errors` and `_disposer`.
 
 A signal is aborted once, with a reason, and tells its listeners synchronously. A timeout signal
 (`AbortSignal.timeout`) carries a deadline on the monotonic clock: it reads as aborted as soon as
@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 
 import anyio
 
+from user_questions._disposer import nothing
 from user_questions.errors import AbortError, ErrorCode
 
 __all__ = ["AbortController", "AbortSignal", "is_timeout"]
@@ -88,7 +89,7 @@ class AbortSignal:
         """
         if self.aborted:
             listener()
-            return _noop
+            return nothing
         self._listeners.append(listener)
 
         def remove() -> None:
@@ -178,10 +179,6 @@ class AbortSignal:
             except Exception:
                 # One broken listener must not keep the others from learning of the abort.
                 logger.exception("an abort listener raised")
-
-
-def _noop() -> None:
-    return None
 
 
 def _forward(ref: weakref.ReferenceType[AbortSignal], source: AbortSignal) -> Listener:

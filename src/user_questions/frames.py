@@ -1,24 +1,25 @@
 """The frames a host exchanges with its clients: pages, scripts, and askers in other processes.
 
-Level 0. It imports only `types` (which imports nothing from the package), so a page's tests,
-another process or another language's binding can load the protocol with pydantic alone. The
-questions and the answer inside a frame are kept as raw wire JSON (`JSONObject`), so a frame can
-be read and relayed before its contents are checked; the host reads them into the vocabulary
-with `user_questions._wire`.
+Level 0. It imports only `types` and `outcomes` (which import nothing from the package), so a
+page's tests, another process or another language's binding can load the protocol with pydantic
+alone. The questions and the answer inside a frame are kept as raw wire JSON (`JSONObject`), so a
+frame can be read and relayed before its contents are checked; the host reads them into the
+vocabulary with `user_questions._wire`. docs/protocol.md describes every frame, field, error and
+limit, in enough detail to implement a page or an asker in another language.
 
-Two conversations run over WebSockets (see docs/host.md):
+Two conversations run over WebSockets:
 
-- **Pages** (`/ws`, SPEC section 11 and HOST-CONTRACT.md). The host pushes a
-  `QuestionRequestedFrame` for every pending request (on connect, and when one becomes pending)
-  and a `QuestionResolvedFrame` when one settles. The page sends a `ClientResponse` that answers
-  or dismisses a request and gets a `ReceiptFrame`; `Ping` gets `PongFrame`. `POST /api/respond`
-  takes the same `ClientResponse` and returns the bare `Receipt`.
+- **Pages** (`/ws`). The host pushes a `QuestionRequestedFrame` for every pending request (on
+  connect, and when one becomes pending) and a `QuestionResolvedFrame` when one settles. The
+  page sends a `ClientResponse` that answers or dismisses a request and gets a `ReceiptFrame`;
+  `Ping` gets `PongFrame`. `POST /api/respond` takes the same `ClientResponse` and returns the
+  bare `Receipt`.
 - **Askers** (`/ws/ask`, used by `RemoteProvider`). The asker sends `Ask` with an `rpcId` it
   generated; sending it again, on the same or a new connection, re-attaches to the same request
   (the submit is idempotent). The host replies `AskPending` once the request is stored, then
   `AskSettled` once it settles (at once when it already has), or `AskFailed` when it refuses
-  the request. `Withdraw` settles a request as withdrawn (the asker gave up: abort, timeout,
-  cancellation); the host replies `AskSettled` with the request's final outcome.
+  the request. `Withdraw` settles a request as withdrawn or timed out (the asker gave up); the
+  host replies `AskSettled` with the request's final outcome.
 
 Conventions are those of the wire vocabulary: camelCase JSON, both spellings on input, unset
 optional fields absent, unknown keys ignored.
@@ -26,14 +27,18 @@ optional fields absent, unknown keys ignored.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool, StrictStr
 
+from user_questions.outcomes import Outcome, ResolvedOutcome
 from user_questions.types import WireModel
 
 __all__ = [
     "MAX_FRAME_BYTES",
+    "MAX_ORIGIN_CLIENT",
+    "MAX_ORIGIN_CWD",
     "AnswerResult",
     "AnswerValue",
     "Ask",
@@ -48,6 +53,7 @@ __all__ = [
     "ErrorResult",
     "Frame",
     "JSONObject",
+    "Origin",
     "PageFrame",
     "Ping",
     "Pong",
@@ -58,37 +64,53 @@ __all__ = [
     "QuestionResolvedFrame",
     "Receipt",
     "ReceiptFrame",
-    "ReceiptPayload",
     "ResponseError",
-    "SettledOutcome",
     "Withdraw",
     "WithdrawReason",
+    "iso",
 ]
 
 MAX_FRAME_BYTES = 1024 * 1024
-"""The largest frame either side sends or accepts (1 MiB): a host closes the connection on a
-larger one (WebSocket close code 1009), so an asker refuses to send it."""
+"""The largest frame either side sends or accepts (1 MiB, counted in UTF-8 bytes): a host closes
+the connection on a larger one (WebSocket close code 1009), so an asker refuses to send it."""
+MAX_ORIGIN_CLIENT = 128
+"""Characters in an origin's `client`."""
+MAX_ORIGIN_CWD = 4096
+"""Characters in an origin's `cwd` (Linux's longest path)."""
 
 JSONObject = dict[str, Any]
 """A JSON object as parsed by `json.loads`: a question item or an answer, in wire JSON."""
 
-SettledOutcome = Literal["answered", "cancelled", "withdrawn"]
-"""How a request settled: answered, dismissed by a human, or withdrawn by its asker."""
-
 WithdrawReason = Literal["aborted", "timed-out", "cancelled"]
 """Why an asker withdrew: its ask's signal aborted, or timed out, or the ask was cancelled
-otherwise (its task was cancelled, or the host stayed unreachable too long)."""
+otherwise (its task was cancelled, or the host stayed unreachable too long). The host records
+`timed-out` as the outcome `timed-out` and the other two as `withdrawn`."""
+
+
+def iso(moment: datetime) -> str:
+    """`moment` as every frame, history entry and event writes a time: ISO 8601 UTC with
+    milliseconds and a `Z`."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Frame(WireModel):
     """Base of every frame: the wire vocabulary's JSON conventions."""
 
 
+class Origin(Frame):
+    """Where an ask comes from, as its asker describes itself; shown with the request."""
+
+    client: Annotated[StrictStr, Field(min_length=1, max_length=MAX_ORIGIN_CLIENT)] | None = None
+    """The program that asks, such as `claude-code`, `codex` or `langgraph`."""
+    cwd: Annotated[StrictStr, Field(min_length=1, max_length=MAX_ORIGIN_CWD)] | None = None
+    """The folder it works in."""
+
+
 # -- host -> page ---------------------------------------------------------------------------
 
 
 class QuestionRequested(Frame):
-    """The SPEC's payload announcing a pending request."""
+    """The payload announcing a pending request, as the seam's pages read it."""
 
     type: Literal["question/requested"] = "question/requested"
     session_id: StrictStr
@@ -107,16 +129,20 @@ class QuestionRequestedFrame(Frame):
     """Safe HTML of each question's `detail` (markdown, raw HTML disabled), by question id."""
     asked_at: StrictStr
     """When the request was first stored, ISO 8601 UTC."""
+    origin: Origin | None = None
+    """Where the asker says the request comes from, when it said."""
 
 
 class QuestionResolved(Frame):
-    """The SPEC's payload announcing that a request settled; every page drops its card."""
+    """The payload announcing that a request settled; every page drops its card."""
 
     type: Literal["question/resolved"] = "question/resolved"
     session_id: StrictStr
     question_rpc_id: StrictStr
-    outcome: Literal["answered", "cancelled"]
-    """`cancelled` covers a dismissal and a withdrawal (abort, timeout) by the asker."""
+    outcome: ResolvedOutcome
+    """As the seam's pages read it: `answered`, or `cancelled` for every other ending."""
+    settled: Outcome
+    """The exact outcome: `answered`, `dismissed`, `withdrawn` or `timed-out`."""
 
 
 class QuestionResolvedFrame(Frame):
@@ -126,23 +152,16 @@ class QuestionResolvedFrame(Frame):
 
 
 class Receipt(Frame):
-    """What a client-response achieved; the body of `POST /api/respond`."""
-
-    accepted: StrictBool
-    reason: Literal["not-pending", "bad-response"] | None = None
-    """Why it was refused: the request had settled or never existed, or the response broke the
-    rules (SPEC section 3, another session, a malformed frame) and the request stays pending."""
-    message: StrictStr | None = None
-    """One line saying what was wrong, when refused."""
-
-
-class ReceiptPayload(Frame):
-    """A `Receipt` as a WebSocket payload."""
+    """What a client-response achieved: the payload of a `ReceiptFrame`, and (without `type`)
+    the body of `POST /api/respond`."""
 
     type: Literal["client-response/receipt"] = "client-response/receipt"
     accepted: StrictBool
     reason: Literal["not-pending", "bad-response"] | None = None
+    """Why it was refused: the request had settled or never existed, or the response broke the
+    answer rules, named another session or was malformed, and the request stays pending."""
     message: StrictStr | None = None
+    """One line saying what was wrong, when refused."""
 
 
 class ReceiptFrame(Frame):
@@ -150,7 +169,7 @@ class ReceiptFrame(Frame):
 
     rpc_id: StrictStr
     """The rpcId of the client-response this answers."""
-    payload: ReceiptPayload
+    payload: Receipt
 
 
 class Pong(Frame):
@@ -185,7 +204,9 @@ class ErrorFrame(Frame):
 class AnswerValue(Frame):
     """The answer a page gives, with the session it believes the request belongs to."""
 
-    session_id: StrictStr
+    session_id: StrictStr | None = None
+    """The request's session; when given it must match (a guard against answering the wrong
+    request), and it may be left out."""
     answer: JSONObject
     """An `AskUserQuestionAnswer`, as wire JSON."""
 
@@ -242,6 +263,8 @@ class Ask(Frame):
     session_id: StrictStr
     questions: list[JSONObject]
     """The `AskUserQuestionItem`s, as wire JSON."""
+    origin: Origin | None = None
+    """Where the ask comes from; kept with the request and shown with it."""
 
 
 class Withdraw(Frame):
@@ -250,8 +273,8 @@ class Withdraw(Frame):
     type: Literal["withdraw"] = "withdraw"
     rpc_id: StrictStr
     reason: WithdrawReason | None = None
-    """Why the asker gave up; absent means `aborted`. The host records `timed-out` as its own
-    outcome, and still tells pages and askers `cancelled` / `withdrawn`."""
+    """Why the asker gave up; absent means `aborted`. `timed-out` ends the request as
+    `timed-out`, the others as `withdrawn`."""
 
 
 AskerFrame = Annotated[Ask | Withdraw | Ping, Field(discriminator="type")]
@@ -268,7 +291,7 @@ class AskSettled(Frame):
     """The request settled; sent once per attachment, and again to every re-attachment."""
 
     type: Literal["ask/settled"] = "ask/settled"
-    outcome: SettledOutcome
+    outcome: Outcome
     answer: JSONObject | None = None
     """The `AskUserQuestionAnswer`, present when the outcome is `answered`."""
 

@@ -1,6 +1,7 @@
 """A small Cordis-style kernel: contexts, plugins, services, effects and events.
 
-Level 3: imports only `errors`; the service names below are typed for the checker alone.
+Level 3: imports only `errors` and `_disposer`; the service names below are typed for the checker
+alone.
 
 An app is a tree of fibers. `ctx.plugin(p)` applies a plugin in a new fiber, a child of the
 fiber of `ctx`, and hands it a context bound to that fiber. Everything registered through that
@@ -23,6 +24,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias
 
+from user_questions._disposer import Disposer, nothing
 from user_questions.errors import ErrorCode, HarnessError
 
 if TYPE_CHECKING:
@@ -34,7 +36,6 @@ __all__ = ["Context", "Disposer", "Fiber", "Service"]
 
 logger = logging.getLogger(__name__)
 
-Disposer: TypeAlias = Callable[[], None]
 Plugin: TypeAlias = Any
 """A function `apply(ctx, config)`, a module or object with `apply`, or a `Service` subclass."""
 
@@ -118,7 +119,7 @@ class Fiber:
         self._owned: dict[int, Disposer] = {}
         self._next_key = 0
         self._injected: dict[str, object] = {}
-        self._unlink: Disposer = _noop
+        self._unlink: Disposer = nothing
         self.active = False
         self.disposed = False
 
@@ -134,7 +135,7 @@ class Fiber:
         """
         if not self.active:
             undo()
-            return _noop
+            return nothing
         key = self._next_key
         self._next_key += 1
         done = False
@@ -193,10 +194,6 @@ class Fiber:
                 self._activate()
             except Exception:
                 logger.exception("re-applying plugin %s raised; it stays inactive", self.name)
-
-
-def _noop() -> None:
-    return None
 
 
 def _plugin_parts(plugin: Plugin) -> tuple[str, Callable[[Context, Any], object], Sequence[str]]:
@@ -295,7 +292,7 @@ class Context:
     def effect(self, setup: Callable[[], Disposer | None]) -> Disposer:
         """Run `setup()` now; the disposer it returns runs when this context's fiber goes."""
         undo = setup()
-        return self._fiber.own(undo or _noop)
+        return self._fiber.own(undo or nothing)
 
     def on(self, event: str, listener: Callable[..., object]) -> Disposer:
         """Listen to `event` on the whole app while this context's fiber lives."""

@@ -3,11 +3,12 @@
 Level 0. This module imports nothing from the package, so a browser test, another process or a
 bridge can load the vocabulary without the service, the kernel or any extra.
 
-Conventions (SPEC section 2): attributes are snake_case and JSON is camelCase; both spellings are
-accepted on input; an optional field that is not set is absent from JSON, never `null`, with the
-default arguments of `model_dump()`, `model_dump(mode="json")` and `model_dump_json()`. On input a
-`null` optional field is read as absent, because OpenAI's strict tool mode sends one for every
-field the model left out. Unknown keys are ignored so that a newer peer can add fields.
+Conventions (README, "Public API and key types"): attributes are snake_case and JSON is
+camelCase; both spellings are accepted on input; an optional field that is not set is absent from
+JSON, never `null`, with the default arguments of `model_dump()`, `model_dump(mode="json")` and
+`model_dump_json()`. On input a `null` optional field is read as absent, because OpenAI's strict
+tool mode sends one for every field the model left out. Unknown keys are ignored so that a newer
+peer can add fields.
 """
 
 from __future__ import annotations

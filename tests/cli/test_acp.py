@@ -23,7 +23,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 def test_without_an_agent_command_it_says_how_to_name_one(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, err = run(capsys, "--host", "http://127.0.0.1:8765/?token=abcdefgh")
+    code, err = run(capsys, "--url", "http://127.0.0.1:8765/?token=abcdefgh")
     assert (code, err) == (
         2,
         "uq acp: name the agent to run after --, as in: uq acp -- AGENT [ARGS...]\n",
@@ -34,7 +34,7 @@ def test_a_host_without_its_token_is_refused(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("UQ_TOKEN", raising=False)
-    code, err = run(capsys, "--host", "http://127.0.0.1:8765", "--", "my-agent")
+    code, err = run(capsys, "--url", "http://127.0.0.1:8765", "--", "my-agent")
     assert code == 2
     assert err.startswith("uq acp: the host's token is needed")
 
@@ -43,7 +43,7 @@ def uq_acp(*command: str) -> subprocess.CompletedProcess[str]:
     """`uq acp -- COMMAND` with the inbox down and the editor gone at once."""
     url = f"http://127.0.0.1:{free_port()}/?token=abcdefgh"
     return subprocess.run(
-        [*UQ_ACP, "--host", url, "--", *command],
+        [*UQ_ACP, "--url", url, "--", *command],
         input="",
         capture_output=True,
         text=True,
@@ -70,7 +70,7 @@ def test_sigterm_stops_the_agent_and_exits_128_plus_15() -> None:
     agent = "import sys, time; print('started', file=sys.stderr, flush=True); time.sleep(120)"
     url = f"http://127.0.0.1:{free_port()}/?token=abcdefgh"
     proxy = subprocess.Popen(
-        [*UQ_ACP, "--host", url, "--", sys.executable, "-c", agent],
+        [*UQ_ACP, "--url", url, "--", sys.executable, "-c", agent],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

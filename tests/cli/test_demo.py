@@ -15,6 +15,7 @@ from tests.host.conftest import answer, dismissal, next_frame
 from user_questions.cli._demo import BATCH, demo_agent
 from user_questions.host.hub import Hub
 from user_questions.host.stores.sqlite import SQLiteStore
+from user_questions.outcomes import Surface
 
 pytestmark = pytest.mark.anyio
 
@@ -46,12 +47,12 @@ async def test_the_demo_agent_prints_each_answer_and_asks_again(
                 {"id": "checks", "selected": []},
                 {"id": "service-name", "selected": []},
             ),
-            via="web",
+            via=Surface.WEB,
         )
         await next_frame(page)  # resolved
         plan = await next_frame(page)
         assert plan["payload"]["questions"][0]["intent"]["approve"] == "Approve"
-        await hub.respond(dismissal(plan["rpcId"]), via="web")
+        await hub.respond(dismissal(plan["rpcId"]), via=Surface.WEB)
         await next_frame(page)  # resolved
         again = await next_frame(page)
         assert again["payload"]["questions"][0]["id"] == "package-manager"

@@ -12,14 +12,15 @@ import pytest
 from tests.cli.test_token import uq
 from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
 from user_questions.cli import _history
-from user_questions.host.stores import SettledState, Settlement
+from user_questions.host.stores import Settlement
 from user_questions.host.stores.sqlite import SQLiteStore
+from user_questions.outcomes import Outcome, Surface
 
-SETTLED: list[tuple[str, str, SettledState, str | None]] = [
-    ("r1", "agent-a", "answered", "alice"),
-    ("r2", "agent-b", "cancelled", "bob"),
-    ("r3", "agent-a", "timed-out", None),
-    ("r4", "agent-b", "answered", "bob"),
+SETTLED: list[tuple[str, str, Outcome, str | None]] = [
+    ("r1", "agent-a", Outcome.ANSWERED, "alice"),
+    ("r2", "agent-b", Outcome.DISMISSED, "bob"),
+    ("r3", "agent-a", Outcome.TIMED_OUT, None),
+    ("r4", "agent-b", Outcome.ANSWERED, "bob"),
 ]
 
 
@@ -30,11 +31,11 @@ def db(tmp_path: Path) -> str:
     async def fill() -> None:
         async with SQLiteStore(tmp_path / "host.db") as store:
             await store.submit(new("waiting"))
-            for rpc_id, session, state, by in SETTLED:
+            for rpc_id, session, outcome, by in SETTLED:
                 await store.submit(new(rpc_id, session))
-                answer = ANSWER if state == "answered" else None
-                via = "asker" if state == "timed-out" else "web"
-                await store.settle(rpc_id, Settlement(state, answer, via=via, by=by))
+                answer = ANSWER if outcome == Outcome.ANSWERED else None
+                via = Surface.ASKER if outcome == Outcome.TIMED_OUT else Surface.WEB
+                await store.settle(rpc_id, Settlement(outcome, answer, via=via, by=by))
 
     anyio.run(fill)
     return str(tmp_path / "host.db")
@@ -94,7 +95,7 @@ def test_people_get_a_block_per_question_with_who_answered_and_the_answers(
         "  Name it",
         '    → "inbox"',
     ]
-    assert blocks[1].splitlines()[0].endswith("  timed out via asker  ·  session agent-a")
+    assert blocks[1].splitlines()[0].endswith("  timed-out via asker  ·  session agent-a")
 
 
 @pytest.mark.parametrize(
@@ -118,3 +119,11 @@ def test_nothing_matching_says_so_on_stderr(capsys: pytest.CaptureFixture[str], 
         "",
         "no settled questions match\n",
     )
+
+
+def test_a_store_and_a_host_at_once_are_bad_input(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    status, out, err = uq(capsys, "history", "--db", db, "--url", "http://127.0.0.1:8765/")
+    assert (status, out) == (2, "")
+    assert err == "uq history: give --db (a store) or --url (a running host), not both\n"

@@ -91,6 +91,7 @@ def test_an_asker_that_times_out_withdraws_its_question_from_every_page(host: Ho
                 "sessionId": "agent-2",
                 "questionRpcId": requested["rpcId"],
                 "outcome": "cancelled",
+                "settled": "timed-out",
             }
             assert asker.results() == {"slow": "ASK_TIMED_OUT"}
         finally:

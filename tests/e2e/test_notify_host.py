@@ -77,7 +77,7 @@ def test_serve_tells_a_webhook_and_a_command_of_every_question(
     try:
         (frame,) = host.wait_pending(1)
         rpc_id = frame["rpcId"]
-        answered = uq("answer", "--host", host.url, stdin="1\n")  # the line dialogue: "yes"
+        answered = uq("answer", "--url", host.url, stdin="1\n")  # the line dialogue: "yes"
         assert answered.returncode == 0, answered.stderr
         assert agent.results() == {"deploy": {"answers": [{"id": "deploy", "selected": ["yes"]}]}}
         assert _printed(process, 2) == [

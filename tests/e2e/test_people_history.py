@@ -9,6 +9,7 @@ opened at once, on SQLite and on PostgreSQL.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -138,6 +139,13 @@ def test_answers_are_attributed_and_the_records_survive_a_restart(
         printed = [json.loads(line) for line in done.stdout.splitlines()]
         assert [item["rpcId"] for item in printed] == [item["rpcId"] for item in items]
         assert printed[0] == {key: value for key, value in items[0].items() if key != "rendered"}
+        for output in (["--json"], []):  # a running host by URL: the very same output
+            by_url = uq("history", *output, "--url", again.url, "--limit", "3")
+            by_db = uq("history", *output, "--db", db, "--limit", "3")
+            assert (by_url.returncode, by_url.stderr) == (0, "")
+            assert by_url.stdout == by_db.stdout
+        from_env = uq("history", "--json", env={**os.environ, "UQ_URL": again.url})
+        assert from_env.stdout == done.stdout
     finally:
         again.stop()
 

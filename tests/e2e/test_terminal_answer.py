@@ -171,7 +171,7 @@ def test_pick_takes_an_rpc_id_typed_under_other_in_the_line_dialogue(
     agent = ask(host, asking, "typist", "one", "two")
     _, second = rpc_ids(host, "typist")
     typed = f"3\n{second}\n2\n"  # Other…, the rpcId, then "no" to the question it picks
-    done = _uq("answer", "--pick", "--host", host.url, typed=typed)
+    done = _uq("answer", "--pick", "--url", host.url, typed=typed)
     assert done.returncode == _answer.EXIT_ANSWERED, done.stderr
     assert "Go ahead with two?" in done.stderr
     assert done.stderr.splitlines()[-1] == "uq answer: answer sent"
@@ -190,7 +190,7 @@ def test_with_nothing_waiting_answer_says_so(host: HostProcess) -> None:
         _answer.EXIT_NOTHING,
         "uq answer: no question is waiting\n",
     )
-    unknown = _uq("answer", "no-such-id", "--host", host.url)
+    unknown = _uq("answer", "no-such-id", "--url", host.url)
     assert (unknown.returncode, unknown.stderr) == (
         _answer.EXIT_NOT_PENDING,
         'uq answer: no question waiting has rpcId "no-such-id"\n',
@@ -203,7 +203,7 @@ def test_pending_lists_oldest_first_for_people_and_scripts(
     ask(host, asking, "lister", "first")
     ask(host, asking, "lister", "second")
     first, second = rpc_ids(host, "lister")
-    listed = _uq("pending", "--host", host.base, "--token", host.token)
+    listed = _uq("pending", "--url", host.base, "--token", host.token)
     assert listed.returncode == 0, listed.stderr
     # The host is shared by this module: an earlier test's question may still be withdrawing.
     ours = [line for line in listed.stdout.splitlines() if "  lister  " in line]
@@ -230,15 +230,25 @@ def test_pending_lists_oldest_first_for_people_and_scripts(
 
 
 def test_pending_refuses_a_wrong_token_and_a_missing_one(host: HostProcess) -> None:
-    wrong = _uq("pending", "--host", host.base, "--token", "not-the-token")
+    wrong = _uq("pending", "--url", host.base, "--token", "not-the-token")
     assert wrong.returncode == 1
     assert wrong.stderr == (
         f"uq pending: the host at {host.base}/ refused the token (HTTP 401); use the token "
         "`uq serve` printed, or a named token (`uq token add`)\n"
     )
-    missing = _uq("pending", "--host", host.base, env={"UQ_TOKEN": ""})
+    missing = _uq("pending", "--url", host.base, env={"UQ_TOKEN": ""})
     assert missing.returncode == 2
     assert missing.stderr.startswith("uq pending: the host's token is needed")
+
+
+def test_the_old_host_option_still_works_for_a_release_with_a_line_saying_so(
+    host: HostProcess,
+) -> None:
+    listed = _uq("pending", "--json", "--host", host.base, "--token", host.token)
+    assert listed.returncode == 0
+    assert listed.stderr == (
+        "uq pending: --host is deprecated here and will be removed in the next release; use --url\n"
+    )
 
 
 def test_an_answer_the_host_refuses_exits_6_and_the_question_stays(

@@ -13,7 +13,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from tests.host.conftest import MANY, PICK, PLAN
 from user_questions import ErrorCode, UserQuestionError
-from user_questions.host import app as app_module
+from user_questions.host import pages
 from user_questions.host.app import create_app
 from user_questions.host.security import CONTENT_SECURITY_POLICY, MAX_FRAME_BYTES
 from user_questions.host.stores import Settlement, StoredQuestion
@@ -93,7 +93,7 @@ def test_the_page_is_served_with_its_cookie_and_policy(
     static.mkdir()
     (static / "index.html").write_text("<!doctype html><title>uq</title>")
     (static / "app.js").write_text("export {};")
-    monkeypatch.setattr(app_module, "STATIC_DIR", static)
+    monkeypatch.setattr(pages, "STATIC_DIR", static)
     with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as client:
         page = client.get(f"/?token={TOKEN}")
         assert page.status_code == 200
@@ -110,7 +110,7 @@ def test_the_page_is_served_with_its_cookie_and_policy(
 def test_a_missing_page_is_a_clear_500_not_a_crash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(app_module, "STATIC_DIR", tmp_path / "nothing-here")
+    monkeypatch.setattr(pages, "STATIC_DIR", tmp_path / "nothing-here")
     with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as client:
         page = client.get("/", headers=AUTH)
         assert page.status_code == 500
@@ -226,6 +226,7 @@ def test_answers_over_the_socket_get_receipts_and_every_page_drops_the_card(
                 "sessionId": "s",
                 "questionRpcId": "r1",
                 "outcome": "answered",
+                "settled": "answered",
             }
         }
         receipt = {"rpcId": "r1", "payload": {"type": "client-response/receipt", "accepted": True}}
@@ -236,14 +237,18 @@ def test_answers_over_the_socket_get_receipts_and_every_page_drops_the_card(
         assert late["payload"]["reason"] == "not-pending"
 
 
-def test_a_dismissal_over_the_socket_resolves_as_cancelled(client: TestClient) -> None:
+def test_a_dismissal_over_the_socket_resolves_as_cancelled_and_dismissed(
+    client: TestClient,
+) -> None:
     ask(client, "r1", PICK)
     with client.websocket_connect("/ws", headers=AUTH) as page:
         page.receive_json()
         page.send_json(dismiss_frame("r1"))
         replies = [page.receive_json(), page.receive_json()]
-    outcomes = [reply["payload"].get("outcome") for reply in replies]
-    assert "cancelled" in outcomes
+    resolved = [reply["payload"] for reply in replies if "outcome" in reply["payload"]]
+    assert [(payload["outcome"], payload["settled"]) for payload in resolved] == [
+        ("cancelled", "dismissed")
+    ]
 
 
 def test_a_page_may_ping(client: TestClient) -> None:
@@ -280,6 +285,21 @@ def test_an_oversized_frame_closes_the_socket(client: TestClient) -> None:
         with pytest.raises(WebSocketDisconnect) as caught:
             page.receive_json()
     assert caught.value.code == 1009
+
+
+@pytest.mark.parametrize("path", ["/ws", "/ws/ask"])
+def test_the_frame_limit_counts_bytes_not_characters(client: TestClient, path: str) -> None:
+    # Fewer characters than the limit, more bytes: as the asker counts what it sends.
+    euros = "€" * (MAX_FRAME_BYTES // 3 + 1)
+    assert len(euros) < MAX_FRAME_BYTES < len(euros.encode())
+    with client.websocket_connect(path, headers=AUTH) as socket:
+        socket.send_text(euros)
+        with pytest.raises(WebSocketDisconnect) as caught:
+            socket.receive_json()
+    assert caught.value.code == 1009
+    with client.websocket_connect(path, headers=AUTH) as socket:
+        socket.send_text("€" * (MAX_FRAME_BYTES // 3 - 1))  # within the limit: read, and refused
+        assert socket.receive_json()["payload"]["code"] == "BAD_REQUEST"
 
 
 # -- the asker's WebSocket ------------------------------------------------------------------
@@ -347,6 +367,7 @@ def test_withdrawing_takes_the_request_off_every_page(client: TestClient) -> Non
             "sessionId": "s",
             "questionRpcId": "r1",
             "outcome": "cancelled",
+            "settled": "withdrawn",
         }
         asker.send_json({"type": "withdraw", "rpcId": "never-asked"})
         assert asker.receive_json()["payload"]["code"] == "NOT_FOUND"

@@ -8,25 +8,26 @@ from datetime import UTC, datetime
 from tests.host.conftest import PICK
 from user_questions.host.events import HostEvent, event_of
 from user_questions.host.stores import StoredQuestion
+from user_questions.outcomes import RequestState, Surface
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 ASKED = datetime(2025, 3, 4, 5, 6, 7, 891_234, tzinfo=UTC)
 SETTLED = datetime(2025, 3, 4, 5, 8, 0, tzinfo=UTC)
 
 
-def record(state: str, **fields: object) -> StoredQuestion:
+def record(state: RequestState, **fields: object) -> StoredQuestion:
     return StoredQuestion(
         rpc_id="r1",
         session_id="agent-1",
         questions=(PICK,),
         asked_at=ASKED,
-        state=state,  # type: ignore[arg-type]
+        state=state,
         **fields,  # type: ignore[arg-type]
     )
 
 
 def test_a_pending_event_says_who_asked_what_and_when() -> None:
-    event = event_of(record("pending", asked_by="alice"))
+    event = event_of(record(RequestState.PENDING, asked_by="alice"))
     assert json.loads(event.model_dump_json()) == {
         "type": "question/pending",
         "id": "r1:pending",
@@ -43,10 +44,10 @@ def test_an_answered_event_carries_the_answer_the_surface_and_the_person() -> No
     answer = AskUserQuestionAnswer(answers=[AskUserQuestionAnswerItem(id="pick", selected=["b"])])
     event = event_of(
         record(
-            "answered",
+            RequestState.ANSWERED,
             answer=answer,
             settled_at=SETTLED,
-            settled_via="terminal",
+            settled_via=Surface.TERMINAL,
             settled_by="bob",
         )
     )
@@ -66,15 +67,15 @@ def test_an_answered_event_carries_the_answer_the_surface_and_the_person() -> No
 
 
 def test_every_way_of_ending_is_an_outcome_and_unknown_fields_stay_absent() -> None:
-    for state in ("cancelled", "withdrawn", "timed-out"):
+    for state in (RequestState.DISMISSED, RequestState.WITHDRAWN, RequestState.TIMED_OUT):
         data = json.loads(event_of(record(state, settled_at=SETTLED)).model_dump_json())
-        assert data["outcome"] == state
+        assert data["outcome"] == state.value
         assert "answer" not in data
         assert "by" not in data
         assert "via" not in data
 
 
 def test_a_receiver_can_read_an_event_back_and_ignores_fields_it_does_not_know() -> None:
-    data = json.loads(event_of(record("pending")).model_dump_json())
+    data = json.loads(event_of(record(RequestState.PENDING)).model_dump_json())
     data["addedByALaterVersion"] = True
-    assert HostEvent.model_validate(data) == event_of(record("pending"))
+    assert HostEvent.model_validate(data) == event_of(record(RequestState.PENDING))

@@ -22,6 +22,7 @@ from user_questions.host.history import (
     query_of,
 )
 from user_questions.host.stores import HistoryQuery, StoredQuestion
+from user_questions.outcomes import Outcome, RequestState, Surface
 
 ASKED = datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
 
@@ -35,7 +36,11 @@ def test_filters_become_a_store_query_and_empty_ones_are_no_filter() -> None:
     assert history_query(
         session="agent-1", outcome="dismissed", search="Rate  LIMIT rate", by="alice", limit=5
     ) == HistoryQuery(
-        session="agent-1", state="cancelled", by="alice", terms=("rate", "limit"), limit=5
+        session="agent-1",
+        outcome=Outcome.DISMISSED,
+        by="alice",
+        terms=("rate", "limit"),
+        limit=5,
     )
 
 
@@ -63,7 +68,7 @@ def test_a_filter_that_cannot_be_used_is_a_clear_bad_request(
 
 def test_url_parameters_are_read_and_the_token_is_no_filter() -> None:
     query = query_of({"q": "deploy", "outcome": "answered", "limit": "10", "token": "secret"})
-    assert query == HistoryQuery(state="answered", terms=("deploy",), limit=10)
+    assert query == HistoryQuery(outcome=Outcome.ANSWERED, terms=("deploy",), limit=10)
     for limit in ("ten", "-1", "²", "9" * 20):
         with pytest.raises(UserQuestionError) as caught:
             query_of({"limit": limit})
@@ -73,15 +78,15 @@ def test_url_parameters_are_read_and_the_token_is_no_filter() -> None:
 # -- entries ----------------------------------------------------------------------------------
 
 
-def test_an_entry_names_the_outcome_for_people_and_leaves_out_what_is_unknown() -> None:
+def test_an_entry_names_the_outcome_and_leaves_out_what_is_unknown() -> None:
     record = StoredQuestion(
         rpc_id="r1",
         session_id="agent-1",
         questions=(PICK,),
         asked_at=ASKED,
-        state="cancelled",
+        state=RequestState.DISMISSED,
         settled_at=ASKED,
-        settled_via="web",
+        settled_via=Surface.WEB,
         settled_by="alice",
     )
     assert entry_of(record).model_dump(mode="json") == {
@@ -101,7 +106,15 @@ def test_an_answered_entry_carries_its_answer_and_on_request_its_safe_details() 
         {"answers": [{"id": "plan-review", "selected": ["Approve"]}]}
     )
     record = StoredQuestion(
-        "r1", "agent-1", (PLAN,), ASKED, "answered", answer, ASKED, "terminal", shown_at=ASKED
+        "r1",
+        "agent-1",
+        (PLAN,),
+        ASKED,
+        RequestState.ANSWERED,
+        answer,
+        ASKED,
+        Surface.TERMINAL,
+        shown_at=ASKED,
     )
     entry = entry_of(record, rendered=True)
     assert entry.answer == {"answers": [{"id": "plan-review", "selected": ["Approve"]}]}

@@ -24,11 +24,12 @@ from user_questions import (
     ErrorCode,
     UserQuestionError,
 )
-from user_questions.frames import ClientResponse
+from user_questions.frames import ClientResponse, Receipt
 from user_questions.host import hub as hub_module
 from user_questions.host.hub import Hub
 from user_questions.host.stores import ChangeListener, NewQuestion, Settlement, StoredQuestion
 from user_questions.host.stores.sqlite import SQLiteStore
+from user_questions.outcomes import Outcome, Surface
 from user_questions.types import AskUserQuestionItem
 
 pytestmark = pytest.mark.anyio
@@ -52,7 +53,7 @@ async def test_a_request_is_stored_before_any_page_sees_it(hub: Hub) -> None:
 async def test_a_new_page_gets_every_pending_request_replayed(hub: Hub) -> None:
     await hub.submit("r1", "s", [PICK])
     await hub.submit("r2", "s", [MANY])
-    await hub.respond(dismissal("r1"), via="web")
+    await hub.respond(dismissal("r1"), via=Surface.WEB)
     replay = [json.loads(frame) for frame in hub.subscribe().snapshot]
     assert [frame["rpcId"] for frame in replay] == ["r2"]
     again = [json.loads(frame) for frame in hub.subscribe().snapshot]
@@ -71,9 +72,11 @@ async def test_the_first_answer_wins_and_a_later_one_is_not_pending(hub: Hub) ->
     page = hub.subscribe()
     await hub.submit("r1", "s", [PICK])
     await next_frame(page)
-    first = await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["a"]}), via="web")
-    second = await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["b"]}), via="api")
-    assert first.model_dump() == {"accepted": True}
+    first = await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["a"]}), via=Surface.WEB)
+    second = await hub.respond(
+        answer("r1", "s", {"id": "pick", "selected": ["b"]}), via=Surface.API
+    )
+    assert first == Receipt(accepted=True)
     assert second.accepted is False
     assert second.reason == "not-pending"
     assert await next_frame(page) == {
@@ -82,6 +85,7 @@ async def test_the_first_answer_wins_and_a_later_one_is_not_pending(hub: Hub) ->
             "sessionId": "s",
             "questionRpcId": "r1",
             "outcome": "answered",
+            "settled": "answered",
         }
     }
     stored = await hub.store.get("r1")
@@ -98,7 +102,7 @@ async def test_two_answers_at_once_exactly_one_wins(hub: Hub) -> None:
 
     async def respond(label: str) -> None:
         response = answer("r1", "s", {"id": "pick", "selected": [label]})
-        receipts.append(await hub.respond(response, via=label))
+        receipts.append(await hub.respond(response, via=Surface.WEB, by=label))
 
     async with anyio.create_task_group() as task_group:
         for label in ("a", "b", "a", "b"):
@@ -123,20 +127,20 @@ async def test_an_answer_breaking_the_rules_is_a_bad_response_and_stays_pending(
     hub: Hub, items: list[dict[str, Any]], problem: str
 ) -> None:
     await hub.submit("r1", "s", [PICK])
-    receipt = await hub.respond(answer("r1", "s", *items), via="web")
+    receipt = await hub.respond(answer("r1", "s", *items), via=Surface.WEB)
     assert receipt.accepted is False
     assert receipt.reason == "bad-response"
     assert receipt.message is not None
     assert problem in receipt.message
     assert hub.pending_count == 1
-    good = await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["b"]}), via="web")
+    good = await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["b"]}), via=Surface.WEB)
     assert good.accepted
 
 
 async def test_an_answer_for_another_session_is_refused(hub: Hub) -> None:
     await hub.submit("r1", "alice", [PICK])
     receipt = await hub.respond(
-        answer("r1", "mallory", {"id": "pick", "selected": ["a"]}), via="web"
+        answer("r1", "mallory", {"id": "pick", "selected": ["a"]}), via=Surface.WEB
     )
     assert receipt.reason == "bad-response"
     assert receipt.message == 'question "r1" belongs to session "alice", not "mallory"'
@@ -148,14 +152,14 @@ async def test_a_dismissal_with_an_unknown_code_is_a_bad_response(hub: Hub) -> N
     response = ClientResponse.model_validate(
         {"rpcId": "r1", "result": {"ok": False, "error": {"code": "later"}}}
     )
-    receipt = await hub.respond(response, via="web")
+    receipt = await hub.respond(response, via=Surface.WEB)
     assert receipt.reason == "bad-response"
     assert receipt.message == 'error code "later" is not understood; dismiss with code "cancelled"'
     assert hub.pending_count == 1
 
 
 async def test_an_unknown_rpc_id_is_not_pending(hub: Hub) -> None:
-    receipt = await hub.respond(dismissal("nope"), via="web")
+    receipt = await hub.respond(dismissal("nope"), via=Surface.WEB)
     assert receipt.reason == "not-pending"
     assert receipt.message == 'no pending question has rpcId "nope"'
 
@@ -168,7 +172,7 @@ async def test_resubmitting_an_rpc_id_reattaches_to_the_same_request(hub: Hub) -
     again, _ = await hub.submit("r1", "s", [PICK], watcher=seen.append)
     assert again.pending
     assert hub.pending_count == 1
-    await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["a"]}), via="web")
+    await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["a"]}), via=Surface.WEB)
     assert [record.state for record in seen] == ["answered", "answered"]
     assert (await next_frame(page))["payload"]["type"] == "question/resolved"
     with anyio.move_on_after(0.05):
@@ -180,7 +184,7 @@ async def test_reattaching_after_the_answer_returns_it_at_once(tmp_path: Path) -
     async with SQLiteStore(tmp_path / "host.db") as store:
         async with Hub(store) as hub:
             await hub.submit("r1", "s", [PICK])
-            await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["b"]}), via="web")
+            await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["b"]}), via=Surface.WEB)
         async with Hub(store) as restarted:  # forgets everything but the store
             seen: list[StoredQuestion] = []
             record, _ = await restarted.submit("r1", "s", [PICK], watcher=seen.append)
@@ -232,7 +236,7 @@ async def test_a_restarted_hub_shows_every_pending_request_again(tmp_path: Path)
     async with SQLiteStore(tmp_path / "host.db") as store, Hub(store) as hub:
         for rpc_id in ("r1", "r2", "r3"):
             await hub.submit(rpc_id, "s", [PICK])
-        await hub.respond(dismissal("r2"), via="web")
+        await hub.respond(dismissal("r2"), via=Surface.WEB)
         before = hub.pending_frames()
     async with SQLiteStore(tmp_path / "host.db") as store, Hub(store) as hub:
         assert hub.pending_frames() == before
@@ -243,13 +247,16 @@ async def test_withdraw_settles_a_pending_request_and_reports_a_settled_one(hub:
     page = hub.subscribe()
     await hub.submit("r1", "s", [PICK])
     await next_frame(page)
-    withdrawn = await hub.withdraw("r1", via="asker")
+    withdrawn = await hub.withdraw("r1", via=Surface.ASKER)
     assert withdrawn is not None
     assert withdrawn.state == "withdrawn"
     resolved = await next_frame(page)
-    assert resolved["payload"]["outcome"] == "cancelled"
-    assert (await hub.withdraw("r1", via="asker")) == withdrawn
-    assert await hub.withdraw("unknown", via="asker") is None
+    assert (resolved["payload"]["outcome"], resolved["payload"]["settled"]) == (
+        "cancelled",
+        "withdrawn",
+    )
+    assert (await hub.withdraw("r1", via=Surface.ASKER)) == withdrawn
+    assert await hub.withdraw("unknown", via=Surface.ASKER) is None
 
 
 async def test_a_page_that_falls_too_far_behind_is_dropped(
@@ -274,7 +281,7 @@ async def page_answers(hub: Hub, respond: Callable[[str, str], Any]) -> None:
     try:
         frame = await next_frame(page)
         receipt = await hub.respond(
-            respond(frame["rpcId"], frame["payload"]["sessionId"]), via="web"
+            respond(frame["rpcId"], frame["payload"]["sessionId"]), via=Surface.WEB
         )
         assert receipt.accepted
     finally:
@@ -357,7 +364,7 @@ async def test_aborting_the_ask_withdraws_it_from_every_page(ctx: Context, hub: 
     assert stored.settled_via == "host"
 
 
-async def test_a_timeout_is_recorded_as_timed_out_and_pages_see_it_cancelled(
+async def test_a_timeout_is_recorded_as_timed_out_and_pages_see_it_so(
     ctx: Context, hub: Hub
 ) -> None:
     ctx.user_questions.register_provider(hub.provider())
@@ -368,7 +375,8 @@ async def test_a_timeout_is_recorded_as_timed_out_and_pages_see_it_cancelled(
         )
     assert caught.value.code == ErrorCode.ASK_TIMED_OUT
     rpc_id = (await next_frame(page))["rpcId"]
-    assert (await next_frame(page))["payload"]["outcome"] == "cancelled"
+    resolved = (await next_frame(page))["payload"]
+    assert (resolved["outcome"], resolved["settled"]) == ("cancelled", "timed-out")
     stored = await hub.store.get(rpc_id)
     assert stored is not None
     assert (stored.state, stored.settled_via) == ("timed-out", "host")
@@ -421,11 +429,11 @@ async def test_changes_made_by_another_host_reach_pages_and_askers(tmp_path: Pat
         await store.inner.settle(
             "mine",
             Settlement(
-                "answered",
+                Outcome.ANSWERED,
                 AskUserQuestionAnswer(
                     answers=[AskUserQuestionAnswerItem(id="pick", selected=["a"])]
                 ),
-                via="web",
+                via=Surface.WEB,
             ),
         )
         store.notify("mine")

@@ -12,6 +12,7 @@ from tests.host.conftest import PICK, answer, dismissal, next_frame
 from user_questions.host.hub import Hub
 from user_questions.host.stores import StoredQuestion, open_store
 from user_questions.host.stores.sqlite import SQLiteStore
+from user_questions.outcomes import Surface
 
 pytestmark = pytest.mark.anyio
 
@@ -31,18 +32,18 @@ async def test_a_new_request_and_its_settlement_are_reported_once_each(hub: Hub)
     events = record_events(hub)
     await hub.submit("r1", "s", [PICK])
     await hub.submit("r1", "s", [PICK])  # the asker re-attaching: not new
-    await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["a"]}), via="web")
-    await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["b"]}), via="web")  # lost
+    await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["a"]}), via=Surface.WEB)
+    await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["b"]}), via=Surface.WEB)  # lost
     await hub.submit("r2", "s", [PICK])
-    await hub.respond(dismissal("r2"), via="web")
+    await hub.respond(dismissal("r2"), via=Surface.WEB)
     await hub.submit("r3", "s", [PICK])
-    await hub.withdraw("r3", via="asker")
-    await hub.withdraw("r3", via="asker")  # already withdrawn
+    await hub.withdraw("r3", via=Surface.ASKER)
+    await hub.withdraw("r3", via=Surface.ASKER)  # already withdrawn
     assert events == [
         ("r1", "pending"),
         ("r1", "answered"),
         ("r2", "pending"),
-        ("r2", "cancelled"),
+        ("r2", "dismissed"),
         ("r3", "pending"),
         ("r3", "withdrawn"),
     ]
@@ -51,7 +52,9 @@ async def test_a_new_request_and_its_settlement_are_reported_once_each(hub: Hub)
 async def test_a_refused_answer_reports_nothing(hub: Hub) -> None:
     await hub.submit("r1", "s", [PICK])
     events = record_events(hub)
-    receipt = await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["zzz"]}), via="web")
+    receipt = await hub.respond(
+        answer("r1", "s", {"id": "pick", "selected": ["zzz"]}), via=Surface.WEB
+    )
     assert receipt.reason == "bad-response"
     assert events == []
 
@@ -89,8 +92,8 @@ async def test_requests_replayed_after_a_restart_are_not_new(tmp_path: Path) -> 
         events = record_events(hub)
         record, _ = await hub.submit("r1", "s", [PICK])  # its asker re-attaches
         assert record.pending
-        await hub.respond(dismissal("r1"), via="web")
-    assert events == [("r1", "cancelled")]
+        await hub.respond(dismissal("r1"), via=Surface.WEB)
+    assert events == [("r1", "dismissed")]
 
 
 @contextlib.asynccontextmanager
@@ -105,7 +108,7 @@ async def test_each_change_is_reported_by_the_one_node_that_wrote_it(pg_url: str
         page_a, page_b = node_a.subscribe(), node_b.subscribe()
         await node_a.submit("r1", "s", [PICK])
         assert (await next_frame(page_b))["rpcId"] == "r1"  # B shows it: it read it
-        await node_b.respond(answer("r1", "s", {"id": "pick", "selected": ["a"]}), via="web")
+        await node_b.respond(answer("r1", "s", {"id": "pick", "selected": ["a"]}), via=Surface.WEB)
         assert (await next_frame(page_a))["rpcId"] == "r1"
         resolved = await next_frame(page_a)  # A applies B's answer, read from the database
         assert resolved["payload"]["type"] == "question/resolved"

@@ -27,6 +27,7 @@ from user_questions import (
 )
 from user_questions.host.hub import Hub, PageSubscription
 from user_questions.host.stores import open_store
+from user_questions.outcomes import Surface
 
 pytestmark = pytest.mark.anyio
 
@@ -66,7 +67,9 @@ async def test_a_question_asked_on_one_node_is_answered_on_another(
             task_group.start_soon(ask_on, ctx, node_a, got)
             shown = await frame_of(page_b, "question/requested")
             rpc_id = str(shown["rpcId"])
-            receipt = await node_b.respond(answer(rpc_id, "agent-a", *CHOSEN["answers"]), via="web")
+            receipt = await node_b.respond(
+                answer(rpc_id, "agent-a", *CHOSEN["answers"]), via=Surface.WEB
+            )
             assert receipt.accepted
         assert [item.model_dump(mode="json") for item in got] == [CHOSEN]
         for page in (page_a, page_b):
@@ -76,6 +79,7 @@ async def test_a_question_asked_on_one_node_is_answered_on_another(
                 "sessionId": "agent-a",
                 "questionRpcId": rpc_id,
                 "outcome": "answered",
+                "settled": "answered",
             }
         assert node_a.pending_count == node_b.pending_count == 0
 
@@ -89,7 +93,9 @@ async def test_answers_on_two_nodes_at_once_have_exactly_one_winner(pg_url: str)
         receipts: dict[str, list[tuple[str, bool, str | None]]] = {}
 
         async def respond(hub: Hub, name: str, rpc_id: str) -> None:
-            receipt = await hub.respond(answer(rpc_id, "agent-a", *CHOSEN["answers"]), via="web")
+            receipt = await hub.respond(
+                answer(rpc_id, "agent-a", *CHOSEN["answers"]), via=Surface.WEB
+            )
             receipts.setdefault(rpc_id, []).append((name, receipt.accepted, receipt.reason))
 
         async with anyio.create_task_group() as task_group:
@@ -125,7 +131,7 @@ async def test_a_node_catches_up_on_writes_whose_notification_it_missed(
         # Then writes whose notifications never arrive: no NOTIFY at all.
         await other.execute(insert, ("theirs", questions))
         await other.execute(
-            "UPDATE user_questions.questions SET state = 'cancelled', settled_at = now(), "
+            "UPDATE user_questions.questions SET state = 'dismissed', settled_at = now(), "
             "settled_via = 'web' WHERE rpc_id = 'mine'"
         )
         assert node_a.pending_count == 2  # it cannot know yet
@@ -151,10 +157,12 @@ async def test_nodes_survive_a_database_restart_and_a_waiting_asker_gets_its_ans
             rpc_id = str((await frame_of(page_b, "question/requested"))["rpcId"])
             await anyio.to_thread.run_sync(pg_cluster.stop)
             with pytest.raises(UserQuestionError) as caught:
-                await node_b.respond(answer(rpc_id, "agent-a", *CHOSEN["answers"]), via="web")
+                await node_b.respond(answer(rpc_id, "agent-a", *CHOSEN["answers"]), via=Surface.WEB)
             assert caught.value.code == ErrorCode.STORE_UNAVAILABLE
             await anyio.to_thread.run_sync(pg_cluster.start)
-            receipt = await node_b.respond(answer(rpc_id, "agent-a", *CHOSEN["answers"]), via="web")
+            receipt = await node_b.respond(
+                answer(rpc_id, "agent-a", *CHOSEN["answers"]), via=Surface.WEB
+            )
             assert receipt.accepted
         assert [item.model_dump(mode="json") for item in got] == [CHOSEN]
         await node_a.submit("after-restart", "agent-a", [PICK])
@@ -181,7 +189,7 @@ async def test_an_ask_aborted_while_the_database_is_down_ends_as_aborted(
                     AskUserQuestionRequest(questions=[PICK], signal=controller.signal)
                 )
         # The withdrawal could not be stored: the abort still ends the ask as an abort, and
-        # the request stays answerable (SPEC: a failure never turns into an outcome).
+        # the request stays answerable (a failure never turns into an outcome).
         assert caught.value.code == ErrorCode.ASK_ABORTED
         await anyio.to_thread.run_sync(pg_cluster.start)
         (record,) = await node_a.store.pending()

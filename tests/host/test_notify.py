@@ -14,6 +14,7 @@ from tests.host.notify_helpers import notifying_hub
 from user_questions.host import notify as notify_module
 from user_questions.host.events import HostEvent
 from user_questions.host.notify import Notifier
+from user_questions.outcomes import Surface
 
 pytestmark = pytest.mark.anyio
 
@@ -119,7 +120,7 @@ async def test_queued_events_still_go_out_when_the_host_stops(tmp_path: Path) ->
     notifier = GatedNotifier()
     async with notifying_hub(tmp_path, notifier) as hub:
         await hub.submit("r1", "s", [PICK])
-        await hub.respond(dismissal("r1"), via="api")
+        await hub.respond(dismissal("r1"), via=Surface.API)
         await notifier.until_started(1)
         notifier.gate("r1:pending").set()
         notifier.gate("r1:settled").set()
@@ -135,7 +136,7 @@ async def test_events_that_cannot_go_out_before_the_stop_are_dropped_with_a_log_
     notifier = GatedNotifier()
     async with notifying_hub(tmp_path, notifier) as hub:
         await hub.submit("r1", "s", [PICK])
-        await hub.respond(dismissal("r1"), via="api")
+        await hub.respond(dismissal("r1"), via=Surface.API)
         await notifier.until_started(1)
     assert notifier.dropped == 2
     assert caplog.records[-1].getMessage() == (
@@ -156,7 +157,7 @@ async def test_a_notifier_that_raises_loses_that_event_only(
     notifier.gate("r1:settled").set()
     async with notifying_hub(tmp_path, notifier) as hub:
         await hub.submit("r1", "s", [PICK])
-        await hub.respond(dismissal("r1"), via="api")
+        await hub.respond(dismissal("r1"), via=Surface.API)
         with anyio.fail_after(5):
             await notifier.drained()
     assert (notifier.delivered, notifier.failed) == (1, 1)

@@ -16,6 +16,7 @@ from tests.host.conftest import PICK, answer
 from tests.host.notify_helpers import notifying_hub
 from user_questions import ErrorCode, UserQuestionError
 from user_questions.host.notify_command import CommandNotifier
+from user_questions.outcomes import Surface
 
 pytestmark = pytest.mark.anyio
 
@@ -47,7 +48,9 @@ async def test_the_command_reads_each_event_on_stdin_with_its_variables(
     notifier = CommandNotifier(python(RECORD, str(out), "two words", "$HOME;rm -rf /"))
     async with notifying_hub(tmp_path, notifier) as hub:
         await hub.submit("r1", "agent-1", [PICK])
-        await hub.respond(answer("r1", "agent-1", {"id": "pick", "selected": ["a"]}), via="web")
+        await hub.respond(
+            answer("r1", "agent-1", {"id": "pick", "selected": ["a"]}), via=Surface.WEB
+        )
         with anyio.fail_after(20):
             await notifier.drained()
     pending, settled = lines(out)
@@ -102,7 +105,7 @@ async def test_a_failing_command_is_one_log_line_and_the_next_event_still_runs(
     notifier = CommandNotifier(python("import sys; sys.stdin.read(); sys.exit(3)"))
     async with notifying_hub(tmp_path, notifier) as hub:
         await hub.submit("r1", "s", [PICK])
-        await hub.withdraw("r1", via="asker")
+        await hub.withdraw("r1", via=Surface.ASKER)
         with anyio.fail_after(20):
             await notifier.drained()
     assert [record.getMessage() for record in caplog.records] == [

@@ -35,6 +35,7 @@ from user_questions.host.notify_webhook import (
     webhook_secret,
 )
 from user_questions.host.stores.sqlite import SQLiteStore
+from user_questions.outcomes import Surface
 
 pytestmark = pytest.mark.anyio
 
@@ -68,7 +69,9 @@ def quick(url: str, **options: float) -> WebhookNotifier:
 async def test_each_event_arrives_signed_with_the_documented_shape(tmp_path: Path) -> None:
     async with receiving() as receiver, notifying_hub(tmp_path, quick(receiver.url)) as hub:
         await hub.submit("r1", "agent-1", [PICK])
-        await hub.respond(answer("r1", "agent-1", {"id": "pick", "selected": ["b"]}), via="web")
+        await hub.respond(
+            answer("r1", "agent-1", {"id": "pick", "selected": ["b"]}), via=Surface.WEB
+        )
         pending, settled = await receiver.wait_for(2)
 
     verify = example().verify
@@ -126,13 +129,13 @@ async def test_a_failing_receiver_is_retried_until_it_accepts_and_order_is_kept(
         notifier = quick(receiver.url, tries=5)
         async with notifying_hub(tmp_path, notifier) as hub:
             await hub.submit("r1", "s", [PICK])
-            await hub.respond(dismissal("r1"), via="api")
+            await hub.respond(dismissal("r1"), via=Surface.API)
             deliveries = await receiver.wait_for(4)
             await notifier.drained()
     ids = [delivery.event["id"] for delivery in deliveries]
     assert ids == ["r1:pending", "r1:pending", "r1:pending", "r1:settled"]
     assert deliveries[0].body == deliveries[1].body == deliveries[2].body  # the same event again
-    assert deliveries[3].event["outcome"] == "cancelled"
+    assert deliveries[3].event["outcome"] == "dismissed"
     assert (notifier.delivered, notifier.failed, notifier.dropped) == (2, 0, 0)
 
 
@@ -212,9 +215,9 @@ async def test_a_slow_question_does_not_hold_up_the_events_of_others(tmp_path: P
     ):
         await hub.submit("slow", "s", [PICK])
         await receiver.wait_for(1)
-        await hub.respond(dismissal("slow"), via="api")
+        await hub.respond(dismissal("slow"), via=Surface.API)
         await hub.submit("other", "s", [PICK])
-        await hub.respond(dismissal("other"), via="api")
+        await hub.respond(dismissal("other"), via=Surface.API)
         deliveries = await receiver.wait_for(3)
         receiver.cut()
     assert [delivery.event["id"] for delivery in deliveries] == [
@@ -262,7 +265,9 @@ async def _ask_and_answer(hub: Hub) -> AskUserQuestionAnswer:
 
     async def answer_first() -> None:
         rpc_id = json.loads(await page.frames.receive())["rpcId"]
-        await hub.respond(answer(rpc_id, "agent", {"id": "pick", "selected": ["a"]}), via="web")
+        await hub.respond(
+            answer(rpc_id, "agent", {"id": "pick", "selected": ["a"]}), via=Surface.WEB
+        )
 
     async with anyio.create_task_group() as group:
         group.start_soon(answer_first)

@@ -206,24 +206,23 @@ def test_answers_and_dismissals_record_the_person_and_the_surface(host: Host) ->
     assert recorded == {
         "by-page": ("answered", "alice", "web", "bob"),
         "by-terminal": ("answered", "bob", "terminal", "bob"),
-        "by-api": ("cancelled", "alice", "api", "bob"),
-        "by-owner": ("cancelled", OWNER, "api", "bob"),
+        "by-api": ("dismissed", "alice", "api", "bob"),
+        "by-owner": ("dismissed", OWNER, "api", "bob"),
     }
 
 
 def test_an_askers_withdrawal_records_its_reason_and_who_withdrew(host: Host) -> None:
     bob = host.add("bob")
     with host.client.websocket_connect("/ws/ask", headers=bob) as asker:
-        for rpc_id, reason in (("gave-up", None), ("too-late", "timed-out")):
+        for rpc_id, reason, outcome in (
+            ("gave-up", None, "withdrawn"),
+            ("too-late", "timed-out", "timed-out"),
+        ):
             asker.send_json(ask_frame(rpc_id, PICK))
             asker.receive_json()
             withdraw = {"type": "withdraw", "rpcId": rpc_id}
             asker.send_json(withdraw if reason is None else {**withdraw, "reason": reason})
-            # Askers hear "withdrawn" either way: the asker protocol does not change.
-            assert asker.receive_json()["payload"] == {
-                "type": "ask/settled",
-                "outcome": "withdrawn",
-            }
+            assert asker.receive_json()["payload"] == {"type": "ask/settled", "outcome": outcome}
     assert host.record("gave-up").state == "withdrawn"
     timed_out = host.record("too-late")
     assert (timed_out.state, timed_out.settled_by, timed_out.settled_via) == (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
@@ -16,6 +17,7 @@ from user_questions.host.hub import Hub
 from user_questions.host.records import MAX_RETAIN_DAYS, check_retain_days, keep_records
 from user_questions.host.stores import Settlement
 from user_questions.host.stores.sqlite import SQLiteStore
+from user_questions.outcomes import Outcome, Surface
 
 pytestmark = pytest.mark.anyio
 
@@ -75,10 +77,31 @@ async def test_a_request_is_recorded_as_shown_once_a_page_gets_it(store: Watched
             assert stored.shown_at >= stored.asked_at
 
 
+async def test_reading_the_pending_frames_records_nothing_until_someone_is_shown_them(
+    store: WatchedStore,
+) -> None:
+    async with Hub(store) as hub:
+        await hub.submit("only-read", "s", [PICK])
+        assert [json.loads(frame)["rpcId"] for frame in hub.pending_frames()] == ["only-read"]
+        receipt = await hub.respond(
+            answer("only-read", "s", {"id": "pick", "selected": ["a"]}), via=Surface.API
+        )
+        assert receipt.accepted
+        await hub.submit("shown", "s", [PICK])
+        hub.record_shown()  # what a listing for a person does
+        await store.written()
+        assert store.shown == [["shown"]]
+        read = await store.get("only-read")
+        assert read is not None
+        assert read.shown_at is None
+
+
 async def test_a_request_no_page_has_seen_has_no_shown_time(store: WatchedStore) -> None:
     async with Hub(store) as hub:
         await hub.submit("r1", "s", [PICK])
-        receipt = await hub.respond(answer("r1", "s", {"id": "pick", "selected": ["a"]}), via="api")
+        receipt = await hub.respond(
+            answer("r1", "s", {"id": "pick", "selected": ["a"]}), via=Surface.API
+        )
         assert receipt.accepted
         record = await store.get("r1")
         assert record is not None
@@ -92,7 +115,9 @@ async def test_a_shown_time_that_cannot_be_written_never_stops_the_host(tmp_path
         hub.subscribe()
         await store.written()
         await hub.submit("r2", "s", [PICK])
-        receipt = await hub.respond(answer("r2", "s", {"id": "pick", "selected": ["b"]}), via="web")
+        receipt = await hub.respond(
+            answer("r2", "s", {"id": "pick", "selected": ["b"]}), via=Surface.WEB
+        )
         assert receipt.accepted
 
 
@@ -112,7 +137,7 @@ async def test_retention_deletes_only_requests_settled_longer_ago(tmp_path: Path
         for rpc_id in ("settled-long-ago", "settled-lately", "pending-long-ago"):
             await hub.submit(rpc_id, "s", [PICK])
         for rpc_id in ("settled-long-ago", "settled-lately"):
-            await setup.settle(rpc_id, Settlement("cancelled", via="web", by="alice"))
+            await setup.settle(rpc_id, Settlement(Outcome.DISMISSED, via=Surface.WEB, by="alice"))
     long_ago = (datetime.now(UTC) - timedelta(days=8)).isoformat(timespec="microseconds")
     with sqlite3.connect(db) as connection:
         connection.execute(

@@ -30,7 +30,7 @@ from user_questions import (
     ErrorCode,
     UserQuestionError,
 )
-from user_questions.frames import MAX_FRAME_BYTES
+from user_questions.frames import MAX_FRAME_BYTES, Origin
 from user_questions.providers import remote
 from user_questions.providers.remote import RemoteProvider
 
@@ -206,7 +206,7 @@ async def test_a_dismissal_at_the_host_is_ask_cancelled(host: FakeHost) -> None:
 
         async def dismiss() -> None:
             await host.wait_for(lambda: bool(host.requests))
-            await host.settle(next(iter(host.requests)), "cancelled")
+            await host.settle(next(iter(host.requests)), "dismissed")
 
         task_group.start_soon(dismiss)
         with pytest.raises(UserQuestionError) as caught:
@@ -496,3 +496,24 @@ async def test_a_withdrawal_the_host_refuses_is_given_up_at_once(
             began = anyio.current_time()
         assert anyio.current_time() - began < remote.WITHDRAW_TIMEOUT / 2
     assert host.frames("withdraw") == []
+
+
+async def test_the_origin_goes_with_every_ask_and_a_timed_out_request_is_ask_timed_out(
+    host: FakeHost,
+) -> None:
+    origin = Origin(client="langgraph", cwd="/srv/agents")
+    async with (
+        RemoteProvider(host.url, origin=origin) as provider,
+        anyio.create_task_group() as task_group,
+    ):
+
+        async def time_out() -> None:
+            await host.wait_for(lambda: bool(host.requests))
+            await host.settle(next(iter(host.requests)), "timed-out")
+
+        task_group.start_soon(time_out)
+        with pytest.raises(UserQuestionError) as caught:
+            await provider.ask(AskUserQuestionRequest(questions=[PICK]))
+    assert caught.value.code == ErrorCode.ASK_TIMED_OUT
+    (asked,) = host.frames("ask")
+    assert asked["origin"] == {"client": "langgraph", "cwd": "/srv/agents"}

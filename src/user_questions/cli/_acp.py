@@ -3,7 +3,7 @@
 Level 10, extras `acp` and `web`. The editor starts `uq acp -- AGENT ARGS...` where it would
 start the agent: the proxy starts the agent with the same environment and working directory,
 relays the protocol on stdio unchanged (`_acp_proxy`), and shows the agent's permission requests
-and forms in the inbox (`--host` / `$UQ_URL`) as well; the first answer wins. The agent's stderr
+and forms in the inbox (`--url` / `$UQ_URL`) as well; the first answer wins. The agent's stderr
 is the proxy's. The exit status is the agent's (128+N when a signal N stopped it); 2 for bad
 input (no agent command, a URL that is not http(s), no token, an agent that cannot be started),
 128+N when SIGTERM or SIGHUP stopped the proxy, which then stops the agent.
@@ -20,8 +20,8 @@ from typing import Annotated
 import anyio
 from cyclopts import Parameter
 
-from user_questions.cli._host_client import HostAddress, host_address
-from user_questions.cli._pending import HOST_HELP, TOKEN_HELP
+from user_questions.cli._host_client import URL_HELP, HostAddress, host_address
+from user_questions.cli._pending import TOKEN_HELP
 from user_questions.cli._serve import fail
 from user_questions.cli._stopping import StoppedError, until_stopped
 from user_questions.errors import UserQuestionError
@@ -31,7 +31,7 @@ __all__ = ["acp"]
 
 def acp(
     *command: Annotated[str, Parameter(allow_leading_hyphen=True)],
-    host: Annotated[str | None, Parameter(env_var="UQ_URL", help=HOST_HELP)] = None,
+    url: Annotated[str | None, Parameter(env_var="UQ_URL", help=URL_HELP)] = None,
     token: Annotated[str | None, Parameter(help=TOKEN_HELP)] = None,
     session: str | None = None,
 ) -> None:
@@ -51,7 +51,7 @@ def acp(
     except ImportError:
         fail("acp", "uq acp needs the ACP SDK: pip install 'user-questions[acp]'", 2)
     try:
-        address = host_address(host, token)
+        address = host_address(url, token)
     except UserQuestionError as error:
         fail("acp", error.message, 2)
     name = session or f"{Path(command[0]).name}@{socket.gethostname()}"

@@ -47,6 +47,7 @@ from user_questions.frames import (
     ErrorResult,
     ResponseError,
 )
+from user_questions.outcomes import Surface
 from user_questions.providers.remote import RemoteProvider
 from user_questions.service import AskUserQuestionRequest
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
@@ -96,7 +97,7 @@ class HostInbox:
         try:
             async with HostClient(self.address) as client:
                 response = ClientResponse(rpc_id=rpc_id, result=result)
-                receipt = await client.respond(response, surface="editor")
+                receipt = await client.respond(response, surface=Surface.EDITOR)
         except UserQuestionError as error:
             _log(f"cannot record the editor's answer in the inbox: {error.message}")
             return False

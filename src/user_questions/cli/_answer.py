@@ -27,8 +27,15 @@ from cyclopts import Parameter
 
 from user_questions._checks import quoted
 from user_questions._wire import parse_questions
-from user_questions.cli._host_client import HostAddress, HostClient, Settled, host_address
-from user_questions.cli._pending import HOST_HELP, TOKEN_HELP, age, one_line, summary
+from user_questions.cli._host_client import (
+    URL_HELP,
+    HostAddress,
+    HostClient,
+    Settled,
+    chosen_url,
+    host_address,
+)
+from user_questions.cli._pending import TOKEN_HELP, age, from_line, summary
 from user_questions.cli._stopping import StoppedError, until_stopped
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
@@ -39,6 +46,7 @@ from user_questions.frames import (
     QuestionRequestedFrame,
     ResponseError,
 )
+from user_questions.outcomes import Outcome
 from user_questions.providers.terminal import TerminalProvider
 from user_questions.service import AskUserQuestionRequest
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem, AskUserQuestionOption
@@ -66,8 +74,10 @@ EXIT_INTERRUPTED = 130
 
 _BAD_INPUT = frozenset({ErrorCode.BAD_REQUEST, ErrorCode.BAD_TOKEN})
 _ELSEWHERE: dict[Settled, str] = {
-    "answered": "was answered elsewhere",
-    "cancelled": "was dismissed or withdrawn elsewhere",
+    Outcome.ANSWERED: "was answered elsewhere",
+    Outcome.DISMISSED: "was dismissed elsewhere",
+    Outcome.WITHDRAWN: "was withdrawn by its asker",
+    Outcome.TIMED_OUT: "timed out for its asker",
     "gone": "is no longer pending",
 }
 _PICK_ID = "request"
@@ -86,9 +96,10 @@ def answer(
     rpc_id: str | None = None,
     /,
     *,
-    host: Annotated[str | None, Parameter(env_var="UQ_URL", help=HOST_HELP)] = None,
+    url: Annotated[str | None, Parameter(env_var="UQ_URL", help=URL_HELP)] = None,
     token: Annotated[str | None, Parameter(help=TOKEN_HELP)] = None,
     pick: Annotated[bool, Parameter(negative="")] = False,
+    host: Annotated[str | None, Parameter(show=False)] = None,
 ) -> int:
     """Answer a question waiting on a host, here, with the keys of `uq ask`.
 
@@ -101,9 +112,11 @@ def answer(
         The request to answer (as `uq pending` lists it). Default: the oldest one waiting.
     pick
         Choose the request from a list of those waiting.
+    host
+        The old name of --url (deprecated).
     """
     try:
-        address = host_address(host, token)
+        address = host_address(chosen_url("answer", url, host), token)
         provider = TerminalProvider()
         message, status = anyio.run(until_stopped, lambda: _answer(address, rpc_id, pick, provider))
         return _say(message, status)
@@ -193,7 +206,7 @@ def _pick_labels(waiting: list[QuestionRequestedFrame]) -> dict[str, QuestionReq
     """One unique option label per request: its session and first question."""
     labels: dict[str, QuestionRequestedFrame] = {}
     for frame in waiting:
-        label = f"{one_line(frame.payload.session_id)}: {summary(frame)}"
+        label = f"{from_line(frame)}: {summary(frame)}"
         while label in labels:
             label += " (again)"
         labels[label] = frame
@@ -207,8 +220,7 @@ def _described(frame: QuestionRequestedFrame) -> str:
 def _heading(frame: QuestionRequestedFrame, waiting: list[QuestionRequestedFrame]) -> str:
     others = len(waiting) - 1
     more = f" · {others} more waiting" if others else ""
-    session = one_line(frame.payload.session_id)
-    return f"From {session} · {_described(frame)}{more}"
+    return f"From {from_line(frame)} · {_described(frame)}{more}"
 
 
 async def _shown(

@@ -1,50 +1,62 @@
 """`uq history`: settled questions, newest first, with their answers and who gave them.
 
-Level 10. Reads the host's store beside the running host (`_beside`). Without `--json` it prints
-a short block per request for people; with `--json`, one `HistoryEntry` object per line (the
-objects `GET /api/history` lists, without `rendered`), for scripts. Exit statuses: 0 done, 1 the
-store cannot be reached, 2 bad input (an unknown outcome, a bad limit, an unusable store).
+Level 10. Reads either a running host, by URL (`--url`, else `$UQ_URL`; through
+`GET /api/history`, extra `web`), or the host's store beside it (`--db`, else `$UQ_DB`, else the
+default store; `_beside`). Both give the same `HistoryEntry` objects, so the output is the same:
+without `--json` a short block per request for people; with `--json`, one `HistoryEntry` object
+per line (the objects `GET /api/history` lists, without `rendered`), for scripts. Exit statuses:
+0 done, 1 the store or the host cannot be reached, 2 bad input (an unknown outcome, a bad limit,
+an unusable store, both `--db` and `--url`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import replace
+from datetime import datetime
 from typing import Annotated
 
+import anyio
 from cyclopts import Parameter
 
+from user_questions._wire import parse_questions
 from user_questions.cli._beside import DB_HELP, local_time, with_store
+from user_questions.cli._host_client import HostClient, chosen_url, host_address
+from user_questions.cli._pending import asker_text
 from user_questions.cli._serve import fail
-from user_questions.errors import UserQuestionError
-from user_questions.host.history import MAX_LIMIT, entry_of, history_query
-from user_questions.host.stores import HistoryQuery, Store, StoredQuestion
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.history import MAX_LIMIT, HistoryEntry, entry_of, history_query
+from user_questions.host.stores import HistoryQuery, HistoryStore
+from user_questions.outcomes import Outcome
+from user_questions.types import AskUserQuestionAnswer
 
 __all__ = ["history"]
 
-_DESCRIBED = {
-    "answered": "answered",
-    "cancelled": "dismissed",
-    "withdrawn": "withdrawn",
-    "timed-out": "timed out",
-}
+_URL_HELP = "URL of a running host to read (its ?token= is used). Default: $UQ_URL, else --db."
+_BAD_INPUT = frozenset({ErrorCode.BAD_REQUEST, ErrorCode.BAD_TOKEN})
 
 
 def history(
     *,
-    db: Annotated[str | None, Parameter(env_var="UQ_DB", help=DB_HELP)] = None,
+    db: Annotated[str | None, Parameter(help=DB_HELP)] = None,
+    url: Annotated[str | None, Parameter(help=_URL_HELP)] = None,
+    token: str | None = None,
     json_: Annotated[bool, Parameter(name="--json", negative="")] = False,
     session: str | None = None,
     outcome: str | None = None,
     search: str | None = None,
     by: str | None = None,
     limit: int = 20,
+    host: Annotated[str | None, Parameter(show=False)] = None,
 ) -> None:
     """Print settled questions, newest first, with their answers and who gave them.
 
     Parameters
     ----------
+    token
+        With --url: the host's token, or a named token. Default: the URL's, else $UQ_TOKEN.
     json_
         One JSON object per question and line, for scripts.
     session
@@ -58,6 +70,8 @@ def history(
         Only questions answered or dismissed by this person (a token's name, or owner).
     limit
         How many questions to print at most.
+    host
+        The old name of --url (deprecated).
     """
     if limit < 1:
         fail("history", f"--limit must be at least 1, got {limit}", 2)
@@ -71,45 +85,80 @@ def history(
         )
     except UserQuestionError as error:
         fail("history", error.message, 2)
+    given_url = chosen_url("history", url, host)
+    if db is not None and given_url is not None:
+        fail("history", "give --db (a store) or --url (a running host), not both", 2)
+    if db is None and (given_url or os.environ.get("UQ_URL")):
+        entries = _from_host(given_url or os.environ["UQ_URL"], token, query, limit)
+    else:
 
-    async def work(store: Store) -> list[StoredQuestion]:
-        return await _read(store, query, limit)
+        async def work(store: HistoryStore) -> list[HistoryEntry]:
+            return await _from_store(store, query, limit)
 
-    records = with_store("history", db, work)
+        entries = with_store("history", db or os.environ.get("UQ_DB"), work)
     if json_:
-        for record in records:
-            print(entry_of(record).model_dump_json())
+        for entry in entries:
+            print(entry.model_dump_json())
         return
-    if not records:
+    if not entries:
         print("no settled questions match", file=sys.stderr)
-    for record in records:
-        print("\n".join(_block(record)))
+    for entry in entries:
+        print("\n".join(_block(entry)))
 
 
-async def _read(store: Store, query: HistoryQuery, limit: int) -> list[StoredQuestion]:
-    """Up to `limit` records, reading page after page."""
-    records: list[StoredQuestion] = []
+async def _from_store(store: HistoryStore, query: HistoryQuery, limit: int) -> list[HistoryEntry]:
+    """Up to `limit` entries, reading page after page."""
+    entries: list[HistoryEntry] = []
     while True:
         page = await store.history(query)
-        records += page.records[: limit - len(records)]
-        if page.next is None or len(records) >= limit:
-            return records
-        query = replace(query, before=page.next, limit=min(limit - len(records), MAX_LIMIT))
+        entries += [entry_of(record) for record in page.records[: limit - len(entries)]]
+        if page.next is None or len(entries) >= limit:
+            return entries
+        query = replace(query, before=page.next, limit=min(limit - len(entries), MAX_LIMIT))
 
 
-def _block(record: StoredQuestion) -> list[str]:
+def _from_host(url: str, token: str | None, query: HistoryQuery, limit: int) -> list[HistoryEntry]:
+    """Up to `limit` entries from a running host, page after page (without `rendered`)."""
+    parameters = {
+        "session": query.session or "",
+        "outcome": query.outcome or "",
+        "q": " ".join(query.terms),
+        "by": query.by or "",
+    }
+
+    async def read() -> list[HistoryEntry]:
+        entries: list[HistoryEntry] = []
+        async with HostClient(host_address(url, token)) as client:
+            cursor = ""
+            while True:
+                size = min(limit - len(entries), MAX_LIMIT)
+                page = await client.history({**parameters, "before": cursor, "limit": str(size)})
+                entries += [item.model_copy(update={"rendered": None}) for item in page.items]
+                if page.next is None or len(entries) >= limit:
+                    return entries[:limit]
+                cursor = page.next
+
+    try:
+        return anyio.run(read)
+    except UserQuestionError as error:
+        fail("history", error.message, 2 if error.code in _BAD_INPUT else 1)
+
+
+def _block(entry: HistoryEntry) -> list[str]:
     """A request for people: when and how it ended, who asked, then each question's answer."""
-    how = _DESCRIBED.get(record.state, record.state)
-    if record.settled_by and record.state in ("answered", "cancelled"):
-        how += f" by {record.settled_by}"
-    if record.settled_via:
-        how += f" via {record.settled_via}"
-    lines = [f"{local_time(record.settled_at)}  {how}  ·  session {record.session_id}"]
-    answers = {} if record.answer is None else {item.id: item for item in record.answer.answers}
-    for question in record.questions:
+    how = str(entry.outcome)
+    if entry.by and entry.outcome in (Outcome.ANSWERED, Outcome.DISMISSED):
+        how += f" by {entry.by}"
+    if entry.via:
+        how += f" via {entry.via}"
+    settled = local_time(datetime.fromisoformat(entry.settled_at))
+    lines = [f"{settled}  {how}  ·  session {asker_text(entry.session_id, entry.origin)}"]
+    answer = None if entry.answer is None else AskUserQuestionAnswer.model_validate(entry.answer)
+    answers = {} if answer is None else {item.id: item for item in answer.answers}
+    for question in parse_questions({"questions": entry.questions}):
         header = f"[{question.header}] " if question.header else ""
         lines.append(f"  {header}{question.question}")
-        if record.answer is None:
+        if answer is None:
             continue
         item = answers.get(question.id)
         chosen = [*item.selected] if item is not None else []

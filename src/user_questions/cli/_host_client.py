@@ -1,13 +1,15 @@
 """A running host as the terminal commands see it: its pending requests, responses, settlements.
 
-Level 10, for `uq pending` and `uq answer`; needs the `web` extra (httpx, websockets). It speaks
-the host's HTTP API and its page WebSocket (docs/host.md) with a token, as a page does:
-`GET /api/pending` lists the requests, `POST /api/respond` answers or dismisses one (with
-`X-UQ-Surface: terminal`, so the host records the terminal as the surface), and `/ws` tells at
-once when a request settles (`question/resolved`), so a prompt can be withdrawn.
+Level 10, for `uq pending`, `uq answer` and `uq history --url`; needs the `web` extra (httpx,
+websockets). It speaks the host's HTTP API and its page WebSocket (docs/protocol.md) with a
+token, as a page does: `GET /api/pending` lists the requests, `POST /api/respond` answers or
+dismisses one (with `X-UQ-Surface: terminal`, so the host records the terminal as the surface),
+`/ws` tells at once when a request settles (`question/resolved`), so a prompt can be withdrawn,
+and `GET /api/history` lists the settled ones.
 
-The host is found as `RemoteProvider` finds it: `--host` (else `$UQ_URL`, else
-`DEFAULT_URL`); the token is `--token`, else the URL's `?token=`, else `$UQ_TOKEN`.
+The host is found as `RemoteProvider` finds it: `--url` (else `$UQ_URL`, else `DEFAULT_URL`);
+the token is `--token`, else the URL's `?token=`, else `$UQ_TOKEN`. `--host`, the option's old
+name, still works for one release, with a line on stderr (`chosen_url`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
@@ -28,15 +32,19 @@ from websockets.exceptions import InvalidHandshake, WebSocketException
 from user_questions._wire import describe_validation_error
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import ClientResponse, QuestionRequestedFrame, Receipt
+from user_questions.host.history import HistoryResponse
+from user_questions.outcomes import Outcome, Surface
 from user_questions.providers.remote import _parse_host
 
 __all__ = [
     "DEFAULT_URL",
     "REQUEST_TIMEOUT",
     "SURFACE_HEADER",
+    "URL_HELP",
     "HostAddress",
     "HostClient",
     "Settled",
+    "chosen_url",
     "host_address",
 ]
 
@@ -51,11 +59,26 @@ WATCH_BACKOFF_MAX = 5.0
 MAX_FRAME = 4 * 1024 * 1024
 """The largest page frame accepted from the host."""
 
+URL_HELP = "URL of the host, as `uq serve` printed it (its ?token= is used). Default: $UQ_URL."
+
 M = TypeVar("M", bound=BaseModel)
 
-Settled = Literal["answered", "cancelled", "gone"]
-"""How a watched request stopped being pending: answered, dismissed or withdrawn (`cancelled`),
-or settled while the watch was not connected (`gone`)."""
+Settled = Outcome | Literal["gone"]
+"""How a watched request stopped being pending: its outcome, or `gone` when it settled while
+the watch was not connected."""
+
+
+def chosen_url(command: str, url: str | None, host: str | None) -> str | None:
+    """The host URL a command was given: `--host` (its old name, with a deprecation line on
+    stderr) when used, else `--url` (or `$UQ_URL`)."""
+    if host is None:
+        return url
+    print(
+        f"uq {command}: --host is deprecated here and will be removed in the next release; "
+        "use --url",
+        file=sys.stderr,
+    )
+    return host
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +102,7 @@ def host_address(url: str | None, token: str | None) -> HostAddress:
     if not token:
         raise UserQuestionError(
             "the host's token is needed: --token, the URL `uq serve` printed (with ?token=) "
-            "as --host, or UQ_TOKEN",
+            "as --url, or UQ_TOKEN",
             ErrorCode.BAD_TOKEN,
         )
     return HostAddress(base, token)
@@ -122,18 +145,31 @@ class HostClient:
             raise self._not_a_host('no "pending" list in its answer')
         return [_parse(QuestionRequestedFrame, frame, self.address.base) for frame in frames]
 
-    async def respond(self, response: ClientResponse, *, surface: str = "terminal") -> Receipt:
-        """Send an answer or a dismissal given through `surface` (`terminal`, or `editor` for
-        `uq acp`); the host's receipt.
+    async def respond(
+        self, response: ClientResponse, *, surface: Surface = Surface.TERMINAL
+    ) -> Receipt:
+        """Send an answer or a dismissal through `surface` (one the host lets a client claim:
+        `terminal` or `editor`); the host's receipt.
 
         Raises:
             UserQuestionError: `HOST_UNREACHABLE`, `UNAUTHORIZED`, or the host's error code
                 (`STORE_UNAVAILABLE`: nothing was recorded; send it again later).
         """
         body = response.model_dump_json().encode()
-        headers = {"content-type": "application/json", SURFACE_HEADER: surface}
+        headers = {"content-type": "application/json", SURFACE_HEADER: str(surface)}
         data = await self._request("POST", "api/respond", content=body, headers=headers)
         return _parse(Receipt, data, self.address.base)
+
+    async def history(self, parameters: Mapping[str, str]) -> HistoryResponse:
+        """One page of `GET /api/history` for these parameters (`session`, `outcome`, `q`,
+        `by`, `before`, `limit`).
+
+        Raises:
+            UserQuestionError: `HOST_UNREACHABLE`, `UNAUTHORIZED`, or the host's error code
+                (`BAD_REQUEST` for a filter it refuses).
+        """
+        data = await self._request("GET", "api/history", params=dict(parameters))
+        return _parse(HistoryResponse, data, self.address.base)
 
     async def settled(self, rpc_id: str) -> Settled:
         """Wait until request `rpc_id` is no longer pending, and say how it ended.
@@ -218,7 +254,7 @@ def _resolution(message: str | bytes, rpc_id: str) -> Settled | None:
         frame = json.loads(message)
         payload = frame["payload"]
         if payload["type"] == "question/resolved" and payload["questionRpcId"] == rpc_id:
-            return "answered" if payload["outcome"] == "answered" else "cancelled"
+            return Outcome(payload["settled"])
     except (ValueError, KeyError, TypeError):
         pass  # not a frame this watch cares about
     return None

@@ -2,9 +2,10 @@
 
 Level 10, extra `web`. Reads `GET /api/pending` of a running host (`_host_client`). Without
 `--json` it prints one line per request, oldest first: its rpcId (what `uq answer RPC_ID`
-takes), how long ago it was asked, its session and its first question. With `--json`, one JSON
-object per request and line: `{"rpcId", "sessionId", "askedAt", "questions"}`. Exit statuses:
-0 listed (an empty list too), 1 the host cannot be reached or refused the token, 2 bad input.
+takes), how long ago it was asked, its session (and where the asker said it comes from) and its
+first question. With `--json`, one JSON object per request and line:
+`{"rpcId", "sessionId", "askedAt", "origin"?, "questions"}`. Exit statuses: 0 listed (an empty
+list too), 1 the host cannot be reached or refused the token, 2 bad input.
 """
 
 from __future__ import annotations
@@ -17,15 +18,20 @@ from typing import Annotated
 import anyio
 from cyclopts import Parameter
 
-from user_questions.cli._host_client import HostAddress, HostClient, host_address
+from user_questions.cli._host_client import (
+    URL_HELP,
+    HostAddress,
+    HostClient,
+    chosen_url,
+    host_address,
+)
 from user_questions.cli._serve import fail
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.frames import QuestionRequestedFrame
+from user_questions.frames import Origin, QuestionRequestedFrame
 from user_questions.providers._terminal_view import printable
 
-__all__ = ["HOST_HELP", "TOKEN_HELP", "age", "one_line", "pending", "summary"]
+__all__ = ["TOKEN_HELP", "age", "asker_text", "from_line", "one_line", "pending", "summary"]
 
-HOST_HELP = "URL of the host, as `uq serve` printed it (its ?token= is used)."
 TOKEN_HELP = "The host's token, or a named token. Default: the URL's, else $UQ_TOKEN."
 SUMMARY_CHARS = 80
 """The longest question text shown on one line."""
@@ -36,19 +42,23 @@ _BAD_INPUT = frozenset({ErrorCode.BAD_REQUEST, ErrorCode.BAD_TOKEN})
 
 def pending(
     *,
-    host: Annotated[str | None, Parameter(env_var="UQ_URL", help=HOST_HELP)] = None,
+    url: Annotated[str | None, Parameter(env_var="UQ_URL", help=URL_HELP)] = None,
     token: Annotated[str | None, Parameter(help=TOKEN_HELP)] = None,
     json_: Annotated[bool, Parameter(name="--json", negative="")] = False,
+    host: Annotated[str | None, Parameter(show=False)] = None,
 ) -> None:
     """List the questions waiting on a host, oldest first.
 
     Parameters
     ----------
     json_
-        One JSON object per request and line: {"rpcId", "sessionId", "askedAt", "questions"}.
+        One JSON object per request and line: {"rpcId", "sessionId", "askedAt", "origin"?,
+        "questions"}.
+    host
+        The old name of --url (deprecated).
     """
     try:
-        frames = anyio.run(_pending, host_address(host, token))
+        frames = anyio.run(_pending, host_address(chosen_url("pending", url, host), token))
     except UserQuestionError as error:
         fail("pending", error.message, 2 if error.code in _BAD_INPUT else 1)
     if json_:
@@ -64,12 +74,15 @@ async def _pending(address: HostAddress) -> list[QuestionRequestedFrame]:
 
 
 def _json_line(frame: QuestionRequestedFrame) -> dict[str, object]:
-    return {
+    line: dict[str, object] = {
         "rpcId": frame.rpc_id,
         "sessionId": frame.payload.session_id,
         "askedAt": frame.asked_at,
-        "questions": frame.payload.questions,
     }
+    if frame.origin is not None:
+        line["origin"] = frame.origin.model_dump(mode="json")
+    line["questions"] = frame.payload.questions
+    return line
 
 
 def _print_table(frames: Sequence[QuestionRequestedFrame]) -> None:
@@ -78,8 +91,7 @@ def _print_table(frames: Sequence[QuestionRequestedFrame]) -> None:
         return
     now = datetime.now(UTC)
     rows = [
-        (one_line(frame.rpc_id), age(frame.asked_at, now), one_line(frame.payload.session_id))
-        for frame in frames
+        (one_line(frame.rpc_id), age(frame.asked_at, now), from_line(frame)) for frame in frames
     ]
     widths = [max(len(row[column]) for row in rows) for column in range(3)]
     for (rpc_id, asked, session), frame in zip(rows, frames, strict=True):
@@ -95,6 +107,19 @@ def summary(frame: QuestionRequestedFrame) -> str:
         first = first[: SUMMARY_CHARS - 1] + "…"
     more = len(questions) - 1
     return f"{first} (+{more} more)" if more > 0 else first
+
+
+def from_line(frame: QuestionRequestedFrame) -> str:
+    """Who asks a pending request, on one line (`asker_text`)."""
+    return asker_text(frame.payload.session_id, frame.origin)
+
+
+def asker_text(session_id: str, origin: Origin | None) -> str:
+    """Who asks, on one line: the session, then where the asker said it is, as
+    `session (client · cwd)` (either part of the origin may be absent)."""
+    session = one_line(session_id)
+    parts = [] if origin is None else [part for part in (origin.client, origin.cwd) if part]
+    return f"{session} ({' · '.join(one_line(part) for part in parts)})" if parts else session
 
 
 def one_line(text: str) -> str:

@@ -16,7 +16,7 @@ from typing import Annotated
 from cyclopts import App, Parameter
 
 from user_questions.cli._beside import DB_HELP, local_time, with_store
-from user_questions.host.history import iso
+from user_questions.frames import iso
 from user_questions.host.people import add_person, revoke_person
 from user_questions.host.stores import Store, TokenRecord
 

@@ -1,7 +1,19 @@
 """The host: a durable inbox of questions that humans answer from a web page.
 
-Level 8. `create_app()` (in `user_questions.host.app`) builds the Starlette app that `uq serve`
-runs; `Hub` (in `user_questions.host.hub`) holds the pending requests and the in-process
-provider; `open_store()` (in `user_questions.host.stores`) opens the store behind them. Nothing is
-re-exported here, so importing one part never loads the web stack of another.
+Level 8, a module per job. `create_app()` (in `user_questions.host.app`) builds the Starlette app
+that `uq serve` runs (`server`); `Hub` (`hub`) holds the pending requests and hands out the
+in-process provider (`provider.HostProvider`); `open_store()` (`stores`) opens the store behind
+them. The two WebSocket protocols are `page_connection` and `asker_connection`, the HTTP API
+`http_api`, the pages `pages`; docs/protocol.md describes what they speak. Nothing is re-exported
+here, so importing one part never loads the web stack of another.
+
+The modules, lowest first (a module imports only lower ones; `tests/test_layers.py` checks it):
+
+    stores, markdown, security, decoding     the records and their storage; rendering; the gate
+    records, events, history, people, provider
+    hub
+    connection, http_api, notify, pages
+    page_connection, asker_connection, notify_webhook, notify_command
+    app
+    server
 """

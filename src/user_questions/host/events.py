@@ -1,10 +1,10 @@
 """The events a host reports to notifiers: a question became pending, a question settled.
 
-Level 8: imports `types` and `stores`. `event_of(record)` turns a request the hub has just
-committed (`Hub.on_event`) into a `HostEvent`; its JSON is what a webhook receives as the body of
-its POST and a notify command reads on stdin. The shape is a stable contract (docs/notify.md):
-camelCase, optional fields absent rather than `null`, unknown keys to be ignored by receivers so
-that later versions can add fields.
+Level 8: imports `types`, `frames`, `outcomes` and `stores`. `event_of(record)` turns a request
+the hub has just committed (`Hub.on_event`) into a `HostEvent`; its JSON is what a webhook
+receives as the body of its POST and a notify command reads on stdin. The shape is a stable
+contract (docs/notify.md): camelCase, optional fields absent rather than `null`, unknown keys to
+be ignored by receivers so that later versions can add fields.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from typing import Literal
 
 from pydantic import StrictStr
 
-from user_questions.frames import JSONObject
-from user_questions.host.stores import SettledState, StoredQuestion
+from user_questions.frames import JSONObject, Origin, iso
+from user_questions.host.stores import StoredQuestion
+from user_questions.outcomes import Outcome, Surface
 from user_questions.types import WireModel
 
-__all__ = ["EVENT_PENDING", "EVENT_SETTLED", "EventType", "HostEvent", "event_of", "iso"]
+__all__ = ["EVENT_PENDING", "EVENT_SETTLED", "EventType", "HostEvent", "event_of"]
 
 EVENT_PENDING = "question/pending"
 EVENT_SETTLED = "question/settled"
@@ -40,20 +41,23 @@ class HostEvent(WireModel):
     asked_by: StrictStr | None = None
     """The person whose token the asker presented (`owner` for the host's start-up token); absent
     for an asker in the host's own process."""
+    origin: Origin | None = None
+    """Where the asker said the request comes from (the asking program, its folder)."""
     questions: list[JSONObject]
     """The request's `AskUserQuestionItem`s, as wire JSON."""
     asked_at: StrictStr
     """When the request was first stored, ISO 8601 UTC."""
     at: StrictStr
     """When this event happened (asked or settled), ISO 8601 UTC."""
-    outcome: SettledState | None = None
-    """Settled only: `answered`; `cancelled` (a person dismissed it); `timed-out` (its asker's
+    outcome: Outcome | None = None
+    """Settled only: `answered`; `dismissed` (a person dismissed it); `timed-out` (its asker's
     own timeout ran out); `withdrawn` (its asker gave up otherwise: an abort, a cancellation)."""
     answer: JSONObject | None = None
     """Settled and answered only: the `AskUserQuestionAnswer`, as wire JSON."""
-    via: StrictStr | None = None
-    """Settled only: the surface that settled it: `web` (a page), `terminal` (`uq answer`), `api`
-    (another HTTP client), `asker` (withdrawn by its asker), `host` (an in-process asker)."""
+    via: Surface | None = None
+    """Settled only: the surface that settled it: `web` (a page), `terminal` (`uq answer`),
+    `editor`, `link`, `api` (another HTTP client), `asker` (withdrawn by its asker), `host` (an
+    in-process asker)."""
     by: StrictStr | None = None
     """Settled only, when a token was involved: the person who answered or dismissed it (the
     name of their token, `owner` for the host's start-up token)."""
@@ -70,6 +74,7 @@ def event_of(record: StoredQuestion) -> HostEvent:
             rpc_id=record.rpc_id,
             session_id=record.session_id,
             asked_by=record.asked_by,
+            origin=record.origin,
             questions=questions,
             asked_at=asked_at,
             at=asked_at,
@@ -80,16 +85,12 @@ def event_of(record: StoredQuestion) -> HostEvent:
         rpc_id=record.rpc_id,
         session_id=record.session_id,
         asked_by=record.asked_by,
+        origin=record.origin,
         questions=questions,
         asked_at=asked_at,
         at=iso(record.settled_at or datetime.now(UTC)),
-        outcome=record.state,
+        outcome=record.outcome,
         answer=None if record.answer is None else record.answer.model_dump(mode="json"),
-        via=record.settled_via or None,
+        via=record.settled_via,
         by=record.settled_by,
     )
-
-
-def iso(moment: datetime) -> str:
-    """`moment` as ISO 8601 UTC with milliseconds and a `Z`, as the page's frames have it."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,23 +1,23 @@
 """History: settled requests as people and scripts read them, and the filters they give.
 
-Level 8: imports `stores`, `markdown`, `types` and `errors`. The same `HistoryEntry` JSON is what
-`GET /api/history` lists and what `uq history --json` prints, one per line. Outcomes are named
-for people: a request a person dismissed is `dismissed` here (the store and the page protocol
-call it `cancelled`).
+Level 8: imports `stores`, `markdown`, `frames`, `outcomes`, `types` and `errors`. The same
+`HistoryEntry` JSON is what `GET /api/history` lists and what `uq history --json` prints, one per
+line, whether `uq history` reads the store or a running host. Outcomes and surfaces are the
+`outcomes` module's names, as everywhere else.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime
 
 from pydantic import StrictStr
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.frames import JSONObject
-from user_questions.host.markdown import render_markdown
-from user_questions.host.stores import HistoryQuery, SettledState, StoredQuestion
+from user_questions.frames import JSONObject, Origin, iso
+from user_questions.host.markdown import rendered_details
+from user_questions.host.stores import HistoryQuery, StoredQuestion
+from user_questions.outcomes import Outcome, Surface
 from user_questions.types import WireModel
 
 __all__ = [
@@ -25,12 +25,10 @@ __all__ = [
     "MAX_LIMIT",
     "MAX_SEARCH_LENGTH",
     "MAX_SEARCH_TERMS",
-    "OUTCOMES",
     "HistoryEntry",
     "HistoryResponse",
     "entry_of",
     "history_query",
-    "iso",
     "query_of",
 ]
 
@@ -42,15 +40,6 @@ MAX_SEARCH_LENGTH = 200
 """Characters in a history search."""
 MAX_SEARCH_TERMS = 10
 """Words in a history search; every one must occur in a request."""
-
-OUTCOMES: dict[str, SettledState] = {
-    "answered": "answered",
-    "dismissed": "cancelled",
-    "withdrawn": "withdrawn",
-    "timed-out": "timed-out",
-}
-"""History's outcome names, and the store state each stands for."""
-_OUTCOME_OF_STATE: dict[str, str] = {state: outcome for outcome, state in OUTCOMES.items()}
 
 
 class HistoryEntry(WireModel):
@@ -66,14 +55,17 @@ class HistoryEntry(WireModel):
     shown_at: StrictStr | None = None
     """When a host first handed it to a page (or listed it for `uq pending`); absent if never."""
     settled_at: StrictStr
-    outcome: StrictStr
+    outcome: Outcome
     """`answered`, `dismissed` (by a person), `withdrawn` (its asker gave up) or `timed-out`
     (its asker's timeout ran out)."""
     by: StrictStr | None = None
     """Who answered or dismissed it (a token's name; `owner` for the start-up token), or whose
     asker withdrew it; absent for an in-process asker."""
-    via: StrictStr | None = None
-    """The surface: `web`, `terminal`, `editor`, `api`, `asker` or `host`."""
+    via: Surface | None = None
+    """The surface it was settled through (`web`, `terminal`, `editor`, `link`, `api`, `asker`,
+    `host`)."""
+    origin: Origin | None = None
+    """Where the asker said the request came from (the asking program, its folder)."""
     questions: list[JSONObject]
     """The `AskUserQuestionItem`s, as wire JSON."""
     answer: JSONObject | None = None
@@ -93,7 +85,7 @@ class HistoryResponse(WireModel):
 
 def entry_of(record: StoredQuestion, *, rendered: bool = False) -> HistoryEntry:
     """The history entry of a settled request (`rendered`: with its details as safe HTML)."""
-    questions = record.questions
+    assert record.outcome is not None, "history lists settled requests only"
     return HistoryEntry(
         rpc_id=record.rpc_id,
         session_id=record.session_id,
@@ -101,14 +93,13 @@ def entry_of(record: StoredQuestion, *, rendered: bool = False) -> HistoryEntry:
         asked_by=record.asked_by,
         shown_at=None if record.shown_at is None else iso(record.shown_at),
         settled_at=iso(record.settled_at or record.asked_at),
-        outcome=_OUTCOME_OF_STATE.get(record.state, record.state),
+        outcome=record.outcome,
         by=record.settled_by,
-        via=record.settled_via or None,
-        questions=[question.model_dump(mode="json") for question in questions],
+        via=record.settled_via,
+        origin=record.origin,
+        questions=[question.model_dump(mode="json") for question in record.questions],
         answer=None if record.answer is None else record.answer.model_dump(mode="json"),
-        rendered={q.id: render_markdown(q.detail) for q in questions if q.detail is not None}
-        if rendered
-        else None,
+        rendered=rendered_details(record.questions) if rendered else None,
     )
 
 
@@ -128,15 +119,16 @@ def history_query(
             `MAX_SEARCH_LENGTH` characters or `MAX_SEARCH_TERMS` words, or a limit outside 1 to
             `MAX_LIMIT`.
     """
-    state = None
+    ended = None
     if outcome:
-        state = OUTCOMES.get(outcome)
-        if state is None:
+        try:
+            ended = Outcome(outcome)
+        except ValueError:
             raise UserQuestionError(
                 f"unknown outcome {json.dumps(outcome, ensure_ascii=False)}; use one of "
-                + ", ".join(OUTCOMES),
+                + ", ".join(Outcome),
                 ErrorCode.BAD_REQUEST,
-            )
+            ) from None
     search = search or ""
     terms = tuple(dict.fromkeys(search.casefold().split()))
     if len(search) > MAX_SEARCH_LENGTH or len(terms) > MAX_SEARCH_TERMS:
@@ -150,7 +142,7 @@ def history_query(
         )
     return HistoryQuery(
         session=session or None,
-        state=state,
+        outcome=ended,
         by=by or None,
         terms=terms,
         before=before or None,
@@ -181,8 +173,3 @@ def query_of(parameters: Mapping[str, str]) -> HistoryQuery:
         before=parameters.get("before"),
         limit=int(limit),
     )
-
-
-def iso(moment: datetime) -> str:
-    """`moment` as ISO 8601 UTC with milliseconds and a `Z`, as the page's frames have it."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,7 +1,7 @@
-"""The hub: pending requests, fan-out to pages, first answer wins, and the in-process provider.
+"""The hub: pending requests, fan-out to pages, first answer wins.
 
-Level 8: imports `stores`, `records`, `markdown`, `frames`, `_checks`, `_wire` and
-`providers.remote`.
+Level 8: imports `stores`, `records`, `markdown`, `provider`, `frames`, `outcomes`, `_checks`
+and `_wire`.
 
 The store is the source of truth; the hub keeps a cache of the pending requests (each with its
 `question/requested` frame serialised once) so that a page that connects gets them replayed at
@@ -9,13 +9,15 @@ once. Every change goes through the store first and reaches the cache through `_
 place that updates it, announces it to the pages and releases the askers waiting on it:
 
 - `submit` stores a request (idempotently: the same rpcId re-attaches), then shows it;
-- `respond` checks a page's answer against SPEC section 3 and the request's session, then settles
-  it with the store's conditional update: of two answers at once exactly one wins;
+- `respond` checks a page's answer with the service's answer checks (and the request's session,
+  when the response names one), then settles it with the store's conditional update: of two
+  answers at once exactly one wins;
 - `withdraw` settles a request for an asker that gave up (abort, timeout, cancellation).
 
-Each settlement records the surface (`via`) and the person (`by`, a token's name). The first time
-a pending request is handed to a page (or listed by `pending_frames`), its shown time is recorded
-in the background (`records.ShownRecorder`), never delaying a page.
+Each settlement records the surface (`via`) and the person (`by`, a token's name). Handing the
+pending requests to a page (`subscribe`) records them as shown; so does `record_shown()`, which
+whoever lists `pending_frames()` to a person calls. The shown times are written in the
+background (`records.ShownRecorder`), never delaying a page.
 
 When the store reports that another host changed something (`Store.on_change`), the hub re-reads
 what changed and applies it the same way, so pages and askers on every host see every request.
@@ -27,45 +29,41 @@ store, so every event is reported by exactly one host.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
-import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from types import TracebackType
-from typing import Self
+from typing import Any
 
 import anyio
-from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from user_questions._checks import check_answer, check_request, quoted
+from user_questions._disposer import Disposer, nothing
+from user_questions._lifetime import AsyncLifetime
 from user_questions._wire import parse_answer
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     ClientResponse,
     ErrorResult,
+    Origin,
     QuestionRequested,
     QuestionRequestedFrame,
     QuestionResolved,
     QuestionResolvedFrame,
     Receipt,
     WithdrawReason,
+    iso,
 )
-from user_questions.host.markdown import render_markdown
+from user_questions.host.markdown import rendered_details
+from user_questions.host.provider import HostProvider
 from user_questions.host.records import ShownRecorder
-from user_questions.host.stores import (
-    NewQuestion,
-    SettledState,
-    Settlement,
-    Store,
-    StoredQuestion,
-)
-from user_questions.providers.remote import WITHDRAW_TIMEOUT, settled_answer, withdraw_reason
-from user_questions.service import AskUserQuestionRequest
-from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
+from user_questions.host.stores import NewQuestion, QuestionStore, Settlement, StoredQuestion
+from user_questions.outcomes import Outcome, Surface, resolved_outcome
+from user_questions.types import AskUserQuestionItem
 
 __all__ = [
     "MAX_CLIENT_BACKLOG",
@@ -74,6 +72,7 @@ __all__ = [
     "MAX_QUESTIONS_PER_REQUEST",
     "EventListener",
     "HostProvider",
+    "HostTask",
     "Hub",
     "PageSubscription",
     "Watcher",
@@ -99,6 +98,9 @@ Watcher = Callable[[StoredQuestion], None]
 EventListener = Callable[[StoredQuestion], None]
 """Told, on the event loop, of a request this host has just committed as new (pending) or as
 settled; it must not block (a notifier only enqueues)."""
+HostTask = Callable[["Hub"], Coroutine[Any, Any, None]]
+"""Work run beside the host for as long as it serves, such as an in-process agent or the
+notifiers (`create_app(tasks=...)`)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -130,49 +132,33 @@ class PageSubscription:
         self.frames.close()
 
 
-class Hub:
-    """The pending requests of one host, over a `Store`; use as `async with Hub(store) as hub`."""
+class Hub(AsyncLifetime):
+    """The pending requests of one host, over its store; use as `async with Hub(store) as hub`."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: QuestionStore) -> None:
         self.store = store
         self._entries: dict[str, _Entry] = {}
         self._settled: OrderedDict[str, StoredQuestion] = OrderedDict()
         self._pages: set[PageSubscription] = set()
-        self._task_group: TaskGroup | None = None
         self._changes_in, self._changes = anyio.create_memory_object_stream[str | None](math.inf)
-        self._stop_listening: Callable[[], None] | None = None
         self._shown = ShownRecorder(store)
         self._listeners: list[EventListener] = []
 
     def __repr__(self) -> str:
-        return f"<Hub {len(self._entries)} pending on {self.store.url}>"
+        return f"<Hub {len(self._entries)} pending>"
 
-    async def __aenter__(self) -> Self:
+    async def _start(self, stack: contextlib.AsyncExitStack) -> None:
         for record in await self.store.pending():
             self._apply(record)
-        self._task_group = anyio.create_task_group()
-        await self._task_group.__aenter__()
-        self._task_group.start_soon(self._follow_store)
-        self._task_group.start_soon(self._shown.run)
-        self._stop_listening = self.store.on_change(self._changes_in.send_nowait)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._stop_listening is not None:
-            self._stop_listening()
-        for page in tuple(self._pages):
-            page.close()
-        assert self._task_group is not None
-        self._task_group.cancel_scope.cancel()
-        await self._task_group.__aexit__(exc_type, exc, tb)
-        self._changes_in.close()
-        self._changes.close()
-        self._shown.close()
+        stack.callback(self._shown.close)
+        stack.callback(self._changes.close)
+        stack.callback(self._changes_in.close)
+        following = await stack.enter_async_context(anyio.create_task_group())
+        following.start_soon(self._follow_store)
+        following.start_soon(self._shown.run)
+        stack.callback(following.cancel_scope.cancel)
+        stack.callback(self._drop_pages)
+        stack.callback(self.store.on_change(self._changes_in.send_nowait))
 
     @property
     def pending_count(self) -> int:
@@ -180,16 +166,21 @@ class Hub:
         return len(self._entries)
 
     def pending_frames(self) -> list[str]:
-        """The `question/requested` frame of every pending request, oldest first; each is
-        recorded as shown (a page or a person is about to see it)."""
-        self._show(self._entries.values())
+        """The `question/requested` frame of every pending request, oldest first. Reading them
+        records nothing: whoever shows them to a person calls `record_shown()`."""
         return [entry.frame for entry in self._entries.values()]
 
-    def provider(self, session: str = "host") -> HostProvider:
-        """A provider for agents running in this process; `session` names their requests."""
-        return HostProvider(self, session)
+    def record_shown(self) -> None:
+        """Record (in the background) that every pending request has just been shown; one
+        shown before keeps its first time."""
+        self._show(self._entries.values())
 
-    def on_event(self, listener: EventListener) -> Callable[[], None]:
+    def provider(self, session: str = "host", *, origin: Origin | None = None) -> HostProvider:
+        """A provider for agents running in this process; `session` names their requests and
+        `origin` says where they come from."""
+        return HostProvider(self, session, origin=origin)
+
+    def on_event(self, listener: EventListener) -> Disposer:
         """Call `listener` after this host commits a new request or wins a settlement.
 
         Changes written by other hosts on the same store are theirs to report; a request
@@ -208,9 +199,11 @@ class Hub:
         *,
         watcher: Watcher | None = None,
         asked_by: str | None = None,
-    ) -> tuple[StoredQuestion, Callable[[], None]]:
+        origin: Origin | None = None,
+    ) -> tuple[StoredQuestion, Disposer]:
         """Store and show a request, or re-attach to the one with this rpcId; `asked_by` is the
-        person whose token the asker presented.
+        person whose token the asker presented, `origin` where the asker says it comes from
+        (kept from the first submission: a re-attachment does not change it).
 
         Returns the request as it is now and a function that stops `watcher`. When the request
         is pending, `watcher` is called once it settles; when it has already settled (answered
@@ -245,7 +238,7 @@ class Hub:
             now = datetime.now(UTC)
             # With pages connected it is shown the moment it is stored: one write, not two.
             shown = now if self._pages else None
-            asked = NewQuestion(rpc_id, session_id, questions, now, asked_by, shown)
+            asked = NewQuestion(rpc_id, session_id, questions, now, asked_by, shown, origin)
             known, created = await self.store.submit(asked)
         self._apply(known)
         if created:
@@ -258,7 +251,7 @@ class Hub:
             )
         entry = self._entries.get(rpc_id)
         if entry is None or watcher is None:
-            return known, _nothing
+            return known, nothing
         entry.watchers.append(watcher)
         return known, lambda: _discard(entry.watchers, watcher)
 
@@ -266,14 +259,14 @@ class Hub:
         self,
         rpc_id: str,
         *,
-        via: str,
+        via: Surface,
         by: str | None = None,
         reason: WithdrawReason | None = None,
     ) -> StoredQuestion | None:
         """Settle a pending request as withdrawn (`timed-out` when that is the `reason`); the
         request as it ends up, `None` if unknown."""
-        state: SettledState = "timed-out" if reason == "timed-out" else "withdrawn"
-        won = await self.store.settle(rpc_id, Settlement(state, via=via, by=by))
+        outcome = Outcome.TIMED_OUT if reason == "timed-out" else Outcome.WITHDRAWN
+        won = await self.store.settle(rpc_id, Settlement(outcome, via=via, by=by))
         settled = won or self._settled.get(rpc_id) or await self.store.get(rpc_id)
         if settled is not None:
             self._apply(settled)
@@ -284,14 +277,16 @@ class Hub:
     # -- pages --------------------------------------------------------------------------------
 
     def subscribe(self) -> PageSubscription:
-        """Follow the pending requests: a snapshot now, then every frame as it happens."""
+        """Follow the pending requests: a snapshot now, then every frame as it happens. The
+        snapshot is recorded as shown, as is every request pushed to a page later."""
         send, receive = anyio.create_memory_object_stream[str](MAX_CLIENT_BACKLOG)
         page = PageSubscription(self.pending_frames(), receive, send, self)
+        self.record_shown()
         self._pages.add(page)
         return page
 
     async def respond(
-        self, response: ClientResponse, *, via: str, by: str | None = None
+        self, response: ClientResponse, *, via: Surface, by: str | None = None
     ) -> Receipt:
         """Apply an answer or a dismissal given through surface `via` by person `by`; the
         receipt says whether it won."""
@@ -362,6 +357,10 @@ class Hub:
         if fresh:
             self._shown.note(entry.record.rpc_id for entry in fresh)
 
+    def _drop_pages(self) -> None:
+        for page in tuple(self._pages):
+            page.close()
+
     def _broadcast(self, frame: str) -> None:
         for page in tuple(self._pages):
             try:
@@ -402,51 +401,6 @@ class Hub:
             await self._refresh(gone)
 
 
-class HostProvider:
-    """A `UserQuestionProvider` for agents in the host's own process.
-
-    Behaves as `RemoteProvider` does, without the network: the request is stored before any
-    page sees it; the session is the agent's id, or `session`; a dismissal raises
-    `ASK_CANCELLED`; cancelling the ask (an abort or a timeout) withdraws the request from every
-    page.
-    """
-
-    def __init__(self, hub: Hub, session: str = "host") -> None:
-        self.hub = hub
-        self.session = session
-
-    def __repr__(self) -> str:
-        return f"<HostProvider session={self.session!r}>"
-
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
-        rpc_id = uuid.uuid4().hex
-        session = request.agent.id if request.agent is not None else self.session
-        settled = anyio.Event()
-        outcome: list[StoredQuestion] = []
-
-        def watch(record: StoredQuestion) -> None:
-            outcome.append(record)
-            settled.set()
-
-        stop = _nothing
-        try:
-            record, stop = await self.hub.submit(rpc_id, session, request.questions, watcher=watch)
-            if record.pending:
-                await settled.wait()
-                record = outcome[0]
-        except anyio.get_cancelled_exc_class():
-            with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
-                try:
-                    reason = withdraw_reason(request.signal)
-                    await self.hub.withdraw(rpc_id, via="host", reason=reason)
-                except UserQuestionError as error:  # the store is down: it stays pending
-                    logger.warning("could not withdraw question %s: %s", rpc_id, error)
-            raise
-        finally:
-            stop()
-        return settled_answer(record.state, record.answer)
-
-
 def _check_id(what: str, value: str) -> None:
     if not value or len(value) > MAX_ID_LENGTH:
         raise UserQuestionError(
@@ -456,7 +410,7 @@ def _check_id(what: str, value: str) -> None:
 
 
 def _settlement(
-    record: StoredQuestion, response: ClientResponse, via: str, by: str | None
+    record: StoredQuestion, response: ClientResponse, via: Surface, by: str | None
 ) -> Settlement:
     """What a response settles the request as, or `UserQuestionError` when it breaks the rules."""
     result = response.result
@@ -467,15 +421,16 @@ def _settlement(
                 'dismiss with code "cancelled"',
                 ErrorCode.BAD_ANSWER,
             )
-        return Settlement("cancelled", via=via, by=by)
-    if result.value.session_id != record.session_id:
+        return Settlement(Outcome.DISMISSED, via=via, by=by)
+    named = result.value.session_id
+    if named is not None and named != record.session_id:
         raise UserQuestionError(
             f"question {quoted(record.rpc_id)} belongs to session {quoted(record.session_id)}, "
-            f"not {quoted(result.value.session_id)}",
+            f"not {quoted(named)}",
             ErrorCode.BAD_ANSWER,
         )
     answer = check_answer(record.questions, parse_answer(result.value.answer))
-    return Settlement("answered", answer, via, by)
+    return Settlement(Outcome.ANSWERED, answer, via, by)
 
 
 def _not_pending(message: str) -> Receipt:
@@ -483,38 +438,32 @@ def _not_pending(message: str) -> Receipt:
 
 
 def _requested_frame(record: StoredQuestion) -> str:
-    rendered = {q.id: render_markdown(q.detail) for q in record.questions if q.detail is not None}
     frame = QuestionRequestedFrame(
         rpc_id=record.rpc_id,
         payload=QuestionRequested(
             session_id=record.session_id,
             questions=[question.model_dump(mode="json") for question in record.questions],
         ),
-        rendered=rendered,
-        asked_at=_iso(record.asked_at),
+        rendered=rendered_details(record.questions),
+        asked_at=iso(record.asked_at),
+        origin=record.origin,
     )
     return frame.model_dump_json()
 
 
 def _resolved_frame(record: StoredQuestion) -> str:
+    assert record.outcome is not None
     frame = QuestionResolvedFrame(
         payload=QuestionResolved(
             session_id=record.session_id,
             question_rpc_id=record.rpc_id,
-            outcome="answered" if record.state == "answered" else "cancelled",
+            outcome=resolved_outcome(record.outcome),
+            settled=record.outcome,
         )
     )
     return frame.model_dump_json()
 
 
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def _discard(watchers: list[Watcher], watcher: Watcher) -> None:
     if watcher in watchers:
         watchers.remove(watcher)
-
-
-def _nothing() -> None:
-    return None

@@ -1,15 +1,18 @@
 """Markdown from models to HTML that is safe to put in the page.
 
-Level 8: imports only markdown-it-py. A question's `detail` (a plan, above all) is written by a
-model, so it is untrusted: raw HTML is disabled (`<script>` and `<img onerror>` come out as
+Level 8: imports markdown-it-py and `types`. A question's `detail` (a plan, above all) is written
+by a model, so it is untrusted: raw HTML is disabled (`<script>` and `<img onerror>` come out as
 text), links may only point to `http`, `https` and `mailto` addresses and open in a new tab
 without the page as referrer, and images are not rendered at all, so a plan can make the browser
 fetch nothing. The page's Content-Security-Policy is the second line of defence.
+
+`rendered_details(questions)` is what the page, `GET /api/pending` and `GET /api/history` carry
+as `rendered`: each question's detail as HTML, by question id.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -17,7 +20,9 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
-__all__ = ["SAFE_LINK_SCHEMES", "render_markdown"]
+from user_questions.types import AskUserQuestionItem
+
+__all__ = ["SAFE_LINK_SCHEMES", "render_markdown", "rendered_details"]
 
 SAFE_LINK_SCHEMES = ("http:", "https:", "mailto:")
 """The only link targets kept; any other link is left as plain text."""
@@ -55,3 +60,9 @@ def render_markdown(text: str) -> str:
     """`text` as HTML with raw HTML disabled and links made safe."""
     html: str = _PARSER.render(text)
     return html
+
+
+def rendered_details(questions: Iterable[AskUserQuestionItem]) -> dict[str, str]:
+    """The safe HTML of each question's `detail`, by question id (questions without one are
+    left out)."""
+    return {q.id: render_markdown(q.detail) for q in questions if q.detail is not None}

@@ -1,6 +1,6 @@
 """Notifiers: tell people and programs that a question waits or settled, never delaying an ask.
 
-Level 8: imports `app` (for `HostTask`), `hub`, `events` and `stores`. `notifying(notifiers)` is a
+Level 8: imports `hub`, `events` and `stores`. `notifying(notifiers)` is a
 host task (`create_app(tasks=...)`, `serve(tasks=...)`) that listens to the hub (`Hub.on_event`)
 and hands each event to every notifier. A `Notifier` subclass says how one event is delivered
 (`WebhookNotifier`, `CommandNotifier`); the base class owns the rules every notifier shares:
@@ -25,15 +25,12 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Sequence
-from types import TracebackType
-from typing import Self
 
 import anyio
-from anyio.abc import TaskGroup
 
-from user_questions.host.app import HostTask
+from user_questions._lifetime import AsyncLifetime
 from user_questions.host.events import HostEvent, event_of
-from user_questions.host.hub import Hub
+from user_questions.host.hub import HostTask, Hub
 from user_questions.host.stores import StoredQuestion
 
 __all__ = ["FLUSH_SECONDS", "QUEUE_CAPACITY", "Notifier", "notifying"]
@@ -46,7 +43,7 @@ FLUSH_SECONDS = 2.0
 """How long queued events may still take to go out when the host stops."""
 
 
-class Notifier(abc.ABC):
+class Notifier(AsyncLifetime, abc.ABC):
     """Delivers host events somewhere; use as `async with`, which runs its delivery tasks.
 
     Subclasses implement `deliver` (one event, with any retries of its own) and set `target`.
@@ -73,7 +70,6 @@ class Notifier(abc.ABC):
         self._held = 0
         self._wake: anyio.Event | None = None
         self._drained: anyio.Event | None = None
-        self._task_group: TaskGroup | None = None
         self._workers: list[anyio.CancelScope] = []
         """Each delivery task's scope: shielded from the host's own cancellation, so that queued
         events can still go out while it stops; cancelled once they have (or time is up)."""
@@ -112,39 +108,33 @@ class Notifier(abc.ABC):
         lane.append(event)
         self._held += 1
 
-    async def __aenter__(self) -> Self:
-        self._task_group = anyio.create_task_group()
-        await self._task_group.__aenter__()
+    async def _start(self, stack: contextlib.AsyncExitStack) -> None:
+        stack.callback(self._drop_undelivered)  # last: after the workers have stopped
+        workers = await stack.enter_async_context(anyio.create_task_group())
         for _ in range(self.concurrency):
-            self._task_group.start_soon(self._work)
-        return self
+            workers.start_soon(self._work)
+        stack.callback(workers.cancel_scope.cancel)
+        stack.push_async_callback(self._flush)
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        assert self._task_group is not None
+    async def _flush(self) -> None:
+        """Give queued events `FLUSH_SECONDS` to go out, then stop the workers."""
         with anyio.move_on_after(FLUSH_SECONDS, shield=True):
             await self.drained()
         for worker in self._workers:
             worker.cancel()
-        self._task_group.cancel_scope.cancel()
-        try:
-            await self._task_group.__aexit__(exc_type, exc, tb)
-        finally:  # the host's own cancellation goes on from here
-            self._workers.clear()
-            if self._held:
-                self.dropped += self._held
-                logger.warning(
-                    "%s: the host stopped with %d events not delivered; dropped them",
-                    self.target,
-                    self._held,
-                )
-                self._lanes.clear()
-                self._ready.clear()
-                self._held = 0
+
+    def _drop_undelivered(self) -> None:
+        self._workers.clear()
+        if self._held:
+            self.dropped += self._held
+            logger.warning(
+                "%s: the host stopped with %d events not delivered; dropped them",
+                self.target,
+                self._held,
+            )
+            self._lanes.clear()
+            self._ready.clear()
+            self._held = 0
 
     async def drained(self) -> None:
         """Wait until every queued event has been delivered or given up on."""

@@ -17,13 +17,12 @@ with the same secret and `uq serve --print-notify-secret` can show it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import logging
 import random
 import secrets
-from types import TracebackType
-from typing import Self
 from urllib.parse import urlsplit
 
 import anyio
@@ -172,26 +171,18 @@ class WebhookNotifier(Notifier):
         self._timeout = timeout
         self._client: httpx.AsyncClient | None = None
 
-    async def __aenter__(self) -> Self:
-        self._client = httpx.AsyncClient(
+    async def _start(self, stack: contextlib.AsyncExitStack) -> None:
+        self._client = client = httpx.AsyncClient(
             timeout=self._timeout,
             follow_redirects=False,
             headers={"user-agent": f"user-questions/{__version__}"},
         )
-        return await super().__aenter__()
+        stack.push_async_callback(self._close, client)  # last: after the deliveries
+        await super()._start(stack)
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        try:
-            await super().__aexit__(exc_type, exc, tb)
-        finally:
-            assert self._client is not None
-            with anyio.CancelScope(shield=True):  # the host's cancellation must not leak it
-                await self._client.aclose()
+    async def _close(self, client: httpx.AsyncClient) -> None:
+        with anyio.CancelScope(shield=True):  # the host's cancellation must not leak it
+            await client.aclose()
 
     async def deliver(self, event: HostEvent) -> bool:
         body = event.model_dump_json().encode()

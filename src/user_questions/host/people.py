@@ -1,8 +1,9 @@
-"""People: the named tokens that open a host, and who is behind each request.
+"""People: the tokens that open a host, and who is behind each request.
 
 Level 8: imports `stores`, `security` and `errors`. A host is opened by its start-up token (the
-one `uq serve` prints, recorded as the person `owner`) and by any number of named tokens made
-with `uq token add NAME`. A named token is 256 random bits; the store keeps only its SHA-256
+one `uq serve` prints, recorded as the person `owner`; `check_token` says what it may hold and
+`host_token` settles it at start-up) and by any number of named tokens made with
+`uq token add NAME`. A named token is 256 random bits; the store keeps only its SHA-256
 (hashing is enough: the token is not a password anyone could guess), so it is shown once, when
 it is made, and never again.
 
@@ -26,25 +27,28 @@ import secrets
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from types import TracebackType
-from typing import Self
 
 import anyio
-from anyio.abc import TaskGroup
 
+from user_questions._disposer import Disposer, nothing
+from user_questions._lifetime import AsyncLifetime
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.security import Identity
-from user_questions.host.stores import Store, TokenRecord
+from user_questions.host.stores import SettingStore, TokenRecord, TokenStore
 
 __all__ = [
     "NAME_PATTERN",
     "OWNER",
     "RELOAD_RETRY",
+    "TOKEN_PATTERN",
+    "TOKEN_SETTING",
     "TOUCH_INTERVAL",
     "People",
     "add_person",
     "check_name",
+    "check_token",
     "hash_token",
+    "host_token",
     "revoke_person",
 ]
 
@@ -58,6 +62,34 @@ TOUCH_INTERVAL = 60.0
 """Seconds during which further uses of a token are not recorded again (its "last used")."""
 RELOAD_RETRY = 1.0
 """Seconds before reloading the tokens again when the store could not be read."""
+TOKEN_PATTERN = "8 to 512 characters from A-Z a-z 0-9 . _ ~ -"
+"""What the host's start-up token may hold: it travels in URLs and a cookie."""
+TOKEN_SETTING = "token"
+"""The store setting that keeps the start-up token."""
+_TOKEN_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-")
+
+
+def check_token(token: str) -> str:
+    """`token` if it can serve as the host's token.
+
+    Raises:
+        UserQuestionError: `BAD_TOKEN`, saying what a token may hold.
+    """
+    if not 8 <= len(token) <= 512 or not set(token) <= _TOKEN_CHARACTERS:
+        raise UserQuestionError(f"a host token must be {TOKEN_PATTERN}", ErrorCode.BAD_TOKEN)
+    return token
+
+
+async def host_token(store: SettingStore, given: str | None = None) -> str:
+    """The host's token: `given` (then kept in the store), else the stored one, else a new one.
+
+    Raises:
+        UserQuestionError: `BAD_TOKEN` when `given` cannot serve as a token.
+    """
+    if given is not None:
+        await store.set_setting(TOKEN_SETTING, check_token(given))
+        return given
+    return await store.setting(TOKEN_SETTING, secrets.token_urlsafe(32))
 
 
 def hash_token(token: str) -> str:
@@ -84,7 +116,7 @@ def check_name(name: str) -> str:
     return name
 
 
-async def add_person(store: Store, name: str) -> str:
+async def add_person(store: TokenStore, name: str) -> str:
     """Make a new token called `name` and return it: the only time it is ever seen in clear.
 
     Raises:
@@ -96,7 +128,7 @@ async def add_person(store: Store, name: str) -> str:
     return token
 
 
-async def revoke_person(store: Store, name: str) -> TokenRecord:
+async def revoke_person(store: TokenStore, name: str) -> TokenRecord:
     """Revoke the token called `name`; running hosts refuse it at once.
 
     Raises:
@@ -112,14 +144,14 @@ async def revoke_person(store: Store, name: str) -> TokenRecord:
     return revoked
 
 
-class People:
+class People(AsyncLifetime):
     """Who may use a host: its start-up token and the store's named tokens.
 
     Use as `async with People(store, token) as people`: it loads the tokens, then follows their
     changes until it is closed.
     """
 
-    def __init__(self, store: Store, owner_token: str) -> None:
+    def __init__(self, store: TokenStore, owner_token: str) -> None:
         self.store = store
         self._owner_token = owner_token.encode()
         self._owner = Identity(OWNER, hash_token(owner_token))
@@ -129,37 +161,19 @@ class People:
         self._touched: dict[str, float] = {}
         self._changed = anyio.Event()
         self._touches_in, self._touches = anyio.create_memory_object_stream[str](math.inf)
-        self._task_group: TaskGroup | None = None
-        self._stop_following: Callable[[], None] | None = None
 
     def __repr__(self) -> str:
-        return f"<People owner and {len(self._names)} named tokens on {self.store.url}>"
+        return f"<People owner and {len(self._names)} named tokens>"
 
-    async def __aenter__(self) -> Self:
-        self._stop_following = self.store.on_tokens_change(self._tokens_changed)
+    async def _start(self, stack: contextlib.AsyncExitStack) -> None:
+        stack.callback(self._touches.close)
+        stack.callback(self._touches_in.close)
+        stack.callback(self.store.on_tokens_change(self._tokens_changed))
         await self._load()
-        self._task_group = anyio.create_task_group()
-        await self._task_group.__aenter__()
-        self._task_group.start_soon(self._follow)
-        self._task_group.start_soon(self._record_uses)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._stop_following is not None:
-            self._stop_following()
-        task_group, self._task_group = self._task_group, None
-        try:
-            if task_group is not None:
-                task_group.cancel_scope.cancel()
-                await task_group.__aexit__(exc_type, exc, tb)
-        finally:
-            self._touches_in.close()
-            self._touches.close()
+        following = await stack.enter_async_context(anyio.create_task_group())
+        following.start_soon(self._follow)
+        following.start_soon(self._record_uses)
+        stack.callback(following.cancel_scope.cancel)
 
     def authenticate(self, token: str) -> Identity | None:
         """The person `token` belongs to, or `None` when the host does not accept it.
@@ -180,12 +194,12 @@ class People:
         """Whether the token behind `identity` still opens the host."""
         return identity == self._owner or self._names.get(identity.key) == identity.name
 
-    def on_revoke(self, identity: Identity, callback: Callable[[], None]) -> Callable[[], None]:
+    def on_revoke(self, identity: Identity, callback: Callable[[], None]) -> Disposer:
         """Call `callback` once the token behind `identity` is revoked (at once if it already
         is); returns a remover."""
         if not self.accepts(identity):
             callback()
-            return _nothing
+            return nothing
         callbacks = self._watchers.setdefault(identity.key, [])
         callbacks.append(callback)
 
@@ -235,7 +249,3 @@ class People:
                 await self.store.touch_token(name)
             except UserQuestionError as error:
                 logger.warning("could not record a use of the token %s: %s", name, error)
-
-
-def _nothing() -> None:
-    return None

@@ -5,9 +5,9 @@ Level 8: imports `stores` and `errors`. The store keeps each request's whole lif
 writes the asking and the settling itself, as part of its protocol. Two things are not part of
 any protocol and must never slow it down, so they run in the background here:
 
-- `ShownRecorder` notes the requests the hub has just handed to a page (or listed through
-  `GET /api/pending`) and writes their first-shown time in batches. A failed write is logged and
-  lost: the shown time is a record, not state anything depends on.
+- `ShownRecorder` notes the requests the hub has just handed to a page (or that
+  `GET /api/pending` has just listed) and writes their first-shown time in batches. A failed
+  write is logged and lost: the shown time is a record, not state anything depends on.
 - `keep_records` deletes, when `uq serve --retain-days N` asks for it, the requests settled more
   than N days ago, at start-up and every `RETENTION_INTERVAL`. Pending requests are never
   deleted, however old.
@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 import anyio
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores import Store
+from user_questions.host.stores import HistoryStore, QuestionStore
 
 __all__ = [
     "MAX_RETAIN_DAYS",
@@ -48,7 +48,7 @@ MAX_RETAIN_DAYS = 36_500
 class ShownRecorder:
     """Writes first-shown times in the background, batched; run `run()` in a task group."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: QuestionStore) -> None:
         self.store = store
         self._send, self._receive = anyio.create_memory_object_stream[str](math.inf)
 
@@ -95,7 +95,7 @@ def check_retain_days(days: int) -> int:
     return days
 
 
-async def keep_records(store: Store, days: int) -> None:
+async def keep_records(store: HistoryStore, days: int) -> None:
     """Delete the requests settled more than `days` days ago, now and every
     `RETENTION_INTERVAL`, until cancelled. A failure is logged and tried again next time."""
     while True:

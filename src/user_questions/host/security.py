@@ -12,7 +12,8 @@ response carries a strict Content-Security-Policy and no referrer, since the pag
 token.
 
 The middleware builds its refusals with the `deny` function it is given, so that statuses and
-codes are mapped in one place (`host/app.py`).
+codes are mapped in one place (`host/app.py`). The host's own token and the named tokens are
+`people.py`'s.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
     "SecurityMiddleware",
     "identity_of",
     "origin_allowed",
+    "person_of",
     "token_cookie",
     "token_of",
 ]
@@ -88,6 +90,13 @@ def identity_of(scope: Scope) -> Identity | None:
     """The person whose token opened this request (`None` on a public path)."""
     identity: Identity | None = scope.get(IDENTITY_SCOPE_KEY)
     return identity
+
+
+def person_of(scope: Scope) -> str:
+    """The name of the person whose token opened a route that needs one (not a public path)."""
+    identity = identity_of(scope)
+    assert identity is not None, "the security middleware lets no one in without a token"
+    return identity.name
 
 
 def token_of(scope: Scope) -> str | None:

@@ -1,6 +1,7 @@
 """Running a host with uvicorn: bind, announce the URL, stop cleanly on Ctrl-C or SIGTERM.
 
-Level 8: imports uvicorn, `app`, `security` and `stores`. `serve()` is what `uq serve` and
+Level 8 (the top of `host/`): imports uvicorn, `app`, `hub`, `people`, `records`, `frames` and
+`stores`. `serve()` is what `uq serve` and
 `uq demo` run. The store is opened once before anything listens, so a locked or foreign store and
 a bad token are one-line errors too, and the token is settled before the URL is printed. The
 socket is bound before uvicorn starts, so a busy
@@ -26,9 +27,11 @@ import uvicorn
 from starlette.applications import Starlette
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.app import HostTask, check_token, create_app, host_token
+from user_questions.frames import MAX_FRAME_BYTES
+from user_questions.host.app import create_app
+from user_questions.host.hub import HostTask
+from user_questions.host.people import check_token, host_token
 from user_questions.host.records import check_retain_days
-from user_questions.host.security import MAX_FRAME_BYTES
 from user_questions.host.stores import open_store
 
 __all__ = ["GRACEFUL_SHUTDOWN", "bind", "host_url", "is_loopback", "run", "serve"]

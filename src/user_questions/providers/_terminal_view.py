@@ -50,7 +50,8 @@ class QuestionView:
     options: tuple[OptionRow, ...]
     multi: bool
     plan_review: bool
-    """A plan review (SPEC section 10): `detail` is the plan and the approve option comes first."""
+    """A plan review (`presentation.plan_review_of`): `detail` is the plan and the approve option
+    comes first."""
     position: int
     """1-based position in the batch."""
     total: int

@@ -1,9 +1,9 @@
 """`RemoteProvider`: ask the humans of a host (`uq serve`) from another process or machine.
 
-Level 7: imports `frames`, `_checks`, `_wire`, `abort`, `errors`, `service` and `types`; needs
-the `web` extra (websockets) and the asyncio backend.
+Level 7: imports `frames`, `asking`, `_wire`, `errors`, `service` and `types`; needs the `web`
+extra (websockets) and the asyncio backend.
 
-The asker protocol (docs/host.md) runs over one WebSocket, `/ws/ask`, shared by every ask of the
+The asker protocol (docs/protocol.md) runs over one WebSocket, `/ws/ask`, shared by every ask of the
 provider. Each ask has an `rpcId` generated here, so it survives anything that cuts the
 connection: after a dropped connection or a host restart the provider reconnects with backoff
 and sends every unsettled `Ask` again; the host's submit is idempotent, so this re-attaches to
@@ -37,7 +37,6 @@ import os
 import random
 import socket
 import sys
-import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -51,9 +50,8 @@ from pydantic import ValidationError
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from user_questions._checks import abort_error, cancelled_error
 from user_questions._wire import parse_answer
-from user_questions.abort import AbortSignal, is_timeout
+from user_questions.asking import WITHDRAW_TIMEOUT, settled_answer, withdraw_reason
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     MAX_FRAME_BYTES,
@@ -61,6 +59,7 @@ from user_questions.frames import (
     AskerReply,
     AskFailed,
     AskSettled,
+    Origin,
     Withdraw,
     WithdrawReason,
 )
@@ -72,6 +71,7 @@ __all__ = [
     "CONNECT_TIMEOUT",
     "UNREACHABLE_LIMIT",
     "WITHDRAW_TIMEOUT",
+    "Origin",
     "RemoteProvider",
     "settled_answer",
     "withdraw_reason",
@@ -83,44 +83,12 @@ UNREACHABLE_LIMIT = 300.0
 """Seconds without a connection to the host after which waiting asks fail (`HOST_UNREACHABLE`)."""
 CONNECT_TIMEOUT = 10.0
 """Seconds one connection attempt (TCP, TLS and the WebSocket handshake) may take."""
-WITHDRAW_TIMEOUT = 5.0
-"""Seconds a cancelled ask waits for the host to confirm its withdrawal before giving up."""
 BACKOFF_FIRST = 0.05
 """Seconds before the first reconnection attempt; doubled after each failure."""
 BACKOFF_MAX = 2.0
 """The longest pause between reconnection attempts."""
 MAX_REPLY_BYTES = 4 * 1024 * 1024
 """The largest frame accepted from the host."""
-_CLOCK_SLACK = 0.01
-"""Seconds before a signal's deadline at which a cancellation counts as its timeout: the event
-loop may fire the deadline's cancel scope a hair before the signal reads its own clock."""
-
-
-def withdraw_reason(signal: AbortSignal | None) -> WithdrawReason:
-    """Why a cancelled ask gave up: `timed-out` when `signal` timed out (or is at its deadline),
-    `aborted` when it aborted otherwise, `cancelled` when it did not abort at all."""
-    if signal is None:
-        return "cancelled"
-    if signal.aborted:
-        return "timed-out" if is_timeout(signal.reason) else "aborted"
-    deadline = signal.deadline
-    if deadline is not None and time.monotonic() >= deadline - _CLOCK_SLACK:
-        return "timed-out"
-    return "cancelled"
-
-
-def settled_answer(state: str, answer: AskUserQuestionAnswer | None) -> AskUserQuestionAnswer:
-    """What a settled request gives its asker: the answer, or the error its outcome means.
-
-    Raises:
-        UserQuestionError: `ASK_CANCELLED` when a human dismissed it, `ASK_ABORTED` when its
-            asker withdrew it.
-    """
-    if state == "answered" and answer is not None:
-        return answer
-    if state == "cancelled":
-        raise cancelled_error()
-    raise abort_error(None)
 
 
 @dataclass(eq=False)
@@ -152,6 +120,8 @@ class RemoteProvider:
         token: The host's token; else the first URL's, else `$UQ_TOKEN`.
         session: Names the requests of asks made without an agent (with an agent, its id is
             the session); default `<program>@<hostname>`.
+        origin: Where the asks come from (the asking program, its folder), sent with every ask
+            and shown with its questions; default none.
         unreachable_limit: Seconds of failed reconnection before waiting asks fail with
             `HOST_UNREACHABLE`; `None` waits for the host for ever.
         connect_timeout: Seconds one connection attempt to a host may take.
@@ -169,6 +139,7 @@ class RemoteProvider:
         session: str | None = None,
         unreachable_limit: float | None = UNREACHABLE_LIMIT,
         connect_timeout: float = CONNECT_TIMEOUT,
+        origin: Origin | None = None,
     ) -> None:
         hosts = [_parse_host(one) for one in ([url] if isinstance(url, str) else url)]
         if not hosts:
@@ -185,6 +156,7 @@ class RemoteProvider:
         self.url = self.urls[0]
         """The host connected to last (at first, the first one)."""
         self.session = session or _default_session()
+        self.origin = origin
         self._ws_urls = [ws_url for _, ws_url, _ in hosts]
         self._token = token
         self._limit = unreachable_limit
@@ -278,6 +250,7 @@ class RemoteProvider:
             rpc_id=rpc_id,
             session_id=session,
             questions=[question.model_dump(mode="json") for question in request.questions],
+            origin=self.origin,
         )
         frame = ask.model_dump_json()
         if len(frame.encode()) > MAX_FRAME_BYTES:

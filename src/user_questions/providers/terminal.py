@@ -62,7 +62,7 @@ async def ask_with(
 
 
 class TerminalProvider:
-    """Asks at a terminal, one question at a time (SPEC section 9).
+    """Asks at a terminal, one question at a time (docs/terminal.md).
 
     When both `input` and `output` are terminals, each question is an interactive list: arrow
     keys or digits move, space ticks on a multi-select question, Enter chooses, "Other" (or its

@@ -27,6 +27,7 @@ from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect, 
 
 from tests.e2e.host_process import HostProcess, free_port
 from user_questions import (
+    AbortSignal,
     AskUserQuestionAnswer,
     AskUserQuestionItem,
     AskUserQuestionRequest,
@@ -34,6 +35,7 @@ from user_questions import (
     UserQuestionError,
     UserQuestionService,
 )
+from user_questions.frames import Origin
 from user_questions.providers.remote import RemoteProvider
 
 CHROMIUM = "/usr/bin/chromium"
@@ -84,14 +86,23 @@ class Host(HostProcess):
         return ids[0]
 
 
-async def _ask(host: Host, session: str, questions: Questions) -> AskUserQuestionAnswer:
+async def _ask(
+    host: Host,
+    session: str,
+    questions: Questions,
+    origin: Origin | None,
+    seconds: float | None,
+) -> AskUserQuestionAnswer:
     ctx = Context()
     ctx.plugin(UserQuestionService)
     items = [AskUserQuestionItem.model_validate(question) for question in questions]
-    async with RemoteProvider(host.base, token=host.token, session=session) as provider:
+    signal = None if seconds is None else AbortSignal.timeout(seconds)
+    async with RemoteProvider(
+        host.base, token=host.token, session=session, origin=origin
+    ) as provider:
         ctx.user_questions.register_provider(provider)
         answer: AskUserQuestionAnswer = await ctx.user_questions.ask(
-            AskUserQuestionRequest(questions=items)
+            AskUserQuestionRequest(questions=items, signal=signal)
         )
     return answer
 
@@ -105,8 +116,16 @@ class Asker:
     asks: list[Future[AskUserQuestionAnswer]] = field(default_factory=list)
     sessions: set[str] = field(default_factory=set)
 
-    def ask(self, session: str, questions: Questions) -> Future[AskUserQuestionAnswer]:
-        future = self.portal.start_task_soon(_ask, self.host, session, questions)
+    def ask(
+        self,
+        session: str,
+        questions: Questions,
+        *,
+        origin: Origin | None = None,
+        timeout: float | None = None,
+    ) -> Future[AskUserQuestionAnswer]:
+        """Ask in the background (from `origin`, giving up after `timeout` seconds if given)."""
+        future = self.portal.start_task_soon(_ask, self.host, session, questions, origin, timeout)
         self.asks.append(future)
         self.sessions.add(session)
         return future

@@ -12,6 +12,7 @@ from playwright.sync_api import Page, WebSocketRoute, expect
 from tests.e2e.host_process import answer_body
 from tests.e2e.web.conftest import Asker, Host, OpenInbox, answer_of, error_of
 from user_questions import ErrorCode
+from user_questions.frames import Origin
 
 pytestmark = pytest.mark.e2e
 
@@ -138,7 +139,20 @@ def test_a_withdrawn_question_vanishes(open_inbox: OpenInbox, asker: Asker, sess
     expect(inbox.card(session)).to_be_visible()
     asked.cancel()
     expect(inbox.card(session)).to_have_count(0)
-    expect(inbox.page.locator("#notices")).to_contain_text("Withdrawn")
+    expect(inbox.page.locator("#notices")).to_contain_text("Withdrawn by its agent")
+
+
+def test_a_card_says_where_its_agent_runs_and_that_the_agent_timed_out(
+    open_inbox: OpenInbox, asker: Asker, session: str
+) -> None:
+    inbox = open_inbox()
+    origin = Origin(client="claude-code", cwd="/home/ada/src/shop")
+    asked = asker.ask(session, [DATABASE], origin=origin, timeout=4.0)
+    card = inbox.card(session)
+    expect(card.locator(".origin")).to_have_text("claude-code · /home/ada/src/shop")
+    assert error_of(asked).code == ErrorCode.ASK_TIMED_OUT
+    expect(card).to_have_count(0)
+    expect(inbox.page.locator("#notices")).to_contain_text("Timed out")
 
 
 def test_drafts_survive_a_reload_of_the_tab(
@@ -198,7 +212,7 @@ def test_a_dismissal_reaches_the_agent_as_ask_cancelled_even_from_a_second_brows
     second.card(session).get_by_role("button", name="Dismiss").click()
     assert error_of(asked).code == ErrorCode.ASK_CANCELLED
     expect(first.card(session)).to_have_count(0)
-    expect(first.page.locator("#notices")).to_contain_text("Withdrawn or dismissed elsewhere")
+    expect(first.page.locator("#notices")).to_contain_text("Dismissed elsewhere")
 
 
 def test_a_page_whose_token_was_replaced_says_so(open_inbox: OpenInbox, host: Host) -> None:

@@ -67,16 +67,18 @@ def settle(
     session: str,
     questions: Sequence[dict[str, Any]],
     answers: Sequence[Sequence[dict[str, Any]] | None],
+    origin: dict[str, str] | None = None,
 ) -> list[str]:
-    """Ask one request per answer (through the asker protocol), then answer each over HTTP with
-    its answer items (`None` dismisses it); the rpcIds, oldest first."""
+    """Ask one request per answer (through the asker protocol, from `origin` if given), then
+    answer each over HTTP with its answer items (`None` dismisses it); the rpcIds, oldest
+    first."""
     rpc_ids = [f"{session}-{index}" for index in range(len(answers))]
     with connect(
         host.base.replace("http", "ws", 1) + "/ws/ask", additional_headers=host.auth
     ) as asker:
         for rpc_id in rpc_ids:
             frame = {"type": "ask", "rpcId": rpc_id, "sessionId": session, "questions": questions}
-            asker.send(json.dumps(frame))
+            asker.send(json.dumps(frame if origin is None else {**frame, "origin": origin}))
             assert json.loads(asker.recv(timeout=10))["payload"]["type"] == "ask/pending"
     # The asker has left (its requests stay pending), so nobody has to read their settlements.
     with httpx.Client(base_url=host.base, headers=host.auth, timeout=10) as client:
@@ -97,7 +99,9 @@ def settle(
 def test_the_inbox_links_to_the_history_of_answers_newest_first(
     open_inbox: OpenInbox, host: Host, session: str
 ) -> None:
-    settle(host, session, [PICK], [[{"id": "pick", "selected": ["Ship (Recommended)"]}], None])
+    origin = {"client": "codex", "cwd": "/srv/release"}
+    answers = [[{"id": "pick", "selected": ["Ship (Recommended)"]}], None]
+    settle(host, session, [PICK], answers, origin)
     inbox = open_inbox()
     inbox.page.get_by_role("link", name="History").click()
     page = inbox.page
@@ -110,6 +114,7 @@ def test_the_inbox_links_to_the_history_of_answers_newest_first(
     answered = entries.nth(1)
     expect(answered.locator(".outcome")).to_have_text("Answered")
     expect(answered.locator(".who")).to_have_text("by owner through the API")
+    expect(answered.locator(".origin")).to_have_text("codex · /srv/release")
     expect(answered.locator(".chip")).to_have_text("Release")
     expect(answered.locator(".entry-answer")).to_have_text("Answer: Ship (Recommended)")
     expect(answered.locator(".entry-times")).to_contain_text("Asked")

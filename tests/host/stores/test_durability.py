@@ -28,6 +28,7 @@ from user_questions.host.stores import (
     _postgres_listen,
     open_store,
 )
+from user_questions.outcomes import Outcome, Surface
 
 pytestmark = pytest.mark.anyio
 
@@ -40,7 +41,9 @@ async def use(store: Store) -> None:
 
     async def ask_and_answer(rpc_id: str) -> None:
         await store.submit(new(rpc_id))
-        await store.settle(rpc_id, Settlement("answered", ANSWER, via="web", by="alice"))
+        await store.settle(
+            rpc_id, Settlement(Outcome.ANSWERED, ANSWER, via=Surface.WEB, by="alice")
+        )
 
     async with anyio.create_task_group() as task_group:
         for index in range(8):

@@ -21,6 +21,7 @@ from user_questions import ErrorCode, UserQuestionError
 from user_questions.host.stores import HistoryQuery, Settlement, open_store
 from user_questions.host.stores import _postgres_schema as schema
 from user_questions.host.stores.postgres import SCHEMA_VERSION, PostgresStore, printable_url
+from user_questions.outcomes import Outcome, Surface
 
 pytestmark = pytest.mark.anyio
 
@@ -134,7 +135,10 @@ async def test_a_version_1_database_is_migrated_and_its_records_become_searchabl
         assert [record.rpc_id for record in page.records] == ["old"]
         assert page.records[0].answer == ANSWER
         assert [record.rpc_id for record in await store.pending()] == ["waiting"]
-        assert await store.settle("waiting", Settlement("timed-out", via="asker")) is not None
+        assert (
+            await store.settle("waiting", Settlement(Outcome.TIMED_OUT, via=Surface.ASKER))
+            is not None
+        )
         assert await store.tokens() == []
     assert await stored_version(pg_url) == SCHEMA_VERSION
 
@@ -174,9 +178,9 @@ async def test_two_nodes_settling_at_once_have_exactly_one_winner_per_request(
 
         async def settle(node: str, rpc_id: str, client: int) -> None:
             store = node_a if node == "a" else node_b
-            via = f"{node}-{client}"
-            if await store.settle(rpc_id, Settlement("answered", ANSWER, via=via)) is not None:
-                winners[rpc_id].append(via)
+            by = f"{node}-{client}"
+            if await store.settle(rpc_id, Settlement(Outcome.ANSWERED, ANSWER, by=by)) is not None:
+                winners[rpc_id].append(by)
 
         async with anyio.create_task_group() as task_group:
             for rpc_id in rpc_ids:
@@ -187,7 +191,7 @@ async def test_two_nodes_settling_at_once_have_exactly_one_winner_per_request(
             assert len(winners[rpc_id]) == 1, winners[rpc_id]
             record = await node_b.get(rpc_id)
             assert record is not None
-            assert record.settled_via == winners[rpc_id][0]
+            assert record.settled_by == winners[rpc_id][0]
         assert await node_a.pending() == []
 
 
@@ -198,7 +202,7 @@ async def test_a_write_on_one_node_wakes_the_other_with_its_rpc_id(pg_url: str) 
         node_b.on_change(heard_b)
         await node_a.submit(new("asked-on-a"))
         await heard_b.heard("asked-on-a")
-        await node_b.settle("asked-on-a", Settlement("cancelled", via="web"))
+        await node_b.settle("asked-on-a", Settlement(Outcome.DISMISSED, via=Surface.WEB))
         await heard_a.heard("asked-on-a")  # node b's settlement
         await heard_b.until(lambda calls: calls.count("asked-on-a") == 1)
         # Notifications reach a listener in commit order: once node a has heard node b's
@@ -254,7 +258,7 @@ async def test_the_store_fails_clearly_while_the_database_is_down_and_recovers(
         await node_a.submit(new("after"))
         await heard.heard("after")
         assert [record.rpc_id for record in await node_b.pending()] == ["before", "after"]
-        assert await node_b.settle("before", Settlement("answered", ANSWER, via="web"))
+        assert await node_b.settle("before", Settlement(Outcome.ANSWERED, ANSWER, via=Surface.WEB))
 
 
 # -- URLs -------------------------------------------------------------------------------------

@@ -20,12 +20,12 @@ from user_questions import (
 from user_questions.host.stores import (
     HistoryQuery,
     NewQuestion,
-    SettledState,
     Settlement,
     Store,
     StoredQuestion,
     TokenRecord,
 )
+from user_questions.outcomes import Outcome, RequestState, Surface
 from user_questions.types import AskUserQuestionItem, AskUserQuestionOption
 
 pytestmark = pytest.mark.anyio
@@ -82,13 +82,13 @@ async def test_submitting_an_existing_rpc_id_changes_nothing(store: Store) -> No
 async def test_pending_lists_unsettled_requests_oldest_first(store: Store) -> None:
     for rpc_id in ("a", "c", "b"):
         await store.submit(new(rpc_id))
-    await store.settle("c", Settlement("cancelled", via="web"))
+    await store.settle("c", Settlement(Outcome.DISMISSED, via=Surface.WEB))
     assert [record.rpc_id for record in await store.pending()] == ["a", "b"]
 
 
 async def test_settle_records_the_answer_and_who_settled(store: Store) -> None:
     await store.submit(new("r1"))
-    settled = await store.settle("r1", Settlement("answered", ANSWER, via="web"))
+    settled = await store.settle("r1", Settlement(Outcome.ANSWERED, ANSWER, via=Surface.WEB))
     assert settled is not None
     assert settled.state == "answered"
     assert settled.answer == ANSWER
@@ -99,11 +99,11 @@ async def test_settle_records_the_answer_and_who_settled(store: Store) -> None:
 
 async def test_only_the_first_settlement_wins(store: Store) -> None:
     await store.submit(new("r1"))
-    assert await store.settle("r1", Settlement("cancelled", via="web")) is not None
-    assert await store.settle("r1", Settlement("answered", ANSWER, via="api")) is None
+    assert await store.settle("r1", Settlement(Outcome.DISMISSED, via=Surface.WEB)) is not None
+    assert await store.settle("r1", Settlement(Outcome.ANSWERED, ANSWER, via=Surface.API)) is None
     record = await store.get("r1")
     assert record is not None
-    assert record.state == "cancelled"
+    assert record.state == "dismissed"
     assert record.answer is None
 
 
@@ -111,9 +111,9 @@ async def test_of_many_concurrent_settlements_exactly_one_wins(store: Store) -> 
     await store.submit(new("r1"))
     winners: list[str] = []
 
-    async def settle(via: str) -> None:
-        if await store.settle("r1", Settlement("answered", ANSWER, via=via)) is not None:
-            winners.append(via)
+    async def settle(by: str) -> None:
+        if await store.settle("r1", Settlement(Outcome.ANSWERED, ANSWER, by=by)) is not None:
+            winners.append(by)
 
     async with anyio.create_task_group() as task_group:
         for index in range(8):
@@ -121,11 +121,11 @@ async def test_of_many_concurrent_settlements_exactly_one_wins(store: Store) -> 
     assert len(winners) == 1
     record = await store.get("r1")
     assert record is not None
-    assert record.settled_via == winners[0]
+    assert record.settled_by == winners[0]
 
 
 async def test_settling_an_unknown_request_does_nothing(store: Store) -> None:
-    assert await store.settle("nope", Settlement("withdrawn", via="asker")) is None
+    assert await store.settle("nope", Settlement(Outcome.WITHDRAWN, via=Surface.ASKER)) is None
     assert await store.get("nope") is None
 
 
@@ -154,7 +154,7 @@ async def test_everything_survives_closing_and_reopening(make_store: StoreFactor
     async with make_store() as store:
         await store.submit(new("pending-one"))
         await store.submit(new("answered-one"))
-        await store.settle("answered-one", Settlement("answered", ANSWER, via="web"))
+        await store.settle("answered-one", Settlement(Outcome.ANSWERED, ANSWER, via=Surface.WEB))
         await store.set_setting("token", "kept")
     async with make_store() as store:
         assert [record.rpc_id for record in await store.pending()] == ["pending-one"]
@@ -189,7 +189,7 @@ async def settled(
     rpc_id: str,
     *,
     session: str = "agent-1",
-    state: SettledState = "answered",
+    outcome: Outcome = Outcome.ANSWERED,
     by: str | None = "alice",
     questions: tuple[AskUserQuestionItem, ...] = QUESTIONS,
     answer: AskUserQuestionAnswer | None = ANSWER,
@@ -198,7 +198,9 @@ async def settled(
     await store.submit(new(rpc_id, session, questions))
     record = await store.settle(
         rpc_id,
-        Settlement(state, answer if state == "answered" else None, via="web", by=by),
+        Settlement(
+            outcome, answer if outcome == Outcome.ANSWERED else None, via=Surface.WEB, by=by
+        ),
     )
     assert record is not None
     return record
@@ -215,7 +217,9 @@ async def test_a_settlement_records_who_asked_who_settled_and_through_which_surf
 ) -> None:
     created, _ = await store.submit(new("r1", asked_by="ci-bot"))
     assert created.asked_by == "ci-bot"
-    record = await store.settle("r1", Settlement("answered", ANSWER, via="terminal", by="alice"))
+    record = await store.settle(
+        "r1", Settlement(Outcome.ANSWERED, ANSWER, via=Surface.TERMINAL, by="alice")
+    )
     assert record is not None
     assert (record.asked_by, record.settled_by, record.settled_via) == (
         "ci-bot",
@@ -226,11 +230,11 @@ async def test_a_settlement_records_who_asked_who_settled_and_through_which_surf
 
 
 async def test_a_timed_out_withdrawal_is_kept_as_its_own_outcome(store: Store) -> None:
-    record = await settled(store, "r1", state="timed-out", by="ci-bot")
-    assert record.state == "timed-out"
+    record = await settled(store, "r1", outcome=Outcome.TIMED_OUT, by="ci-bot")
+    assert record.state == RequestState.TIMED_OUT
     assert record.answer is None
-    assert await history(store, state="timed-out") == ["r1"]
-    assert await history(store, state="withdrawn") == []
+    assert await history(store, outcome=Outcome.TIMED_OUT) == ["r1"]
+    assert await history(store, outcome=Outcome.WITHDRAWN) == []
 
 
 async def test_shown_keeps_the_first_time_a_request_was_shown(store: Store) -> None:
@@ -270,13 +274,13 @@ async def test_history_lists_only_settled_requests_newest_settled_first(store: S
 
 async def test_history_filters_by_session_outcome_and_person(store: Store) -> None:
     await settled(store, "s1-answered", session="s1", by="alice")
-    await settled(store, "s1-dismissed", session="s1", state="cancelled", by="bob")
+    await settled(store, "s1-dismissed", session="s1", outcome=Outcome.DISMISSED, by="bob")
     await settled(store, "s2-answered", session="s2", by="bob")
-    await settled(store, "s2-withdrawn", session="s2", state="withdrawn", by=None)
+    await settled(store, "s2-withdrawn", session="s2", outcome=Outcome.WITHDRAWN, by=None)
     assert await history(store, session="s1") == ["s1-dismissed", "s1-answered"]
-    assert await history(store, state="answered") == ["s2-answered", "s1-answered"]
+    assert await history(store, outcome=Outcome.ANSWERED) == ["s2-answered", "s1-answered"]
     assert await history(store, by="bob") == ["s2-answered", "s1-dismissed"]
-    assert await history(store, session="s2", state="answered", by="bob") == ["s2-answered"]
+    assert await history(store, session="s2", outcome=Outcome.ANSWERED, by="bob") == ["s2-answered"]
     assert await history(store, session="nobody") == []
 
 
@@ -292,7 +296,7 @@ async def test_history_search_needs_every_word_in_the_text_or_the_typed_answer(
             options=[AskUserQuestionOption(label="S", description="fits 100% of cases")],
         ),
     )
-    await settled(store, "sizes", questions=sizes, state="cancelled")
+    await settled(store, "sizes", questions=sizes, outcome=Outcome.DISMISSED)
     assert await history(store, terms=("durability",)) == ["databases"]
     assert await history(store, terms=("postgres",)) == ["databases"]  # an option label
     assert await history(store, terms=("inbox",)) == ["databases"]  # the typed answer

@@ -1,6 +1,6 @@
 // The inbox page: connects to the host, keeps one card per pending request, and routes keys.
 //
-// See docs/web.md for what the page does and its keyboard keys, and HOST-CONTRACT.md for the
+// See docs/web.md for what the page does and its keyboard keys, and docs/protocol.md for the
 // frames. On every (re)connection the host replays each pending request; the page then asks
 // GET /api/pending once to drop the cards that were settled while it was away.
 
@@ -21,7 +21,9 @@ const NOTICES = {
   sent: (card) => `Answer sent: ${card.summary}`,
   dismissed: (card) => `Dismissed: ${card.summary}`,
   elsewhere: (card) => `Answered elsewhere: ${card.summary}`,
-  withdrawn: (card) => `Withdrawn or dismissed elsewhere: ${card.summary}`,
+  "dismissed-elsewhere": (card) => `Dismissed elsewhere: ${card.summary}`,
+  withdrawn: (card) => `Withdrawn by its agent: ${card.summary}`,
+  "timed-out": (card) => `Timed out, the agent stopped waiting: ${card.summary}`,
   gone: (card) => `No longer pending: ${card.summary}`,
 };
 
@@ -96,7 +98,7 @@ function onFrame(frame) {
   const payload = frame.payload;
   if (payload.type === "question/requested") addCard(frame);
   else if (payload.type === "question/resolved") {
-    cards.get(payload.questionRpcId)?.resolved(payload.outcome);
+    cards.get(payload.questionRpcId)?.resolved(payload.settled);
   }
   else if (payload.type === "client-response/receipt") cards.get(frame.rpcId)?.receipt(payload);
 }

@@ -3,17 +3,25 @@
 // A card owns its DOM and its drafts and talks to the rest of the page through `env`:
 //   env.drafts             the DraftStore (drafts survive reconnects and reloads)
 //   env.send(frame)        send a client-response; false when the socket is down
-//   env.closed(card, why)  the request is settled: "sent", "dismissed", "elsewhere" (another
-//                          answer won), "withdrawn" (the asker gave up, or a dismissal
-//                          elsewhere), "gone" (settled while this page was away)
+//   env.closed(card, why)  the request is settled: "sent", "dismissed" (here), "elsewhere"
+//                          (another answer won), "dismissed-elsewhere", "withdrawn" (the
+//                          asker gave up), "timed-out" (the asker's timeout ran out), "gone"
+//                          (settled while this page was away)
 // Model text only ever reaches the DOM as text; a question's detail is the host's rendered
 // markdown, passed through trustedFragment().
 
-import { button, h, preview, timeAgo, trustedFragment } from "./dom.js";
+import { button, h, originText, preview, timeAgo, trustedFragment } from "./dom.js";
 import { dismissFrame } from "./protocol.js";
 
 /** How long a card waits for its own receipt after the host said the request is settled. */
 const RECEIPT_GRACE_MS = 5000;
+/** Why a card closes, by the exact outcome of a `question/resolved` frame (its `settled`). */
+const CLOSED_BY = {
+  answered: "elsewhere",
+  dismissed: "dismissed-elsewhere",
+  withdrawn: "withdrawn",
+  "timed-out": "timed-out",
+};
 const NOT_CONNECTED =
   "Not connected, so nothing was sent. Your answer is kept: " +
   "send it again once the page has reconnected.";
@@ -33,6 +41,7 @@ export class Card {
     this.questions = frame.payload.questions;
     this.rendered = frame.rendered ?? {};
     this.askedAt = typeof frame.askedAt === "string" ? frame.askedAt : "";
+    this.origin = originText(frame.origin);
     this.env = env;
     /** "answer" or "dismiss" while a client-response waits for its receipt. */
     this.sending = null;
@@ -59,6 +68,9 @@ export class Card {
       { class: "card-meta" },
       h("span", { class: "session", title: "session", text: this.sessionId }),
       this.time,
+      this.origin
+        ? h("span", { class: "origin", title: `asked from ${this.origin}`, text: this.origin })
+        : null,
     );
     this.body = h("div", { class: "card-body" });
     this.actions = h("div", { class: "card-actions" });
@@ -125,11 +137,12 @@ export class Card {
   }
 
   /**
-   * The request was settled (`question/resolved`). When this card's own response is on its
-   * way, its receipt tells whether this page or another one won; wait a little for it.
+   * The request was settled (`question/resolved`, `settled` its exact outcome). When this card's
+   * own response is on its way, its receipt tells whether this page or another one won; wait a
+   * little for it.
    */
-  resolved(outcome) {
-    const why = outcome === "answered" ? "elsewhere" : "withdrawn";
+  resolved(settled) {
+    const why = CLOSED_BY[settled] ?? "gone";
     if (this.sending === null) {
       this.env.closed(this, why);
       return;

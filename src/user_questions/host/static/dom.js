@@ -96,3 +96,9 @@ export function preview(text, limit = 80) {
   const line = String(text).replace(/\s+/g, " ").trim();
   return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
 }
+
+/** Where the asker says a request comes from, on one line: `client · folder`; "" for none. */
+export function originText(origin) {
+  if (origin === null || typeof origin !== "object") return "";
+  return [origin.client, origin.cwd].filter((part) => typeof part === "string" && part).join(" · ");
+}

@@ -7,7 +7,7 @@
 // as text through h(); a question's detail is the host's rendered markdown, through
 // trustedFragment().
 
-import { h, timeAgo, trustedFragment } from "./dom.js";
+import { h, originText, timeAgo, trustedFragment } from "./dom.js";
 
 const PAGE_SIZE = 50;
 const FILTERS = ["q", "session", "by", "outcome"];
@@ -21,6 +21,7 @@ const SURFACES = {
   web: "in the web page",
   terminal: "in a terminal",
   editor: "in an editor",
+  link: "through an answer link",
   api: "through the API",
   asker: "by its asker",
   host: "by the host",
@@ -174,6 +175,7 @@ function metaElement(entry) {
     how.push(`by ${entry.by}`);
   }
   if (entry.via) how.push(SURFACES[entry.via] ?? `via ${entry.via}`);
+  const origin = originText(entry.origin);
   return h(
     "header",
     { class: "card-meta" },
@@ -187,6 +189,7 @@ function metaElement(entry) {
       text: entry.sessionId,
       onclick: () => filterBy("session", entry.sessionId),
     }),
+    origin ? h("span", { class: "origin", title: `asked from ${origin}`, text: origin }) : null,
   );
 }
 

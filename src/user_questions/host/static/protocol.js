@@ -1,4 +1,4 @@
-// The WebSocket to the host (docs/web.md, HOST-CONTRACT.md): frames in, client-responses out.
+// The WebSocket to the host (docs/web.md, docs/protocol.md): frames in, client-responses out.
 //
 // The connection reconnects by itself with a growing, jittered delay, and pings the host so a
 // connection that died silently (a sleeping laptop, a dropped Wi-Fi) is noticed and replaced.

@@ -22,7 +22,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -83,6 +83,16 @@ MIGRATIONS: Sequence[str | Callable[[Connection], Awaitable[None]]] = (
     CREATE INDEX questions_pending ON {SCHEMA}.questions (seq) WHERE state = 'pending';
     """,
     _records_and_people,
+    # Version 3: one outcome vocabulary (a dismissal is `dismissed`, no longer `cancelled`), and
+    # where each ask comes from.
+    f"""
+    ALTER TABLE {SCHEMA}.questions
+        DROP CONSTRAINT questions_state_check,
+        ADD COLUMN origin jsonb;
+    UPDATE {SCHEMA}.questions SET state = 'dismissed' WHERE state = 'cancelled';
+    ALTER TABLE {SCHEMA}.questions ADD CONSTRAINT questions_state_check CHECK (
+        state IN ('pending', 'answered', 'dismissed', 'withdrawn', 'timed-out'));
+    """,
 )
 
 

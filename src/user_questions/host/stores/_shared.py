@@ -1,10 +1,10 @@
 """What both store backends do the same way: the search text, the history filter and cursor,
-and telling the tokens listeners.
+reading a row into a record, and telling the tokens listeners.
 
-Level 8: imports `types`, `errors` and the `Store` protocol's types. The search text of a
-request is kept in a column of its own, casefolded, so that a history search is a plain `LIKE`
-on both backends and never matches the JSON around the words (a search for "label" must not
-find every request).
+Level 8: imports `types`, `frames`, `outcomes`, `errors` and the store's records. The search
+text of a request is kept in a column of its own, casefolded, so that a history search is a plain
+`LIKE` on both backends and never matches the JSON around the words (a search for "label" must
+not find every request).
 """
 
 from __future__ import annotations
@@ -14,15 +14,18 @@ import binascii
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from pydantic import TypeAdapter
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores import HistoryQuery, QuestionState, StoredQuestion, TokensListener
+from user_questions.frames import Origin
+from user_questions.host.stores.records import HistoryQuery, StoredQuestion, TokensListener
+from user_questions.outcomes import RequestState, Surface
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
 __all__ = [
+    "COLUMNS",
     "QUESTIONS",
     "TokensListeners",
     "answer_text",
@@ -30,14 +33,37 @@ __all__ = [
     "encode_cursor",
     "history_filter",
     "like_pattern",
+    "origin_json",
     "question_text",
     "search_text",
+    "stored_question",
 ]
 
 logger = logging.getLogger("user_questions.host")
 
 QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
 """The questions of a request as both backends store them: a JSON array."""
+COLUMNS = (
+    "rpc_id",
+    "session_id",
+    "questions",
+    "asked_at",
+    "state",
+    "answer",
+    "settled_at",
+    "settled_via",
+    "asked_by",
+    "shown_at",
+    "settled_by",
+    "origin",
+)
+"""The columns of a `questions` row that make a `StoredQuestion`, in `stored_question`'s order
+(a backend may cast them, as PostgreSQL casts its JSON to text)."""
+
+
+def origin_json(origin: Origin | None) -> str | None:
+    """An origin as both backends store it: a JSON object, or NULL."""
+    return None if origin is None else origin.model_dump_json()
 
 
 def question_text(questions: Iterable[AskUserQuestionItem]) -> str:
@@ -86,12 +112,12 @@ def history_filter(
     parameters: list[object] = []
     for column, value in (
         ("session_id", query.session),
-        ("state", query.state),
+        ("state", query.outcome),
         ("settled_by", query.by),
     ):
         if value is not None:
             where.append(f"{column} = {mark}")
-            parameters.append(value)
+            parameters.append(str(value))
     for term in query.terms:
         where.append(f"search LIKE {mark} ESCAPE '\\'")
         parameters.append(like_pattern(term))
@@ -155,10 +181,10 @@ class TokensListeners:
 
 
 def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> StoredQuestion:
-    """A `questions` row (the backends select the same columns) as a record; `moment` reads the
-    backend's timestamps (a datetime on PostgreSQL, ISO text on SQLite) as UTC datetimes."""
+    """A row of `COLUMNS` as a record; `moment` reads the backend's timestamps (a datetime on
+    PostgreSQL, ISO text on SQLite) as UTC datetimes."""
     rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
-    asked_by, shown_at, settled_by = row[8:11]
+    asked_by, shown_at, settled_by, origin = row[8:12]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
     return StoredQuestion(
@@ -166,11 +192,12 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         session_id=session_id,
         questions=tuple(QUESTIONS.validate_json(questions)),
         asked_at=asked,
-        state=cast(QuestionState, state),
+        state=RequestState(state),
         answer=None if answer is None else AskUserQuestionAnswer.model_validate_json(answer),
         settled_at=moment(settled_at),
-        settled_via=settled_via,
+        settled_via=Surface(settled_via) if settled_via else None,
         asked_by=asked_by,
         shown_at=moment(shown_at),
         settled_by=settled_by,
+        origin=None if origin is None else Origin.model_validate_json(origin),
     )

@@ -16,7 +16,7 @@ from user_questions.host.stores._shared import search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -57,6 +57,12 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     CREATE INDEX questions_pending ON questions (seq) WHERE state = 'pending';
     """,
     _records_and_people,
+    # Version 3: one outcome vocabulary (a dismissal is `dismissed`, no longer `cancelled`), and
+    # where each ask comes from.
+    """
+    UPDATE questions SET state = 'dismissed' WHERE state = 'cancelled';
+    ALTER TABLE questions ADD COLUMN origin TEXT;
+    """,
 )
 
 

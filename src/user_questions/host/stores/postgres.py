@@ -22,29 +22,20 @@ and migrated at start-up) and `_postgres_listen` (the listening connection).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from types import TracebackType
-from typing import Self, cast
+from typing import cast
 
 import anyio
 from anyio.abc import TaskGroup
 from psycopg.rows import TupleRow
 
+from user_questions._lifetime import AsyncLifetime
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores import (
-    ChangeListener,
-    HistoryPage,
-    HistoryQuery,
-    NewQuestion,
-    Settlement,
-    StoredQuestion,
-    TokenRecord,
-    TokensListener,
-)
 from user_questions.host.stores._postgres_listen import (
     CHANNEL,
     LISTEN_HEARTBEAT,
@@ -54,13 +45,25 @@ from user_questions.host.stores._postgres_listen import (
 from user_questions.host.stores._postgres_pool import POOL_SIZE, Connection, Pool
 from user_questions.host.stores._postgres_schema import SCHEMA, SCHEMA_VERSION, migrate
 from user_questions.host.stores._shared import (
+    COLUMNS,
     QUESTIONS,
     TokensListeners,
     answer_text,
     encode_cursor,
     history_filter,
+    origin_json,
     question_text,
     stored_question,
+)
+from user_questions.host.stores.records import (
+    ChangeListener,
+    HistoryPage,
+    HistoryQuery,
+    NewQuestion,
+    Settlement,
+    StoredQuestion,
+    TokenRecord,
+    TokensListener,
 )
 
 __all__ = [
@@ -76,17 +79,16 @@ __all__ = [
 
 logger = logging.getLogger("user_questions.host")
 
-_COLUMNS = (
-    "rpc_id, session_id, questions::text, asked_at, state, answer::text, settled_at, settled_via, "
-    "asked_by, shown_at, settled_by"
-)
+_JSON_COLUMNS = frozenset({"questions", "answer", "origin"})
+_COLUMNS = ", ".join(f"{column}::text" if column in _JSON_COLUMNS else column for column in COLUMNS)
 _SELECT = f"SELECT {_COLUMNS} FROM {SCHEMA}.questions"
 _NOTIFY = f"pg_notify('{CHANNEL}', rpc_id)"
 _SUBMIT = f"""
     WITH created AS (
         INSERT INTO {SCHEMA}.questions
-            (rpc_id, session_id, questions, asked_at, asked_by, shown_at, search)
-        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s) ON CONFLICT (rpc_id) DO NOTHING RETURNING *
+            (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search)
+        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s)
+        ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )
     SELECT {_COLUMNS}, {_NOTIFY} FROM created
 """
@@ -122,7 +124,7 @@ _REVOKE_TOKEN = f"""
 """
 
 
-class PostgresStore:
+class PostgresStore(AsyncLifetime):
     """A `Store` in a PostgreSQL database that several hosts share; see the module docstring.
 
     `url` is a libpq URL (`postgresql://user:password@host:5432/db?sslmode=require`, or
@@ -145,35 +147,17 @@ class PostgresStore:
     def __repr__(self) -> str:
         return f"<PostgresStore {self.url}>"
 
-    async def __aenter__(self) -> Self:
+    async def _start(self, stack: contextlib.AsyncExitStack) -> None:
         self._pool.open()
-        try:
-            await self._pool.run(lambda connection: migrate(connection, self.url))
-            if not self.host:
-                return self
-            self._task_group = anyio.create_task_group()
-            await self._task_group.__aenter__()
-            listener = Listener(self._pool, self._tell, self._tokens_listeners.tell)
-            try:
-                await self._task_group.start(listener.run)
-            except BaseException as error:
-                await self._stop_listening(type(error), error, error.__traceback__)
-                raise
-        except BaseException:
-            await self._pool.close()
-            raise
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        try:
-            await self._stop_listening(exc_type, exc, tb)
-        finally:
-            await self._pool.close()
+        stack.push_async_callback(self._pool.close)
+        await self._pool.run(lambda connection: migrate(connection, self.url))
+        if not self.host:
+            return
+        listening = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(self._stop_listening)
+        self._task_group = listening
+        listener = Listener(self._pool, self._tell, self._tokens_listeners.tell)
+        await listening.start(listener.run)
 
     async def setting(self, key: str, default: str) -> str:
         async def read(connection: Connection) -> str:
@@ -212,6 +196,7 @@ class PostgresStore:
             question.asked_at,
             question.asked_by,
             question.shown_at,
+            origin_json(question.origin),
             question_text(question.questions),
         )
 
@@ -230,9 +215,9 @@ class PostgresStore:
         answer = None if settlement.answer is None else settlement.answer.model_dump_json()
         settle_id = uuid.uuid4()
         parameters = (
-            settlement.outcome,
+            str(settlement.outcome),
             answer,
-            settlement.via,
+            None if settlement.via is None else str(settlement.via),
             settlement.by,
             settle_id,
             answer_text(settlement.answer),
@@ -362,16 +347,10 @@ class PostgresStore:
         as a host's) any other, and after the listening connection reconnects."""
         return self._tokens_listeners.add(listener)
 
-    async def _stop_listening(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _stop_listening(self) -> None:
         task_group, self._task_group = self._task_group, None
         if task_group is not None:
             task_group.cancel_scope.cancel()
-            await task_group.__aexit__(exc_type, exc, tb)
 
     def _tell(self, rpc_id: str | None) -> None:
         for listener in tuple(self._listeners):

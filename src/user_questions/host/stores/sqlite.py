@@ -20,6 +20,7 @@ lock) and `_sqlite_schema` (the tables, their version and their migrations).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -27,14 +28,27 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
-from typing import IO, Any, Self, TypeVar
+from typing import IO, Any, TypeVar
 
 import anyio
-from anyio.abc import TaskGroup
 
+from user_questions._disposer import nothing
+from user_questions._lifetime import AsyncLifetime
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores import (
+from user_questions.host.stores._shared import (
+    COLUMNS,
+    QUESTIONS,
+    TokensListeners,
+    answer_text,
+    encode_cursor,
+    history_filter,
+    origin_json,
+    question_text,
+    stored_question,
+)
+from user_questions.host.stores._sqlite_file import open_file
+from user_questions.host.stores._sqlite_schema import SCHEMA_VERSION, transaction
+from user_questions.host.stores.records import (
     ChangeListener,
     HistoryPage,
     HistoryQuery,
@@ -44,17 +58,7 @@ from user_questions.host.stores import (
     TokenRecord,
     TokensListener,
 )
-from user_questions.host.stores._shared import (
-    QUESTIONS,
-    TokensListeners,
-    answer_text,
-    encode_cursor,
-    history_filter,
-    question_text,
-    stored_question,
-)
-from user_questions.host.stores._sqlite_file import open_file
-from user_questions.host.stores._sqlite_schema import SCHEMA_VERSION, transaction
+from user_questions.outcomes import RequestState
 
 __all__ = ["SCHEMA_VERSION", "WATCH_INTERVAL", "SQLiteStore"]
 
@@ -63,16 +67,13 @@ logger = logging.getLogger("user_questions.host")
 WATCH_INTERVAL = 0.2
 """Seconds between a host's checks for tokens added or revoked by another process."""
 
-_COLUMNS = (
-    "rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via, "
-    "asked_by, shown_at, settled_by"
-)
+_COLUMNS = ", ".join(COLUMNS)
 _TOKEN_COLUMNS = "name, token_hash, created_at, last_used_at, revoked_at"
 
 T = TypeVar("T")
 
 
-class SQLiteStore:
+class SQLiteStore(AsyncLifetime):
     """A `Store` in one SQLite file; see the module docstring for how it differs.
 
     `path` is the file, or an existing folder to keep `host.db` in. `host=False` opens it beside
@@ -89,34 +90,22 @@ class SQLiteStore:
         self._lock_file: IO[str] | None = None
         self._limiter: anyio.CapacityLimiter | None = None
         self._tokens_listeners = TokensListeners(self.url)
-        self._task_group: TaskGroup | None = None
 
     def __repr__(self) -> str:
         return f"<SQLiteStore {self.url}>"
 
-    async def __aenter__(self) -> Self:
+    async def _start(self, stack: contextlib.AsyncExitStack) -> None:
         self._limiter = anyio.CapacityLimiter(1)
         await self._run(self._open)
+        stack.push_async_callback(self._close_file)
         if self.host:
-            self._task_group = anyio.create_task_group()
-            await self._task_group.__aenter__()
-            self._task_group.start_soon(self._watch, await self._run(self._data_version))
-        return self
+            watching = await stack.enter_async_context(anyio.create_task_group())
+            watching.start_soon(self._watch, await self._run(self._data_version))
+            stack.callback(watching.cancel_scope.cancel)
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        task_group, self._task_group = self._task_group, None
-        try:
-            if task_group is not None:
-                task_group.cancel_scope.cancel()
-                await task_group.__aexit__(exc_type, exc, tb)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await self._run(self._close)
+    async def _close_file(self) -> None:
+        with anyio.CancelScope(shield=True):
+            await self._run(self._close)
 
     async def setting(self, key: str, default: str) -> str:
         return await self._run(self._setting, key, default)
@@ -165,7 +154,7 @@ class SQLiteStore:
         )
 
     def on_change(self, listener: ChangeListener) -> Callable[[], None]:
-        return _no_listener
+        return nothing
 
     async def mark_shown(self, rpc_ids: Sequence[str]) -> None:
         await self._run(
@@ -303,7 +292,7 @@ class SQLiteStore:
     def _submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
         inserted = self._db().execute(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
-            "search) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rpc_id) DO NOTHING",
+            "origin, search) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rpc_id) DO NOTHING",
             (
                 question.rpc_id,
                 question.session_id,
@@ -311,6 +300,7 @@ class SQLiteStore:
                 question.asked_at.isoformat(),
                 question.asked_by,
                 None if question.shown_at is None else _iso(question.shown_at),
+                origin_json(question.origin),
                 question_text(question.questions),
             ),
         )
@@ -320,9 +310,10 @@ class SQLiteStore:
                 question.session_id,
                 tuple(question.questions),
                 question.asked_at,
-                "pending",
+                RequestState.PENDING,
                 asked_by=question.asked_by,
                 shown_at=question.shown_at,
+                origin=question.origin,
             )
             return record, True
         existing = self._query(
@@ -357,7 +348,3 @@ def _iso(moment: datetime) -> str:
 
 def _now() -> str:
     return _iso(datetime.now(UTC))
-
-
-def _no_listener() -> None:
-    return None

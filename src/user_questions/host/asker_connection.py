@@ -1,0 +1,127 @@
+"""`AskerConnection`: the asker protocol (`/ws/ask`), one `RemoteProvider` (or other asker).
+
+Level 8: imports Starlette, `connection`, `decoding`, `hub`, `stores`, `frames`, `_wire` and
+`errors`. An asker sends `ask` (submit, or re-attach under the same rpcId), `withdraw` and `ping`;
+each gets one reply at once (`ask/pending`, `ask/settled`, `ask/error`, `pong`), and every
+request still pending on this connection gets its `ask/settled` when it settles. Replies go
+through one outbox, so a settlement and a reply never interleave. docs/protocol.md has the
+frames.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from typing import Any
+
+import anyio
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from user_questions._disposer import Disposer
+from user_questions._wire import parse_questions
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import (
+    Ask,
+    AskerReply,
+    AskFailed,
+    AskPending,
+    AskSettled,
+    Frame,
+    Ping,
+    Withdraw,
+)
+from user_questions.host.connection import Connection
+from user_questions.host.decoding import PONG, decode, load, receive_texts, rpc_id_of
+from user_questions.host.stores import StoredQuestion
+from user_questions.outcomes import Surface
+
+__all__ = ["AskerConnection"]
+
+_KINDS: dict[str, type[Frame]] = {"ask": Ask, "withdraw": Withdraw, "ping": Ping}
+
+
+class AskerConnection(Connection):
+    """An asker's WebSocket: the requests it watches and the outbox of its replies."""
+
+    def __init__(self, websocket: WebSocket) -> None:
+        super().__init__(websocket)
+        self._outbox, self._replies = anyio.create_memory_object_stream[str](math.inf)
+        self._watching: dict[str, Disposer] = {}
+        """The pending requests asked on this connection: the remover of each one's watcher."""
+
+    async def serve(self) -> None:
+        """Take asks and withdrawals; report each request's settlement once it happens."""
+        try:
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(self._deliver)
+                with contextlib.suppress(WebSocketDisconnect):
+                    async for text in receive_texts(self.websocket):
+                        self._outbox.send_nowait(await self._reply(text))
+                task_group.cancel_scope.cancel()
+        finally:
+            for stop in self._watching.values():
+                stop()
+            self._outbox.close()
+            self._replies.close()
+
+    async def _deliver(self) -> None:
+        with contextlib.suppress(WebSocketDisconnect):  # the asker left: it will re-attach
+            async for reply in self._replies:
+                await self.websocket.send_text(reply)
+
+    async def _reply(self, text: str) -> str:
+        data: Any = None
+        try:
+            data = load(text)
+            frame = decode(data, _KINDS)
+            if isinstance(frame, Ping):
+                return PONG
+            if isinstance(frame, Withdraw):
+                return await self._withdraw(frame)
+            assert isinstance(frame, Ask)
+            return await self._ask(frame)
+        except UserQuestionError as error:
+            payload = AskFailed(code=str(error.code), message=error.message)
+            return AskerReply(rpc_id=rpc_id_of(data), payload=payload).model_dump_json()
+
+    async def _ask(self, frame: Ask) -> str:
+        questions = parse_questions({"questions": frame.questions})
+        watcher = None if frame.rpc_id in self._watching else self._settled
+        record, stop = await self.hub.submit(
+            frame.rpc_id,
+            frame.session_id,
+            questions,
+            watcher=watcher,
+            asked_by=self.person,
+            origin=frame.origin,
+        )
+        if not record.pending:
+            return _settled_frame(record)
+        if watcher is not None:
+            self._watching[record.rpc_id] = stop
+        return AskerReply(rpc_id=record.rpc_id, payload=AskPending()).model_dump_json()
+
+    async def _withdraw(self, frame: Withdraw) -> str:
+        stop = self._watching.pop(frame.rpc_id, None)
+        if stop is not None:
+            stop()
+        record = await self.hub.withdraw(
+            frame.rpc_id, via=Surface.ASKER, by=self.person, reason=frame.reason
+        )
+        if record is None:
+            raise UserQuestionError(
+                f"no request has rpcId {json.dumps(frame.rpc_id)}", ErrorCode.NOT_FOUND
+            )
+        return _settled_frame(record)
+
+    def _settled(self, record: StoredQuestion) -> None:
+        self._watching.pop(record.rpc_id, None)
+        self._outbox.send_nowait(_settled_frame(record))
+
+
+def _settled_frame(record: StoredQuestion) -> str:
+    assert record.outcome is not None
+    answer = None if record.answer is None else record.answer.model_dump(mode="json")
+    payload = AskSettled(outcome=record.outcome, answer=answer)
+    return AskerReply(rpc_id=record.rpc_id, payload=payload).model_dump_json()

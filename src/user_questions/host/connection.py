@@ -1,0 +1,67 @@
+"""`Connection`: one WebSocket of a host, whoever opened it, until it ends or its token is revoked.
+
+Level 8: imports Starlette, `hub`, `people` and `security`. Each protocol is a subclass that owns
+its per-connection state and implements `serve()` (`page_connection.PageConnection` for `/ws`,
+`asker_connection.AskerConnection` for `/ws/ask`); `endpoint` is the route's handler. The base
+accepts the socket, records who opened it (`person`, a token's name), and when that token is
+revoked meanwhile stops `serve()` and closes the socket with `REVOKED_CLOSE_CODE`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import anyio
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
+
+from user_questions.host.hub import Hub
+from user_questions.host.people import People
+from user_questions.host.security import identity_of, person_of
+
+__all__ = ["REVOKED_CLOSE_CODE", "Connection"]
+
+REVOKED_CLOSE_CODE = 4401
+"""The close code of a WebSocket whose token was revoked while it was open."""
+
+
+class Connection:
+    """One open WebSocket: its peer, the hub it talks to, and the person behind its token."""
+
+    def __init__(self, websocket: WebSocket) -> None:
+        self.websocket = websocket
+        self.hub: Hub = websocket.app.state.hub
+        self.person = person_of(websocket.scope)
+        """The name of the token that opened it (`owner` for the start-up token)."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {self.person}>"
+
+    @classmethod
+    async def endpoint(cls, websocket: WebSocket) -> None:
+        """The route's handler: serve one connection of this kind to its end."""
+        await cls(websocket).run()
+
+    async def serve(self) -> None:
+        """Talk to the peer until it leaves; the socket is accepted already."""
+        raise NotImplementedError
+
+    async def run(self) -> None:
+        """Accept, then `serve()` until the peer leaves or the token is revoked (then close the
+        socket with `REVOKED_CLOSE_CODE`)."""
+        people: People = self.websocket.app.state.people
+        identity = identity_of(self.websocket.scope)
+        assert identity is not None, "the security middleware lets no one in without a token"
+        with anyio.CancelScope() as revoked:
+            stop = people.on_revoke(identity, revoked.cancel)
+            try:
+                await self.websocket.accept()
+                await self.serve()
+            finally:
+                stop()
+        gone = WebSocketState.DISCONNECTED
+        if revoked.cancelled_caught and gone not in (
+            self.websocket.client_state,
+            self.websocket.application_state,
+        ):
+            with contextlib.suppress(WebSocketDisconnect, RuntimeError):  # the peer left meanwhile
+                await self.websocket.close(REVOKED_CLOSE_CODE, "this token has been revoked")

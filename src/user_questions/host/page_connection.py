@@ -1,0 +1,99 @@
+"""`PageConnection`: the page protocol (`/ws`), one browser (or `uq answer`'s watch) at a time.
+
+Level 8: imports Starlette, `connection`, `decoding`, `hub`, `frames` and `errors`. On connect
+the page gets every pending request's `question/requested` frame, then every change as it
+happens (`Hub.subscribe`); each frame the page sends gets exactly one reply: a receipt for a
+`client-response`, a pong for a `ping`, an `error` frame for anything unreadable that names no
+rpcId. Replies and pushed frames share the socket under one lock, so they never interleave.
+docs/protocol.md has the frames.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import anyio
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from user_questions.errors import UserQuestionError
+from user_questions.frames import (
+    ClientResponse,
+    ErrorFrame,
+    ErrorPayload,
+    Frame,
+    Ping,
+    Receipt,
+    ReceiptFrame,
+)
+from user_questions.host.connection import Connection
+from user_questions.host.decoding import PONG, decode, load, receive_texts, rpc_id_of
+from user_questions.host.hub import PageSubscription
+from user_questions.outcomes import Surface
+
+__all__ = ["BEHIND_CLOSE_CODE", "PageConnection"]
+
+BEHIND_CLOSE_CODE = 1013
+"""The close code of a page the hub dropped (too far behind, or the host stopping): the page
+reconnects and gets every pending request replayed."""
+_KINDS: dict[str, type[Frame]] = {"client-response": ClientResponse, "ping": Ping}
+
+
+class PageConnection(Connection):
+    """A page's WebSocket: its subscription to the hub and the lock its frames are sent under."""
+
+    def __init__(self, websocket: WebSocket) -> None:
+        super().__init__(websocket)
+        self._lock = anyio.Lock(fast_acquire=True)
+        self._subscription: PageSubscription | None = None
+
+    async def serve(self) -> None:
+        """Replay the pending requests, push every change, and answer each frame."""
+        self._subscription = subscription = self.hub.subscribe()
+        try:
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(self._push, subscription)
+                with contextlib.suppress(WebSocketDisconnect):
+                    async for text in receive_texts(self.websocket):
+                        await self._send(await self._reply(text))
+                task_group.cancel_scope.cancel()
+        finally:
+            subscription.close()
+
+    async def _send(self, frame: str) -> None:
+        async with self._lock:
+            await self.websocket.send_text(frame)
+
+    async def _push(self, subscription: PageSubscription) -> None:
+        with contextlib.suppress(WebSocketDisconnect):  # the page left: the reader sees it too
+            async with self._lock:
+                for frame in subscription.snapshot:
+                    await self.websocket.send_text(frame)
+            async for frame in subscription.frames:
+                await self._send(frame)
+            await self.websocket.close(BEHIND_CLOSE_CODE)
+
+    async def _reply(self, text: str) -> str:
+        data: Any = None
+        try:
+            data = load(text)
+            frame = decode(data, _KINDS)
+        except UserQuestionError as error:
+            rpc_id = rpc_id_of(data)
+            if rpc_id is None:
+                return _error_frame(error)
+            refusal = Receipt(accepted=False, reason="bad-response", message=error.message)
+            return ReceiptFrame(rpc_id=rpc_id, payload=refusal).model_dump_json()
+        if isinstance(frame, Ping):
+            return PONG
+        assert isinstance(frame, ClientResponse)
+        try:
+            receipt = await self.hub.respond(frame, via=Surface.WEB, by=self.person)
+        except UserQuestionError as error:  # the store failed: nothing was settled; try again
+            return _error_frame(error)
+        return ReceiptFrame(rpc_id=frame.rpc_id, payload=receipt).model_dump_json()
+
+
+def _error_frame(error: UserQuestionError) -> str:
+    payload = ErrorPayload(code=str(error.code), message=error.message)
+    return ErrorFrame(payload=payload).model_dump_json()

@@ -1,0 +1,150 @@
+"""The `Store` protocol, split by concern: questions, history, tokens and settings.
+
+Level 8 (the bottom of `host/`): imports the records beside it. Each part of the host takes the
+narrowest protocol it needs (the hub a `QuestionStore`, `People` a `TokenStore`, retention a
+`HistoryStore`, the token and the notify secret a `SettingStore`); a backend implements them
+all, as `Store`.
+
+A store is opened with `async with`, which connects, creates or migrates the schema (it has a
+version number) and closes again. Every method that writes has committed when it returns. A
+store over the network raises `UserQuestionError` with `STORE_UNAVAILABLE` when it cannot reach
+its database (at start-up too), and reconnects by itself on a later call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Protocol, Self
+
+from user_questions.host.stores.records import (
+    ChangeListener,
+    HistoryPage,
+    HistoryQuery,
+    NewQuestion,
+    Settlement,
+    StoredQuestion,
+    TokenRecord,
+    TokensListener,
+)
+
+__all__ = ["HistoryStore", "QuestionStore", "SettingStore", "Store", "TokenStore"]
+
+
+class QuestionStore(Protocol):
+    """The requests: submitted, settled once, read back, and the changes other hosts make.
+
+    Settling is a conditional update (pending -> settled in one statement), never a read then a
+    write, so when two hosts or two pages answer at once exactly one wins.
+
+    A store shared by several hosts tells each of them about writes made by the others through
+    `on_change` (PostgreSQL: LISTEN/NOTIFY), and says `None` after it reconnects, because a
+    notification may have been lost meanwhile: the hub then re-reads everything. It also says
+    `None` once to a listener that has just registered, so nothing written between the hub's
+    first read and its registration is missed. Listeners are called on the event loop and must
+    not block. A store used by one host alone may never call them.
+    """
+
+    async def submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
+        """Store `question` unless its rpcId exists; return the stored record and whether this
+        call created it. Submitting an existing rpcId changes nothing (idempotent re-attach)."""
+        ...
+
+    async def settle(self, rpc_id: str, settlement: Settlement) -> StoredQuestion | None:
+        """Settle the request if it is still pending; the settled record when this call won,
+        `None` when it was not pending (already settled, or unknown)."""
+        ...
+
+    async def get(self, rpc_id: str) -> StoredQuestion | None:
+        """The request with this rpcId, pending or settled."""
+        ...
+
+    async def pending(self) -> list[StoredQuestion]:
+        """Every pending request, oldest first."""
+        ...
+
+    def on_change(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call `listener` when another writer may have changed a request; returns a remover."""
+        ...
+
+    async def mark_shown(self, rpc_ids: Sequence[str]) -> None:
+        """Record that these requests were shown now; one shown before keeps its first time."""
+        ...
+
+
+class HistoryStore(Protocol):
+    """The settled requests, as people look them up, and their retention."""
+
+    async def history(self, query: HistoryQuery) -> HistoryPage:
+        """Settled requests matching `query`, newest settled first (ties: newest asked first).
+
+        Raises:
+            UserQuestionError: `BAD_REQUEST` for a cursor this store did not make.
+        """
+        ...
+
+    async def purge(self, settled_before: datetime) -> int:
+        """Delete the requests settled before `settled_before`; never a pending one. Returns how
+        many were deleted."""
+        ...
+
+
+class TokenStore(Protocol):
+    """The named tokens of the people who may use the host (hashes only)."""
+
+    async def tokens(self) -> list[TokenRecord]:
+        """Every named token, revoked ones included, by name."""
+        ...
+
+    async def add_token(self, token: TokenRecord) -> None:
+        """Store a new named token; a revoked token of the same name is replaced.
+
+        Raises:
+            UserQuestionError: `TOKEN_EXISTS` when an active token has that name.
+        """
+        ...
+
+    async def revoke_token(self, name: str) -> TokenRecord | None:
+        """Revoke the active token called `name`; the revoked record, `None` if there was none."""
+        ...
+
+    async def touch_token(self, name: str) -> None:
+        """Record that the token called `name` was used just now."""
+        ...
+
+    def on_tokens_change(self, listener: TokensListener) -> Callable[[], None]:
+        """Call `listener` soon after any process adds or revokes a token; returns a remover.
+
+        Only a store opened as a host's (`open_store(url, host=True)`) follows other processes'
+        changes; every store tells its listeners about its own.
+        """
+        ...
+
+
+class SettingStore(Protocol):
+    """Small named values kept with the store: the host's token, the notify secret."""
+
+    async def setting(self, key: str, default: str) -> str:
+        """The value of `key`, storing `default` first when there is none (atomically)."""
+        ...
+
+    async def set_setting(self, key: str, value: str) -> None:
+        """Store `value` as `key`, replacing any previous value."""
+        ...
+
+
+class Store(QuestionStore, HistoryStore, TokenStore, SettingStore, Protocol):
+    """Durable storage of a host: every part above, opened and closed with `async with`."""
+
+    url: str
+    """Where the store lives, fit to print (no password)."""
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...

@@ -1,0 +1,138 @@
+"""The records a store keeps and the questions it answers: requests, settlements, tokens, history.
+
+Level 8 (the bottom of `host/`): imports `types`, `frames` and `outcomes`. Plain frozen
+dataclasses, shared by the `Store` protocols (`stores/protocol.py`), both backends and the hub.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from user_questions.frames import Origin
+from user_questions.outcomes import Outcome, RequestState, Surface
+from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
+
+__all__ = [
+    "ChangeListener",
+    "HistoryPage",
+    "HistoryQuery",
+    "NewQuestion",
+    "Settlement",
+    "StoredQuestion",
+    "TokenRecord",
+    "TokensListener",
+]
+
+ChangeListener = Callable[[str | None], None]
+"""Told that the request with this rpcId may have changed, or (`None`) that anything may have."""
+TokensListener = Callable[[], None]
+"""Told that the named tokens may have changed (one was added or revoked)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewQuestion:
+    """A request as an asker submits it."""
+
+    rpc_id: str
+    session_id: str
+    questions: Sequence[AskUserQuestionItem]
+    asked_at: datetime
+    """When the request was first submitted (UTC); kept by the store on re-submission."""
+    asked_by: str | None = None
+    """The person whose token the asker presented, when it asked over the network."""
+    shown_at: datetime | None = None
+    """When it was handed to the pages, if some were connected as it was asked: recorded with
+    the request, so that the common case costs no second write."""
+    origin: Origin | None = None
+    """Where the asker says the request comes from."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """How a pending request ends."""
+
+    outcome: Outcome
+    answer: AskUserQuestionAnswer | None = None
+    """The checked answer, when the outcome is `answered`."""
+    via: Surface | None = None
+    """The surface that settled it."""
+    by: str | None = None
+    """The person who settled it: the name of the token presented (`owner` for the host's
+    start-up token); `None` when no token was involved (an in-process asker)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredQuestion:
+    """A request as the store holds it."""
+
+    rpc_id: str
+    session_id: str
+    questions: tuple[AskUserQuestionItem, ...]
+    asked_at: datetime
+    state: RequestState
+    answer: AskUserQuestionAnswer | None = None
+    settled_at: datetime | None = None
+    settled_via: Surface | None = None
+    asked_by: str | None = None
+    shown_at: datetime | None = None
+    """When a host first handed it to a page (or listed it through `GET /api/pending`)."""
+    settled_by: str | None = None
+    origin: Origin | None = None
+
+    @property
+    def pending(self) -> bool:
+        """Whether nobody has answered, dismissed or withdrawn it yet."""
+        return self.state == RequestState.PENDING
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """How it ended; `None` while pending."""
+        return self.state.outcome
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRecord:
+    """A person's named token, as the store keeps it: the token itself is never stored."""
+
+    name: str
+    token_hash: str
+    """The SHA-256 of the token, in hexadecimal."""
+    created_at: datetime
+    last_used_at: datetime | None = None
+    """Approximate: a host records a use at most once a minute per token."""
+    revoked_at: datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        """Whether the token still opens the host."""
+        return self.revoked_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryQuery:
+    """Which settled requests to list, newest settled first; every filter given must match."""
+
+    session: str | None = None
+    """Only this session's requests."""
+    outcome: Outcome | None = None
+    """Only requests that ended this way."""
+    by: str | None = None
+    """Only requests settled by this person."""
+    terms: tuple[str, ...] = ()
+    """Casefolded words that must all occur in a request's text: its questions' headers, texts,
+    details, option labels and descriptions, and the custom text of its answer."""
+    before: str | None = None
+    """A cursor (`HistoryPage.next`): only requests settled before the last one of that page."""
+    limit: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPage:
+    """One page of history."""
+
+    records: list[StoredQuestion]
+    next: str | None
+    """The cursor of the following page; `None` when this is the last one. A cursor stays
+    valid: requests settled later never shift the pages after it."""

@@ -1,0 +1,114 @@
+"""Schema version 3 on both backends: a store made by the previous release keeps every record,
+names a dismissal `dismissed` (it said `cancelled`), and keeps the origin of new asks."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
+from user_questions.frames import Origin
+from user_questions.host.stores import HistoryQuery, Store, open_store
+from user_questions.host.stores import _postgres_schema as postgres_schema
+from user_questions.host.stores._sqlite_schema import MIGRATIONS
+from user_questions.outcomes import Outcome, RequestState
+
+pytestmark = pytest.mark.anyio
+
+QUESTIONS_JSON = json.dumps([question.model_dump(mode="json") for question in QUESTIONS])
+OLD_ROWS = [
+    ("answered-before", "answered", ANSWER.model_dump_json()),
+    ("dismissed-before", "cancelled", None),
+    ("withdrawn-before", "withdrawn", None),
+    ("timed-out-before", "timed-out", None),
+]
+"""Settled rows as version 2 wrote them: a person's dismissal was the state `cancelled`."""
+
+
+async def test_a_version_2_sqlite_file_is_migrated_to_the_one_vocabulary(tmp_path: Path) -> None:
+    path = tmp_path / "host.db"
+    with sqlite3.connect(path) as connection:
+        connection.executescript(str(MIGRATIONS[0]))
+        records_and_people = MIGRATIONS[1]
+        assert callable(records_and_people)
+        records_and_people(connection)
+        connection.execute("PRAGMA user_version = 2")
+        connection.executemany(
+            "INSERT INTO questions (rpc_id, session_id, questions, asked_at, state, answer, "
+            "settled_at, settled_via, settled_by) "
+            "VALUES (?, 'agent-1', ?, '2025-01-01T00:00:00+00:00', ?, ?, "
+            "'2025-01-01T00:01:00+00:00', 'web', 'alice')",
+            [(rpc_id, QUESTIONS_JSON, state, answer) for rpc_id, state, answer in OLD_ROWS],
+        )
+        connection.execute(
+            "INSERT INTO questions (rpc_id, session_id, questions, asked_at) "
+            "VALUES ('waiting', 'agent-1', ?, '2025-01-01T00:00:00+00:00')",
+            (QUESTIONS_JSON,),
+        )
+    async with open_store(path) as store:
+        await migrated_as_expected(store)
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 3
+        states = connection.execute("SELECT DISTINCT state FROM questions ORDER BY state")
+        assert [state for (state,) in states] == [
+            "answered",
+            "dismissed",
+            "pending",
+            "timed-out",
+            "withdrawn",
+        ]
+
+
+async def test_a_version_2_postgres_database_is_migrated_to_the_one_vocabulary(
+    pg_url: str,
+) -> None:
+    with pytest.MonkeyPatch.context() as patch:  # what the previous release created
+        patch.setattr(postgres_schema, "SCHEMA_VERSION", 2)
+        async with open_store(pg_url, host=False):
+            pass
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        for rpc_id, state, answer in OLD_ROWS:
+            await connection.execute(
+                "INSERT INTO user_questions.questions (rpc_id, session_id, questions, asked_at, "
+                "state, answer, settled_at, settled_via, settled_by) "
+                "VALUES (%s, 'agent-1', %s::jsonb, now(), %s, %s::jsonb, now(), 'web', 'alice')",
+                (rpc_id, QUESTIONS_JSON, state, answer),
+            )
+        await connection.execute(
+            "INSERT INTO user_questions.questions (rpc_id, session_id, questions, asked_at) "
+            "VALUES ('waiting', 'agent-1', %s::jsonb, now())",
+            (QUESTIONS_JSON,),
+        )
+    async with open_store(pg_url) as store:
+        await migrated_as_expected(store)
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        version = await connection.execute("SELECT version FROM user_questions.schema_version")
+        assert await version.fetchall() == [(3,)]
+        with pytest.raises(psycopg.errors.CheckViolation):  # the old name is gone for good
+            await connection.execute(
+                "UPDATE user_questions.questions SET state = 'cancelled' WHERE rpc_id = 'waiting'"
+            )
+
+
+async def migrated_as_expected(store: Store) -> None:
+    """The old rows read with the one vocabulary, and the store takes origins from now on."""
+    states = {rpc_id: (await store.get(rpc_id)) for rpc_id, _, _ in OLD_ROWS}
+    assert {rpc_id: record.state if record else None for rpc_id, record in states.items()} == {
+        "answered-before": RequestState.ANSWERED,
+        "dismissed-before": RequestState.DISMISSED,
+        "withdrawn-before": RequestState.WITHDRAWN,
+        "timed-out-before": RequestState.TIMED_OUT,
+    }
+    dismissed = await store.history(HistoryQuery(outcome=Outcome.DISMISSED))
+    assert [record.rpc_id for record in dismissed.records] == ["dismissed-before"]
+    (waiting,) = await store.pending()
+    assert (waiting.rpc_id, waiting.origin) == ("waiting", None)
+    origin = Origin(client="codex", cwd="/srv/shop")
+    created, _ = await store.submit(replace(new("from-codex"), origin=origin))
+    assert created.origin == origin
+    assert await store.get("from-codex") == created
