@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import anyio
@@ -18,7 +19,7 @@ from user_questions import (
     connect,
 )
 from user_questions.asker import URL_VARIABLE
-from user_questions.providers.remote import RemoteProvider
+from user_questions.providers.remote import Origin, RemoteProvider
 from user_questions.service import AskUserQuestionRequest
 
 pytestmark = pytest.mark.anyio
@@ -124,6 +125,16 @@ async def test_connect_reads_the_host_from_uq_url(monkeypatch: pytest.MonkeyPatc
     assert isinstance(provider, RemoteProvider)
     assert provider.url == "http://127.0.0.1:8765/"
     assert provider.session == "ci-bot"
+
+
+async def test_connect_names_the_asking_program_and_this_folder_beside_each_question(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(URL_VARIABLE, "http://127.0.0.1:8765/?token=secret-token")
+    async with connect(client="langgraph") as asker:
+        provider = asker.provider
+    assert isinstance(provider, RemoteProvider)
+    assert provider.origin == Origin(client="langgraph", cwd=os.getcwd())
 
 
 async def test_connect_without_the_web_extra_names_the_install_line(

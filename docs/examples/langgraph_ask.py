@@ -41,7 +41,7 @@ async def main() -> None:
     graph = builder.add_node(choose).add_edge(START, "choose").compile(checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "setup-1"}}
     await graph.ainvoke({}, config)  # runs until ask_user interrupts the graph
-    async with connect() as asker:  # the host at $UQ_URL
+    async with connect(client="langgraph") as asker:  # the host at $UQ_URL
         state = await forward_interrupts(graph, config, asker)
     print(json.dumps(state.values))
 

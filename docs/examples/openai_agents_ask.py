@@ -50,7 +50,7 @@ async def main() -> None:
             ModelStep.respond(report),
         ]
     )
-    async with connect() as asker:  # the host at $UQ_URL
+    async with connect(client="openai-agents") as asker:  # the host at $UQ_URL
         agent = Agent(
             name="Bootstrapper", model=model, tools=[ask_user_tool(asker), create_repository]
         )

@@ -41,7 +41,7 @@ def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
 
 
 async def main() -> None:
-    async with connect() as asker:  # the host at $UQ_URL
+    async with connect(client="pydantic-ai") as asker:  # the host at $UQ_URL
 
         async def approve(ctx: RunContext[None], requests: DeferredToolRequests) -> Any:
             return await approve_deferred(requests, asker)

@@ -161,6 +161,7 @@ async def connect(
     *,
     session: str | None = None,
     token: str | None = None,
+    client: str | None = None,
     provider: UserQuestionProvider | None = None,
 ) -> AsyncIterator[Asker]:
     """An `Asker` for as long as the block runs.
@@ -175,6 +176,8 @@ async def connect(
         session: Names this asker's requests on the host's page; default `<program>@<hostname>`.
             A process that re-attaches after a restart must use the same session.
         token: The host's token, when the URL has none; else `$UQ_TOKEN`.
+        client: Names the program that asks (`langgraph`, `pydantic-ai`, your agent's name): the
+            inbox shows it, with this process's working folder, beside each question.
 
     Raises:
         UserQuestionError: `NO_PROVIDER` when neither a URL, `$UQ_URL` nor a provider is given,
@@ -182,7 +185,7 @@ async def connect(
         TypeError: when both a provider and host arguments are given.
     """
     if provider is not None:
-        if url is not None or session is not None or token is not None:
+        if url is not None or session is not None or token is not None or client is not None:
             raise TypeError("connect() takes either a provider or a host's url, not both")
         yield Asker(provider)
         return
@@ -193,20 +196,21 @@ async def connect(
             "or pass provider=",
             ErrorCode.NO_PROVIDER,
         )
-    async with _remote_provider(url, session=session, token=token) as remote:
+    async with _remote_provider(url, session=session, token=token, client=client) as remote:
         yield Asker(remote)
 
 
 def _remote_provider(
-    url: str | Sequence[str], *, session: str | None, token: str | None
+    url: str | Sequence[str], *, session: str | None, token: str | None, client: str | None
 ) -> RemoteProvider:
     """The one place an asker's `RemoteProvider` is made, importing the `web` extra lazily so
     that `import user_questions` stays pydantic and anyio only."""
     try:
-        from user_questions.providers.remote import RemoteProvider
+        from user_questions.providers.remote import Origin, RemoteProvider
     except ImportError as error:
         raise UserQuestionError(
             f"connect() to a host needs the web extra ({error}): pip install 'user-questions[web]'",
             ErrorCode.NO_PROVIDER,
         ) from error
-    return RemoteProvider(url, session=session, token=token)
+    origin = Origin(client=client, cwd=os.getcwd())
+    return RemoteProvider(url, session=session, token=token, origin=origin)

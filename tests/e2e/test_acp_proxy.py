@@ -10,6 +10,7 @@ test can tell that the editor's late response never reached it.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -136,6 +137,9 @@ async def test_the_inbox_answers_first_and_the_editors_late_answer_is_dropped(
     ]
     question = cards[0]["payload"]["questions"][0]
     assert (question["header"], question["question"]) == ("Tool call", "Which package manager?")
+    # The card says which agent asks and from where: the agent's program through the proxy.
+    agent_program = Path(sys.executable).name
+    assert cards[0]["origin"] == {"client": f"{agent_program} (ACP)", "cwd": os.getcwd()}
     assert [o["label"] for o in question["options"]] == ["pnpm", "npm"]
     permission_replies = [
         message["result"]["outcome"]

@@ -73,6 +73,7 @@ async def _run(command: list[str], address: HostAddress, session: str) -> int:
     from acp.transports import spawn_stdio_transport
 
     from user_questions.cli._acp_proxy import MAX_LINE_BYTES, HostInbox, relay
+    from user_questions.frames import Origin
 
     spawning = spawn_stdio_transport(
         command[0], *command[1:], env=dict(os.environ), stderr=None, limit=MAX_LINE_BYTES
@@ -85,7 +86,8 @@ async def _run(command: list[str], address: HostAddress, session: str) -> int:
         raise _CannotStart(f"cannot start the agent {command[0]!r}: {reason}") from None
     try:
         editor = await stdio_streams(limit=MAX_LINE_BYTES)
-        await relay(HostInbox(address, session), editor, (agent_out, agent_in))
+        origin = Origin(client=f"{Path(command[0]).name} (ACP)", cwd=os.getcwd())
+        await relay(HostInbox(address, session, origin), editor, (agent_out, agent_in))
     finally:
         # Stopping the agent (its stdin closed, then SIGTERM, then SIGKILL) must finish even
         # when a stop signal cancelled the relay.

@@ -48,7 +48,7 @@ from user_questions.frames import (
     ResponseError,
 )
 from user_questions.outcomes import Surface
-from user_questions.providers.remote import RemoteProvider
+from user_questions.providers.remote import Origin, RemoteProvider
 from user_questions.service import AskUserQuestionRequest
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
@@ -67,10 +67,12 @@ class HostInbox:
     """The host a proxy asks beside the editor: `RemoteProvider` for the cards, `HostClient` to
     record what the editor answered. The one place the proxy's `RemoteProvider` is built."""
 
-    def __init__(self, address: HostAddress, session: str) -> None:
+    def __init__(self, address: HostAddress, session: str, origin: Origin | None = None) -> None:
         self.address = address
         self.session = session
-        self.provider = RemoteProvider(address.base, token=address.token, session=session)
+        self.provider = RemoteProvider(
+            address.base, token=address.token, session=session, origin=origin
+        )
 
     async def reachable(self) -> bool:
         """Whether the host accepts a connection within `CONNECT_BOUND`."""

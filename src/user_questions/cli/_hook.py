@@ -139,13 +139,14 @@ async def _hook(client: Client, options: _Options) -> HookOutput | None:
             "no host to ask through: set UQ_URL to the URL `uq serve` printed, or pass --url",
             ErrorCode.BAD_REQUEST,
         )
-    from user_questions.providers.remote import RemoteProvider
+    from user_questions.providers.remote import Origin, RemoteProvider
 
     origin = hook_origin(client, event)
     provider = RemoteProvider(
         url,
         token=options.token,
         session=origin.session,
+        origin=Origin(client=origin.client, cwd=origin.cwd),
         unreachable_limit=UNREACHABLE_LIMIT,
         connect_timeout=options.connect_timeout,
     )

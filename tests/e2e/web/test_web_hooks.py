@@ -120,6 +120,8 @@ def test_claudes_questions_are_answered_in_the_page_and_reach_it_as_updated_inpu
     inbox = open_inbox()
     hook = run_hook("claude", fixture_event("claude_code", "pre_tool_use_ask_user_question"))
     card = inbox.card(hook.session)
+    project = hook.event["cwd"]
+    expect(card.locator(".origin")).to_have_text(f"claude-code · {project}")
     expect(card.locator(".chip")).to_have_text("Database")
     card.locator(".option", has_text="PostgreSQL").click()
     card.get_by_role("button", name="Next").click()
