@@ -47,6 +47,7 @@ HOST_LEVELS: dict[str, int] = {
     "markdown": 0,
     "security": 0,
     "decoding": 0,
+    "public_url": 0,
     "records": 1,
     "events": 1,
     "history": 1,

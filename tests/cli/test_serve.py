@@ -64,3 +64,12 @@ def test_a_retention_that_is_not_a_positive_number_of_days_is_bad_input(
     assert status == 2
     assert err.startswith("uq serve: --retain-days must be a whole number of days from 1 to")
     assert not (tmp_path / "h.db").exists()
+
+
+def test_a_public_url_that_cannot_be_used_is_bad_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, err = run(capsys, "--db", str(tmp_path / "h.db"), "--public-url", "uq.example.com")
+    assert status == 2
+    assert err.startswith("uq serve: --public-url 'uq.example.com' cannot be used: ")
+    assert not (tmp_path / "h.db").exists()

@@ -87,7 +87,7 @@ class HostProcess:
             line = read_line(self.process.stdout, STARTUP_SECONDS).strip()
         except TimeoutError:
             line = ""
-        if not line.startswith("http://"):
+        if not line.startswith(("http://", "https://")):
             self.process.kill()
             _, stderr = self.process.communicate()
             raise AssertionError(f"uq {self.command} printed {line!r}, not a URL:\n{stderr}")

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.host_process import ROOT, HostProcess, answer_body
+from tests.e2e.host_process import ROOT, HostProcess, answer_body, free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -142,3 +142,20 @@ def test_demo_asks_through_the_host_and_prints_what_it_receives() -> None:
         demo.wait_pending(1)  # and it asks again, until stopped
     finally:
         assert demo.stop() == 0
+
+
+def test_behind_a_proxy_the_host_prints_its_public_url_and_takes_that_origin(
+    tmp_path: Path,
+) -> None:
+    public = "https://uq.example.com/team/"
+    port = free_port()
+    host = HostProcess(tmp_path / "host.db", port=port, args=("--public-url", public))
+    printed = host.start()
+    assert printed.startswith(f"{public}?token=")
+    # What a proxy at the public address forwards: the browser's Origin, the proxy's own Host.
+    headers = {"Origin": "https://uq.example.com", "Authorization": f"Bearer {host.token}"}
+    listening = f"http://127.0.0.1:{port}"
+    assert httpx.get(f"{listening}/api/pending", headers=headers, timeout=10).status_code == 200
+    headers["Origin"] = "https://evil.example.com"
+    assert httpx.get(f"{listening}/api/pending", headers=headers, timeout=10).status_code == 403
+    assert host.stop() == 0

@@ -150,3 +150,29 @@ def test_every_response_carries_the_security_headers(client: TestClient) -> None
 
 def test_the_token_cookie_is_http_only_and_same_site_strict() -> None:
     assert token_cookie("abc") == "uq_token=abc; HttpOnly; SameSite=Strict; Path=/"
+
+
+def test_the_public_origin_is_the_hosts_own_whatever_host_the_proxy_passes_on() -> None:
+    app = Starlette(
+        routes=[WebSocketRoute("/ws", socket)],
+        middleware=[
+            Middleware(
+                SecurityMiddleware,
+                authenticate=authenticate,
+                deny=deny,
+                public_origin="https://uq.example.com",
+            )
+        ],
+    )
+    with TestClient(app) as client:  # the proxy passed on `Host: testserver`
+        headers = {"Origin": "https://uq.example.com", "Authorization": f"Bearer {TOKEN}"}
+        with client.websocket_connect("/ws", headers=headers) as websocket:
+            assert websocket.receive_text() == "hello"
+        for foreign in ("https://uq.example.com.evil", "http://uq.example.com"):
+            headers["Origin"] = foreign
+            with (
+                pytest.raises(WebSocketDenialResponse) as caught,
+                client.websocket_connect("/ws", headers=headers),
+            ):
+                pass
+            assert caught.value.status_code == 403

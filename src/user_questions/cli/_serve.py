@@ -32,6 +32,7 @@ def serve(
     db: Annotated[str | None, Parameter(env_var="UQ_DB")] = None,
     token: Annotated[str | None, Parameter(env_var="UQ_TOKEN")] = None,
     retain_days: int | None = None,
+    public_url: Annotated[str | None, Parameter(env_var="UQ_PUBLIC_URL")] = None,
     notify_webhook: Annotated[list[str] | None, Parameter(negative="")] = None,
     notify_command: Annotated[list[str] | None, Parameter(negative="")] = None,
     notify_secret: Annotated[str | None, Parameter(env_var="UQ_NOTIFY_SECRET")] = None,
@@ -52,6 +53,10 @@ def serve(
     token
         The secret every browser and asker must present; kept in the store. Default: the stored
         one, or a new random one.
+    public_url
+        The address people reach the host at, when a reverse proxy or a tunnel is in front of
+        it (https://uq.example.com/): printed instead of the listening address, accepted as the
+        page's origin, and used in every link the host sends.
     retain_days
         Delete the records of questions settled more than this many days ago (checked hourly;
         pending questions are never deleted). Default: keep every record.
@@ -73,7 +78,15 @@ def serve(
             print(anyio.run(stored_secret, store, notify_secret), flush=True)
             return
         tasks = notification_tasks(store, notify_webhook or (), notify_command or (), notify_secret)
-        run_host(store, host=host, port=port, token=token, retain_days=retain_days, tasks=tasks)
+        run_host(
+            store,
+            host=host,
+            port=port,
+            token=token,
+            retain_days=retain_days,
+            tasks=tasks,
+            public_url=public_url,
+        )
     except UserQuestionError as error:
         fail("serve", error.message, 2 if error.code in _BAD_INPUT else 1)
 

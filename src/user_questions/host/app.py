@@ -43,6 +43,7 @@ from user_questions.host.hub import HostTask, Hub
 from user_questions.host.page_connection import PageConnection
 from user_questions.host.pages import STATIC_DIR
 from user_questions.host.people import TOKEN_PATTERN, People, check_token, host_token
+from user_questions.host.public_url import public_url as parse_public_url
 from user_questions.host.records import check_retain_days, keep_records
 from user_questions.host.security import SecurityMiddleware
 from user_questions.host.stores import Store, open_store
@@ -77,6 +78,7 @@ def create_app(
     token: str | None = None,
     tasks: Sequence[HostTask] = (),
     retain_days: int | None = None,
+    public_url: str | None = None,
 ) -> Starlette:
     """The host's Starlette app over `store` (a `Store`, a path or a store URL).
 
@@ -84,16 +86,19 @@ def create_app(
     started, `app.state.token`, `app.state.store`, `app.state.hub` and `app.state.people` hold
     the token, the open store, the `Hub` and the `People`. Each of `tasks` runs with the hub
     while the app serves, and is cancelled when it stops. `retain_days` deletes the records of
-    requests settled more than that many days ago (default: keep everything).
+    requests settled more than that many days ago (default: keep everything). `public_url` is
+    the address people reach the host at through a proxy or a tunnel (`app.state.public_url`, a
+    `PublicUrl`, or `None`): its origin is accepted as the host's own.
 
     Raises:
-        UserQuestionError: `BAD_TOKEN` for a token, `BAD_REQUEST` for a retention that cannot
-            be used.
+        UserQuestionError: `BAD_TOKEN` for a token, `BAD_REQUEST` for a retention or a public URL
+            that cannot be used.
     """
     if token is not None:
         check_token(token)
     if retain_days is not None:
         check_retain_days(retain_days)
+    public = None if public_url is None else parse_public_url(public_url)
     opened = open_store(store) if isinstance(store, str | os.PathLike) else store
 
     @contextlib.asynccontextmanager
@@ -128,6 +133,7 @@ def create_app(
                 SecurityMiddleware,
                 authenticate=lambda given: app.state.people.authenticate(given),
                 deny=_deny,
+                public_origin=None if public is None else public.origin,
             ),
         ],
         exception_handlers={
@@ -136,6 +142,7 @@ def create_app(
         },
         lifespan=lifespan,
     )
+    app.state.public_url = public
     return app
 
 

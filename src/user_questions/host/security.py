@@ -122,11 +122,14 @@ def token_of(scope: Scope) -> str | None:
     return None
 
 
-def origin_allowed(scope: Scope) -> bool:
-    """Whether the request has no `Origin`, or the host's own (`http(s)://<Host header>`)."""
+def origin_allowed(scope: Scope, public_origin: str | None = None) -> bool:
+    """Whether the request has no `Origin`, or the host's own: `http(s)://<Host header>`, or
+    `public_origin` (the address people reach the host at through a proxy, `--public-url`)."""
     headers = Headers(scope=scope)
     origin = headers.get("origin")
     if origin is None:
+        return True
+    if public_origin is not None and origin == public_origin:
         return True
     host = headers.get("host", "")
     return bool(host) and origin in (f"http://{host}", f"https://{host}")
@@ -145,10 +148,18 @@ class SecurityMiddleware:
     (uvicorn does), else it is closed before accept with code 4401 or 4403.
     """
 
-    def __init__(self, app: ASGIApp, *, authenticate: Authenticate, deny: Deny) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        authenticate: Authenticate,
+        deny: Deny,
+        public_origin: str | None = None,
+    ) -> None:
         self.app = app
         self._authenticate = authenticate
         self._deny = deny
+        self._public_origin = public_origin
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -178,7 +189,7 @@ class SecurityMiddleware:
         if identity is None:
             return 401, "this host needs its token: open the URL `uq serve` printed"
         scope[IDENTITY_SCOPE_KEY] = identity
-        if not origin_allowed(scope):
+        if not origin_allowed(scope, self._public_origin):
             return 403, "requests from another origin are refused"
         return None
 

@@ -31,6 +31,7 @@ from user_questions.frames import MAX_FRAME_BYTES
 from user_questions.host.app import create_app
 from user_questions.host.hub import HostTask
 from user_questions.host.people import check_token, host_token
+from user_questions.host.public_url import public_url as parse_public_url
 from user_questions.host.records import check_retain_days
 from user_questions.host.stores import open_store
 
@@ -128,22 +129,26 @@ def serve(
     tasks: Sequence[HostTask] = (),
     announce: Callable[[str], None] | None = None,
     retain_days: int | None = None,
+    public_url: str | None = None,
 ) -> None:
     """Run a host on `store` at `host:port` until SIGINT or SIGTERM.
 
     `announce` gets the URL (with the token) once the host serves; by default it is printed as
-    one line on stdout. Binding beyond loopback prints a warning on stderr. `retain_days` deletes
-    the records of requests settled more than that many days ago (default: keep everything).
+    one line on stdout. It is the `public_url` people reach the host at, when given (a reverse
+    proxy or a tunnel in front), else the bound address. Binding beyond loopback prints a warning
+    on stderr. `retain_days` deletes the records of requests settled more than that many days ago
+    (default: keep everything).
 
     Raises:
         UserQuestionError: `STORE_LOCKED`, `BAD_STORE` or `BAD_TOKEN`, `BAD_REQUEST` for a
-            retention that cannot be used, before anything listens; `CANNOT_LISTEN` when
-            `host:port` cannot be bound.
+            retention or a public URL that cannot be used, before anything listens;
+            `CANNOT_LISTEN` when `host:port` cannot be bound.
     """
     if token is not None:
         check_token(token)
     if retain_days is not None:
         check_retain_days(retain_days)
+    public = None if public_url is None else parse_public_url(public_url)
     token = anyio.run(_settle_token, store, token)
     try:
         sock = bind(host, port)
@@ -159,9 +164,11 @@ def serve(
             "clear: put TLS in front of it (a reverse proxy) or use an SSH tunnel instead.",
             file=sys.stderr,
         )
-    url = host_url(sock, host, token)
+    url = host_url(sock, host, token) if public is None else public.link("", token)
     show = announce or _print_line
-    app = create_app(store, token=token, tasks=tasks, retain_days=retain_days)
+    app = create_app(
+        store, token=token, tasks=tasks, retain_days=retain_days, public_url=public_url
+    )
     run(app, sock, started=lambda: show(url))
 
 
