@@ -51,8 +51,9 @@ def untrusted(url: str, error: BaseException) -> str | None:
         cause = cause.__cause__ or cause.__context__
     if cause is None:
         return None
+    reason = getattr(cause, "verify_message", None) or cause.strerror or "certificate verify failed"
     return (
-        f"the certificate of {url} cannot be verified ({cause.verify_message}); trust the "
+        f"the certificate of {url} cannot be verified ({reason}); trust the "
         "authority that signed it with --ca FILE (ca= in Python) or SSL_CERT_FILE"
     )
 

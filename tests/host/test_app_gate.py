@@ -91,7 +91,7 @@ def test_a_wrong_token_is_refused_on_every_route_and_only_the_probes_are_public(
             seen[how, "WS", path] = handshake(client, path + query, headers)
             expected[how, "WS", path] = (401, "UNAUTHORIZED")
     assert seen == expected
-    assert PUBLIC_PATHS == {"/healthz", "/readyz"}
+    assert {"/healthz", "/readyz"} == PUBLIC_PATHS
 
 
 def test_a_body_declared_over_the_limit_is_refused_on_every_route_before_it_runs(

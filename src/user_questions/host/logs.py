@@ -44,6 +44,7 @@ __all__ = [
     "ACCESS_LOGGER",
     "REDACTED",
     "AccessLogMiddleware",
+    "ContextIds",
     "JsonFormatter",
     "LogFormat",
     "Redactor",
@@ -102,9 +103,19 @@ class Redactor:
         return text
 
 
+class ContextIds(logging.Filter):
+    """Stamps each record with the request or connection id of the code that logged it (a
+    handler's filter runs where the record is made, before it may be formatted elsewhere)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.ids = current_ids()
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per record: time, level, logger, message, the request or connection
-    id, the record's `fields` (`extra={"fields": {...}}`), and any exception's traceback."""
+    id (`ContextIds`), the record's `fields` (`extra={"fields": {...}}`), and any exception's
+    traceback."""
 
     def __init__(self, redact: Redactor | None = None) -> None:
         super().__init__()
@@ -117,7 +128,7 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": self.redact(record.getMessage()),
-            **current_ids(),
+            **getattr(record, "ids", {}),
         }
         fields = getattr(record, "fields", None)
         if isinstance(fields, dict):
@@ -141,6 +152,7 @@ def configure(log_format: LogFormat, *, secrets: Iterable[str] = ()) -> None:
     if log_format != LogFormat.JSON:
         return
     handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(ContextIds())
     handler.setFormatter(JsonFormatter(Redactor(secrets)))
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -41,7 +41,6 @@ from prometheus_client.core import (
     HistogramMetricFamily,
     Metric,
 )
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from user_questions._disposer import Disposer
 from user_questions._version import __version__
@@ -55,8 +54,9 @@ __all__ = [
     "QueueStats",
 ]
 
-CONTENT_TYPE = CONTENT_TYPE_LATEST
-"""The content type of `GET /metrics`: Prometheus' text format, version 0.0.4."""
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+"""The content type of `GET /metrics`: Prometheus' text format, version 0.0.4, which every
+Prometheus (and every scraper that speaks its format) reads."""
 CONNECTION_KINDS = ("page", "asker")
 """The `kind` of `uq_connections`: a page's `/ws`, an asker's `/ws/ask`."""
 SETTLE_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600, 24 * 3600)
