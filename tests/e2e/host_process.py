@@ -12,6 +12,7 @@ import os
 import select
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -55,6 +56,8 @@ class HostProcess:
     env: dict[str, str] = field(default_factory=dict)
     rest_of_stdout: str = ""
     stderr: str | None = None
+    verify: ssl.SSLContext | bool = True
+    """How the helpers' HTTP requests verify an https host (its private CA's context)."""
 
     @property
     def base(self) -> str:
@@ -113,7 +116,9 @@ class HostProcess:
         self.stop(signal.SIGKILL)
 
     def pending(self) -> list[dict[str, Any]]:
-        response = httpx.get(f"{self.base}/api/pending", headers=self.auth, timeout=10)
+        response = httpx.get(
+            f"{self.base}/api/pending", headers=self.auth, timeout=10, verify=self.verify
+        )
         response.raise_for_status()
         frames: list[dict[str, Any]] = response.json()["pending"]
         return frames
@@ -129,7 +134,9 @@ class HostProcess:
             time.sleep(0.05)  # polling the host over HTTP; there is nothing to wait on
 
     def respond(self, body: dict[str, Any]) -> dict[str, Any]:
-        response = httpx.post(f"{self.base}/api/respond", json=body, headers=self.auth, timeout=10)
+        response = httpx.post(
+            f"{self.base}/api/respond", json=body, headers=self.auth, timeout=10, verify=self.verify
+        )
         response.raise_for_status()
         receipt: dict[str, Any] = response.json()
         return receipt
