@@ -225,7 +225,11 @@ def serve(
     sock = _listen(host, port, "--port")
     sockets = [sock]
     if metrics_at is not None:
-        sockets.append(_listen(*metrics_at, "--metrics-bind"))
+        try:
+            sockets.append(_listen(*metrics_at, "--metrics-bind"))
+        except UserQuestionError:
+            sock.close()
+            raise
     if not is_loopback(host):
         advice = (
             ""
