@@ -275,11 +275,11 @@ async def test_ping_and_the_stats_follow_the_database_going_away_and_coming_back
             with pytest.raises(UserQuestionError) as caught:
                 await node.ping()
             assert caught.value.code == ErrorCode.STORE_UNAVAILABLE
-        assert node.stats == StoreStats(errors=2, reconnects=0)
+        assert (node.stats.errors, node.stats.reconnects, node.stats.down) == (2, 0, True)
         await anyio.to_thread.run_sync(pg_cluster.start)
         await heard.heard(None, times=2)  # the listening connection is back
         await node.ping()
-        assert node.stats == StoreStats(errors=2, reconnects=1)
+        assert node.stats == StoreStats(errors=2, reconnects=1)  # one outage, one return
 
 
 # -- URLs -------------------------------------------------------------------------------------

@@ -73,6 +73,7 @@ class Listener:
             try:
                 await self._follow(connection)
             except psycopg.Error as error:
+                self._pool.stats.lost()
                 logger.warning(
                     "lost the LISTEN connection to %s (%s)", self._pool.url, first_line(error)
                 )
@@ -86,7 +87,6 @@ class Listener:
                 delay = min(delay * 2, BACKOFF_MAX)
                 with contextlib.suppress(UserQuestionError, psycopg.Error):
                     connection = await self._listening(name)
-            self._pool.stats.reconnects += 1
             logger.warning("listening to %s again; re-reading every request", self._pool.url)
             await self._pool.close_idle()  # a cut listener usually means the database restarted
             self._tell(None)

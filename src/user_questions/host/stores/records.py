@@ -133,13 +133,28 @@ class HistoryQuery:
 @dataclass(slots=True)
 class StoreStats:
     """What befell a store since it was opened: the host's `uq_store_errors_total` and
-    `uq_store_reconnects_total`."""
+    `uq_store_reconnects_total`. A store calls `failed()` for each operation that fails,
+    `lost()` when a connection it keeps drops, and `back()` whenever it connects again."""
 
     errors: int = 0
     """Operations that failed because the database could not be reached or refused them."""
     reconnects: int = 0
-    """Times the store got its database back after losing it (PostgreSQL: its listening
-    connection came back; SQLite never loses its file)."""
+    """Times the store got its database back after losing it: once per outage, whichever
+    connection comes back first (SQLite never loses its file)."""
+    down: bool = False
+    """Whether the database has been lost and not come back yet."""
+
+    def failed(self) -> None:
+        self.errors += 1
+        self.down = True
+
+    def lost(self) -> None:
+        self.down = True
+
+    def back(self) -> None:
+        if self.down:
+            self.down = False
+            self.reconnects += 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -274,7 +274,7 @@ class SQLiteStore(AsyncLifetime):
         try:
             return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
         except sqlite3.Error:
-            self.stats.errors += 1
+            self.stats.failed()
             raise
 
     def _open(self) -> None:
