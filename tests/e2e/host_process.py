@@ -7,6 +7,7 @@ Python process asking through `RemoteProvider`, printing one JSON line per settl
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -58,6 +59,10 @@ class HostProcess:
     stderr: str | None = None
     verify: ssl.SSLContext | bool = True
     """How the helpers' HTTP requests verify an https host (its private CA's context)."""
+    ca: Path | None = None
+    """The private CA an https host's askers are given (`RemoteProvider(ca=)`)."""
+    log: Path | None = None
+    """Where its stderr goes while it runs, when a test reads it before the host stops."""
 
     @property
     def base(self) -> str:
@@ -77,14 +82,16 @@ class HostProcess:
         command += ["--port", str(self.port), *self.args]
         if self.db is not None:
             command += ["--db", str(self.db)]
-        self.process = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, **self.env},
-        )
+        with contextlib.ExitStack() as files:  # the process keeps its own copy of the log's
+            log = None if self.log is None else files.enter_context(self.log.open("a"))
+            self.process = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE if log is None else log,
+                text=True,
+                env={**os.environ, **self.env},
+            )
         assert self.process.stdout is not None
         try:
             line = read_line(self.process.stdout, STARTUP_SECONDS).strip()

@@ -118,6 +118,7 @@ def test_every_counter_matches_a_scripted_run(
 
     assert value(found, "uq_requests_asked_total") == 7  # six over /ws/ask, one in-process
     assert value(found, "uq_requests_pending") == 1  # r6
+    assert 0 < value(found, "uq_oldest_pending_seconds") < 60
     assert of(found, "uq_requests_settled_total") == {
         frozenset({("outcome", "answered"), ("surface", "web")}): 1,
         frozenset({("outcome", "dismissed"), ("surface", "api")}): 1,

@@ -144,7 +144,7 @@ class Hub(AsyncLifetime):
     def __init__(self, store: QuestionStore, *, metrics: HostMetrics | None = None) -> None:
         self.store = store
         self.metrics = metrics or HostMetrics()
-        self.metrics.count_pending(lambda: len(self._entries))
+        self.metrics.watch_pending(lambda: len(self._entries), self._oldest_asked)
         self._entries: dict[str, _Entry] = {}
         self._settled: OrderedDict[str, StoredQuestion] = OrderedDict()
         self._pages: set[PageSubscription] = set()
@@ -168,6 +168,9 @@ class Hub(AsyncLifetime):
         stack.callback(self._drop_pages)
         stack.callback(self.store.on_change(self._changes_in.send_nowait))
         stack.callback(self.on_event(self.metrics.committed))
+
+    def _oldest_asked(self) -> datetime | None:
+        return min((entry.record.asked_at for entry in self._entries.values()), default=None)
 
     @property
     def pending_count(self) -> int:

@@ -8,6 +8,7 @@ The values are plain numbers kept on the event loop and turned into metric famil
 scraped, so counting costs next to nothing:
 
     uq_requests_pending                              requests pending, as this host knows them
+    uq_oldest_pending_seconds                        how long the oldest of them has waited
     uq_requests_asked_total                          requests this host stored as new
     uq_requests_settled_total{outcome,surface}       requests this host settled
     uq_request_settle_seconds{outcome}               time from asked to settled (histogram)
@@ -32,6 +33,7 @@ import bisect
 import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
 from typing import Protocol
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -105,6 +107,7 @@ class HostMetrics:
         self.connections: Counter[str] = Counter(dict.fromkeys(CONNECTION_KINDS, 0))
         self._durations: dict[str, _Durations] = {}
         self._pending: Callable[[], int] = lambda: 0
+        self._oldest: Callable[[], datetime | None] = lambda: None
         self._store = StoreStats()
         self._notifiers: list[QueueStats] = []
         self.registry = CollectorRegistry(auto_describe=True)
@@ -133,9 +136,11 @@ class HostMetrics:
         finally:
             self.connections[kind] -= 1
 
-    def count_pending(self, pending: Callable[[], int]) -> None:
-        """Read `uq_requests_pending` from `pending` at each scrape."""
-        self._pending = pending
+    def watch_pending(
+        self, count: Callable[[], int], oldest: Callable[[], datetime | None]
+    ) -> None:
+        """Read, at each scrape, how many requests are pending and when the oldest was asked."""
+        self._pending, self._oldest = count, oldest
 
     def watch_store(self, stats: StoreStats) -> None:
         """Report the errors and reconnections of the store these `stats` belong to."""
@@ -159,6 +164,13 @@ class HostMetrics:
     def collect(self) -> Iterable[Metric]:
         """The metric families (the registry calls this at each scrape)."""
         yield _gauge("uq_requests_pending", "Requests pending.", [([], self._pending())])
+        oldest = self._oldest()
+        waited = 0.0 if oldest is None else (datetime.now(UTC) - oldest).total_seconds()
+        yield _gauge(
+            "uq_oldest_pending_seconds",
+            "Seconds the oldest pending request has waited (0 when none waits).",
+            [([], max(0.0, waited))],
+        )
         yield _counter("uq_requests_asked", "Requests this host stored as new.", [([], self.asked)])
         settled = CounterMetricFamily(
             "uq_requests_settled",
