@@ -209,3 +209,12 @@ async def test_every_notifier_reports_its_queue_its_failures_and_its_drops(
         assert value(found, "uq_notifier_delivered_total", **name) == 2
         assert value(found, "uq_notifier_failed_total", **name) == 1
     assert of(samples(hub.metrics.exposition().decode()), "uq_notifier_queued") == {}
+
+
+def test_every_metric_is_in_the_deployment_docs() -> None:
+    documented = (Path(__file__).resolve().parents[2] / "docs" / "deploy.md").read_text()
+    families = list(text_string_to_metric_families(HostMetrics().exposition().decode()))
+    assert len(families) == 13
+    for family in families:
+        name = f"{family.name}_total" if family.type == "counter" else family.name
+        assert f"`{name}`" in documented, f"{name} is not in docs/deploy.md"
