@@ -53,7 +53,9 @@ def documented_site() -> str:
     return found.group(1)
 
 
-def site_on_loopback(site: str, *, http: int, https: int, upstream: int, certs: Certificates) -> str:
+def site_on_loopback(
+    site: str, *, http: int, https: int, upstream: int, certs: Certificates
+) -> str:
     """`site` with the test's ports and certificate files in place of the documented ones;
     each documented value must be there exactly once, so the docs cannot drift from the test."""
     replacements = {
