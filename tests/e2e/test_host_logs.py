@@ -55,11 +55,13 @@ def test_json_lines_hold_every_request_with_its_id_and_never_a_secret(
         tmp_path / "uq.db",
         args=(
             "--log-format", "json",
+            "--host", "0.0.0.0",  # its warning is a JSON line too
             "--notify-webhook", receiver,
             "--notify-secret", NOTIFY_SECRET,
         ),
     )  # fmt: skip
     host.start()
+    host.url = host.url.replace("0.0.0.0", "127.0.0.1", 1)
     token = host.token
     try:
         assert httpx.get(f"{host.base}/?token={token}", timeout=10).status_code == 200
@@ -87,6 +89,8 @@ def test_json_lines_hold_every_request_with_its_id_and_never_a_secret(
 
     for line in lines:
         assert {"time", "level", "logger", "message"} <= line.keys(), line
+    assert lines[0]["level"] == "warning"
+    assert lines[0]["message"].startswith("the host listens on 0.0.0.0, so other machines")
     log = host.stderr
     for secret in (token, "not-the-token-5", *SECRETS):
         assert secret not in log, f"{secret!r} is in the log"

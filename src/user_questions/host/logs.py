@@ -147,7 +147,8 @@ def configure(log_format: LogFormat, *, secrets: Iterable[str] = ()) -> None:
     """Set up the process's log in `log_format`; `secrets` never appear in it.
 
     JSON: one object per line on stderr, the host's own lines from `info` up (requests,
-    connections, settlements), every other library's from `warning` up. Human: unchanged.
+    connections, settlements), every other library's and Python's warnings from `warning` up.
+    Human: unchanged.
     """
     if log_format != LogFormat.JSON:
         return
@@ -158,6 +159,7 @@ def configure(log_format: LogFormat, *, secrets: Iterable[str] = ()) -> None:
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
     logging.getLogger("user_questions").setLevel(logging.INFO)
+    logging.captureWarnings(True)  # Python's warnings become JSON lines too
 
 
 class AccessLogMiddleware:

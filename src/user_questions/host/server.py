@@ -230,6 +230,8 @@ def serve(
         except UserQuestionError:
             sock.close()
             raise
+    logs.configure(log_format, secrets=[token, *secrets])
+    warn = _print_warning if log_format == LogFormat.HUMAN else logger.warning
     if not is_loopback(host):
         advice = (
             ""
@@ -237,18 +239,15 @@ def serve(
             else ", and plain http carries the token in clear: put TLS "
             "in front of it (a reverse proxy, or --tls-cert) or use an SSH tunnel instead"
         )
-        print(
-            f"warning: the host listens on {host}, so other machines can reach it. Anyone with "
-            f"the token can read and answer every question{advice}.",
-            file=sys.stderr,
+        warn(
+            f"the host listens on {host}, so other machines can reach it. Anyone with "
+            f"the token can read and answer every question{advice}."
         )
     if metrics_at is not None and not is_loopback(metrics_at[0]):
-        print(
-            f"warning: the metrics listen on {metrics_at[0]} without a token: other machines "
-            "can read how many questions wait and how they end (never what they say).",
-            file=sys.stderr,
+        warn(
+            f"the metrics listen on {metrics_at[0]} without a token: other machines "
+            "can read how many questions wait and how they end (never what they say)."
         )
-    logs.configure(log_format, secrets=[token, *secrets])
     scheme = "http" if tls is None else "https"
     url = host_url(sock, host, token, scheme=scheme) if public is None else public.link("", token)
     show = announce or _print_line
@@ -321,3 +320,7 @@ async def _settle_token(store: str | os.PathLike[str], token: str | None) -> str
 
 def _print_line(line: str) -> None:
     print(line, flush=True)
+
+
+def _print_warning(text: str) -> None:
+    print(f"warning: {text}", file=sys.stderr, flush=True)

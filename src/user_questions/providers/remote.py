@@ -415,7 +415,8 @@ class RemoteProvider:
 
     async def _attempt(self) -> ClientConnection | AskFailed | Exception:
         """One attempt on the current host: the connection, adopted; the host's refusal (a status
-        under 500, which retrying cannot help); or the problem, the next host being up next."""
+        under 500, or a certificate that cannot be verified: retrying cannot help); or the
+        problem, the next host being up next."""
         try:
             ws = await self._open()
         except InvalidStatus as error:
