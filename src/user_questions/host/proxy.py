@@ -23,6 +23,7 @@ that is not trusted is passed on untouched, whatever headers it carries.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Sequence
@@ -40,17 +41,26 @@ _HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$")
 """A `Host` header a forwarded host may replace it with: a name or an address, and a port."""
 _SCHEMES = {"http": ("http", "ws"), "https": ("https", "wss")}
 """The `scheme` of an HTTP request and of a WebSocket, for each forwarded protocol."""
+_REMEMBERED = 4096
+"""Addresses whose parsing and trust are remembered."""
 
 
-@dataclass(frozen=True, slots=True)
 class TrustedProxies:
-    """The networks whose peers may set the forwarding headers."""
+    """The networks whose peers may set the forwarding headers. Whether an address is one of
+    them is remembered (for the last `_REMEMBERED` addresses): parsing an address costs more
+    than the rest of the check."""
 
-    networks: tuple[Network, ...]
+    def __init__(self, networks: Sequence[Network]) -> None:
+        self.networks = tuple(networks)
+        self._trusts = functools.lru_cache(maxsize=_REMEMBERED)(self._trusted)
+
+    def __repr__(self) -> str:
+        return f"<TrustedProxies {', '.join(map(str, self.networks))}>"
 
     def __contains__(self, address: object) -> bool:
-        if not isinstance(address, str):
-            return False
+        return isinstance(address, str) and self._trusts(address)
+
+    def _trusted(self, address: str) -> bool:
         ip = _ip(address)
         return ip is not None and any(ip in network for network in self.networks)
 
@@ -146,7 +156,8 @@ class ForwardedMiddleware:
 
 def _items(value: str) -> list[str]:
     """The comma-separated items of a header value (commas inside quotes kept)."""
-    return [item.strip() for item in re.findall(r'(?:[^,"]|"[^"]*")+', value) if item.strip()]
+    items = value.split(",") if '"' not in value else re.findall(r'(?:[^,"]|"[^"]*")+', value)
+    return [item.strip() for item in items if item.strip()]
 
 
 def _element(text: str) -> Hop:
@@ -163,6 +174,7 @@ def _element(text: str) -> Hop:
     )
 
 
+@functools.lru_cache(maxsize=_REMEMBERED)
 def _address(text: str) -> str | None:
     """The IP address in a forwarded `for` value (`1.2.3.4`, `1.2.3.4:80`, `[::1]:80`), or
     `None` when it names none (`unknown`, an obfuscated `_name`)."""
