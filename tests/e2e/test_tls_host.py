@@ -65,6 +65,8 @@ def test_the_host_serves_https_and_its_url_says_so(
 ) -> None:
     assert tls_host.url.startswith("https://127.0.0.1:")
     assert tls_host.pending() == []  # verified against the private authority
+    page = httpx.get(tls_host.url, verify=client_context(certs.ca), timeout=10)
+    assert page.headers["set-cookie"].endswith("; Secure")
     with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
         httpx.get(f"{tls_host.base}/healthz", timeout=10)  # the system's authorities only
     with pytest.raises(httpx.HTTPError):

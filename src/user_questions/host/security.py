@@ -135,9 +135,10 @@ def origin_allowed(scope: Scope, public_origin: str | None = None) -> bool:
     return bool(host) and origin in (f"http://{host}", f"https://{host}")
 
 
-def token_cookie(token: str) -> str:
-    """The `Set-Cookie` value that hands the page its token."""
-    return f"{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"
+def token_cookie(token: str, *, secure: bool = False) -> str:
+    """The `Set-Cookie` value that hands the page its token; `secure` (a page served over
+    https) keeps the browser from ever sending it over plain http."""
+    return f"{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/" + ("; Secure" * secure)
 
 
 class SecurityMiddleware:

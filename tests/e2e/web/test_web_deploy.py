@@ -197,9 +197,14 @@ def proxied(tmp_path_factory: pytest.TempPathFactory, certs: Certificates) -> It
         upstream.stop()
 
 
-def test_the_host_prints_its_public_url(proxied: Proxied) -> None:
-    assert proxied.upstream.url.startswith(f"{proxied.public.base}/?token=")
-    assert proxied.public.base.startswith("https://127.0.0.1:")
+def test_the_host_prints_its_public_url_and_knows_it_is_served_over_https(
+    proxied: Proxied,
+) -> None:
+    public = proxied.public
+    assert proxied.upstream.url.startswith(f"{public.base}/?token=")
+    assert public.base.startswith("https://127.0.0.1:")
+    page = httpx.get(public.url, verify=client_context(public.ca), timeout=10)
+    assert page.headers["set-cookie"].endswith("; Secure")  # X-Forwarded-Proto: https
 
 
 def test_the_page_through_nginx_answers_an_asker_through_nginx(
