@@ -26,6 +26,10 @@ from tests.e2e.host_process import HostProcess, answer_body
 from tests.e2e.test_uq_hook import fixture_text, hook
 from user_questions import ErrorCode, UserQuestionError, connect
 from user_questions._tls import client_context
+from user_questions.cli._acp_proxy import HostInbox
+from user_questions.cli._host_client import host_address
+from user_questions.service import AskUserQuestionRequest
+from user_questions.types import AskUserQuestionItem
 
 pytestmark = pytest.mark.e2e
 
@@ -182,3 +186,26 @@ async def test_uq_mcp_answers_through_a_tls_host_it_trusts(
             body = answer_body(frame["rpcId"], "mcp-tls", {"id": "pick", "selected": ["a"]})
             assert await anyio.to_thread.run_sync(tls_host.respond, body) == {"accepted": True}
     assert result.content[0].text == '{"answers":[{"id":"pick","selected":["a"]}]}'
+
+
+def test_uq_acp_asks_and_records_through_a_tls_host_it_trusts(
+    tls_host: HostProcess, certs: Certificates
+) -> None:
+    inbox = HostInbox(host_address(tls_host.url, None, str(certs.ca)), "acp-tls")
+    request = AskUserQuestionRequest([AskUserQuestionItem.model_validate(PICK)])
+
+    async def dismissed_in_the_editor() -> str:
+        async with inbox.provider, anyio.create_task_group() as group:
+            failures: list[str] = []
+
+            async def ask() -> None:
+                with pytest.raises(UserQuestionError) as failed:
+                    await inbox.provider.ask_with_id("acp-1", request)
+                failures.append(str(failed.value.code))
+
+            group.start_soon(ask)
+            await anyio.to_thread.run_sync(tls_host.wait_pending, 1)
+            assert await inbox.record("acp-1", None)  # the editor's answer, recorded over https
+        return failures[0]
+
+    assert anyio.run(dismissed_in_the_editor) == ErrorCode.ASK_CANCELLED
