@@ -1,15 +1,17 @@
-"""`/readyz` and `/healthz` of a `uq serve` node on PostgreSQL while its database stops and
-starts again, and what its metrics say of it afterwards."""
+"""The probes and the metrics of a running `uq serve`: `/readyz` and `/healthz` of a node on
+PostgreSQL while its database stops and starts again, what its metrics say of it afterwards,
+and the metrics listener of `--metrics-bind`."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e.host_process import HostProcess
+from tests.e2e.host_process import HostProcess, free_port
 from tests.pg import PostgresCluster
 
 pytestmark = pytest.mark.e2e
@@ -59,3 +61,22 @@ def test_readiness_follows_the_database_and_health_stays(
         assert counters["uq_store_errors_total"] >= probes
     finally:
         assert node.stop() == 0
+
+
+def test_the_metrics_listener_needs_no_token_and_serves_nothing_else(tmp_path: Path) -> None:
+    port = free_port()
+    host = HostProcess(tmp_path / "uq.db", args=("--metrics-bind", str(port)))
+    host.start()
+    try:
+        listener = f"http://127.0.0.1:{port}"
+        scraped = httpx.get(f"{listener}/metrics", timeout=10)
+        assert scraped.status_code == 200
+        names = {family.name for family in text_string_to_metric_families(scraped.text)}
+        assert {"uq_requests_pending", "uq_build_info", "uq_store_errors"} <= names
+        assert (
+            httpx.get(f"{listener}/api/pending", headers=host.auth, timeout=10).status_code == 404
+        )
+        assert httpx.get(f"{host.base}/metrics", timeout=10).status_code == 401
+        assert httpx.get(f"{host.base}/metrics", headers=host.auth, timeout=10).status_code == 200
+    finally:
+        assert host.stop() == 0

@@ -155,7 +155,10 @@ def create_app(
                 public_origin=None if public is None else public.origin,
             ),
         ],
-        exception_handlers=_ERROR_HANDLERS,
+        exception_handlers={
+            HTTPException: _http_error,
+            UserQuestionError: _code_error,
+        },
         lifespan=lifespan,
     )
     app.state.public_url = public
@@ -169,7 +172,7 @@ def create_metrics_app(app: Starlette) -> Starlette:
     listener = Starlette(
         routes=[Route("/metrics", http_api.metrics, methods=["GET"])],
         middleware=[Middleware(AccessLogMiddleware)],
-        exception_handlers=_ERROR_HANDLERS,
+        exception_handlers=app.exception_handlers,
     )
     listener.state = app.state
     return listener
@@ -199,6 +202,3 @@ async def _http_error(request: Request, error: Exception) -> Response:
 async def _code_error(request: Request, error: Exception) -> Response:
     failure = cast(UserQuestionError, error)
     return _error(str(failure.code), failure.message)
-
-
-_ERROR_HANDLERS = {HTTPException: _http_error, UserQuestionError: _code_error}
