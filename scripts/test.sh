@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Set up what a fresh machine lacks, then run lint, types and the whole test suite.
 #   bash scripts/test.sh [pytest args...]
-# Installs Debian's chromium (browser tests) and postgresql (multi-node tests) when missing,
+# Installs Debian's chromium (browser tests), postgresql (multi-node tests) and nginx (the reverse
+# proxy test) when missing,
 # creates .venv with the package and its dev extra, and runs ruff, mypy --strict and pytest.
-# The tests start their own servers (uvicorn hosts, a PostgreSQL cluster in a temp folder).
+# The tests start their own servers (uvicorn hosts, a PostgreSQL cluster and an nginx in temp
+# folders); no system service is started or configured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 if ((${#missing[@]})); then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -24,7 +27,7 @@ command -v "$python" >/dev/null 2>&1 || python=python3
 echo "== installing user-questions[dev] into .venv"
 .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
 .venv/bin/python -m pip install -q -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" || true
-.venv/bin/python -c "import user_questions, starlette, mcp, psycopg, playwright, pexpect" \
+.venv/bin/python -c "import user_questions, starlette, mcp, psycopg, playwright, pexpect, trustme" \
   || { echo "the dev install is incomplete" >&2; exit 1; }
 
 echo "== ruff"

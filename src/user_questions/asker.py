@@ -162,6 +162,7 @@ async def connect(
     session: str | None = None,
     token: str | None = None,
     client: str | None = None,
+    ca: str | os.PathLike[str] | None = None,
     provider: UserQuestionProvider | None = None,
 ) -> AsyncIterator[Asker]:
     """An `Asker` for as long as the block runs.
@@ -178,14 +179,17 @@ async def connect(
         token: The host's token, when the URL has none; else `$UQ_TOKEN`.
         client: Names the program that asks (`langgraph`, `pydantic-ai`, your agent's name): the
             inbox shows it, with this process's working folder, beside each question.
+        ca: A PEM file of the certificate authority that signed an `https://` host's
+            certificate, trusted besides the system's (and `SSL_CERT_FILE`'s).
 
     Raises:
         UserQuestionError: `NO_PROVIDER` when neither a URL, `$UQ_URL` nor a provider is given,
-            or the `web` extra is missing; `BAD_TOKEN` and `BAD_REQUEST` from `RemoteProvider`.
+            or the `web` extra is missing; `BAD_TOKEN` and `BAD_REQUEST` from `RemoteProvider`
+            (a `ca` that cannot be read too).
         TypeError: when both a provider and host arguments are given.
     """
     if provider is not None:
-        if url is not None or session is not None or token is not None or client is not None:
+        if any(given is not None for given in (url, session, token, client, ca)):
             raise TypeError("connect() takes either a provider or a host's url, not both")
         yield Asker(provider)
         return
@@ -196,12 +200,18 @@ async def connect(
             "or pass provider=",
             ErrorCode.NO_PROVIDER,
         )
-    async with _remote_provider(url, session=session, token=token, client=client) as remote:
+    remote = _remote_provider(url, session=session, token=token, client=client, ca=ca)
+    async with remote:
         yield Asker(remote)
 
 
 def _remote_provider(
-    url: str | Sequence[str], *, session: str | None, token: str | None, client: str | None
+    url: str | Sequence[str],
+    *,
+    session: str | None,
+    token: str | None,
+    client: str | None,
+    ca: str | os.PathLike[str] | None,
 ) -> RemoteProvider:
     """The one place an asker's `RemoteProvider` is made, importing the `web` extra lazily so
     that `import user_questions` stays pydantic and anyio only."""
@@ -213,4 +223,4 @@ def _remote_provider(
             ErrorCode.NO_PROVIDER,
         ) from error
     origin = Origin(client=client, cwd=os.getcwd())
-    return RemoteProvider(url, session=session, token=token, origin=origin)
+    return RemoteProvider(url, session=session, token=token, origin=origin, ca=ca)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -86,3 +87,13 @@ def test_sigterm_stops_the_agent_and_exits_128_plus_15() -> None:
         proxy.kill()
         out, err = proxy.communicate(timeout=30)  # the agent, too, has let go of the pipes
     assert (out, err) == ("", "")
+
+
+def test_a_ca_file_that_cannot_be_read_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "ca.pem").write_text("not a certificate\n")
+    url = "https://127.0.0.1:8765/?token=abcdefgh"
+    code, err = run(capsys, "--url", url, "--ca", str(tmp_path / "ca.pem"), "--", "my-agent")
+    assert code == 2
+    assert err.startswith(f"uq acp: cannot use the CA file '{tmp_path / 'ca.pem'}'")

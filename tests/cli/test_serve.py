@@ -5,6 +5,7 @@ Running hosts are tested in tests/e2e/test_host_cli.py.
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import anyio
@@ -73,3 +74,47 @@ def test_a_public_url_that_cannot_be_used_is_bad_input(
     assert status == 2
     assert err.startswith("uq serve: --public-url 'uq.example.com' cannot be used: ")
     assert not (tmp_path / "h.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            ("--tls-cert", "{missing}", "--tls-key", "{missing}"),
+            "cannot use --tls-cert '{missing}'",
+        ),
+        (("--tls-cert", "{junk}", "--tls-key", "{junk}"), "it holds no PEM certificate"),
+        (("--tls-cert", "{junk}"), "give --tls-cert and --tls-key together"),
+        (("--trust-proxy", "proxy.internal"), "--trust-proxy 'proxy.internal' cannot be used"),
+        (("--metrics-bind", "127.0.0.1:metrics"), "--metrics-bind '127.0.0.1:metrics' cannot"),
+    ],
+)
+def test_a_deployment_flag_that_cannot_be_used_is_one_line_before_anything_starts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, flags: tuple[str, ...], message: str
+) -> None:
+    files = {"missing": str(tmp_path / "missing.pem"), "junk": str(tmp_path / "junk.pem")}
+    (tmp_path / "junk.pem").write_text("junk\n")
+    given = [flag.format(**files) for flag in flags]
+    status, err = run(capsys, "--db", str(tmp_path / "h.db"), *given)
+    assert status == 2
+    assert message.format(**files) in err
+    assert err.startswith("uq serve: ")
+    assert err.count("\n") == 1
+    assert not (tmp_path / "h.db").exists()
+
+
+def test_a_busy_metrics_address_is_a_failure_to_start(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        status, err = run(
+            capsys, "--db", str(tmp_path / "h.db"), "--port", "0", "--metrics-bind", str(port)
+        )
+    assert status == 1
+    assert err == (
+        f"uq serve: cannot listen on 127.0.0.1:{port} (Address already in use); "
+        "choose another --metrics-bind\n"
+    )

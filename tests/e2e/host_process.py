@@ -7,11 +7,13 @@ Python process asking through `RemoteProvider`, printing one JSON line per settl
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -55,6 +57,12 @@ class HostProcess:
     env: dict[str, str] = field(default_factory=dict)
     rest_of_stdout: str = ""
     stderr: str | None = None
+    verify: ssl.SSLContext | bool = True
+    """How the helpers' HTTP requests verify an https host (its private CA's context)."""
+    ca: Path | None = None
+    """The private CA an https host's askers are given (`RemoteProvider(ca=)`)."""
+    log: Path | None = None
+    """Where its stderr goes while it runs, when a test reads it before the host stops."""
 
     @property
     def base(self) -> str:
@@ -74,14 +82,16 @@ class HostProcess:
         command += ["--port", str(self.port), *self.args]
         if self.db is not None:
             command += ["--db", str(self.db)]
-        self.process = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, **self.env},
-        )
+        with contextlib.ExitStack() as files:  # the process keeps its own copy of the log's
+            log = None if self.log is None else files.enter_context(self.log.open("a"))
+            self.process = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE if log is None else log,
+                text=True,
+                env={**os.environ, **self.env},
+            )
         assert self.process.stdout is not None
         try:
             line = read_line(self.process.stdout, STARTUP_SECONDS).strip()
@@ -113,7 +123,9 @@ class HostProcess:
         self.stop(signal.SIGKILL)
 
     def pending(self) -> list[dict[str, Any]]:
-        response = httpx.get(f"{self.base}/api/pending", headers=self.auth, timeout=10)
+        response = httpx.get(
+            f"{self.base}/api/pending", headers=self.auth, timeout=10, verify=self.verify
+        )
         response.raise_for_status()
         frames: list[dict[str, Any]] = response.json()["pending"]
         return frames
@@ -129,7 +141,9 @@ class HostProcess:
             time.sleep(0.05)  # polling the host over HTTP; there is nothing to wait on
 
     def respond(self, body: dict[str, Any]) -> dict[str, Any]:
-        response = httpx.post(f"{self.base}/api/respond", json=body, headers=self.auth, timeout=10)
+        response = httpx.post(
+            f"{self.base}/api/respond", json=body, headers=self.auth, timeout=10, verify=self.verify
+        )
         response.raise_for_status()
         receipt: dict[str, Any] = response.json()
         return receipt

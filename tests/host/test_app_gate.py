@@ -1,5 +1,5 @@
-"""The real app behind its gate, route by route: a wrong token is refused everywhere but
-`/healthz`, and a body declared over the limit never reaches a route.
+"""The real app behind its gate, route by route: a wrong token is refused everywhere but the
+probes (`/healthz`, `/readyz`), and a body declared over the limit never reaches a route.
 
 The routes are read from the app itself (`app.routes`), so a route added later is covered
 without this file knowing about it.
@@ -18,7 +18,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.testclient import TestClient, WebSocketDenialResponse
 
 from user_questions.host.app import create_app
-from user_questions.host.security import MAX_BODY_BYTES
+from user_questions.host.security import MAX_BODY_BYTES, PUBLIC_PATHS
 
 TOKEN = "test-token-123"
 WRONG = "wrong-token-456"
@@ -72,7 +72,7 @@ def handshake(client: TestClient, path: str, headers: dict[str, str]) -> tuple[i
         return refusal(denied.status_code, denied.content)
 
 
-def test_a_wrong_token_is_refused_on_every_route_and_only_healthz_is_public(
+def test_a_wrong_token_is_refused_on_every_route_and_only_the_probes_are_public(
     client: TestClient,
 ) -> None:
     http, sockets = endpoints(client)
@@ -83,7 +83,7 @@ def test_a_wrong_token_is_refused_on_every_route_and_only_healthz_is_public(
         for method, path in http:
             response = client.request(method, path + query, headers=headers)
             seen[how, method, path] = refusal(response.status_code, response.content)
-            if path == "/healthz":
+            if path in PUBLIC_PATHS:
                 expected[how, method, path] = (200, None)
             else:  # a HEAD response has no body to carry the code
                 expected[how, method, path] = (401, None if method == "HEAD" else "UNAUTHORIZED")
@@ -91,6 +91,7 @@ def test_a_wrong_token_is_refused_on_every_route_and_only_healthz_is_public(
             seen[how, "WS", path] = handshake(client, path + query, headers)
             expected[how, "WS", path] = (401, "UNAUTHORIZED")
     assert seen == expected
+    assert {"/healthz", "/readyz"} == PUBLIC_PATHS
 
 
 def test_a_body_declared_over_the_limit_is_refused_on_every_route_before_it_runs(

@@ -150,6 +150,7 @@ def test_every_response_carries_the_security_headers(client: TestClient) -> None
 
 def test_the_token_cookie_is_http_only_and_same_site_strict() -> None:
     assert token_cookie("abc") == "uq_token=abc; HttpOnly; SameSite=Strict; Path=/"
+    assert token_cookie("abc", secure=True).endswith("; Path=/; Secure")
 
 
 def test_the_public_origin_is_the_hosts_own_whatever_host_the_proxy_passes_on() -> None:

@@ -63,6 +63,11 @@ def _build_app() -> App:
         help="Named tokens: one per person, recorded with every answer they give.",
     )
     app.command(
+        "user_questions.cli._backup:backup",
+        name="backup",
+        help="Copy a host's SQLite store to a new file, while the host runs.",
+    )
+    app.command(
         "user_questions.cli._history:history",
         name="history",
         help="Print settled questions, newest first, with their answers and who gave them.",

@@ -20,7 +20,7 @@ from typing import Annotated
 import anyio
 from cyclopts import Parameter
 
-from user_questions.cli._host_client import URL_HELP, HostAddress, host_address
+from user_questions.cli._host_client import CA_HELP, URL_HELP, HostAddress, host_address
 from user_questions.cli._pending import TOKEN_HELP
 from user_questions.cli._serve import fail
 from user_questions.cli._stopping import StoppedError, until_stopped
@@ -33,6 +33,7 @@ def acp(
     *command: Annotated[str, Parameter(allow_leading_hyphen=True)],
     url: Annotated[str | None, Parameter(env_var="UQ_URL", help=URL_HELP)] = None,
     token: Annotated[str | None, Parameter(help=TOKEN_HELP)] = None,
+    ca: Annotated[str | None, Parameter(help=CA_HELP)] = None,
     session: str | None = None,
 ) -> None:
     """Run an ACP agent for an editor; its permission requests and forms also go to the inbox.
@@ -51,7 +52,7 @@ def acp(
     except ImportError:
         fail("acp", "uq acp needs the ACP SDK: pip install 'user-questions[acp]'", 2)
     try:
-        address = host_address(url, token)
+        address = host_address(url, token, ca)
     except UserQuestionError as error:
         fail("acp", error.message, 2)
     name = session or f"{Path(command[0]).name}@{socket.gethostname()}"

@@ -71,7 +71,7 @@ class HostInbox:
         self.address = address
         self.session = session
         self.provider = RemoteProvider(
-            address.base, token=address.token, session=session, origin=origin
+            address.base, token=address.token, session=session, origin=origin, ca=address.ca
         )
 
     async def reachable(self) -> bool:

@@ -28,6 +28,7 @@ from cyclopts import Parameter
 from user_questions._checks import quoted
 from user_questions._wire import parse_questions
 from user_questions.cli._host_client import (
+    CA_HELP,
     URL_HELP,
     HostAddress,
     HostClient,
@@ -98,6 +99,7 @@ def answer(
     *,
     url: Annotated[str | None, Parameter(env_var="UQ_URL", help=URL_HELP)] = None,
     token: Annotated[str | None, Parameter(help=TOKEN_HELP)] = None,
+    ca: Annotated[str | None, Parameter(help=CA_HELP)] = None,
     pick: Annotated[bool, Parameter(negative="")] = False,
     host: Annotated[str | None, Parameter(show=False)] = None,
 ) -> int:
@@ -116,7 +118,7 @@ def answer(
         The old name of --url (deprecated).
     """
     try:
-        address = host_address(chosen_url("answer", url, host), token)
+        address = host_address(chosen_url("answer", url, host), token, ca)
         provider = TerminalProvider()
         message, status = anyio.run(until_stopped, lambda: _answer(address, rpc_id, pick, provider))
         return _say(message, status)

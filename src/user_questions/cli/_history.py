@@ -23,7 +23,7 @@ from cyclopts import Parameter
 
 from user_questions._wire import parse_questions
 from user_questions.cli._beside import DB_HELP, local_time, with_store
-from user_questions.cli._host_client import HostClient, chosen_url, host_address
+from user_questions.cli._host_client import CA_HELP, HostClient, chosen_url, host_address
 from user_questions.cli._pending import asker_text
 from user_questions.cli._serve import fail
 from user_questions.errors import ErrorCode, UserQuestionError
@@ -43,6 +43,7 @@ def history(
     db: Annotated[str | None, Parameter(help=DB_HELP)] = None,
     url: Annotated[str | None, Parameter(help=_URL_HELP)] = None,
     token: str | None = None,
+    ca: Annotated[str | None, Parameter(help=CA_HELP)] = None,
     json_: Annotated[bool, Parameter(name="--json", negative="")] = False,
     session: str | None = None,
     outcome: str | None = None,
@@ -89,7 +90,7 @@ def history(
     if db is not None and given_url is not None:
         fail("history", "give --db (a store) or --url (a running host), not both", 2)
     if db is None and (given_url or os.environ.get("UQ_URL")):
-        entries = _from_host(given_url or os.environ["UQ_URL"], token, query, limit)
+        entries = _from_host(given_url or os.environ["UQ_URL"], token, ca, query, limit)
     else:
 
         async def work(store: HistoryStore) -> list[HistoryEntry]:
@@ -117,7 +118,9 @@ async def _from_store(store: HistoryStore, query: HistoryQuery, limit: int) -> l
         query = replace(query, before=page.next, limit=min(limit - len(entries), MAX_LIMIT))
 
 
-def _from_host(url: str, token: str | None, query: HistoryQuery, limit: int) -> list[HistoryEntry]:
+def _from_host(
+    url: str, token: str | None, ca: str | None, query: HistoryQuery, limit: int
+) -> list[HistoryEntry]:
     """Up to `limit` entries from a running host, page after page (without `rendered`)."""
     parameters = {
         "session": query.session or "",
@@ -128,7 +131,7 @@ def _from_host(url: str, token: str | None, query: HistoryQuery, limit: int) -> 
 
     async def read() -> list[HistoryEntry]:
         entries: list[HistoryEntry] = []
-        async with HostClient(host_address(url, token)) as client:
+        async with HostClient(host_address(url, token, ca)) as client:
             cursor = ""
             while True:
                 size = min(limit - len(entries), MAX_LIMIT)

@@ -79,10 +79,11 @@ def _hook_command(client: Client, events: str) -> Callable[..., None]:
         *,
         url: Url = None,
         token: Token = None,
+        ca: str | None = None,
         timeout: float | None = None,
         connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
-        _run(client, _Options(url, token, timeout, connect_timeout))
+        _run(client, _Options(url, token, ca, timeout, connect_timeout))
 
     command.__doc__ = f"""Run as {name}'s {events} hook (reads the event on stdin).
 
@@ -92,6 +93,9 @@ def _hook_command(client: Client, events: str) -> Callable[..., None]:
         The host, as `uq serve` printed it (with ?token=).
     token
         The host's token, when the URL has none.
+    ca
+        A PEM file of the certificate authority that signed an https host's certificate,
+        trusted besides the system's (and $SSL_CERT_FILE's).
     timeout
         Seconds to wait for an answer; then the question is withdrawn and {name} asks in its
         own terminal. Set it under the hook's timeout in the settings (`uq hook install` does).
@@ -109,6 +113,7 @@ hook_app.command(_hook_command("codex", "PermissionRequest"), name="codex")
 class _Options:
     url: str | None
     token: str | None
+    ca: str | None
     timeout: float | None
     connect_timeout: float
 
@@ -145,6 +150,7 @@ async def _hook(client: Client, options: _Options) -> HookOutput | None:
     provider = RemoteProvider(
         url,
         token=options.token,
+        ca=options.ca,
         session=origin.session,
         origin=Origin(client=origin.client, cwd=origin.cwd),
         unreachable_limit=UNREACHABLE_LIMIT,

@@ -9,7 +9,9 @@ and `GET /api/history` lists the settled ones.
 
 The host is found as `RemoteProvider` finds it: `--url` (else `$UQ_URL`, else `DEFAULT_URL`);
 the token is `--token`, else the URL's `?token=`, else `$UQ_TOKEN`. `--host`, the option's old
-name, still works for one release, with a line on stderr (`chosen_url`).
+name, still works for one release, with a line on stderr (`chosen_url`). An `https://` host's
+certificate is verified against the system's authorities, `SSL_CERT_FILE` and `--ca FILE`
+(`_tls.client_context`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pydantic import BaseModel, ValidationError
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, WebSocketException
 
+from user_questions._tls import client_context, untrusted, wants_tls
 from user_questions._wire import describe_validation_error
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import ClientResponse, QuestionRequestedFrame, Receipt
@@ -37,6 +40,7 @@ from user_questions.outcomes import Outcome, Surface
 from user_questions.providers.remote import _parse_host
 
 __all__ = [
+    "CA_HELP",
     "DEFAULT_URL",
     "REQUEST_TIMEOUT",
     "SURFACE_HEADER",
@@ -60,6 +64,10 @@ MAX_FRAME = 4 * 1024 * 1024
 """The largest page frame accepted from the host."""
 
 URL_HELP = "URL of the host, as `uq serve` printed it (its ?token= is used). Default: $UQ_URL."
+CA_HELP = (
+    "A PEM file of the certificate authority that signed an https host's certificate, trusted "
+    "besides the system's (and $SSL_CERT_FILE's)."
+)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -88,14 +96,17 @@ class HostAddress:
     base: str
     """The host's base URL, ending with `/`."""
     token: str
+    ca: str | None = None
+    """A private authority's certificate to trust besides the system's (`--ca`)."""
 
 
-def host_address(url: str | None, token: str | None) -> HostAddress:
-    """The host named by `url` (else `$UQ_URL`, else `DEFAULT_URL`), with the token to use.
+def host_address(url: str | None, token: str | None, ca: str | None = None) -> HostAddress:
+    """The host named by `url` (else `$UQ_URL`, else `DEFAULT_URL`), with the token to use and
+    the authority `ca` to trust.
 
     Raises:
-        UserQuestionError: `BAD_REQUEST` for a URL that is not http(s); `BAD_TOKEN` when no
-            token is given anywhere.
+        UserQuestionError: `BAD_REQUEST` for a URL that is not http(s) or a `ca` that cannot be
+            read; `BAD_TOKEN` when no token is given anywhere.
     """
     base, _, url_token = _parse_host(url or os.environ.get("UQ_URL") or DEFAULT_URL)
     token = token or url_token or os.environ.get("UQ_TOKEN")
@@ -105,7 +116,9 @@ def host_address(url: str | None, token: str | None) -> HostAddress:
             "as --url, or UQ_TOKEN",
             ErrorCode.BAD_TOKEN,
         )
-    return HostAddress(base, token)
+    if ca is not None:
+        client_context(ca)  # a CA file that cannot be read is bad input, before any request
+    return HostAddress(base, token, ca)
 
 
 class HostClient:
@@ -113,6 +126,7 @@ class HostClient:
 
     def __init__(self, address: HostAddress) -> None:
         self.address = address
+        self._tls = client_context(address.ca) if wants_tls(address.base) else None
         self._http: httpx.AsyncClient | None = None
 
     async def __aenter__(self) -> Self:
@@ -120,6 +134,7 @@ class HostClient:
             base_url=self.address.base,
             headers={"authorization": f"Bearer {self.address.token}"},
             timeout=REQUEST_TIMEOUT,
+            verify=self._tls or True,
         )
         return self
 
@@ -185,6 +200,7 @@ class HostClient:
                     _socket_url(self.address.base),
                     additional_headers={"authorization": f"Bearer {self.address.token}"},
                     max_size=MAX_FRAME,
+                    ssl=self._tls,
                 ) as socket:
                     pause = WATCH_BACKOFF_FIRST
                     if all(frame.rpc_id != rpc_id for frame in await self.pending()):
@@ -204,11 +220,7 @@ class HostClient:
         try:
             response = await self._http.request(method, path, **options)
         except httpx.HTTPError as error:
-            raise UserQuestionError(
-                f"cannot reach the host at {base} ({type(error).__name__}: {error}); "
-                "is `uq serve` running there?",
-                ErrorCode.HOST_UNREACHABLE,
-            ) from None
+            raise _unreachable(base, error) from None
         if response.status_code == 401:
             raise UserQuestionError(
                 f"the host at {base} refused the token (HTTP 401); use the token `uq serve` "
@@ -232,6 +244,16 @@ class HostClient:
             f"{self.address.base} did not answer as a user-questions host ({problem})",
             ErrorCode.HOST_UNREACHABLE,
         )
+
+
+def _unreachable(base: str, error: httpx.HTTPError) -> UserQuestionError:
+    """Why the host at `base` could not be asked: a certificate that cannot be verified, or
+    whatever else stopped the request."""
+    message = untrusted(base, error) or (
+        f"cannot reach the host at {base} ({type(error).__name__}: {error}); "
+        "is `uq serve` running there?"
+    )
+    return UserQuestionError(message, ErrorCode.HOST_UNREACHABLE)
 
 
 def _parse(model: type[M], data: Any, base: str) -> M:

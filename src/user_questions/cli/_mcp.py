@@ -52,6 +52,7 @@ class _Refused(Exception):
 class _Options:
     url: str | None
     token: str | None
+    ca: str | None
     session: str | None
     http: bool
     bind: str
@@ -67,6 +68,7 @@ def mcp(
     url: Annotated[str | None, Parameter(env_var="UQ_URL")] = None,
     host: Annotated[str | None, Parameter(show=False)] = None,
     token: Annotated[str | None, Parameter(env_var="UQ_TOKEN")] = None,
+    ca: str | None = None,
     session: str | None = None,
     http: bool = False,
     bind: str = "127.0.0.1",
@@ -87,6 +89,9 @@ def mcp(
         Former name of --url.
     token
         The host's secret token, when the URL has none.
+    ca
+        A PEM file of the certificate authority that signed an https host's certificate,
+        trusted besides the system's (and $SSL_CERT_FILE's).
     session
         Session name the host groups these questions under.
     http
@@ -111,6 +116,7 @@ def mcp(
     options = _Options(
         url or host,
         token,
+        ca,
         session,
         http,
         bind,
@@ -168,6 +174,7 @@ async def _provider(options: _Options) -> AsyncIterator[UserQuestionProvider]:
             remote = RemoteProvider(
                 options.url,
                 token=options.token,
+                ca=options.ca,
                 session=options.session,
                 unreachable_limit=limit,
                 connect_timeout=min(CONNECT_TIMEOUT, limit),

@@ -19,6 +19,7 @@ import anyio
 from cyclopts import Parameter
 
 from user_questions.cli._host_client import (
+    CA_HELP,
     URL_HELP,
     HostAddress,
     HostClient,
@@ -44,6 +45,7 @@ def pending(
     *,
     url: Annotated[str | None, Parameter(env_var="UQ_URL", help=URL_HELP)] = None,
     token: Annotated[str | None, Parameter(help=TOKEN_HELP)] = None,
+    ca: Annotated[str | None, Parameter(help=CA_HELP)] = None,
     json_: Annotated[bool, Parameter(name="--json", negative="")] = False,
     host: Annotated[str | None, Parameter(show=False)] = None,
 ) -> None:
@@ -58,7 +60,7 @@ def pending(
         The old name of --url (deprecated).
     """
     try:
-        frames = anyio.run(_pending, host_address(chosen_url("pending", url, host), token))
+        frames = anyio.run(_pending, host_address(chosen_url("pending", url, host), token, ca))
     except UserQuestionError as error:
         fail("pending", error.message, 2 if error.code in _BAD_INPUT else 1)
     if json_:

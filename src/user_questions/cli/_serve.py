@@ -15,6 +15,7 @@ from cyclopts import Parameter
 
 from user_questions.cli._notify import notification_tasks, stored_secret
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.logs import LogFormat, url_secrets
 from user_questions.host.server import serve as run_host
 from user_questions.host.stores import default_store_path
 
@@ -33,6 +34,11 @@ def serve(
     token: Annotated[str | None, Parameter(env_var="UQ_TOKEN")] = None,
     retain_days: int | None = None,
     public_url: Annotated[str | None, Parameter(env_var="UQ_PUBLIC_URL")] = None,
+    trust_proxy: Annotated[str | None, Parameter(env_var="UQ_TRUST_PROXY")] = None,
+    tls_cert: Annotated[str | None, Parameter(env_var="UQ_TLS_CERT")] = None,
+    tls_key: Annotated[str | None, Parameter(env_var="UQ_TLS_KEY")] = None,
+    metrics_bind: Annotated[str | None, Parameter(env_var="UQ_METRICS_BIND")] = None,
+    log_format: Annotated[LogFormat, Parameter(env_var="UQ_LOG_FORMAT")] = LogFormat.HUMAN,
     notify_webhook: Annotated[list[str] | None, Parameter(negative="")] = None,
     notify_command: Annotated[list[str] | None, Parameter(negative="")] = None,
     notify_secret: Annotated[str | None, Parameter(env_var="UQ_NOTIFY_SECRET")] = None,
@@ -57,6 +63,20 @@ def serve(
         The address people reach the host at, when a reverse proxy or a tunnel is in front of
         it (https://uq.example.com/): printed instead of the listening address, accepted as the
         page's origin, and used in every link the host sends.
+    trust_proxy
+        The reverse proxies (IP addresses or networks, comma-separated: 127.0.0.1,10.0.0.0/8)
+        whose Forwarded / X-Forwarded-For, -Proto and -Host headers say who the client is.
+        Default: nobody's.
+    tls_cert
+        Serve https and wss with this certificate chain (PEM, the server's certificate first).
+    tls_key
+        The private key of --tls-cert (PEM, without a passphrase).
+    metrics_bind
+        Also serve GET /metrics, without a token, on this ADDRESS:PORT (a port alone: on
+        loopback), for a monitoring system. /metrics on the host's own address needs the token.
+    log_format
+        human (the default) or json: one JSON object per line on stderr, with a line per
+        request and WebSocket and their ids; never a token.
     retain_days
         Delete the records of questions settled more than this many days ago (checked hourly;
         pending questions are never deleted). Default: keep every record.
@@ -86,6 +106,15 @@ def serve(
             retain_days=retain_days,
             tasks=tasks,
             public_url=public_url,
+            trust_proxy=trust_proxy,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            metrics_bind=metrics_bind,
+            log_format=log_format,
+            secrets=[
+                *([] if notify_secret is None else [notify_secret]),
+                *(part for url in notify_webhook or () for part in url_secrets(url)),
+            ],
         )
     except UserQuestionError as error:
         fail("serve", error.message, 2 if error.code in _BAD_INPUT else 1)

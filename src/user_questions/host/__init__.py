@@ -9,8 +9,10 @@ here, so importing one part never loads the web stack of another.
 
 The modules, lowest first (a module imports only lower ones; `tests/test_layers.py` checks it):
 
-    stores, markdown, security, decoding     the records and their storage; rendering; the gate
-    records, events, history, people, provider
+    stores, markdown, security, decoding,    the records and their storage; rendering; the gate;
+    public_url, proxy, logs                  the public address, trusted proxies, the access log
+    records, events, history, people,        retention; events; history; tokens; the in-process
+    provider, metrics                        provider; the numbers /metrics renders
     hub
     connection, http_api, notify, pages
     page_connection, asker_connection, notify_webhook, notify_command

@@ -12,7 +12,14 @@ place where error codes become HTTP statuses. What each route does is in its own
     POST /api/respond   a client-response; the receipt         `http_api`
     GET  /api/pending   every pending request's frame          `http_api`
     GET  /api/history   settled requests, paginated            `http_api`
+    GET  /metrics       Prometheus' text format                `http_api`, `metrics`
     GET  /healthz       `{"ok": true}`, without a token        `http_api`
+    GET  /readyz        200 while the store answers, else 503  `http_api`
+
+Around the routes, outermost first: `ForwardedMiddleware` (only with `trust_proxy`: who the
+client is behind a reverse proxy), `AccessLogMiddleware` (request and connection ids, a log line
+each), `SecurityMiddleware` (token, origin, sizes, headers). `create_metrics_app` is the app of a
+separate metrics listener (`uq serve --metrics-bind`): `GET /metrics` alone, without a token.
 
 docs/protocol.md describes both protocols and the HTTP API; docs/host.md the host around them.
 Every answer, dismissal, withdrawal and ask records the person whose token made it and the
@@ -40,9 +47,11 @@ from user_questions.host.asker_connection import AskerConnection
 from user_questions.host.connection import REVOKED_CLOSE_CODE
 from user_questions.host.http_api import SURFACE_HEADER
 from user_questions.host.hub import HostTask, Hub
+from user_questions.host.logs import AccessLogMiddleware
 from user_questions.host.page_connection import PageConnection
 from user_questions.host.pages import STATIC_DIR
 from user_questions.host.people import TOKEN_PATTERN, People, check_token, host_token
+from user_questions.host.proxy import ForwardedMiddleware, trusted_proxies
 from user_questions.host.public_url import public_url as parse_public_url
 from user_questions.host.records import check_retain_days, keep_records
 from user_questions.host.security import SecurityMiddleware
@@ -56,6 +65,7 @@ __all__ = [
     "HostTask",
     "check_token",
     "create_app",
+    "create_metrics_app",
     "host_token",
 ]
 
@@ -79,6 +89,7 @@ def create_app(
     tasks: Sequence[HostTask] = (),
     retain_days: int | None = None,
     public_url: str | None = None,
+    trust_proxy: str | Sequence[str] | None = None,
 ) -> Starlette:
     """The host's Starlette app over `store` (a `Store`, a path or a store URL).
 
@@ -88,17 +99,20 @@ def create_app(
     while the app serves, and is cancelled when it stops. `retain_days` deletes the records of
     requests settled more than that many days ago (default: keep everything). `public_url` is
     the address people reach the host at through a proxy or a tunnel (`app.state.public_url`, a
-    `PublicUrl`, or `None`): its origin is accepted as the host's own.
+    `PublicUrl`, or `None`): its origin is accepted as the host's own. `trust_proxy` names the
+    peers (IP addresses or networks) whose `Forwarded` / `X-Forwarded-*` headers say who the
+    client is (`host/proxy.py`); nobody's by default.
 
     Raises:
-        UserQuestionError: `BAD_TOKEN` for a token, `BAD_REQUEST` for a retention or a public URL
-            that cannot be used.
+        UserQuestionError: `BAD_TOKEN` for a token, `BAD_REQUEST` for a retention, a public URL
+            or trusted proxies that cannot be used.
     """
     if token is not None:
         check_token(token)
     if retain_days is not None:
         check_retain_days(retain_days)
     public = None if public_url is None else parse_public_url(public_url)
+    proxies = None if trust_proxy is None else trusted_proxies(trust_proxy)
     opened = open_store(store) if isinstance(store, str | os.PathLike) else store
 
     @contextlib.asynccontextmanager
@@ -107,6 +121,7 @@ def create_app(
             app.state.store = await stack.enter_async_context(opened)
             app.state.token = await host_token(opened, token)
             app.state.hub = hub = await stack.enter_async_context(Hub(opened))
+            hub.metrics.watch_store(opened.stats)
             app.state.people = await stack.enter_async_context(People(opened, app.state.token))
             running = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(running.cancel_scope.cancel)
@@ -126,9 +141,13 @@ def create_app(
             Route("/api/respond", http_api.respond, methods=["POST"]),
             Route("/api/pending", http_api.pending, methods=["GET"]),
             Route("/api/history", http_api.history, methods=["GET"]),
+            Route("/metrics", http_api.metrics, methods=["GET"]),
             Route("/healthz", http_api.healthz, methods=["GET"]),
+            Route("/readyz", http_api.readyz, methods=["GET"]),
         ],
         middleware=[
+            *([] if proxies is None else [Middleware(ForwardedMiddleware, trusted=proxies)]),
+            Middleware(AccessLogMiddleware),
             Middleware(
                 SecurityMiddleware,
                 authenticate=lambda given: app.state.people.authenticate(given),
@@ -144,6 +163,19 @@ def create_app(
     )
     app.state.public_url = public
     return app
+
+
+def create_metrics_app(app: Starlette) -> Starlette:
+    """`GET /metrics` of `app` alone, without a token: the app of a listener that only the
+    monitoring can reach (`uq serve --metrics-bind`). It shares `app`'s state (its hub), so it
+    answers once `app` has started."""
+    listener = Starlette(
+        routes=[Route("/metrics", http_api.metrics, methods=["GET"])],
+        middleware=[Middleware(AccessLogMiddleware)],
+        exception_handlers=app.exception_handlers,
+    )
+    listener.state = app.state
+    return listener
 
 
 def _error(code: str, message: str) -> JSONResponse:

@@ -44,6 +44,8 @@ _KINDS: dict[str, type[Frame]] = {"ask": Ask, "withdraw": Withdraw, "ping": Ping
 class AskerConnection(Connection):
     """An asker's WebSocket: the requests it watches and the outbox of its replies."""
 
+    kind = "asker"
+
     def __init__(self, websocket: WebSocket) -> None:
         super().__init__(websocket)
         self._outbox, self._replies = anyio.create_memory_object_stream[str](math.inf)

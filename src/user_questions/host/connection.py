@@ -4,7 +4,8 @@ Level 8: imports Starlette, `hub`, `people` and `security`. Each protocol is a s
 its per-connection state and implements `serve()` (`page_connection.PageConnection` for `/ws`,
 `asker_connection.AskerConnection` for `/ws/ask`); `endpoint` is the route's handler. The base
 accepts the socket, records who opened it (`person`, a token's name), and when that token is
-revoked meanwhile stops `serve()` and closes the socket with `REVOKED_CLOSE_CODE`.
+revoked meanwhile stops `serve()` and closes the socket with `REVOKED_CLOSE_CODE`. An open
+connection is counted, by `kind`, in the hub's metrics (`uq_connections`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ REVOKED_CLOSE_CODE = 4401
 
 class Connection:
     """One open WebSocket: its peer, the hub it talks to, and the person behind its token."""
+
+    kind: str = ""
+    """What the metrics count it as (`page`, `asker`)."""
 
     def __init__(self, websocket: WebSocket) -> None:
         self.websocket = websocket
@@ -51,7 +55,7 @@ class Connection:
         people: People = self.websocket.app.state.people
         identity = identity_of(self.websocket.scope)
         assert identity is not None, "the security middleware lets no one in without a token"
-        with anyio.CancelScope() as revoked:
+        with anyio.CancelScope() as revoked, self.hub.metrics.connected(self.kind):
             stop = people.on_revoke(identity, revoked.cancel)
             try:
                 await self.websocket.accept()

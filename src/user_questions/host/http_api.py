@@ -1,30 +1,51 @@
 """The host's HTTP API: answer, list what is pending, read the history, check health.
 
-Level 8: imports Starlette, `hub`, `history`, `decoding`, `security`, `stores`, `frames` and
-`outcomes`. Each handler reads the hub or the store from `request.app.state`; errors are raised
-as `UserQuestionError` and turned into JSON with their status by the app (`host/app.py`).
-docs/protocol.md has the requests and their answers.
+Level 8: imports Starlette, `hub`, `history`, `decoding`, `metrics`, `security`, `stores`,
+`frames` and `outcomes`. Each handler reads the hub or the store from `request.app.state`;
+errors are raised as `UserQuestionError` and turned into JSON with their status by the app
+(`host/app.py`). docs/protocol.md has the requests and their answers.
 
     POST /api/respond   a client-response; the receipt comes back
     GET  /api/pending   every pending request's question/requested frame
     GET  /api/history   settled requests, newest first, filtered and paginated
-    GET  /healthz       `{"ok": true}`, without a token
+    GET  /metrics       the host's metrics, in Prometheus' text format
+    GET  /healthz       `{"ok": true}`, without a token: the process serves
+    GET  /readyz        `{"ok": true}` while the store answers, else 503; without a token
 """
 
 from __future__ import annotations
 
+import logging
+
+import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import ClientResponse
 from user_questions.host.decoding import load, validate
 from user_questions.host.history import HistoryResponse, entry_of, query_of
 from user_questions.host.hub import Hub
+from user_questions.host.metrics import CONTENT_TYPE
 from user_questions.host.security import person_of
-from user_questions.host.stores import HistoryStore
+from user_questions.host.stores import HistoryStore, Store
 from user_questions.outcomes import claimed_surface
 
-__all__ = ["SURFACE_HEADER", "healthz", "history", "pending", "respond"]
+__all__ = [
+    "READY_TIMEOUT",
+    "SURFACE_HEADER",
+    "healthz",
+    "history",
+    "metrics",
+    "pending",
+    "readyz",
+    "respond",
+]
+
+logger = logging.getLogger("user_questions.host")
+
+READY_TIMEOUT = 5.0
+"""Seconds the store has to answer `GET /readyz`; slower counts as not answering."""
 
 SURFACE_HEADER = "x-uq-surface"
 """`POST /api/respond` with `X-UQ-Surface: terminal` (or `editor`) is recorded as settled through
@@ -59,6 +80,33 @@ async def history(request: Request) -> Response:
     return Response(body, media_type="application/json", headers=_NOT_CACHED)
 
 
+async def metrics(request: Request) -> Response:
+    """Every metric of the host (`host/metrics.py`), in Prometheus' text format."""
+    hub: Hub = request.app.state.hub
+    return Response(hub.metrics.exposition(), media_type=CONTENT_TYPE, headers=_NOT_CACHED)
+
+
 async def healthz(request: Request) -> Response:
-    """`{"ok": true}`: the host serves (no token needed, nothing revealed)."""
+    """`{"ok": true}`: the process serves (no token needed, nothing revealed)."""
     return JSONResponse({"ok": True})
+
+
+async def readyz(request: Request) -> Response:
+    """`{"ok": true}` while the store answers; else 503 with its code and a message that
+    reveals nothing (no token needed; the host's log says what failed)."""
+    store: Store = request.app.state.store
+    code = ErrorCode.STORE_UNAVAILABLE
+    with anyio.move_on_after(READY_TIMEOUT) as waited:
+        try:
+            await store.ping()
+        except UserQuestionError as error:
+            logger.info("not ready: %s", error.message)
+            code = ErrorCode(error.code)
+        else:
+            return JSONResponse({"ok": True}, headers=_NOT_CACHED)
+    if waited.cancelled_caught:
+        logger.info("not ready: the store %s did not answer within %g s", store.url, READY_TIMEOUT)
+    message = "the host's store does not answer; the host's log says why"
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=503, headers=_NOT_CACHED
+    )

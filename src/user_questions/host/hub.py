@@ -1,7 +1,7 @@
 """The hub: pending requests, fan-out to pages, first answer wins.
 
-Level 8: imports `stores`, `records`, `markdown`, `provider`, `frames`, `outcomes`, `_checks`
-and `_wire`.
+Level 8: imports `stores`, `records`, `markdown`, `metrics`, `provider`, `frames`, `outcomes`,
+`_checks` and `_wire`.
 
 The store is the source of truth; the hub keeps a cache of the pending requests (each with its
 `question/requested` frame serialised once) so that a page that connects gets them replayed at
@@ -24,7 +24,8 @@ what changed and applies it the same way, so pages and askers on every host see 
 
 `on_event` listeners (notifications) hear of the changes this host wrote itself: a request it
 stored as new, a settlement it won. Each write has exactly one writer among the hosts sharing a
-store, so every event is reported by exactly one host.
+store, so every event is reported by exactly one host. The hub's `metrics` (`HostMetrics`) is
+one such listener, and reads the number of pending requests from the hub.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from user_questions.frames import (
     iso,
 )
 from user_questions.host.markdown import rendered_details
+from user_questions.host.metrics import HostMetrics
 from user_questions.host.provider import HostProvider
 from user_questions.host.records import ShownRecorder
 from user_questions.host.stores import NewQuestion, QuestionStore, Settlement, StoredQuestion
@@ -133,10 +135,16 @@ class PageSubscription:
 
 
 class Hub(AsyncLifetime):
-    """The pending requests of one host, over its store; use as `async with Hub(store) as hub`."""
+    """The pending requests of one host, over its store; use as `async with Hub(store) as hub`.
 
-    def __init__(self, store: QuestionStore) -> None:
+    `metrics` counts what the hub commits (a new `HostMetrics` by default); the host's
+    connections and notifiers report to it too, and `GET /metrics` renders it.
+    """
+
+    def __init__(self, store: QuestionStore, *, metrics: HostMetrics | None = None) -> None:
         self.store = store
+        self.metrics = metrics or HostMetrics()
+        self.metrics.watch_pending(lambda: len(self._entries), self._oldest_asked)
         self._entries: dict[str, _Entry] = {}
         self._settled: OrderedDict[str, StoredQuestion] = OrderedDict()
         self._pages: set[PageSubscription] = set()
@@ -159,6 +167,10 @@ class Hub(AsyncLifetime):
         stack.callback(following.cancel_scope.cancel)
         stack.callback(self._drop_pages)
         stack.callback(self.store.on_change(self._changes_in.send_nowait))
+        stack.callback(self.on_event(self.metrics.committed))
+
+    def _oldest_asked(self) -> datetime | None:
+        return min((entry.record.asked_at for entry in self._entries.values()), default=None)
 
     @property
     def pending_count(self) -> int:

@@ -13,6 +13,8 @@ and hands each event to every notifier. A `Notifier` subclass says how one event
   `concurrency` requests are delivered at once, so one slow request does not hold up the others.
 - When the host stops, queued events get `FLUSH_SECONDS` to go out; the rest are dropped, with a
   log line. Events live only in memory: a host that crashes loses the ones it had not sent.
+- Every notifier reports its queue to the host's metrics (`queued`, `delivered`, `failed`,
+  `dropped`: `uq_notifier_*{notifier="<target>"}`) while `notifying` runs it.
 
 Only the host that wrote a change reports it (see `Hub.on_event`), so hosts sharing a PostgreSQL
 store send every event once between them.
@@ -76,6 +78,11 @@ class Notifier(AsyncLifetime, abc.ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.target} held={self._held} dropped={self.dropped}>"
+
+    @property
+    def queued(self) -> int:
+        """Events waiting, or being delivered (at most `capacity`)."""
+        return self._held
 
     @abc.abstractmethod
     async def deliver(self, event: HostEvent) -> bool:
@@ -190,6 +197,7 @@ def notifying(notifiers: Sequence[Notifier]) -> HostTask:
                 for notifier in notifiers:
                     await stack.enter_async_context(notifier)
                 stack.callback(stop)
+                stack.callback(hub.metrics.watch_notifiers(notifiers))
                 await anyio.sleep_forever()
         finally:
             stop()  # idempotent; here for a notifier that failed to start

@@ -42,6 +42,8 @@ _KINDS: dict[str, type[Frame]] = {"client-response": ClientResponse, "ping": Pin
 class PageConnection(Connection):
     """A page's WebSocket: its subscription to the hub and the lock its frames are sent under."""
 
+    kind = "page"
+
     def __init__(self, websocket: WebSocket) -> None:
         super().__init__(websocket)
         self._lock = anyio.Lock(fast_acquire=True)

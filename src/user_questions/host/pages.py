@@ -51,7 +51,10 @@ def _html(request: Request, name: str) -> Response:
     if not page.is_file():
         raise _page_missing(page)
     response = FileResponse(page, media_type="text/html", headers={"cache-control": "no-store"})
-    response.headers.append("set-cookie", token_cookie(token_of(request.scope) or ""))
+    secure = request.url.scheme == "https"  # TLS here, or at a trusted proxy (`host/proxy.py`)
+    response.headers.append(
+        "set-cookie", token_cookie(token_of(request.scope) or "", secure=secure)
+    )
     return response
 
 

@@ -1,6 +1,6 @@
 """The host's gate: token, Origin and size checks as ASGI middleware, and the page's headers.
 
-Level 8: imports Starlette and `frames`. Every HTTP request and WebSocket except `GET /healthz`
+Level 8: imports Starlette and `frames`. Every HTTP request and WebSocket but the `PUBLIC_PATHS`
 must carry a token the host accepts (an `Authorization: Bearer` header, a `?token=` parameter or
 the `uq_token` cookie): the middleware asks its `authenticate` function (`people.People`), which
 names the person behind the token, and puts that `Identity` in the ASGI scope for the routes to
@@ -52,8 +52,8 @@ MAX_BODY_BYTES = 1024 * 1024
 """Bytes in one HTTP request body; more is refused with 413 (`REQUEST_TOO_LARGE`)."""
 TOKEN_COOKIE = "uq_token"
 """The cookie the page is given, so the token can leave its address bar."""
-PUBLIC_PATHS = frozenset({"/healthz"})
-"""Paths served without a token; they reveal nothing."""
+PUBLIC_PATHS = frozenset({"/healthz", "/readyz"})
+"""Paths served without a token (`GET /healthz`, `GET /readyz`); they reveal nothing."""
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
@@ -135,9 +135,10 @@ def origin_allowed(scope: Scope, public_origin: str | None = None) -> bool:
     return bool(host) and origin in (f"http://{host}", f"https://{host}")
 
 
-def token_cookie(token: str) -> str:
-    """The `Set-Cookie` value that hands the page its token."""
-    return f"{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"
+def token_cookie(token: str, *, secure: bool = False) -> str:
+    """The `Set-Cookie` value that hands the page its token; `secure` (a page served over
+    https) keeps the browser from ever sending it over plain http."""
+    return f"{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/" + ("; Secure" * secure)
 
 
 class SecurityMiddleware:

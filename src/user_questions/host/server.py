@@ -1,41 +1,65 @@
 """Running a host with uvicorn: bind, announce the URL, stop cleanly on Ctrl-C or SIGTERM.
 
-Level 8 (the top of `host/`): imports uvicorn, `app`, `hub`, `people`, `records`, `frames` and
-`stores`. `serve()` is what `uq serve` and
-`uq demo` run. The store is opened once before anything listens, so a locked or foreign store and
-a bad token are one-line errors too, and the token is settled before the URL is printed. The
-socket is bound before uvicorn starts, so a busy
-port is a one-line error rather than a log record, and `--port 0` yields its real port. The URL
-is announced once the app has started (its store is open and its pending requests are loaded),
-so whoever reads it can connect at once. A signal stops the server gracefully (open sockets
-are closed, the app's lifespan ends, the store is closed) and the process then exits normally.
+Level 8 (the top of `host/`): imports uvicorn, `_tls`, `app`, `hub`, `logs`, `people`, `proxy`,
+`records`, `frames` and `stores`. `serve()` is what `uq serve` and `uq demo` run. The store is
+opened once before anything listens, so a locked or foreign store and a bad token are one-line
+errors too, and the token is settled before the URL is printed; so are the TLS certificate and
+key, the trusted proxies and the metrics address. The sockets are bound before uvicorn starts,
+so a busy port is a one-line error rather than a log record, and `--port 0` yields its real
+port. The URL is announced once the app has started (its store is open and its pending requests
+are loaded), so whoever reads it can connect at once. A signal stops the server gracefully (open
+sockets are closed, the app's lifespan ends, the store is closed) and the process then exits
+normally.
+
+With a certificate the host serves https and wss, and the URL says https. With a metrics
+address (`metrics_bind`) a second socket serves `GET /metrics` without a token; one uvicorn
+server serves both sockets, and each request goes to the app of the socket it arrived on.
+uvicorn's own proxy-header handling is off: `--trust-proxy` (`host/proxy.py`) decides whom to
+believe.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ipaddress
+import logging
 import os
 import signal
 import socket
+import ssl
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
 import anyio
 import uvicorn
-from starlette.applications import Starlette
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from user_questions._tls import server_context
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_FRAME_BYTES
-from user_questions.host.app import create_app
+from user_questions.host import logs
+from user_questions.host.app import create_app, create_metrics_app
 from user_questions.host.hub import HostTask
+from user_questions.host.logs import LogFormat
 from user_questions.host.people import check_token, host_token
+from user_questions.host.proxy import trusted_proxies
 from user_questions.host.public_url import public_url as parse_public_url
 from user_questions.host.records import check_retain_days
 from user_questions.host.stores import open_store
 
-__all__ = ["GRACEFUL_SHUTDOWN", "bind", "host_url", "is_loopback", "run", "serve"]
+__all__ = [
+    "GRACEFUL_SHUTDOWN",
+    "LogFormat",
+    "bind",
+    "host_url",
+    "is_loopback",
+    "metrics_address",
+    "run",
+    "serve",
+]
+
+logger = logging.getLogger("user_questions.host")
 
 GRACEFUL_SHUTDOWN = 5
 """Seconds open connections get to finish when the host stops."""
@@ -70,13 +94,33 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def host_url(sock: socket.socket, host: str, token: str) -> str:
+def host_url(sock: socket.socket, host: str, token: str, *, scheme: str = "http") -> str:
     """The URL people open: the bound address with the token."""
     port = sock.getsockname()[1]
     name = host.strip("[]")
     if ":" in name:
         name = f"[{name}]"
-    return f"http://{name}:{port}/?token={token}"
+    return f"{scheme}://{name}:{port}/?token={token}"
+
+
+def metrics_address(text: str) -> tuple[str, int]:
+    """Read `--metrics-bind`: `ADDR:PORT` (`[::1]:9464` for IPv6), or a port alone, on
+    loopback.
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST` saying what is wrong with it.
+    """
+    host, colon, port = text.strip().rpartition(":")
+    if not colon:
+        host, port = "127.0.0.1", text.strip()
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or int(port) > 65535:
+        raise UserQuestionError(
+            f"--metrics-bind {text!r} cannot be used: give ADDRESS:PORT, such as "
+            "127.0.0.1:9464, or a port",
+            ErrorCode.BAD_REQUEST,
+        )
+    return host, int(port)
 
 
 class _Server(uvicorn.Server):
@@ -105,8 +149,17 @@ class _Server(uvicorn.Server):
                 signal.signal(number, handler)
 
 
-def run(app: Starlette, sock: socket.socket, *, started: Callable[[], None]) -> None:
-    """Serve `app` on `sock` until SIGINT or SIGTERM; `started` is called once it serves."""
+def run(
+    app: ASGIApp,
+    sockets: Sequence[socket.socket],
+    *,
+    started: Callable[[], None],
+    tls: ssl.SSLContext | None = None,
+    log_format: LogFormat = LogFormat.HUMAN,
+) -> None:
+    """Serve `app` on `sockets` until SIGINT or SIGTERM, over TLS with `tls`; `started` is
+    called once it serves. With `LogFormat.JSON` uvicorn leaves the log as `logs.configure` set
+    it up."""
     config = uvicorn.Config(
         app,
         ws="websockets-sansio",
@@ -114,10 +167,14 @@ def run(app: Starlette, sock: socket.socket, *, started: Callable[[], None]) -> 
         ws_per_message_deflate=False,  # frames are small; compressing them costs more than it saves
         lifespan="on",
         log_level="warning",
+        log_config=None if log_format == LogFormat.JSON else uvicorn.config.LOGGING_CONFIG,
         access_log=False,
+        proxy_headers=False,  # whom to believe is `--trust-proxy`'s decision (`host/proxy.py`)
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
     )
-    _Server(config, started).run(sockets=[sock])
+    config.load()
+    config.ssl = tls
+    _Server(config, started).run(sockets=list(sockets))
 
 
 def serve(
@@ -130,6 +187,12 @@ def serve(
     announce: Callable[[str], None] | None = None,
     retain_days: int | None = None,
     public_url: str | None = None,
+    tls_cert: str | os.PathLike[str] | None = None,
+    tls_key: str | os.PathLike[str] | None = None,
+    trust_proxy: str | Sequence[str] | None = None,
+    metrics_bind: str | None = None,
+    log_format: LogFormat = LogFormat.HUMAN,
+    secrets: Sequence[str] = (),
 ) -> None:
     """Run a host on `store` at `host:port` until SIGINT or SIGTERM.
 
@@ -137,39 +200,117 @@ def serve(
     one line on stdout. It is the `public_url` people reach the host at, when given (a reverse
     proxy or a tunnel in front), else the bound address. Binding beyond loopback prints a warning
     on stderr. `retain_days` deletes the records of requests settled more than that many days ago
-    (default: keep everything).
+    (default: keep everything). `tls_cert` and `tls_key` (PEM files, given together) make it
+    serve https and wss. `trust_proxy` names the proxies whose forwarding headers are believed
+    (`host/proxy.py`). `metrics_bind` (`ADDR:PORT`, or a port on loopback) serves `GET /metrics`
+    there without a token. `log_format` is how the log is written (`host/logs.py`); the host's
+    token and `secrets` (the notify secret, notification URLs) never appear in it.
 
     Raises:
         UserQuestionError: `STORE_LOCKED`, `BAD_STORE` or `BAD_TOKEN`, `BAD_REQUEST` for a
-            retention or a public URL that cannot be used, before anything listens;
-            `CANNOT_LISTEN` when `host:port` cannot be bound.
+            retention, a public URL, a certificate, trusted proxies or a metrics address that
+            cannot be used, before anything listens; `CANNOT_LISTEN` when an address cannot be
+            bound.
     """
     if token is not None:
         check_token(token)
     if retain_days is not None:
         check_retain_days(retain_days)
     public = None if public_url is None else parse_public_url(public_url)
+    if trust_proxy is not None:
+        trusted_proxies(trust_proxy)
+    tls = _tls(tls_cert, tls_key)
+    metrics_at = None if metrics_bind is None else metrics_address(metrics_bind)
     token = anyio.run(_settle_token, store, token)
-    try:
-        sock = bind(host, port)
-    except OSError as error:
-        raise UserQuestionError(
-            f"cannot listen on {host}:{port} ({error.strerror or error}); choose another --port",
-            ErrorCode.CANNOT_LISTEN,
-        ) from error
+    sock = _listen(host, port, "--port")
+    sockets = [sock]
+    if metrics_at is not None:
+        try:
+            sockets.append(_listen(*metrics_at, "--metrics-bind"))
+        except UserQuestionError:
+            sock.close()
+            raise
+    logs.configure(log_format, secrets=[token, *secrets])
+    warn = _print_warning if log_format == LogFormat.HUMAN else logger.warning
     if not is_loopback(host):
-        print(
-            f"warning: the host listens on {host}, so other machines can reach it. Anyone with "
-            "the token can read and answer every question, and plain http carries the token in "
-            "clear: put TLS in front of it (a reverse proxy) or use an SSH tunnel instead.",
-            file=sys.stderr,
+        advice = (
+            ""
+            if tls is not None
+            else ", and plain http carries the token in clear: put TLS "
+            "in front of it (a reverse proxy, or --tls-cert) or use an SSH tunnel instead"
         )
-    url = host_url(sock, host, token) if public is None else public.link("", token)
+        warn(
+            f"the host listens on {host}, so other machines can reach it. Anyone with "
+            f"the token can read and answer every question{advice}."
+        )
+    if metrics_at is not None and not is_loopback(metrics_at[0]):
+        warn(
+            f"the metrics listen on {metrics_at[0]} without a token: other machines "
+            "can read how many questions wait and how they end (never what they say)."
+        )
+    scheme = "http" if tls is None else "https"
+    url = host_url(sock, host, token, scheme=scheme) if public is None else public.link("", token)
     show = announce or _print_line
     app = create_app(
-        store, token=token, tasks=tasks, retain_days=retain_days, public_url=public_url
+        store,
+        token=token,
+        tasks=tasks,
+        retain_days=retain_days,
+        public_url=public_url,
+        trust_proxy=trust_proxy,
     )
-    run(app, sock, started=lambda: show(url))
+    served: ASGIApp = app
+    if metrics_at is not None:
+        served = _by_listener(app, create_metrics_app(app), sockets[1])
+
+    def started() -> None:
+        show(url)
+        listening = ", ".join(_where(one, scheme) for one in sockets)
+        logger.info("serving %s on %s", url.partition("?")[0], listening)
+
+    run(served, sockets, started=started, tls=tls, log_format=log_format)
+
+
+def _tls(
+    cert: str | os.PathLike[str] | None, key: str | os.PathLike[str] | None
+) -> ssl.SSLContext | None:
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise UserQuestionError(
+            "give --tls-cert and --tls-key together (the certificate chain and its key)",
+            ErrorCode.BAD_REQUEST,
+        )
+    return server_context(cert, key)
+
+
+def _listen(host: str, port: int, flag: str) -> socket.socket:
+    try:
+        return bind(host, port)
+    except OSError as error:
+        raise UserQuestionError(
+            f"cannot listen on {host}:{port} ({error.strerror or error}); choose another {flag}",
+            ErrorCode.CANNOT_LISTEN,
+        ) from error
+
+
+def _where(sock: socket.socket, scheme: str) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}/"
+
+
+def _by_listener(app: ASGIApp, metrics_app: ASGIApp, metrics_socket: socket.socket) -> ASGIApp:
+    """`app`, but requests that arrive on `metrics_socket` go to `metrics_app`."""
+    address = tuple(metrics_socket.getsockname()[:2])
+
+    async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
+        server = scope.get("server")
+        if scope["type"] != "lifespan" and server is not None and tuple(server) == address:
+            await metrics_app(scope, receive, send)
+        else:
+            await app(scope, receive, send)
+
+    return dispatch
 
 
 async def _settle_token(store: str | os.PathLike[str], token: str | None) -> str:
@@ -179,3 +320,7 @@ async def _settle_token(store: str | os.PathLike[str], token: str | None) -> str
 
 def _print_line(line: str) -> None:
     print(line, flush=True)
+
+
+def _print_warning(text: str) -> None:
+    print(f"warning: {text}", file=sys.stderr, flush=True)

@@ -1,7 +1,7 @@
 """`RemoteProvider`: ask the humans of a host (`uq serve`) from another process or machine.
 
-Level 7: imports `frames`, `asking`, `_wire`, `errors`, `service` and `types`; needs the `web`
-extra (websockets) and the asyncio backend.
+Level 7: imports `frames`, `asking`, `_wire`, `_tls`, `errors`, `service` and `types`; needs the
+`web` extra (websockets) and the asyncio backend.
 
 The asker protocol (docs/protocol.md) runs over one WebSocket, `/ws/ask`, shared by every ask of the
 provider. Each ask has an `rpcId` generated here, so it survives anything that cuts the
@@ -29,6 +29,10 @@ URLs, the provider connects to the first that answers and, when that one goes aw
 to the next; re-sending each `Ask` re-attaches to the same stored request through any of them.
 A host that answers `STORE_UNAVAILABLE` (its database is down) is asked again, with backoff, on
 a new connection, until the database is back: that is an outage to wait out, not an outcome.
+
+An `https://` host is reached over wss, its certificate verified (`_tls.client_context`: the
+system's authorities, `SSL_CERT_FILE`, and `ca`); a certificate that cannot be verified fails
+the asks at once with `HOST_UNREACHABLE`, saying so, since retrying cannot change it.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from __future__ import annotations
 import os
 import random
 import socket
+import ssl
 import sys
 import uuid
 from collections.abc import Sequence
@@ -50,6 +55,7 @@ from pydantic import ValidationError
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
+from user_questions._tls import client_context, untrusted, wants_tls
 from user_questions._wire import parse_answer
 from user_questions.asking import WITHDRAW_TIMEOUT, settled_answer, withdraw_reason
 from user_questions.errors import ErrorCode, UserQuestionError
@@ -125,10 +131,13 @@ class RemoteProvider:
         unreachable_limit: Seconds of failed reconnection before waiting asks fail with
             `HOST_UNREACHABLE`; `None` waits for the host for ever.
         connect_timeout: Seconds one connection attempt to a host may take.
+        ca: A PEM file of the certificate authority that signed an `https://` host's
+            certificate, trusted besides the system's (and `SSL_CERT_FILE`'s).
 
     Raises:
         UserQuestionError: `BAD_TOKEN` when no token is given anywhere, `BAD_REQUEST` for a URL
-            that is not `http(s)://` or `ws(s)://`, or no URL at all.
+            that is not `http(s)://` or `ws(s)://`, no URL at all, or a `ca` that cannot be
+            read.
     """
 
     def __init__(
@@ -140,6 +149,7 @@ class RemoteProvider:
         unreachable_limit: float | None = UNREACHABLE_LIMIT,
         connect_timeout: float = CONNECT_TIMEOUT,
         origin: Origin | None = None,
+        ca: str | os.PathLike[str] | None = None,
     ) -> None:
         hosts = [_parse_host(one) for one in ([url] if isinstance(url, str) else url)]
         if not hosts:
@@ -158,6 +168,9 @@ class RemoteProvider:
         self.session = session or _default_session()
         self.origin = origin
         self._ws_urls = [ws_url for _, ws_url, _ in hosts]
+        tls = client_context(ca) if any(wants_tls(ws_url) for ws_url in self._ws_urls) else None
+        self._tls = [tls if wants_tls(ws_url) else None for ws_url in self._ws_urls]
+        """The context each host's certificate is verified with (`None` for plain ws)."""
         self._token = token
         self._limit = unreachable_limit
         self._connect_timeout = connect_timeout
@@ -402,13 +415,17 @@ class RemoteProvider:
 
     async def _attempt(self) -> ClientConnection | AskFailed | Exception:
         """One attempt on the current host: the connection, adopted; the host's refusal (a status
-        under 500, which retrying cannot help); or the problem, the next host being up next."""
+        under 500, or a certificate that cannot be verified: retrying cannot help); or the
+        problem, the next host being up next."""
         try:
             ws = await self._open()
         except InvalidStatus as error:
             if error.response.status_code < 500:
                 return _refused(self.urls[self._host], error.response.status_code)
             problem: Exception = error
+        except ssl.SSLCertVerificationError as error:
+            message = untrusted(self.urls[self._host], error)
+            return AskFailed(code=ErrorCode.HOST_UNREACHABLE, message=message or str(error))
         except (OSError, TimeoutError, InvalidHandshake) as error:
             problem = error
         else:
@@ -427,6 +444,7 @@ class RemoteProvider:
             max_size=MAX_REPLY_BYTES,
             open_timeout=self._connect_timeout,
             compression=None,  # frames are small: compressing them costs more than it saves
+            ssl=self._tls[self._host],
         )
 
     async def _adopt(self, ws: ClientConnection) -> None:

@@ -13,6 +13,7 @@ sessionStorage of its own, like a separate browser).
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -98,7 +99,7 @@ async def _ask(
     items = [AskUserQuestionItem.model_validate(question) for question in questions]
     signal = None if seconds is None else AbortSignal.timeout(seconds)
     async with RemoteProvider(
-        host.base, token=host.token, session=session, origin=origin
+        host.base, token=host.token, session=session, origin=origin, ca=host.ca
     ) as provider:
         ctx.user_questions.register_provider(provider)
         answer: AskUserQuestionAnswer = await ctx.user_questions.ask(
@@ -221,6 +222,14 @@ OpenInbox = Callable[..., Inbox]
 def open_inbox(browser: Browser, host: Host) -> Iterator[OpenInbox]:
     """Open the page in a new browser context (`before(page)` runs first, to install routes);
     other keyword arguments go to `new_context`."""
+    with inboxes(browser, host.page_url) as open_page:
+        yield open_page
+
+
+@contextlib.contextmanager
+def inboxes(browser: Browser, url: str) -> Iterator[OpenInbox]:
+    """Opens the page at `url` in new contexts of `browser`, as `open_inbox` does; closes them
+    at the end, and fails if any page reported an error."""
     contexts: list[tuple[BrowserContext, Inbox]] = []
 
     def open_page(before: Callable[[Page], None] | None = None, **options: Any) -> Inbox:
@@ -232,7 +241,7 @@ def open_inbox(browser: Browser, host: Host) -> Iterator[OpenInbox]:
         page.on("console", lambda message: _console(errors, message.type, message.text))
         if before is not None:
             before(page)
-        page.goto(host.page_url)
+        page.goto(url)
         inbox = Inbox(page, errors)
         inbox.expect_connected()
         contexts.append((context, inbox))

@@ -18,7 +18,7 @@ import pytest
 from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
 from tests.pg import PostgresCluster, database_of
 from user_questions import ErrorCode, UserQuestionError
-from user_questions.host.stores import HistoryQuery, Settlement, open_store
+from user_questions.host.stores import HistoryQuery, Settlement, StoreStats, open_store
 from user_questions.host.stores import _postgres_schema as schema
 from user_questions.host.stores.postgres import SCHEMA_VERSION, PostgresStore, printable_url
 from user_questions.outcomes import Outcome, Surface
@@ -259,6 +259,27 @@ async def test_the_store_fails_clearly_while_the_database_is_down_and_recovers(
         await heard.heard("after")
         assert [record.rpc_id for record in await node_b.pending()] == ["before", "after"]
         assert await node_b.settle("before", Settlement(Outcome.ANSWERED, ANSWER, via=Surface.WEB))
+
+
+async def test_ping_and_the_stats_follow_the_database_going_away_and_coming_back(
+    pg_url: str, pg_cluster: PostgresCluster
+) -> None:
+    async with open_store(pg_url) as node:
+        heard = Heard()
+        node.on_change(heard)
+        await heard.heard(None)
+        await node.ping()
+        assert node.stats == StoreStats(errors=0, reconnects=0)
+        await anyio.to_thread.run_sync(pg_cluster.stop)
+        for _ in range(2):
+            with pytest.raises(UserQuestionError) as caught:
+                await node.ping()
+            assert caught.value.code == ErrorCode.STORE_UNAVAILABLE
+        assert (node.stats.errors, node.stats.reconnects, node.stats.down) == (2, 0, True)
+        await anyio.to_thread.run_sync(pg_cluster.start)
+        await heard.heard(None, times=2)  # the listening connection is back
+        await node.ping()
+        assert node.stats == StoreStats(errors=2, reconnects=1)  # one outage, one return
 
 
 # -- URLs -------------------------------------------------------------------------------------

@@ -58,6 +58,11 @@ def new(
     )
 
 
+async def test_an_open_store_answers_a_ping_and_has_had_no_trouble(store: Store) -> None:
+    await store.ping()
+    assert (store.stats.errors, store.stats.reconnects) == (0, 0)
+
+
 async def test_submit_stores_the_request_exactly_as_given(store: Store) -> None:
     record, created = await store.submit(new("r1"))
     assert created

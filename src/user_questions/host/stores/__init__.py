@@ -38,6 +38,7 @@ from user_questions.host.stores.records import (
     NewQuestion,
     Settlement,
     StoredQuestion,
+    StoreStats,
     TokenRecord,
     TokensListener,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "SettingStore",
     "Settlement",
     "Store",
+    "StoreStats",
     "StoredQuestion",
     "TokenRecord",
     "TokenStore",

@@ -73,6 +73,7 @@ class Listener:
             try:
                 await self._follow(connection)
             except psycopg.Error as error:
+                self._pool.stats.lost()
                 logger.warning(
                     "lost the LISTEN connection to %s (%s)", self._pool.url, first_line(error)
                 )

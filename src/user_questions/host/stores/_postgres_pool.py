@@ -23,6 +23,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import TupleRow
 
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.stores.records import StoreStats
 
 __all__ = [
     "APPLICATION_NAME",
@@ -78,6 +79,8 @@ class Pool:
         self._idle: list[Connection] = []
         self._pids: set[int] = set()
         self._slots: anyio.Semaphore | None = None
+        self.stats = StoreStats()
+        """The store's failed operations and reconnections (its listener reports too)."""
 
     def open(self) -> None:
         self._slots = anyio.Semaphore(POOL_SIZE)
@@ -107,6 +110,7 @@ class Pool:
                 raise
         except _DOWN as error:
             raise self._unavailable(error) from None
+        self.stats.back()
         return connection
 
     async def run(self, operation: Callable[[Connection], Awaitable[T]]) -> T:
@@ -124,14 +128,21 @@ class Pool:
             try:
                 async with self._borrow() as (connection, reused):
                     return await operation(connection)
+            except UserQuestionError as error:
+                if error.code == ErrorCode.STORE_UNAVAILABLE:  # no connection could be made
+                    self.stats.failed()
+                raise
             except _DOWN as error:
                 await self.close_idle()  # they most likely went down with this one
                 if not reused:
+                    self.stats.failed()
                     raise self._unavailable(error) from None
+                self.stats.lost()
                 logger.info(
                     "a connection to %s had died (%s); retrying", self.url, first_line(error)
                 )
             except psycopg.Error as error:
+                self.stats.errors += 1  # the database answered: it is not lost
                 raise UserQuestionError(
                     f"the store {self.url} cannot be used ({first_line(error)})",
                     ErrorCode.BAD_STORE,

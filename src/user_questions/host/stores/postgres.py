@@ -143,6 +143,7 @@ class PostgresStore(AsyncLifetime):
         self._listeners: list[ChangeListener] = []
         self._tokens_listeners = TokensListeners(self.url)
         self._task_group: TaskGroup | None = None
+        self.stats = self._pool.stats
 
     def __repr__(self) -> str:
         return f"<PostgresStore {self.url}>"
@@ -158,6 +159,12 @@ class PostgresStore(AsyncLifetime):
         self._task_group = listening
         listener = Listener(self._pool, self._tell, self._tokens_listeners.tell)
         await listening.start(listener.run)
+
+    async def ping(self) -> None:
+        async def select(connection: Connection) -> None:
+            await connection.execute("SELECT 1")
+
+        await self._pool.run(select)
 
     async def setting(self, key: str, default: str) -> str:
         async def read(connection: Connection) -> str:

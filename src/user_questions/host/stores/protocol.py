@@ -8,7 +8,9 @@ all, as `Store`.
 A store is opened with `async with`, which connects, creates or migrates the schema (it has a
 version number) and closes again. Every method that writes has committed when it returns. A
 store over the network raises `UserQuestionError` with `STORE_UNAVAILABLE` when it cannot reach
-its database (at start-up too), and reconnects by itself on a later call.
+its database (at start-up too), and reconnects by itself on a later call. `ping()` asks whether
+it answers now (the host's readiness, `GET /readyz`); `stats` counts its failures and
+reconnections (the host's metrics).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from user_questions.host.stores.records import (
     NewQuestion,
     Settlement,
     StoredQuestion,
+    StoreStats,
     TokenRecord,
     TokensListener,
 )
@@ -139,6 +142,17 @@ class Store(QuestionStore, HistoryStore, TokenStore, SettingStore, Protocol):
 
     url: str
     """Where the store lives, fit to print (no password)."""
+    stats: StoreStats
+    """Its failed operations and reconnections since it was opened."""
+
+    async def ping(self) -> None:
+        """Return once the database has answered a trivial query.
+
+        Raises:
+            UserQuestionError: `STORE_UNAVAILABLE` when it cannot be reached (`BAD_STORE` when
+                it refuses the query).
+        """
+        ...
 
     async def __aenter__(self) -> Self: ...
 

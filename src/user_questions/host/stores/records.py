@@ -1,7 +1,8 @@
 """The records a store keeps and the questions it answers: requests, settlements, tokens, history.
 
 Level 8 (the bottom of `host/`): imports `types`, `frames` and `outcomes`. Plain frozen
-dataclasses, shared by the `Store` protocols (`stores/protocol.py`), both backends and the hub.
+dataclasses, shared by the `Store` protocols (`stores/protocol.py`), both backends and the hub;
+and `StoreStats`, the one mutable record, which a store keeps up to date for the host's metrics.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = [
     "HistoryQuery",
     "NewQuestion",
     "Settlement",
+    "StoreStats",
     "StoredQuestion",
     "TokenRecord",
     "TokensListener",
@@ -126,6 +128,33 @@ class HistoryQuery:
     before: str | None = None
     """A cursor (`HistoryPage.next`): only requests settled before the last one of that page."""
     limit: int = 50
+
+
+@dataclass(slots=True)
+class StoreStats:
+    """What befell a store since it was opened: the host's `uq_store_errors_total` and
+    `uq_store_reconnects_total`. A store calls `failed()` for each operation that fails,
+    `lost()` when a connection it keeps drops, and `back()` whenever it connects again."""
+
+    errors: int = 0
+    """Operations that failed because the database could not be reached or refused them."""
+    reconnects: int = 0
+    """Times the store got its database back after losing it: once per outage, whichever
+    connection comes back first (SQLite never loses its file)."""
+    down: bool = False
+    """Whether the database has been lost and not come back yet."""
+
+    def failed(self) -> None:
+        self.errors += 1
+        self.down = True
+
+    def lost(self) -> None:
+        self.down = True
+
+    def back(self) -> None:
+        if self.down:
+            self.down = False
+            self.reconnects += 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,8 @@ host's store reads `PRAGMA data_version` every `WATCH_INTERVAL` seconds; it chan
 another connection has committed, and the store then tells its tokens listeners.
 
 The store puts together the modules beside it: `_sqlite_file` (opening the file under its
-lock) and `_sqlite_schema` (the tables, their version and their migrations).
+lock), `_sqlite_schema` (the tables, their version and their migrations) and `_sqlite_backup`
+(a consistent copy of the file while a host writes to it: `backup()`, `uq backup`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from user_questions.host.stores._shared import (
     question_text,
     stored_question,
 )
+from user_questions.host.stores._sqlite_backup import BackupSummary, copy_store
 from user_questions.host.stores._sqlite_file import open_file
 from user_questions.host.stores._sqlite_schema import SCHEMA_VERSION, transaction
 from user_questions.host.stores.records import (
@@ -55,12 +57,13 @@ from user_questions.host.stores.records import (
     NewQuestion,
     Settlement,
     StoredQuestion,
+    StoreStats,
     TokenRecord,
     TokensListener,
 )
 from user_questions.outcomes import RequestState
 
-__all__ = ["SCHEMA_VERSION", "WATCH_INTERVAL", "SQLiteStore"]
+__all__ = ["SCHEMA_VERSION", "WATCH_INTERVAL", "BackupSummary", "SQLiteStore"]
 
 logger = logging.getLogger("user_questions.host")
 
@@ -90,6 +93,7 @@ class SQLiteStore(AsyncLifetime):
         self._lock_file: IO[str] | None = None
         self._limiter: anyio.CapacityLimiter | None = None
         self._tokens_listeners = TokensListeners(self.url)
+        self.stats = StoreStats()
 
     def __repr__(self) -> str:
         return f"<SQLiteStore {self.url}>"
@@ -106,6 +110,25 @@ class SQLiteStore(AsyncLifetime):
     async def _close_file(self) -> None:
         with anyio.CancelScope(shield=True):
             await self._run(self._close)
+
+    async def ping(self) -> None:
+        try:
+            await self._run(self._execute, "SELECT 1", ())
+        except sqlite3.Error as error:
+            raise UserQuestionError(
+                f"the store {self.url} cannot be read ({error})", ErrorCode.STORE_UNAVAILABLE
+            ) from None
+
+    async def backup(self, destination: str | os.PathLike[str]) -> BackupSummary:
+        """Copy the store, as it is now, to the new file `destination`, while hosts go on
+        writing to it (`_sqlite_backup`).
+
+        Raises:
+            UserQuestionError: `BAD_REQUEST` for a destination that exists or has no folder;
+                `BAD_STORE` when the copy cannot be written or does not check out.
+        """
+        target = Path(destination)
+        return await self._run(lambda: copy_store(self._db(), target.expanduser(), self.url))
 
     async def setting(self, key: str, default: str) -> str:
         return await self._run(self._setting, key, default)
@@ -248,7 +271,11 @@ class SQLiteStore(AsyncLifetime):
     # -- in the worker thread ---------------------------------------------------------------
 
     async def _run(self, function: Callable[..., T], *args: Any) -> T:
-        return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
+        try:
+            return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
+        except sqlite3.Error:
+            self.stats.failed()
+            raise
 
     def _open(self) -> None:
         self._connection, self._lock_file = open_file(self.path, self.url, host=self.host)

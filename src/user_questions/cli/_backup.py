@@ -1,0 +1,55 @@
+"""`uq backup DEST`: a consistent copy of a host's SQLite store, taken while the host runs.
+
+Level 10. Opens the store as `uq token` does, beside the running host (`_beside`), and copies it
+with SQLite's online backup API (`SQLiteStore.backup`): the copy holds every request committed
+when it began, and the host is never paused. Prints one line on stdout, what the copy holds.
+A PostgreSQL store is backed up with PostgreSQL's own tools (`pg_dump`), which the error says.
+Exit statuses: 0 copied, 1 the copy could not be written, 2 bad input (a destination that
+exists, no store there, a PostgreSQL store).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from cyclopts import Parameter
+
+from user_questions.cli._beside import DB_HELP, with_store
+from user_questions.cli._serve import fail
+from user_questions.errors import UserQuestionError
+from user_questions.host.stores import Store, default_store_path, open_store
+from user_questions.host.stores.sqlite import BackupSummary, SQLiteStore
+
+__all__ = ["backup"]
+
+
+def backup(
+    destination: str,
+    /,
+    *,
+    db: Annotated[str | None, Parameter(env_var="UQ_DB", help=DB_HELP)] = None,
+) -> None:
+    """Copy a host's SQLite store to DESTINATION, a new file, while the host runs.
+
+    Parameters
+    ----------
+    destination
+        The file to write; it must not exist.
+    """
+    try:
+        kind = open_store(db or str(default_store_path()), host=False)
+    except UserQuestionError as error:
+        fail("backup", error.message, 2)
+    if not isinstance(kind, SQLiteStore):
+        fail("backup", f"{kind.url} is not a SQLite store: back it up with pg_dump", 2)
+
+    async def work(store: Store) -> BackupSummary:
+        assert isinstance(store, SQLiteStore)
+        return await store.backup(destination)
+
+    summary = with_store("backup", db, work)
+    print(
+        f"backed up {summary.requests} requests ({summary.pending} pending) to "
+        f"{summary.destination}",
+        flush=True,
+    )
