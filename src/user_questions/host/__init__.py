@@ -9,11 +9,12 @@ here, so importing one part never loads the web stack of another.
 
 The modules, lowest first (a module imports only lower ones; `tests/test_layers.py` checks it):
 
-    stores, markdown, security, decoding     the records and their storage; rendering; the gate
-    records, events, history, people, provider
-    hub
-    connection, http_api, notify, pages
-    page_connection, asker_connection, notify_webhook, notify_command
+    stores, markdown, security, decoding, public_url
+                                             the records and their storage; rendering; the gate
+    records, events, history, people, provider, answer_links
+    hub, notify_message
+    connection, http_api, notify, pages, answer_pages
+    page_connection, asker_connection, notify_webhook, notify_command, notify_apprise
     app
     server
 """

@@ -28,17 +28,31 @@ from starlette.applications import Starlette
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_FRAME_BYTES
+from user_questions.host.answer_links import AnswerLinks
 from user_questions.host.app import create_app
 from user_questions.host.hub import HostTask
 from user_questions.host.people import check_token, host_token
+from user_questions.host.public_url import PublicUrl
 from user_questions.host.public_url import public_url as parse_public_url
 from user_questions.host.records import check_retain_days
 from user_questions.host.stores import open_store
 
-__all__ = ["GRACEFUL_SHUTDOWN", "bind", "host_url", "is_loopback", "run", "serve"]
+__all__ = [
+    "GRACEFUL_SHUTDOWN",
+    "AddressedTasks",
+    "bind",
+    "bound_address",
+    "host_url",
+    "is_loopback",
+    "run",
+    "serve",
+]
 
 GRACEFUL_SHUTDOWN = 5
 """Seconds open connections get to finish when the host stops."""
+
+AddressedTasks = Callable[[PublicUrl], Sequence[HostTask]]
+"""Makes host tasks that link to the host (notifiers) from the address people reach it at."""
 
 
 def is_loopback(host: str) -> bool:
@@ -77,6 +91,17 @@ def host_url(sock: socket.socket, host: str, token: str) -> str:
     if ":" in name:
         name = f"[{name}]"
     return f"http://{name}:{port}/?token={token}"
+
+
+def bound_address(sock: socket.socket, host: str) -> PublicUrl:
+    """The address of a host listening on `sock` (bound to `host`), as links name it: the
+    machine's name for a wildcard address (`0.0.0.0`, `::`), else `host` itself."""
+    name = host.strip("[]")
+    if name in ("", "0.0.0.0", "::"):
+        name = socket.gethostname()
+    if ":" in name:
+        name = f"[{name}]"
+    return parse_public_url(f"http://{name}:{sock.getsockname()[1]}/")
 
 
 class _Server(uvicorn.Server):
@@ -126,10 +151,11 @@ def serve(
     host: str,
     port: int,
     token: str | None = None,
-    tasks: Sequence[HostTask] = (),
+    tasks: Sequence[HostTask] | AddressedTasks = (),
     announce: Callable[[str], None] | None = None,
     retain_days: int | None = None,
     public_url: str | None = None,
+    answer_links: AnswerLinks | None = None,
 ) -> None:
     """Run a host on `store` at `host:port` until SIGINT or SIGTERM.
 
@@ -137,7 +163,9 @@ def serve(
     one line on stdout. It is the `public_url` people reach the host at, when given (a reverse
     proxy or a tunnel in front), else the bound address. Binding beyond loopback prints a warning
     on stderr. `retain_days` deletes the records of requests settled more than that many days ago
-    (default: keep everything).
+    (default: keep everything). `tasks` may be a function that makes them from the address
+    people reach the host at (the public URL, else `bound_address`), called once it is bound;
+    `answer_links` checks the answer links they send (`create_app`).
 
     Raises:
         UserQuestionError: `STORE_LOCKED`, `BAD_STORE` or `BAD_TOKEN`, `BAD_REQUEST` for a
@@ -166,8 +194,15 @@ def serve(
         )
     url = host_url(sock, host, token) if public is None else public.link("", token)
     show = announce or _print_line
+    if callable(tasks):
+        tasks = tasks(public or bound_address(sock, host))
     app = create_app(
-        store, token=token, tasks=tasks, retain_days=retain_days, public_url=public_url
+        store,
+        token=token,
+        tasks=tasks,
+        retain_days=retain_days,
+        public_url=public_url,
+        answer_links=answer_links,
     )
     run(app, sock, started=lambda: show(url))
 

@@ -15,7 +15,7 @@ from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
 from user_questions.frames import Origin
 from user_questions.host.stores import HistoryQuery, Store, open_store
 from user_questions.host.stores import _postgres_schema as postgres_schema
-from user_questions.host.stores._sqlite_schema import MIGRATIONS
+from user_questions.host.stores._sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from user_questions.outcomes import Outcome, RequestState
 
 pytestmark = pytest.mark.anyio
@@ -53,7 +53,7 @@ async def test_a_version_2_sqlite_file_is_migrated_to_the_one_vocabulary(tmp_pat
     async with open_store(path) as store:
         await migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         states = connection.execute("SELECT DISTINCT state FROM questions ORDER BY state")
         assert [state for (state,) in states] == [
             "answered",
@@ -88,7 +88,7 @@ async def test_a_version_2_postgres_database_is_migrated_to_the_one_vocabulary(
         await migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(3,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
         with pytest.raises(psycopg.errors.CheckViolation):  # the old name is gone for good
             await connection.execute(
                 "UPDATE user_questions.questions SET state = 'cancelled' WHERE rpc_id = 'waiting'"
