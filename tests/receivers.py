@@ -155,8 +155,8 @@ def smtp_receiver() -> Iterator[SmtpReceiver]:
 
 
 def body_text(message: EmailMessage) -> str:
-    """The plain-text body of a mail."""
+    """The plain-text body of a mail, with `\n` line ends (mail has CRLF)."""
     part = message.get_body(preferencelist=("plain",))
     assert part is not None, f"no text part in {message}"
     text: str = part.get_content()
-    return text
+    return text.replace("\r\n", "\n")

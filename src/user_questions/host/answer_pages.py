@@ -6,7 +6,10 @@ chooses, with a "Send this answer" button: link previewers, mail scanners and pr
 links, and they must never answer. `POST /a/<link>` (the button, a form on that page) answers as
 the page would, through `Hub.respond` and its checks, recorded as settled `via` `link` through
 the link's channel. Both need no token, since the signed link is the permission
-(`answer_links`); the POST passes the origin check like every other.
+(`answer_links`); the POST passes the origin check like every other. So that the browser sends
+the page's origin with its form (under `no-referrer` it sends `Origin: null`), the page relaxes
+the host's referrer policy to `same-origin`: the link, which is in its address, still never
+leaves the host in a `Referer`.
 
 Every refusal is the same page with the same status: a link that is altered, forged, expired,
 already used, or whose request is settled or unknown, or a host started with
@@ -129,7 +132,7 @@ def _page(title: str, main: str, status: int) -> Response:
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <meta name="robots" content="noindex, nofollow">
 <title>{escape(title)} · user-questions</title>
 <link rel="stylesheet" href="../static/answer.css">
