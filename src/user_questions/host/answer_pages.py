@@ -95,7 +95,7 @@ def _confirmation(record: StoredQuestion, option: AskUserQuestionOption) -> str:
 {detail}<p class="chosen-intro">Your answer:</p>
 {_option_html(option)}
 <form method="post">
-  <button type="submit">Send this answer</button>
+  <button type="submit" class="primary">Send this answer</button>
 </form>
 <p class="other">Another answer?
 <a href="../q/{_path(record.rpc_id)}">Open it in the inbox</a></p>"""
@@ -135,6 +135,7 @@ def _page(title: str, main: str, status: int) -> Response:
 <meta name="referrer" content="same-origin">
 <meta name="robots" content="noindex, nofollow">
 <title>{escape(title)} · user-questions</title>
+<link rel="stylesheet" href="../static/app.css">
 <link rel="stylesheet" href="../static/answer.css">
 </head>
 <body>
