@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,6 +41,18 @@ DEPLOY = AskUserQuestionItem(
     ],
 )
 LINK = re.compile(r"https://uq\.example\.com/team/a/(\S+)")
+
+
+@pytest.fixture(autouse=True)
+def threads_end() -> Iterator[None]:
+    """Every thread a notifier left to finish on its own does finish (so none logs into a later
+    test): a service that is down or closed its connection fails them at once."""
+    yield
+    deadline = time.monotonic() + 15
+    for thread in threading.enumerate():
+        if thread.name == "user-questions apprise":
+            thread.join(max(0.0, deadline - time.monotonic()))
+            assert not thread.is_alive(), "a message's thread is still running"
 
 
 def answer_links(text: str) -> list[Grant]:
@@ -157,7 +170,7 @@ async def test_a_silent_service_never_delays_an_ask_and_is_given_up_on(
     caplog.set_level(logging.WARNING, "user_questions.host.notify")
     with silent_port() as port:
         notifier = AppriseNotifier(
-            f"ntfy://127.0.0.1:{port}/topic", address=ADDRESS, links=LINKS, timeout=1.0
+            f"json://127.0.0.1:{port}/hook", address=ADDRESS, links=LINKS, timeout=1.0
         )
         async with notifying_hub(tmp_path, notifier) as hub:
             for number in range(5):
@@ -171,7 +184,7 @@ async def test_a_silent_service_never_delays_an_ask_and_is_given_up_on(
                 await notifier.drained()
     assert (notifier.delivered, notifier.failed) == (0, 5)
     assert caplog.records[0].getMessage() == (
-        "apprise ntfy://127.0.0.1: question/pending of question r0 took too long"
+        "apprise json://127.0.0.1: question/pending of question r0 took too long"
     )
 
 

@@ -74,7 +74,7 @@ const env = {
   closed: (card, why) => closeCard(card, why),
 };
 
-removeTokenFromAddressBar();
+removeFromAddressBar("token");
 registerServiceWorker();
 view.retry.addEventListener("click", () => connection.retryNow());
 // Background tabs have their timers throttled: retry at once when the tab is looked at again.
@@ -98,11 +98,8 @@ function sessionStore() {
   }
 }
 
-/** The token came in the link; the HttpOnly cookie carries it from now on. */
-function removeTokenFromAddressBar() {
-  removeFromAddressBar("token");
-}
-
+/** Drop a parameter from the address: the token, which came in the link and is carried by the
+ * HttpOnly cookie from now on, or `q` once its card is shown. */
 function removeFromAddressBar(name) {
   const url = new URL(window.location.href);
   if (!url.searchParams.has(name)) return;
