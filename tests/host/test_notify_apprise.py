@@ -173,7 +173,7 @@ async def test_a_silent_service_never_delays_an_ask_and_is_given_up_on(
             f"json://127.0.0.1:{port}/hook", address=ADDRESS, links=LINKS, timeout=1.0
         )
         async with notifying_hub(tmp_path, notifier) as hub:
-            for number in range(5):
+            for number in range(3):
                 rpc_id = f"r{number}"
                 started = time.monotonic()
                 await hub.submit(rpc_id, "s", [PICK])
@@ -182,7 +182,7 @@ async def test_a_silent_service_never_delays_an_ask_and_is_given_up_on(
                 assert time.monotonic() - started < 0.5  # the service is never waited for
             with anyio.fail_after(10):
                 await notifier.drained()
-    assert (notifier.delivered, notifier.failed) == (0, 5)
+    assert (notifier.delivered, notifier.failed) == (0, 3)
     assert caplog.records[0].getMessage() == (
         "apprise json://127.0.0.1: question/pending of question r0 took too long"
     )

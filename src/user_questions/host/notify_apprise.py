@@ -20,17 +20,16 @@ redacts, or that is in its path or query, cut out.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import re
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 from urllib.parse import urlsplit
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.answer_links import AnswerLinks, check_channel
@@ -157,27 +156,32 @@ class AppriseNotifier(Notifier):
 async def _in_daemon_thread(function: Callable[[], T]) -> T:
     """`function()` in a daemon thread of its own, waited for without blocking the event loop.
 
-    Cancelling the wait leaves the thread to finish by itself; being a daemon, it never holds
-    up the process's exit.
+    The thread hands its outcome back without waiting for the loop, so it always ends when
+    `function` does. Cancelling the wait leaves the thread to finish by itself; being a daemon,
+    it never holds up the process's exit. Needs the asyncio backend, as the host does.
     """
-    token = anyio.lowlevel.current_token()
-    done = anyio.Event()
-    outcome: list[T] = []
-    failure: list[BaseException] = []
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(outcome: T | None, failure: BaseException | None) -> None:
+        if done.done():
+            return  # nobody waits any more
+        if failure is not None:
+            done.set_exception(failure)
+        else:
+            done.set_result(cast(T, outcome))
 
     def run() -> None:
+        outcome, failure = None, None
         try:
-            outcome.append(function())
-        except BaseException as error:
-            failure.append(error)
-        with contextlib.suppress(RuntimeError):  # the event loop has finished: nobody waits
-            anyio.from_thread.run_sync(done.set, token=token)
+            outcome = function()
+        except Exception as error:
+            failure = error
+        with contextlib.suppress(RuntimeError):  # the event loop has closed
+            loop.call_soon_threadsafe(settle, outcome, failure)
 
     threading.Thread(target=run, name="user-questions apprise", daemon=True).start()
-    await done.wait()
-    if failure:
-        raise failure[0]
-    return outcome[0]
+    return await done
 
 
 def _secrets_of(url: str, target: str) -> list[str]:
