@@ -1,5 +1,6 @@
-"""What notifications cost an ask: the round trip with no notifier, and with receivers that are
-fast, dead, or never answer.
+"""What notifications cost an ask, and how soon a person hears of one: the round trip with no
+notifier and with receivers that are fast, dead, or never answer; then the ask-to-notification
+latency of `--notify` (apprise) messages.
 
 Run: `.venv/bin/python benchmarks/notify_overhead.py [--asks N]`. Each case runs a hub over a
 fresh SQLite store (WAL, synchronous=FULL: each ask commits twice), an agent asking through the
@@ -12,6 +13,15 @@ host stopped with events still queued). The fast receiver is the documented one
 What to expect: an ask never waits for a receiver, so a dead or silent one stays near the
 no-notifier case; a receiver that works costs the host CPU for each delivery (an HTTP POST, a
 process for a command), which the asks share in this tight loop of two events per few ms.
+
+The latency part asks one question at a time through the same hub with an `AppriseNotifier`
+(with answer links) whose service is a receiver on loopback (apprise's `json://` and `ntfy://`
+plugins posting to a threaded HTTP server), and times each ask from `ask()` to the moment the
+receiver has read the message; the page answers once the message is in. apprise spaces the
+messages to one service as it judges the service wants (`request_rate_per_sec`: none for
+`json://`, 5.5 s for ntfy and most others), so for such a service the asks are that far apart
+and each message is the first of its burst. Target: p99 under 100 ms on loopback (a real service
+adds its own network and push delay on top).
 """
 
 from __future__ import annotations
@@ -25,10 +35,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import anyio
 
@@ -40,10 +53,13 @@ from user_questions import (
     UserQuestionService,
 )
 from user_questions.frames import ClientResponse
+from user_questions.host.answer_links import AnswerLinks
 from user_questions.host.hub import Hub
 from user_questions.host.notify import Notifier, notifying
+from user_questions.host.notify_apprise import AppriseNotifier, check_apprise_url
 from user_questions.host.notify_command import CommandNotifier
 from user_questions.host.notify_webhook import WebhookNotifier
+from user_questions.host.public_url import public_url
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.outcomes import Surface
 
@@ -147,9 +163,105 @@ def dead_url() -> str:
         return f"http://127.0.0.1:{probe.getsockname()[1]}/hook"
 
 
+class _Arrivals(BaseHTTPRequestHandler):
+    """Records when each message arrived, by the rpcId of its question link."""
+
+    arrived: ClassVar[dict[str, float]] = {}
+    changed: ClassVar[threading.Condition] = threading.Condition()
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        now = time.perf_counter()
+        rpc_id = json.loads(body)["message"].rpartition("/q/")[2].strip()
+        with self.changed:
+            self.arrived[rpc_id] = now
+            self.changed.notify_all()
+        self.send_response(200)
+        self.send_header("content-length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def _arrival(rpc_id: str) -> float:
+    with _Arrivals.changed:
+        if not _Arrivals.changed.wait_for(lambda: rpc_id in _Arrivals.arrived, 30):
+            raise TimeoutError(f"no message for {rpc_id}")
+        return _Arrivals.arrived.pop(rpc_id)
+
+
+async def notification_latency(folder: Path, url: str, asks: int, pause: float) -> list[float]:
+    """Seconds from `ask()` to the message at the receiver, one ask at a time, `pause` apart."""
+    address = public_url("http://127.0.0.1:8765/")
+    notifier = AppriseNotifier(url, address=address, links=AnswerLinks(SECRET))
+    async with (
+        SQLiteStore(folder / "host.db") as store,
+        Hub(store) as hub,
+        anyio.create_task_group() as group,
+    ):
+        group.start_soon(notifying([notifier]), hub)
+        ctx = Context()
+        ctx.plugin(UserQuestionService)
+        ctx.user_questions.register_provider(hub.provider(session="bench"))
+        page = hub.subscribe()
+        latencies: list[float] = []
+
+        async def answer_once_notified() -> None:
+            async for text in page.frames:
+                frame = json.loads(text)
+                if frame["payload"]["type"] == "question/requested":
+                    arrived = await anyio.to_thread.run_sync(_arrival, frame["rpcId"])
+                    latencies.append(arrived)
+                    await hub.respond(_answer(frame["rpcId"]), via=Surface.WEB)
+
+        group.start_soon(answer_once_notified)
+        for _ in range(asks):
+            started = time.perf_counter()
+            await ctx.user_questions.ask(AskUserQuestionRequest([QUESTION]))
+            latencies[-1] -= started
+            await anyio.sleep(pause)
+        group.cancel_scope.cancel()
+        page.close()
+    return latencies
+
+
+async def latency(asks: int) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Arrivals)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    netloc = f"127.0.0.1:{server.server_address[1]}"
+    print("\nfrom ask() to the message at the receiver, one ask at a time, in ms")
+    print(f"{'service':<18} {'asks':>5} {'spacing':>8} {'p50':>7} {'p99':>7} {'max':>7}")
+    try:
+        for name, url in (
+            ("apprise json://", f"json://{netloc}/hook"),
+            ("apprise ntfy://", f"ntfy://{netloc}/uq"),
+        ):
+            spacing = float(check_apprise_url(url)[0].request_rate_per_sec)
+            pause = spacing + 0.2 if spacing else 0.0
+            count = asks if pause == 0 else 5
+            with tempfile.TemporaryDirectory() as folder:
+                times = await notification_latency(Path(folder), url, count, pause)
+            p50 = statistics.median(times) * 1000
+            p99 = statistics.quantiles(times, n=100, method="inclusive")[98] * 1000
+            print(
+                f"{name:<18} {count:>5} {spacing:>7.1f}s {p50:7.2f} {p99:7.2f} "
+                f"{max(times) * 1000:7.2f}",
+                flush=True,
+            )
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 async def main(asks: int) -> None:
     def webhook(url: str | None) -> list[Notifier]:
         return [WebhookNotifier(str(url), secret=SECRET)]
+
+    def apprise(url: str | None) -> list[Notifier]:
+        service = str(url).replace("http://", "json://")
+        return [AppriseNotifier(service, address=public_url("http://127.0.0.1:8765/"))]
 
     cases: list[tuple[str, Callable[[], AbstractContextManager[str | None]], Make]] = [
         ("no notifier", lambda: nullcontext(None), lambda url: []),
@@ -157,6 +269,7 @@ async def main(asks: int) -> None:
         ("webhook, dead receiver", lambda: nullcontext(dead_url()), webhook),
         ("webhook, silent receiver", silent_receiver, webhook),
         ("command (true)", lambda: nullcontext(None), lambda url: [CommandNotifier("true")]),
+        ("apprise, dead service", lambda: nullcontext(dead_url()), apprise),
     ]
     baseline = 0.0
     print(f"{asks} asks per case, one at a time; round trip of ask() in ms")
@@ -172,6 +285,7 @@ async def main(asks: int) -> None:
             f"delivered {n.delivered} failed {n.failed} dropped {n.dropped}" for n in notifiers
         )
         print(f"{name:<26} {p50:7.2f} {p99:7.2f} {p50 / baseline:6.2f}  {state or '-'}", flush=True)
+    await latency(min(asks, 200))
 
 
 if __name__ == "__main__":

@@ -48,6 +48,21 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
             ["--notify-webhook", "https://example.com/hook", "--notify-secret", "too-short"],
             "uq serve: a notify secret must be at least 16 characters, got 9\n",
         ),
+        (
+            ["--notify", "nosuchservice://secret-token@example.com/x"],
+            "uq serve: a --notify URL apprise cannot use (nosuchservice://…): see apprise's "
+            "list of services and their URLs\n",
+        ),
+        (
+            ["--notify", "ntfy://ntfy.example.com/topic", "--answer-links", "forever"],
+            "uq serve: --answer-links takes off, on, or a lifetime from 1m to 30d such as 24h, "
+            "got 'forever'\n",
+        ),
+        (
+            ["--answer-links", "31d"],
+            "uq serve: --answer-links takes off, on, or a lifetime from 1m to 30d such as 24h, "
+            "got '31d'\n",
+        ),
     ],
 )
 def test_an_unusable_notify_flag_is_bad_input_before_the_store_is_touched(
@@ -59,6 +74,7 @@ def test_an_unusable_notify_flag_is_bad_input_before_the_store_is_touched(
 ) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     monkeypatch.delenv("UQ_DB", raising=False)
+    monkeypatch.delenv("UQ_NOTIFY", raising=False)
     status, out, err = run(capsys, "--port", "0", *flags)
     assert (status, out, err) == (2, "", message)
     assert not (tmp_path / "user-questions").exists()

@@ -1,6 +1,6 @@
-"""`uq serve --notify-webhook / --notify-command` as people run it, with real processes on both
-ends: the receiver is docs/examples/webhook_receiver.py, checking every signature with the
-secret `--print-notify-secret` showed; agents ask through `RemoteProvider`."""
+"""`uq serve --notify-webhook / --notify-command / --notify` as people run it, with real
+processes on both ends: the receiver is docs/examples/webhook_receiver.py, checking every
+signature with the secret `--print-notify-secret` showed; agents ask through `RemoteProvider`."""
 
 from __future__ import annotations
 
@@ -98,12 +98,21 @@ def test_serve_tells_a_webhook_and_a_command_of_every_question(
     assert host.rest_of_stdout == ""  # the command's output never reaches the host's stdout
 
 
-def test_a_receiver_that_never_answers_does_not_delay_an_ask(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("flag", "url"),
+    [
+        ("--notify-webhook", "http://127.0.0.1:{port}/hook"),
+        ("--notify", "ntfy://127.0.0.1:{port}/uq"),
+    ],
+)
+def test_a_receiver_that_never_answers_does_not_delay_an_ask(
+    tmp_path: Path, flag: str, url: str
+) -> None:
     with socket.socket() as silent:  # accepts connections (in its backlog), never answers
         silent.bind(("127.0.0.1", 0))
         silent.listen(64)
-        url = f"http://127.0.0.1:{silent.getsockname()[1]}/hook"
-        host = HostProcess(tmp_path / "host.db", args=("--notify-webhook", url))
+        url = url.format(port=silent.getsockname()[1])
+        host = HostProcess(tmp_path / "host.db", args=(flag, url))
         host.start()
         agent = AskerProcess(host.url, ("ship",), session="ci-bot")
         try:
@@ -116,7 +125,7 @@ def test_a_receiver_that_never_answers_does_not_delay_an_ask(tmp_path: Path) -> 
         finally:
             agent.close()
             assert host.stop() == 0
-    # A webhook attempt waits up to 10 s for an answer; the ask never waited for it.
+    # A webhook attempt waits up to 10 s for an answer, a service's 30 s; the ask never waited.
     assert elapsed < 5.0, f"the answer took {elapsed:.1f} s to reach the agent"
 
 

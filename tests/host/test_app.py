@@ -74,8 +74,8 @@ def test_healthz_answers_without_a_token_and_reveals_nothing(client: TestClient)
     assert response.json() == {"ok": True}
 
 
-def test_without_the_token_everything_else_is_401_with_a_code(client: TestClient) -> None:
-    for path in ("/", "/api/pending", "/static/app.js"):
+def test_without_the_token_everything_with_data_is_401_with_a_code(client: TestClient) -> None:
+    for path in ("/history", "/api/pending", "/api/history"):
         response = client.get(path)
         assert response.status_code == 401
         assert response.json()["error"]["code"] == "UNAUTHORIZED"
@@ -99,12 +99,49 @@ def test_the_page_is_served_with_its_cookie_and_policy(
         assert page.status_code == 200
         assert page.text == "<!doctype html><title>uq</title>"
         assert page.headers["content-type"].startswith("text/html")
-        assert page.headers["set-cookie"] == f"uq_token={TOKEN}; HttpOnly; SameSite=Strict; Path=/"
+        assert page.headers["set-cookie"] == (
+            f"uq_token={TOKEN}; HttpOnly; SameSite=Strict; Path=/; Max-Age=2592000"
+        )
         assert page.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
         # From now on the cookie carries the token.
         assert client.get("/static/app.js").text == "export {};"
         assert client.get("/api/pending").json() == {"pending": []}
         assert client.get("/static/missing.js").json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_the_inbox_shell_is_public_and_only_an_accepted_token_becomes_a_cookie(
+    client: TestClient,
+) -> None:
+    shell = client.get("/")
+    assert shell.status_code == 200
+    assert "set-cookie" not in shell.headers
+    assert client.get("/?token=wrong-token-1").headers.get("set-cookie") is None
+    assert client.get("/static/app.js").status_code == 200
+    assert client.get("/api/pending").status_code == 401  # the shell shows nothing by itself
+    assert "uq_token=" in client.get(f"/?token={TOKEN}").headers["set-cookie"]
+    assert client.get("/api/pending").json() == {"pending": []}
+
+
+def test_a_page_signs_in_with_a_token_in_the_body_and_gets_the_cookie(
+    client: TestClient,
+) -> None:
+    refused = client.post("/session", content="wrong-token-1")
+    assert (refused.status_code, refused.json()["error"]["code"]) == (401, "UNAUTHORIZED")
+    assert "set-cookie" not in refused.headers
+    assert client.get("/api/pending").status_code == 401
+    signed_in = client.post("/session", content=f" {TOKEN}\n")
+    assert signed_in.status_code == 204
+    assert signed_in.headers["set-cookie"].startswith(f"uq_token={TOKEN}; HttpOnly;")
+    assert client.get("/api/pending").json() == {"pending": []}
+    other_site = client.post("/session", content=TOKEN, headers={"Origin": "https://evil.test"})
+    assert other_site.status_code == 403
+
+
+def test_a_question_link_sends_the_browser_to_the_inbox_on_that_card(client: TestClient) -> None:
+    moved = client.get("/q/0fa1%2Fb", follow_redirects=False)
+    assert moved.status_code == 303
+    assert moved.headers["location"] == "../?q=0fa1%2Fb"
+    assert "set-cookie" not in moved.headers
 
 
 def test_a_missing_page_is_a_clear_500_not_a_crash(

@@ -148,9 +148,11 @@ def test_every_response_carries_the_security_headers(client: TestClient) -> None
         assert response.headers["x-content-type-options"] == "nosniff"
 
 
-def test_the_token_cookie_is_http_only_and_same_site_strict() -> None:
-    assert token_cookie("abc") == "uq_token=abc; HttpOnly; SameSite=Strict; Path=/"
-    assert token_cookie("abc", secure=True).endswith("; Path=/; Secure")
+def test_the_token_cookie_is_http_only_same_site_strict_and_kept_thirty_days() -> None:
+    assert token_cookie("abc") == (
+        "uq_token=abc; HttpOnly; SameSite=Strict; Path=/; Max-Age=2592000"
+    )
+    assert token_cookie("abc", secure=True).endswith("; Max-Age=2592000; Secure")
 
 
 def test_the_public_origin_is_the_hosts_own_whatever_host_the_proxy_passes_on() -> None:

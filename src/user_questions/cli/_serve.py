@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import sys
 from typing import Annotated, NoReturn
+from urllib.parse import urlsplit
 
 import anyio
 from cyclopts import Parameter
 
-from user_questions.cli._notify import notification_tasks, stored_secret
+from user_questions.cli._notify import notifications, stored_secret
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.logs import LogFormat, url_secrets
 from user_questions.host.server import serve as run_host
@@ -39,6 +40,9 @@ def serve(
     tls_key: Annotated[str | None, Parameter(env_var="UQ_TLS_KEY")] = None,
     metrics_bind: Annotated[str | None, Parameter(env_var="UQ_METRICS_BIND")] = None,
     log_format: Annotated[LogFormat, Parameter(env_var="UQ_LOG_FORMAT")] = LogFormat.HUMAN,
+    notify: Annotated[list[str] | None, Parameter(env_var="UQ_NOTIFY", negative="")] = None,
+    notify_settled: Annotated[bool, Parameter(negative="")] = False,
+    answer_links: str = "on",
     notify_webhook: Annotated[list[str] | None, Parameter(negative="")] = None,
     notify_command: Annotated[list[str] | None, Parameter(negative="")] = None,
     notify_secret: Annotated[str | None, Parameter(env_var="UQ_NOTIFY_SECRET")] = None,
@@ -80,6 +84,16 @@ def serve(
     retain_days
         Delete the records of questions settled more than this many days ago (checked hourly;
         pending questions are never deleted). Default: keep every record.
+    notify
+        Send every question that becomes pending to this apprise URL (ntfy://, slack://,
+        tgram://, discord://, msteams://, matrix://, mailto://, ...), with a link to it and
+        one-tap answer links; repeat for several. UQ_NOTIFY holds URLs separated by spaces, to
+        keep their secrets off the command line.
+    notify_settled
+        Also tell the --notify services how each question ended.
+    answer_links
+        The one-tap answer links of --notify messages: on (they work 24 hours), off, or how
+        long they work, such as 30m, 12h or 7d (at most 30d).
     notify_webhook
         POST every question that becomes pending or settles, as signed JSON, to this URL;
         repeat for several. Never delays an ask (retried, then dropped with a log line).
@@ -97,14 +111,22 @@ def serve(
         if print_notify_secret:
             print(anyio.run(stored_secret, store, notify_secret), flush=True)
             return
-        tasks = notification_tasks(store, notify_webhook or (), notify_command or (), notify_secret)
+        told = notifications(
+            store,
+            services=notify or (),
+            settled=notify_settled,
+            answer_links=answer_links,
+            webhooks=notify_webhook or (),
+            commands=notify_command or (),
+            secret=notify_secret,
+        )
         run_host(
             store,
             host=host,
             port=port,
             token=token,
             retain_days=retain_days,
-            tasks=tasks,
+            tasks=told.tasks,
             public_url=public_url,
             trust_proxy=trust_proxy,
             tls_cert=tls_cert,
@@ -114,10 +136,17 @@ def serve(
             secrets=[
                 *([] if notify_secret is None else [notify_secret]),
                 *(part for url in notify_webhook or () for part in url_secrets(url)),
+                # apprise URLs may carry a token in any part, its host included (tgram://TOKEN/)
+                *(part for url in notify or () for part in (*url_secrets(url), _netloc(url))),
             ],
+            answer_links=told.links,
         )
     except UserQuestionError as error:
         fail("serve", error.message, 2 if error.code in _BAD_INPUT else 1)
+
+
+def _netloc(url: str) -> str:
+    return urlsplit(url).netloc
 
 
 def fail(command: str, message: str, status: int) -> NoReturn:

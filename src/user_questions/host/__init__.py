@@ -12,10 +12,10 @@ The modules, lowest first (a module imports only lower ones; `tests/test_layers.
     stores, markdown, security, decoding,    the records and their storage; rendering; the gate;
     public_url, proxy, logs                  the public address, trusted proxies, the access log
     records, events, history, people,        retention; events; history; tokens; the in-process
-    provider, metrics                        provider; the numbers /metrics renders
-    hub
-    connection, http_api, notify, pages
-    page_connection, asker_connection, notify_webhook, notify_command
+    provider, metrics, answer_links          provider; the numbers /metrics renders; answer links
+    hub, notify_message
+    connection, http_api, notify, pages, answer_pages
+    page_connection, asker_connection, notify_webhook, notify_command, notify_apprise
     app
     server
 """

@@ -4,9 +4,13 @@ Level 8, the top of `host/` with `server`: it only composes. The routes, the sec
 the lifespan that opens the store and runs the hub, the people and the host's tasks, and the one
 place where error codes become HTTP statuses. What each route does is in its own module:
 
-    GET  /              the inbox page                         `pages`
+    GET  /              the inbox page (its shell needs no token)  `pages`
+    GET  /q/<rpcId>     on to the inbox, open on that card     `pages`
+    POST /session       a page signs in with a token           `pages`
     GET  /history       the history page                       `pages`
     GET  /static/...    the pages' modules and styles          `pages`
+    GET  /manifest.webmanifest, /sw.js   the installable inbox `pages`
+    GET/POST /a/<link>  an answer link: look, then send        `answer_pages`
     WS   /ws            the page protocol                      `page_connection`
     WS   /ws/ask        the asker protocol                     `asker_connection`
     POST /api/respond   a client-response; the receipt         `http_api`
@@ -42,7 +46,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host import http_api, pages
+from user_questions.host import answer_pages, http_api, pages
+from user_questions.host.answer_links import AnswerLinks
 from user_questions.host.asker_connection import AskerConnection
 from user_questions.host.connection import REVOKED_CLOSE_CODE
 from user_questions.host.http_api import SURFACE_HEADER
@@ -90,6 +95,7 @@ def create_app(
     retain_days: int | None = None,
     public_url: str | None = None,
     trust_proxy: str | Sequence[str] | None = None,
+    answer_links: AnswerLinks | None = None,
 ) -> Starlette:
     """The host's Starlette app over `store` (a `Store`, a path or a store URL).
 
@@ -101,7 +107,8 @@ def create_app(
     the address people reach the host at through a proxy or a tunnel (`app.state.public_url`, a
     `PublicUrl`, or `None`): its origin is accepted as the host's own. `trust_proxy` names the
     peers (IP addresses or networks) whose `Forwarded` / `X-Forwarded-*` headers say who the
-    client is (`host/proxy.py`); nobody's by default.
+    client is (`host/proxy.py`); nobody's by default. `answer_links` checks the answer links
+    notifications carry (`app.state.answer_links`); without it every answer link is refused.
 
     Raises:
         UserQuestionError: `BAD_TOKEN` for a token, `BAD_REQUEST` for a retention, a public URL
@@ -134,8 +141,13 @@ def create_app(
     app: Starlette = Starlette(
         routes=[
             Route("/", pages.inbox_page, methods=["GET", "HEAD"]),
+            Route("/q/{rpc_id:path}", pages.question_page, methods=["GET", "HEAD"]),
+            Route("/session", pages.session, methods=["POST"]),
             Route("/history", pages.history_page, methods=["GET", "HEAD"]),
             Mount("/static", pages.static_files()),
+            Route("/manifest.webmanifest", pages.manifest, methods=["GET", "HEAD"]),
+            Route("/sw.js", pages.service_worker, methods=["GET", "HEAD"]),
+            Route("/a/{link}", answer_pages.answer_link, methods=["GET", "POST"]),
             WebSocketRoute("/ws", PageConnection.endpoint),
             WebSocketRoute("/ws/ask", AskerConnection.endpoint),
             Route("/api/respond", http_api.respond, methods=["POST"]),
@@ -162,6 +174,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.public_url = public
+    app.state.answer_links = answer_links
     return app
 
 

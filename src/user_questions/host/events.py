@@ -61,6 +61,9 @@ class HostEvent(WireModel):
     by: StrictStr | None = None
     """Settled only, when a token was involved: the person who answered or dismissed it (the
     name of their token, `owner` for the host's start-up token)."""
+    channel: StrictStr | None = None
+    """Settled through an answer link only: the notification channel that carried the link
+    (`ntfy`, `mailto`, `slack`, ...: the scheme of its `--notify` URL)."""
 
 
 def event_of(record: StoredQuestion) -> HostEvent:
@@ -93,4 +96,5 @@ def event_of(record: StoredQuestion) -> HostEvent:
         answer=None if record.answer is None else record.answer.model_dump(mode="json"),
         via=record.settled_via,
         by=record.settled_by,
+        channel=record.channel,
     )

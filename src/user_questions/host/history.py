@@ -64,6 +64,8 @@ class HistoryEntry(WireModel):
     via: Surface | None = None
     """The surface it was settled through (`web`, `terminal`, `editor`, `link`, `api`, `asker`,
     `host`)."""
+    channel: StrictStr | None = None
+    """Settled through an answer link only: the notification channel that carried the link."""
     origin: Origin | None = None
     """Where the asker said the request came from (the asking program, its folder)."""
     questions: list[JSONObject]
@@ -96,6 +98,7 @@ def entry_of(record: StoredQuestion, *, rendered: bool = False) -> HistoryEntry:
         outcome=record.outcome,
         by=record.settled_by,
         via=record.settled_via,
+        channel=record.channel,
         origin=record.origin,
         questions=[question.model_dump(mode="json") for question in record.questions],
         answer=None if record.answer is None else record.answer.model_dump(mode="json"),

@@ -298,10 +298,15 @@ class Hub(AsyncLifetime):
         return page
 
     async def respond(
-        self, response: ClientResponse, *, via: Surface, by: str | None = None
+        self,
+        response: ClientResponse,
+        *,
+        via: Surface,
+        by: str | None = None,
+        channel: str | None = None,
     ) -> Receipt:
-        """Apply an answer or a dismissal given through surface `via` by person `by`; the
-        receipt says whether it won."""
+        """Apply an answer or a dismissal given through surface `via` by person `by` (or, for
+        an answer link, through notification `channel`); the receipt says whether it won."""
         rpc_id = response.rpc_id
         entry = self._entries.get(rpc_id)
         if entry is None and rpc_id not in self._settled:
@@ -311,7 +316,7 @@ class Hub(AsyncLifetime):
         if entry is None:
             return _not_pending(f"no pending question has rpcId {quoted(rpc_id)}")
         try:
-            settlement = _settlement(entry.record, response, via, by)
+            settlement = _settlement(entry.record, response, via, by, channel)
         except UserQuestionError as error:
             return Receipt(accepted=False, reason="bad-response", message=str(error))
         settled = await self.store.settle(rpc_id, settlement)
@@ -422,7 +427,11 @@ def _check_id(what: str, value: str) -> None:
 
 
 def _settlement(
-    record: StoredQuestion, response: ClientResponse, via: Surface, by: str | None
+    record: StoredQuestion,
+    response: ClientResponse,
+    via: Surface,
+    by: str | None,
+    channel: str | None,
 ) -> Settlement:
     """What a response settles the request as, or `UserQuestionError` when it breaks the rules."""
     result = response.result
@@ -433,7 +442,7 @@ def _settlement(
                 'dismiss with code "cancelled"',
                 ErrorCode.BAD_ANSWER,
             )
-        return Settlement(Outcome.DISMISSED, via=via, by=by)
+        return Settlement(Outcome.DISMISSED, via=via, by=by, channel=channel)
     named = result.value.session_id
     if named is not None and named != record.session_id:
         raise UserQuestionError(
@@ -442,7 +451,7 @@ def _settlement(
             ErrorCode.BAD_ANSWER,
         )
     answer = check_answer(record.questions, parse_answer(result.value.answer))
-    return Settlement(Outcome.ANSWERED, answer, via, by)
+    return Settlement(Outcome.ANSWERED, answer, via, by, channel)
 
 
 def _not_pending(message: str) -> Receipt:

@@ -48,7 +48,7 @@ COMMAND_CONCURRENCY = 4
 """Notify commands running at once; the events of one request always run one after the other."""
 SUMMARY_CHARS = 200
 """The longest `UQ_SUMMARY`."""
-HIDDEN_VARIABLES = frozenset({"UQ_TOKEN", "UQ_NOTIFY_SECRET"})
+HIDDEN_VARIABLES = frozenset({"UQ_TOKEN", "UQ_NOTIFY_SECRET", "UQ_NOTIFY"})
 """The host's secrets, kept out of the command's environment."""
 
 

@@ -1,15 +1,23 @@
 """The host's gate: token, Origin and size checks as ASGI middleware, and the page's headers.
 
-Level 8: imports Starlette and `frames`. Every HTTP request and WebSocket but the `PUBLIC_PATHS`
-must carry a token the host accepts (an `Authorization: Bearer` header, a `?token=` parameter or
-the `uq_token` cookie): the middleware asks its `authenticate` function (`people.People`), which
-names the person behind the token, and puts that `Identity` in the ASGI scope for the routes to
-record who answered (`identity_of`). A request that carries an `Origin` header must
-come from the host's own origin, which stops other sites (and other local servers: cookies are
-shared across ports) from driving the host through a visitor's browser; clients that are not
-browsers send no `Origin` and are trusted on their token alone. Request bodies are bounded. Every
-response carries a strict Content-Security-Policy and no referrer, since the page's URL holds the
-token.
+Level 8: imports Starlette and `frames`. Every HTTP request and WebSocket must carry a token the
+host accepts (an `Authorization: Bearer` header, a `?token=` parameter or the `uq_token` cookie),
+except two kinds of path (`access_of`):
+
+- `public`: the inbox page's shell and what it is made of (its HTML, modules, styles, icons, web
+  app manifest and service worker), `/q/...`, `GET /healthz` and `GET /readyz`. They are the same
+  for everyone and reveal nothing: every question and answer is behind the token.
+- `capability`: an answer link (`/a/...`), whose signed path is the permission the route checks,
+  and `POST /session`, which checks the token it is given. They still pass the origin check.
+
+The middleware asks its `authenticate` function (`people.People`) for the person behind a token
+presented (on every path, so a public page knows whether it has one), and puts that `Identity`
+in the ASGI scope for the routes to record who answered (`identity_of`). A request that carries
+an `Origin` header must come from the host's own origin, which stops other sites (and other
+local servers: cookies are shared across ports) from driving the host through a visitor's
+browser; clients that are not browsers send no `Origin` and are trusted on their token alone.
+Request bodies are bounded. Every response carries a strict Content-Security-Policy and no
+referrer, since the page's URL may hold the token.
 
 The middleware builds its refusals with the `deny` function it is given, so that statuses and
 codes are mapped in one place (`host/app.py`). The host's own token and the named tokens are
@@ -21,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
+from typing import Literal
 from urllib.parse import parse_qs
 
 from starlette.datastructures import Headers
@@ -31,16 +40,21 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from user_questions.frames import MAX_FRAME_BYTES
 
 __all__ = [
+    "CAPABILITY_PREFIXES",
     "CONTENT_SECURITY_POLICY",
     "IDENTITY_SCOPE_KEY",
     "MAX_BODY_BYTES",
     "MAX_FRAME_BYTES",
     "PUBLIC_PATHS",
+    "PUBLIC_PREFIXES",
     "TOKEN_COOKIE",
+    "TOKEN_COOKIE_SECONDS",
+    "Access",
     "Authenticate",
     "Deny",
     "Identity",
     "SecurityMiddleware",
+    "access_of",
     "identity_of",
     "origin_allowed",
     "person_of",
@@ -52,8 +66,19 @@ MAX_BODY_BYTES = 1024 * 1024
 """Bytes in one HTTP request body; more is refused with 413 (`REQUEST_TOO_LARGE`)."""
 TOKEN_COOKIE = "uq_token"
 """The cookie the page is given, so the token can leave its address bar."""
-PUBLIC_PATHS = frozenset({"/healthz", "/readyz"})
-"""Paths served without a token (`GET /healthz`, `GET /readyz`); they reveal nothing."""
+TOKEN_COOKIE_SECONDS = 30 * 24 * 3600
+"""How long a browser keeps the cookie after the host last served it a page (30 days)."""
+PUBLIC_PATHS = frozenset({"/", "/healthz", "/readyz", "/manifest.webmanifest", "/sw.js"})
+"""Paths served without a token: the inbox's shell and the health and readiness checks; they
+reveal nothing."""
+PUBLIC_PREFIXES = ("/static/", "/q/")
+"""Path prefixes served without a token: the pages' files, and `/q/<rpcId>`, which only sends
+the browser to the inbox's shell."""
+CAPABILITY_PREFIXES = ("/a/", "/session")
+"""Path prefixes whose route checks a permission of its own (an answer link's signature, the
+token a page signs in with) instead of the token; the origin is still checked."""
+Access = Literal["public", "capability", "token"]
+"""What a path needs: nothing, a permission its route checks, or the token."""
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
@@ -87,13 +112,15 @@ Authenticate = Callable[[str], Identity | None]
 
 
 def identity_of(scope: Scope) -> Identity | None:
-    """The person whose token opened this request (`None` on a public path)."""
+    """The person whose token opened this request (`None` when it presented none the host
+    accepts, on a path that needs none)."""
     identity: Identity | None = scope.get(IDENTITY_SCOPE_KEY)
     return identity
 
 
 def person_of(scope: Scope) -> str:
-    """The name of the person whose token opened a route that needs one (not a public path)."""
+    """The name of the person whose token opened a route that needs one (`access_of` says
+    `token`)."""
     identity = identity_of(scope)
     assert identity is not None, "the security middleware lets no one in without a token"
     return identity.name
@@ -135,15 +162,25 @@ def origin_allowed(scope: Scope, public_origin: str | None = None) -> bool:
     return bool(host) and origin in (f"http://{host}", f"https://{host}")
 
 
+def access_of(path: str) -> Access:
+    """What a request for `path` needs to get through the middleware."""
+    if path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES):
+        return "public"
+    if path.startswith(CAPABILITY_PREFIXES):
+        return "capability"
+    return "token"
+
+
 def token_cookie(token: str, *, secure: bool = False) -> str:
-    """The `Set-Cookie` value that hands the page its token; `secure` (a page served over
-    https) keeps the browser from ever sending it over plain http."""
-    return f"{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/" + ("; Secure" * secure)
+    """The `Set-Cookie` value that hands the page its token, for `TOKEN_COOKIE_SECONDS`;
+    `secure` (a page served over https) keeps the browser from ever sending it over plain http."""
+    cookie = f"{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"
+    return f"{cookie}; Max-Age={TOKEN_COOKIE_SECONDS}" + ("; Secure" * secure)
 
 
 class SecurityMiddleware:
-    """Refuses requests without the token (401) or from another origin (403), bounds bodies
-    (413), and adds the security headers to every response.
+    """Refuses requests without the token where one is needed (401) or from another origin
+    (403), bounds bodies (413), and adds the security headers to every response.
 
     A refused WebSocket gets the HTTP refusal on its handshake where the server supports it
     (uvicorn does), else it is closed before accept with code 4401 or 4403.
@@ -183,13 +220,15 @@ class SecurityMiddleware:
         await self.app(scope, receive, send)
 
     def _refusal(self, scope: Scope) -> tuple[int, str] | None:
-        if scope["path"] in PUBLIC_PATHS:
-            return None
         given = token_of(scope)
         identity = None if given is None else self._authenticate(given)
-        if identity is None:
+        if identity is not None:
+            scope[IDENTITY_SCOPE_KEY] = identity
+        access = access_of(scope["path"])
+        if access == "public":
+            return None
+        if access == "token" and identity is None:
             return 401, "this host needs its token: open the URL `uq serve` printed"
-        scope[IDENTITY_SCOPE_KEY] = identity
         if not origin_allowed(scope, self._public_origin):
             return 403, "requests from another origin are refused"
         return None

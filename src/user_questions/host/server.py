@@ -39,19 +39,23 @@ from user_questions._tls import server_context
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_FRAME_BYTES
 from user_questions.host import logs
+from user_questions.host.answer_links import AnswerLinks
 from user_questions.host.app import create_app, create_metrics_app
 from user_questions.host.hub import HostTask
 from user_questions.host.logs import LogFormat
 from user_questions.host.people import check_token, host_token
 from user_questions.host.proxy import trusted_proxies
+from user_questions.host.public_url import PublicUrl
 from user_questions.host.public_url import public_url as parse_public_url
 from user_questions.host.records import check_retain_days
 from user_questions.host.stores import open_store
 
 __all__ = [
     "GRACEFUL_SHUTDOWN",
+    "AddressedTasks",
     "LogFormat",
     "bind",
+    "bound_address",
     "host_url",
     "is_loopback",
     "metrics_address",
@@ -63,6 +67,9 @@ logger = logging.getLogger("user_questions.host")
 
 GRACEFUL_SHUTDOWN = 5
 """Seconds open connections get to finish when the host stops."""
+
+AddressedTasks = Callable[[PublicUrl], Sequence[HostTask]]
+"""Makes host tasks that link to the host (notifiers) from the address people reach it at."""
 
 
 def is_loopback(host: str) -> bool:
@@ -121,6 +128,17 @@ def metrics_address(text: str) -> tuple[str, int]:
             ErrorCode.BAD_REQUEST,
         )
     return host, int(port)
+
+
+def bound_address(sock: socket.socket, host: str, scheme: str = "http") -> PublicUrl:
+    """The address of a host listening on `sock` (bound to `host`, serving `scheme`), as links
+    name it: the machine's name for a wildcard address (`0.0.0.0`, `::`), else `host` itself."""
+    name = host.strip("[]")
+    if name in ("", "0.0.0.0", "::"):
+        name = socket.gethostname()
+    if ":" in name:
+        name = f"[{name}]"
+    return parse_public_url(f"{scheme}://{name}:{sock.getsockname()[1]}/")
 
 
 class _Server(uvicorn.Server):
@@ -183,7 +201,7 @@ def serve(
     host: str,
     port: int,
     token: str | None = None,
-    tasks: Sequence[HostTask] = (),
+    tasks: Sequence[HostTask] | AddressedTasks = (),
     announce: Callable[[str], None] | None = None,
     retain_days: int | None = None,
     public_url: str | None = None,
@@ -193,6 +211,7 @@ def serve(
     metrics_bind: str | None = None,
     log_format: LogFormat = LogFormat.HUMAN,
     secrets: Sequence[str] = (),
+    answer_links: AnswerLinks | None = None,
 ) -> None:
     """Run a host on `store` at `host:port` until SIGINT or SIGTERM.
 
@@ -204,7 +223,10 @@ def serve(
     serve https and wss. `trust_proxy` names the proxies whose forwarding headers are believed
     (`host/proxy.py`). `metrics_bind` (`ADDR:PORT`, or a port on loopback) serves `GET /metrics`
     there without a token. `log_format` is how the log is written (`host/logs.py`); the host's
-    token and `secrets` (the notify secret, notification URLs) never appear in it.
+    token and `secrets` (the notify secret, notification URLs) never appear in it. `tasks` may be
+    a function that makes them from the address people reach the host at (the public URL, else
+    `bound_address`), called once it is bound; `answer_links` checks the answer links they send
+    (`create_app`).
 
     Raises:
         UserQuestionError: `STORE_LOCKED`, `BAD_STORE` or `BAD_TOKEN`, `BAD_REQUEST` for a
@@ -251,6 +273,8 @@ def serve(
     scheme = "http" if tls is None else "https"
     url = host_url(sock, host, token, scheme=scheme) if public is None else public.link("", token)
     show = announce or _print_line
+    if callable(tasks):
+        tasks = tasks(public or bound_address(sock, host, scheme))
     app = create_app(
         store,
         token=token,
@@ -258,6 +282,7 @@ def serve(
         retain_days=retain_days,
         public_url=public_url,
         trust_proxy=trust_proxy,
+        answer_links=answer_links,
     )
     served: ASGIApp = app
     if metrics_at is not None:

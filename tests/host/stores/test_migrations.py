@@ -1,5 +1,6 @@
-"""Schema version 3 on both backends: a store made by the previous release keeps every record,
-names a dismissal `dismissed` (it said `cancelled`), and keeps the origin of new asks."""
+"""Migrations on both backends. Version 3: a store made by an earlier release keeps every
+record, names a dismissal `dismissed` (it said `cancelled`), and keeps the origin of new asks.
+Version 5: it keeps the notification channel of an answer given through an answer link."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ import pytest
 
 from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
 from user_questions.frames import Origin
-from user_questions.host.stores import HistoryQuery, Store, open_store
+from user_questions.host.stores import HistoryQuery, Settlement, Store, open_store
 from user_questions.host.stores import _postgres_schema as postgres_schema
-from user_questions.host.stores._sqlite_schema import MIGRATIONS
-from user_questions.outcomes import Outcome, RequestState
+from user_questions.host.stores._sqlite_schema import MIGRATIONS, SCHEMA_VERSION
+from user_questions.outcomes import Outcome, RequestState, Surface
 
 pytestmark = pytest.mark.anyio
 
@@ -53,7 +54,7 @@ async def test_a_version_2_sqlite_file_is_migrated_to_the_one_vocabulary(tmp_pat
     async with open_store(path) as store:
         await migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         states = connection.execute("SELECT DISTINCT state FROM questions ORDER BY state")
         assert [state for (state,) in states] == [
             "answered",
@@ -88,7 +89,7 @@ async def test_a_version_2_postgres_database_is_migrated_to_the_one_vocabulary(
         await migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(3,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
         with pytest.raises(psycopg.errors.CheckViolation):  # the old name is gone for good
             await connection.execute(
                 "UPDATE user_questions.questions SET state = 'cancelled' WHERE rpc_id = 'waiting'"
@@ -112,3 +113,70 @@ async def migrated_as_expected(store: Store) -> None:
     created, _ = await store.submit(replace(new("from-codex"), origin=origin))
     assert created.origin == origin
     assert await store.get("from-codex") == created
+
+
+async def test_a_version_3_sqlite_file_gains_the_channel_of_link_answers(tmp_path: Path) -> None:
+    path = tmp_path / "host.db"
+    with sqlite3.connect(path) as connection:  # what the previous release created
+        for migration in MIGRATIONS[:3]:
+            if callable(migration):
+                migration(connection)
+            else:
+                connection.executescript(migration)
+        connection.execute("PRAGMA user_version = 3")
+        connection.executemany(
+            "INSERT INTO questions (rpc_id, session_id, questions, asked_at, state, settled_at, "
+            "settled_via) VALUES (?, 'agent-1', ?, '2025-01-01T00:00:00+00:00', ?, ?, ?)",
+            [
+                ("asked-before", QUESTIONS_JSON, "dismissed", "2025-01-01T00:01:00+00:00", "web"),
+                ("waiting", QUESTIONS_JSON, "pending", None, None),
+            ],
+        )
+    async with open_store(path) as store:
+        await channel_kept(store)
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 5
+
+
+async def test_a_version_3_postgres_database_gains_the_channel_of_link_answers(
+    pg_url: str,
+) -> None:
+    with pytest.MonkeyPatch.context() as patch:  # what the previous release created
+        patch.setattr(postgres_schema, "SCHEMA_VERSION", 3)
+        async with open_store(pg_url, host=False):
+            pass
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        await connection.execute(
+            "INSERT INTO user_questions.questions (rpc_id, session_id, questions, asked_at, "
+            "state, settled_at, settled_via) VALUES "
+            "('asked-before', 'agent-1', %s::jsonb, now(), 'dismissed', now(), 'web'), "
+            "('waiting', 'agent-1', %s::jsonb, now(), 'pending', NULL, NULL)",
+            (QUESTIONS_JSON, QUESTIONS_JSON),
+        )
+    async with open_store(pg_url) as store:
+        await channel_kept(store)
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        version = await connection.execute("SELECT version FROM user_questions.schema_version")
+        assert await version.fetchall() == [(5,)]
+
+
+async def channel_kept(store: Store) -> None:
+    """The old rows read without a channel; an answer by link keeps the one it came through."""
+    before = await store.get("asked-before")
+    assert before is not None
+    assert (before.state, before.settled_via, before.channel) == (
+        RequestState.DISMISSED,
+        Surface.WEB,
+        None,
+    )
+    by_link = Settlement(Outcome.ANSWERED, ANSWER, via=Surface.LINK, channel="ntfy")
+    settled = await store.settle("waiting", by_link)
+    assert settled is not None
+    assert (settled.settled_via, settled.channel, settled.settled_by) == (
+        Surface.LINK,
+        "ntfy",
+        None,
+    )
+    assert await store.get("waiting") == settled
+    (entry,) = (await store.history(HistoryQuery(outcome=Outcome.ANSWERED))).records
+    assert entry.channel == "ntfy"

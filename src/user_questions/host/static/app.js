@@ -2,7 +2,9 @@
 //
 // See docs/web.md for what the page does and its keyboard keys, and docs/protocol.md for the
 // frames. On every (re)connection the host replays each pending request; the page then asks
-// GET /api/pending once to drop the cards that were settled while it was away.
+// GET /api/pending once to drop the cards that were settled while it was away. `?q=<rpcId>`
+// (where a notification's link leads) opens the page on that request's card. Without the token
+// the page asks for it (sign-in.js); installed, a service worker (sw.js) keeps its shell.
 
 import { h, preview } from "./dom.js";
 import { DraftStore } from "./drafts.js";
@@ -11,6 +13,7 @@ import { PlanCard } from "./plan-card.js";
 import { planReviewOf } from "./presentation.js";
 import { Connection, socketUrl } from "./protocol.js";
 import { QuestionsCard } from "./questions-card.js";
+import { SignIn } from "./sign-in.js";
 
 const TITLE = "user-questions";
 const NOTICE_MS = 12000;
@@ -26,6 +29,9 @@ const NOTICES = {
   "timed-out": (card) => `Timed out, the agent stopped waiting: ${card.summary}`,
   gone: (card) => `No longer pending: ${card.summary}`,
 };
+const NOT_WAITING = "The question you followed a link to is no longer waiting.";
+const REFUSED = "The host no longer accepts this page's token: open the link printed by uq serve.";
+const SIGN_IN = "This host needs its token.";
 
 const byId = (id) => document.getElementById(id);
 const view = {
@@ -51,19 +57,25 @@ let announceTimer = 0;
 let countdownTimer = 0;
 /** The host refused this page's token: say so until a connection opens again. */
 let refused = false;
+/** Whether a connection has opened since the page loaded. */
+let everOpened = false;
+/** The request a link asked to open (`?q=<rpcId>`), until its card is shown. */
+let wanted = new URL(window.location.href).searchParams.get("q");
 
 const notifier = new DesktopNotifier(byId("notify"), {
   focus: (card) => card.focusCard(),
   waiting: (card) => cards.get(card.rpcId) === card,
 });
 const connection = new Connection(socketUrl(window.location), { onFrame, onStatus });
+const signIn = new SignIn(byId("sign-in"), () => connection.retryNow());
 const env = {
   drafts,
   send: (frame) => connection.send(frame),
   closed: (card, why) => closeCard(card, why),
 };
 
-removeTokenFromAddressBar();
+removeFromAddressBar("token");
+registerServiceWorker();
 view.retry.addEventListener("click", () => connection.retryNow());
 // Background tabs have their timers throttled: retry at once when the tab is looked at again.
 document.addEventListener("visibilitychange", () => {
@@ -86,12 +98,30 @@ function sessionStore() {
   }
 }
 
-/** The token came in the link; the HttpOnly cookie carries it from now on. */
-function removeTokenFromAddressBar() {
+/** Drop a parameter from the address: the token, which came in the link and is carried by the
+ * HttpOnly cookie from now on, or `q` once its card is shown. */
+function removeFromAddressBar(name) {
   const url = new URL(window.location.href);
-  if (!url.searchParams.has("token")) return;
-  url.searchParams.delete("token");
+  if (!url.searchParams.has(name)) return;
+  url.searchParams.delete(name);
   window.history.replaceState(window.history.state, "", `${url.pathname}${url.search}${url.hash}`);
+}
+
+/** The worker that lets the installed inbox open without its host (sw.js beside the page). */
+function registerServiceWorker() {
+  if (!("serviceWorker" in navigator)) return;
+  navigator.serviceWorker.register("sw.js").catch((error) => {
+    console.warn("user-questions: no service worker, so no offline start", error);
+  });
+}
+
+/** Scroll to, focus and mark the card a link asked for. */
+function reveal(card) {
+  wanted = null;
+  removeFromAddressBar("q");
+  card.element.classList.add("wanted");
+  card.element.scrollIntoView({ block: "center" });
+  card.focusCard();
 }
 
 function onFrame(frame) {
@@ -136,6 +166,7 @@ function addCard(frame) {
   announce(card);
   notifier.arrived(card);
   update();
+  if (card.rpcId === wanted) reveal(card);
 }
 
 /** A plan review gets its own card; every other batch, the generic one. */
@@ -209,7 +240,11 @@ function notice(text) {
 
 function onStatus(status) {
   clearInterval(countdownTimer);
-  if (status.state === "open") refused = false;
+  if (status.state === "open") {
+    refused = false;
+    everOpened = true;
+    signIn.hide();
+  }
   if (refused) return;
   document.body.dataset.connection = status.state;
   view.retry.hidden = status.state !== "waiting";
@@ -223,7 +258,11 @@ function onStatus(status) {
     cards.forEach((card) => card.connectionLost());
     const tick = () => {
       const seconds = Math.max(0, Math.ceil((status.retryAt - Date.now()) / 1000));
-      setStatus(`Connection lost. Reconnecting in ${seconds} s…`);
+      setStatus(
+        everOpened
+          ? `Connection lost. Reconnecting in ${seconds} s…`
+          : `Cannot reach the host. Retrying in ${seconds} s…`,
+      );
     };
     tick();
     countdownTimer = setInterval(tick, 1000);
@@ -247,7 +286,8 @@ async function checkToken() {
   clearInterval(countdownTimer);
   view.retry.hidden = true;
   document.body.dataset.connection = "unauthorized";
-  setStatus("The host no longer accepts this page's token: open the link printed by uq serve.");
+  setStatus(everOpened ? REFUSED : SIGN_IN);
+  signIn.show();
 }
 
 /** Drop the cards settled while the page was disconnected, and their drafts. */
@@ -266,6 +306,11 @@ async function reconcile(current) {
     if (card.seenOn !== current && !live.has(card.rpcId)) closeCard(card, "gone");
   }
   drafts.retain([...live, ...cards.keys()]);
+  if (wanted !== null && !cards.has(wanted) && !live.has(wanted)) {
+    wanted = null;
+    removeFromAddressBar("q");
+    notice(NOT_WAITING);
+  }
 }
 
 /** The card keys act on: the one holding the focus, or the first when nothing is focused. */

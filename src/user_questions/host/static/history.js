@@ -175,6 +175,7 @@ function metaElement(entry) {
     how.push(`by ${entry.by}`);
   }
   if (entry.via) how.push(SURFACES[entry.via] ?? `via ${entry.via}`);
+  if (entry.channel) how.push(`(${entry.channel})`);
   const origin = originText(entry.origin);
   return h(
     "header",

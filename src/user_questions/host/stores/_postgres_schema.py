@@ -22,7 +22,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 5
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -93,6 +93,10 @@ MIGRATIONS: Sequence[str | Callable[[Connection], Awaitable[None]]] = (
     ALTER TABLE {SCHEMA}.questions ADD CONSTRAINT questions_state_check CHECK (
         state IN ('pending', 'answered', 'dismissed', 'withdrawn', 'timed-out'));
     """,
+    # Version 4 is another change's, merged beside this one; on its own it changes nothing.
+    "",
+    # Version 5: the notification channel that carried the answer link a request was settled by.
+    f"ALTER TABLE {SCHEMA}.questions ADD COLUMN channel text",
 )
 
 
@@ -123,7 +127,7 @@ async def migrate(connection: Connection, url: str) -> None:
             migration = MIGRATIONS[number]
             if callable(migration):
                 await migration(connection)
-            else:
+            elif migration:
                 await connection.execute(migration)
             await connection.execute(
                 f"UPDATE {SCHEMA}.schema_version SET version = %s", (number + 1,)

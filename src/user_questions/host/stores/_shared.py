@@ -56,6 +56,7 @@ COLUMNS = (
     "shown_at",
     "settled_by",
     "origin",
+    "channel",
 )
 """The columns of a `questions` row that make a `StoredQuestion`, in `stored_question`'s order
 (a backend may cast them, as PostgreSQL casts its JSON to text)."""
@@ -184,7 +185,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     """A row of `COLUMNS` as a record; `moment` reads the backend's timestamps (a datetime on
     PostgreSQL, ISO text on SQLite) as UTC datetimes."""
     rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
-    asked_by, shown_at, settled_by, origin = row[8:12]
+    asked_by, shown_at, settled_by, origin, channel = row[8:13]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
     return StoredQuestion(
@@ -200,4 +201,5 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         shown_at=moment(shown_at),
         settled_by=settled_by,
         origin=None if origin is None else Origin.model_validate_json(origin),
+        channel=channel,
     )

@@ -16,7 +16,7 @@ from user_questions.host.stores._shared import search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 5
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -63,6 +63,10 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     UPDATE questions SET state = 'dismissed' WHERE state = 'cancelled';
     ALTER TABLE questions ADD COLUMN origin TEXT;
     """,
+    # Version 4 is another change's, merged beside this one; on its own it changes nothing.
+    "",
+    # Version 5: the notification channel that carried the answer link a request was settled by.
+    "ALTER TABLE questions ADD COLUMN channel TEXT",
 )
 
 

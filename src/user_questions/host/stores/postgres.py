@@ -96,7 +96,7 @@ _SETTLE = f"""
     WITH settled AS (
         UPDATE {SCHEMA}.questions
         SET state = %s, answer = %s::jsonb, settled_at = coalesce(settled_at, now()),
-            settled_via = %s, settled_by = %s, settle_id = %s,
+            settled_via = %s, settled_by = %s, channel = %s, settle_id = %s,
             search = CASE WHEN state = 'pending' THEN search || %s ELSE search END
         WHERE rpc_id = %s AND (state = 'pending' OR settle_id = %s)
         RETURNING *
@@ -226,6 +226,7 @@ class PostgresStore(AsyncLifetime):
             answer,
             None if settlement.via is None else str(settlement.via),
             settlement.by,
+            settlement.channel,
             settle_id,
             answer_text(settlement.answer),
             rpc_id,

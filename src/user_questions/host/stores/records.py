@@ -62,7 +62,10 @@ class Settlement:
     """The surface that settled it."""
     by: str | None = None
     """The person who settled it: the name of the token presented (`owner` for the host's
-    start-up token); `None` when no token was involved (an in-process asker)."""
+    start-up token); `None` when no token was involved (an in-process asker, an answer link)."""
+    channel: str | None = None
+    """An answer link's only: the notification channel the link was sent through (`ntfy`,
+    `mailto`, ...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,8 @@ class StoredQuestion:
     """When a host first handed it to a page (or listed it through `GET /api/pending`)."""
     settled_by: str | None = None
     origin: Origin | None = None
+    channel: str | None = None
+    """Settled through an answer link only: the notification channel that carried the link."""
 
     @property
     def pending(self) -> bool:

@@ -149,7 +149,7 @@ class SQLiteStore(AsyncLifetime):
         found = await self._run(
             self._query,
             "UPDATE questions SET state = ?, answer = ?, settled_at = ?, settled_via = ?, "
-            "settled_by = ?, search = search || ? "
+            "settled_by = ?, channel = ?, search = search || ? "
             f"WHERE rpc_id = ? AND state = 'pending' RETURNING {_COLUMNS}",
             (
                 settlement.outcome,
@@ -157,6 +157,7 @@ class SQLiteStore(AsyncLifetime):
                 _now(),
                 settlement.via,
                 settlement.by,
+                settlement.channel,
                 answer_text(settlement.answer),
                 rpc_id,
             ),
