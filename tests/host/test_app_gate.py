@@ -33,6 +33,7 @@ WITHOUT_TOKEN = {
     ("GET", "/healthz"): (200, None),
     ("HEAD", "/healthz"): (200, None),
     ("GET", "/readyz"): (200, None),
+    ("HEAD", "/readyz"): (200, None),
     ("GET", "/"): (200, None),
     ("HEAD", "/"): (200, None),
     ("GET", "/q/x"): (303, None),
