@@ -35,6 +35,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import brief
 from user_questions.host import http_api, pages
 from user_questions.host.asker_connection import AskerConnection
 from user_questions.host.connection import REVOKED_CLOSE_CODE
@@ -66,10 +67,12 @@ _STATUS_BY_CODE: dict[str, int] = {
     ErrorCode.METHOD_NOT_ALLOWED: 405,
     ErrorCode.REQUEST_TOO_LARGE: 413,
     ErrorCode.PAGE_MISSING: 500,
+    ErrorCode.INTERNAL_ERROR: 500,
     ErrorCode.STORE_UNAVAILABLE: 503,
 }
 """HTTP statuses of error codes; any other code is a 400."""
 _CODE_BY_STATUS = {status: code for code, status in _STATUS_BY_CODE.items()}
+_CODE_BY_STATUS[500] = ErrorCode.INTERNAL_ERROR  # a 500 of no known cause
 
 
 def create_app(
@@ -148,7 +151,8 @@ def create_app(
 
 def _error(code: str, message: str) -> JSONResponse:
     return JSONResponse(
-        {"error": {"code": code, "message": message}}, status_code=_STATUS_BY_CODE.get(code, 400)
+        {"error": {"code": code, "message": brief(message)}},
+        status_code=_STATUS_BY_CODE.get(code, 400),
     )
 
 

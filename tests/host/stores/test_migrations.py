@@ -1,5 +1,7 @@
-"""Schema version 3 on both backends: a store made by the previous release keeps every record,
-names a dismissal `dismissed` (it said `cancelled`), and keeps the origin of new asks."""
+"""Migrations on both backends. Version 3: a store made by an earlier release keeps every record,
+names a dismissal `dismissed` (it said `cancelled`), and keeps the origin of new asks. Version 4:
+every request's details are rendered once, as the migration runs, and kept with it. Migrations
+run one version after another, so a store of any earlier version reaches the current one."""
 
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ import pytest
 from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
 from user_questions.frames import Origin
 from user_questions.host.stores import HistoryQuery, Store, open_store
+from user_questions.host.markdown import plain_html, render_markdown
 from user_questions.host.stores import _postgres_schema as postgres_schema
-from user_questions.host.stores._sqlite_schema import MIGRATIONS
+from user_questions.host.stores._sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from user_questions.outcomes import Outcome, RequestState
 
 pytestmark = pytest.mark.anyio
@@ -53,7 +56,7 @@ async def test_a_version_2_sqlite_file_is_migrated_to_the_one_vocabulary(tmp_pat
     async with open_store(path) as store:
         await migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         states = connection.execute("SELECT DISTINCT state FROM questions ORDER BY state")
         assert [state for (state,) in states] == [
             "answered",
@@ -88,7 +91,7 @@ async def test_a_version_2_postgres_database_is_migrated_to_the_one_vocabulary(
         await migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(3,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
         with pytest.raises(psycopg.errors.CheckViolation):  # the old name is gone for good
             await connection.execute(
                 "UPDATE user_questions.questions SET state = 'cancelled' WHERE rpc_id = 'waiting'"
@@ -112,3 +115,72 @@ async def migrated_as_expected(store: Store) -> None:
     created, _ = await store.submit(replace(new("from-codex"), origin=origin))
     assert created.origin == origin
     assert await store.get("from-codex") == created
+
+
+PATHOLOGICAL = "[" * 100_000
+"""A detail markdown-it takes seconds to parse: the migration gives up on it within its budget."""
+DETAILED = [
+    {"id": "plan", "question": "Approve?", "detail": "# Plan\n\n1. **ship**"},
+    {"id": "slow", "question": "And this?", "detail": PATHOLOGICAL},
+    {"id": "bare", "question": "No detail here"},
+]
+
+
+def _version_3_sqlite(path: Path) -> None:
+    with sqlite3.connect(path) as connection:
+        for number, migration in enumerate(MIGRATIONS[:3]):
+            if callable(migration):
+                migration(connection)
+            else:
+                connection.executescript(migration)
+            connection.execute(f"PRAGMA user_version = {number + 1}")
+        connection.executemany(
+            "INSERT INTO questions (rpc_id, session_id, questions, asked_at, state) "
+            "VALUES (?, 'agent-1', ?, '2025-01-01T00:00:00+00:00', ?)",
+            [
+                ("detailed", json.dumps(DETAILED), "pending"),
+                ("plain", QUESTIONS_JSON, "withdrawn"),
+            ],
+        )
+
+
+async def test_a_version_3_sqlite_file_gets_every_detail_rendered_once(tmp_path: Path) -> None:
+    path = tmp_path / "host.db"
+    _version_3_sqlite(path)
+    async with open_store(path) as store:
+        await rendered_as_expected(store)
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+async def test_a_version_3_postgres_database_gets_every_detail_rendered_once(pg_url: str) -> None:
+    with pytest.MonkeyPatch.context() as patch:  # what the previous release created
+        patch.setattr(postgres_schema, "SCHEMA_VERSION", 3)
+        async with open_store(pg_url, host=False):
+            pass
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        await connection.execute(
+            "INSERT INTO user_questions.questions (rpc_id, session_id, questions, asked_at, state) "
+            "VALUES ('detailed', 'agent-1', %s::jsonb, now(), 'pending'), "
+            "('plain', 'agent-1', %s::jsonb, now(), 'withdrawn')",
+            (json.dumps(DETAILED), QUESTIONS_JSON),
+        )
+    async with open_store(pg_url) as store:
+        await rendered_as_expected(store)
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        version = await connection.execute("SELECT version FROM user_questions.schema_version")
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
+
+
+async def rendered_as_expected(store: Store) -> None:
+    """Each old row carries its details' HTML, in question order; the one markdown-it could not
+    parse within the budget is its plain text; a request without details has none."""
+    detailed = await store.get("detailed")
+    assert detailed is not None
+    assert list(detailed.rendered) == ["plan", "slow"]
+    assert detailed.rendered["plan"] == render_markdown("# Plan\n\n1. **ship**")
+    assert detailed.rendered["slow"] == plain_html(PATHOLOGICAL)
+    plain = await store.get("plain")
+    assert plain is not None
+    expected = {q.id: render_markdown(q.detail) for q in QUESTIONS if q.detail is not None}
+    assert plain.rendered == expected

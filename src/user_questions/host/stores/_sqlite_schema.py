@@ -12,11 +12,11 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores._shared import search_text
+from user_questions.host.stores._shared import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -37,6 +37,18 @@ def _records_and_people(connection: sqlite3.Connection) -> None:
     connection.executemany(
         "UPDATE questions SET search = ? WHERE seq = ?",
         [(search_text(questions, answer), seq) for seq, questions, answer in rows],
+    )
+
+
+def _rendered(connection: sqlite3.Connection) -> None:
+    """Version 4: each request's details rendered once and kept (`host/markdown.py`)."""
+    connection.execute("ALTER TABLE questions ADD COLUMN rendered TEXT NOT NULL DEFAULT '{}'")
+    rows = connection.execute(
+        "SELECT seq, questions FROM questions WHERE questions LIKE '%\"detail\"%'"
+    ).fetchall()
+    connection.executemany(
+        "UPDATE questions SET rendered = ? WHERE seq = ?",
+        [(render_stored(questions), seq) for seq, questions in rows],
     )
 
 
@@ -63,6 +75,7 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     UPDATE questions SET state = 'dismissed' WHERE state = 'cancelled';
     ALTER TABLE questions ADD COLUMN origin TEXT;
     """,
+    _rendered,
 )
 
 

@@ -53,6 +53,7 @@ from user_questions.host.stores._shared import (
     history_filter,
     origin_json,
     question_text,
+    rendered_json,
     stored_question,
 )
 from user_questions.host.stores.records import (
@@ -79,15 +80,16 @@ __all__ = [
 
 logger = logging.getLogger("user_questions.host")
 
-_JSON_COLUMNS = frozenset({"questions", "answer", "origin"})
+_JSON_COLUMNS = frozenset({"questions", "answer", "origin", "rendered"})
 _COLUMNS = ", ".join(f"{column}::text" if column in _JSON_COLUMNS else column for column in COLUMNS)
 _SELECT = f"SELECT {_COLUMNS} FROM {SCHEMA}.questions"
 _NOTIFY = f"pg_notify('{CHANNEL}', rpc_id)"
 _SUBMIT = f"""
     WITH created AS (
         INSERT INTO {SCHEMA}.questions
-            (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search)
-        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s)
+            (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search,
+             rendered)
+        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb)
         ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )
     SELECT {_COLUMNS}, {_NOTIFY} FROM created
@@ -198,6 +200,7 @@ class PostgresStore(AsyncLifetime):
             question.shown_at,
             origin_json(question.origin),
             question_text(question.questions),
+            rendered_json(question.rendered),
         )
 
         async def insert(connection: Connection) -> tuple[StoredQuestion, bool]:

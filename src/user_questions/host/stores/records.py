@@ -6,8 +6,8 @@ dataclasses, shared by the `Store` protocols (`stores/protocol.py`), both backen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from user_questions.frames import Origin
@@ -47,6 +47,9 @@ class NewQuestion:
     the request, so that the common case costs no second write."""
     origin: Origin | None = None
     """Where the asker says the request comes from."""
+    rendered: Mapping[str, str] = field(default_factory=dict)
+    """Each question's `detail` as safe HTML, by question id (`host/markdown.py`): rendered once,
+    before the request is stored, and kept with it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,8 @@ class StoredQuestion:
     """When a host first handed it to a page (or listed it through `GET /api/pending`)."""
     settled_by: str | None = None
     origin: Origin | None = None
+    rendered: Mapping[str, str] = field(default_factory=dict)
+    """Each question's `detail` as safe HTML, by question id, as rendered when it was stored."""
 
     @property
     def pending(self) -> bool:

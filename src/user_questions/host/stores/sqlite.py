@@ -44,6 +44,7 @@ from user_questions.host.stores._shared import (
     history_filter,
     origin_json,
     question_text,
+    rendered_json,
     stored_question,
 )
 from user_questions.host.stores._sqlite_file import open_file
@@ -292,7 +293,8 @@ class SQLiteStore(AsyncLifetime):
     def _submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
         inserted = self._db().execute(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
-            "origin, search) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rpc_id) DO NOTHING",
+            "origin, search, rendered) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (rpc_id) DO NOTHING",
             (
                 question.rpc_id,
                 question.session_id,
@@ -302,6 +304,7 @@ class SQLiteStore(AsyncLifetime):
                 None if question.shown_at is None else _iso(question.shown_at),
                 origin_json(question.origin),
                 question_text(question.questions),
+                rendered_json(question.rendered),
             ),
         )
         if inserted.rowcount == 1:  # stored as given: no need to read it back
@@ -314,6 +317,7 @@ class SQLiteStore(AsyncLifetime):
                 asked_by=question.asked_by,
                 shown_at=question.shown_at,
                 origin=question.origin,
+                rendered=question.rendered,
             )
             return record, True
         existing = self._query(
