@@ -285,7 +285,8 @@ class PostgresStore(AsyncLifetime):
             return await cursor.fetchall()
 
         rows = await self._pool.run(select)
-        records = [_record(row) for row in rows[: query.limit]]
+        # A page may hold megabytes of JSON: read it into records off the event loop.
+        records = await anyio.to_thread.run_sync(_records_of, rows[: query.limit])
         if len(rows) <= query.limit:
             return HistoryPage(records, None)
         last = rows[query.limit - 1]
@@ -389,6 +390,10 @@ async def _records(
 ) -> list[StoredQuestion]:
     cursor = await connection.execute(query, parameters)
     return [_record(row) for row in await cursor.fetchall()]
+
+
+def _records_of(rows: Sequence[TupleRow]) -> list[StoredQuestion]:
+    return [_record(row) for row in rows]
 
 
 def _record(row: TupleRow) -> StoredQuestion:
