@@ -6,6 +6,7 @@ import pytest
 
 from user_questions._json import MAX_JSON_DEPTH, JSONRefused, load_json
 from user_questions._text import text_problem
+from user_questions.errors import UserQuestionError
 
 
 def nested(depth: int) -> str:
@@ -92,3 +93,10 @@ def test_a_nul_is_text_to_the_reader_and_a_problem_to_the_rules_of_text() -> Non
     assert text_problem("a\x00b") == "holds a NUL character (U+0000)"
     assert text_problem("a\udbffb") == "holds a lone surrogate (U+DBFF), which is not text"
     assert text_problem("plain ünïcode 😀") is None
+
+
+def test_an_error_quoting_a_lone_surrogate_can_still_be_sent() -> None:
+    error = UserQuestionError('question id "\ud800" appears more than once', "BAD_QUESTION")
+    assert error.message == 'question id "\\ud800" appears more than once'
+    assert str(error).encode("utf-8")
+    assert UserQuestionError("plain ünïcode 😀", "BAD_QUESTION").message == "plain ünïcode 😀"

@@ -5,11 +5,16 @@ Level 0, standard library only. Python strings can hold both, and JSON text can 
 surrogate cannot be encoded as UTF-8 (no socket, file or SQLite row takes it), and PostgreSQL
 refuses NUL in every text and JSON column. So every boundary refuses them, naming the field,
 before anything is stored or sent: `text_problem` says what is wrong with a string, if anything.
+A message that quotes what it was given is made `deliverable` instead (errors do it).
 """
 
 from __future__ import annotations
 
-__all__ = ["lone_surrogate", "surrogate_problem", "text_problem"]
+import re
+
+__all__ = ["deliverable", "lone_surrogate", "surrogate_problem", "text_problem"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def lone_surrogate(text: str) -> str | None:
@@ -21,6 +26,14 @@ def lone_surrogate(text: str) -> str | None:
     except UnicodeEncodeError as error:
         return text[error.start]
     return None
+
+
+def deliverable(text: str) -> str:
+    """`text` with each lone surrogate written as its escape (`\\ud800`): a message that quotes
+    what it was given can then always be sent. Text without one is returned as it is."""
+    if lone_surrogate(text) is None:
+        return text
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
 def surrogate_problem(text: str) -> str | None:

@@ -1,6 +1,8 @@
 """Errors with stable codes: what callers, tools and models branch on.
 
-Level 1: imports nothing from the package.
+Level 1: imports `_text` only. A message may quote what it was given, so it is made deliverable
+(`_text.deliverable`): a lone surrogate in it is written as its escape, and every message can be
+sent to a model, a socket or a log as it is.
 
     Exception
      └── HarnessError(message, code, *, cause=None)   .code, .name, __cause__
@@ -15,6 +17,8 @@ hands `{"name", "code"}` of a `HarnessError` to the model, so both are part of t
 from __future__ import annotations
 
 import enum
+
+from user_questions._text import deliverable
 
 __all__ = ["AbortError", "ErrorCode", "HarnessError", "ToolArgsError", "UserQuestionError"]
 
@@ -75,6 +79,7 @@ class HarnessError(Exception):
             cls.name = cls.__name__
 
     def __init__(self, message: str, code: str, *, cause: BaseException | None = None) -> None:
+        message = deliverable(message)
         super().__init__(message)
         self.message = message
         self.code = ErrorCode(code) if code in ErrorCode.__members__ else code

@@ -69,7 +69,7 @@ class AskerConnection(Connection):
             async for reply in self._replies:
                 await self.websocket.send_text(reply)
 
-    async def _reply(self, text: str) -> str:
+    async def _reply(self, text: str | bytes) -> str:
         try:
             frame = parse(text, _KINDS)
         except FrameError as error:

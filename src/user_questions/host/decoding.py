@@ -4,8 +4,9 @@ Level 8: imports Starlette, `frames`, `_json`, `_text`, `_wire` and `errors`. Bo
 protocols (the page's `/ws` and the asker's `/ws/ask`) and `POST /api/respond` read their input
 here, so a frame is limited, parsed and refused the same way everywhere:
 
-- `receive_texts(websocket)` yields each frame's text; a frame over `MAX_FRAME_BYTES` (counted in
-  UTF-8 bytes, as the asker counts what it sends) closes the connection with code 1009;
+- `receive_texts(websocket)` yields each frame's text (a binary frame's bytes, which must be
+  UTF-8); a frame over `MAX_FRAME_BYTES` (counted in UTF-8 bytes, as the asker counts what it
+  sends) closes the connection with code 1009;
 - `parse` turns a frame's text into its model, or raises `FrameError` (`BAD_REQUEST`, with a
   one-line message and the rpcId the frame named, if usable: a refusal is answered by name);
   JSON is read within the bounds of `_json.load_json` (nesting depth, lone surrogates);
@@ -55,8 +56,9 @@ class FrameError(UserQuestionError):
         self.rpc_id = rpc_id
 
 
-async def receive_texts(websocket: WebSocket) -> AsyncIterator[str]:
-    """The text of each frame until the peer leaves; an oversized frame ends the connection."""
+async def receive_texts(websocket: WebSocket) -> AsyncIterator[str | bytes]:
+    """The text of each frame until the peer leaves (a binary frame's bytes, which `parse`
+    reads as UTF-8); an oversized frame ends the connection."""
     while True:
         message = await websocket.receive()
         if message["type"] == "websocket.disconnect":
@@ -68,7 +70,7 @@ async def receive_texts(websocket: WebSocket) -> AsyncIterator[str]:
                 TOO_LARGE_CLOSE_CODE, f"frames are limited to {MAX_FRAME_BYTES} bytes"
             )
             return
-        yield text if text is not None else data.decode("utf-8", errors="replace")
+        yield text if text is not None else data
 
 
 def _too_large(text: str | None, data: bytes) -> bool:
@@ -90,13 +92,13 @@ def load(text: str | bytes) -> Any:
     return read_json(text, what="frame", code=ErrorCode.BAD_REQUEST)
 
 
-def parse(text: str, kinds: Mapping[str, type[Frame]]) -> Frame:
-    """The frame in `text`, chosen by its `type` among `kinds`.
+def parse(text: str | bytes, kinds: Mapping[str, type[Frame]]) -> Frame:
+    """The frame in `text` (bytes: UTF-8), chosen by its `type` among `kinds`.
 
     Raises:
-        FrameError: `BAD_REQUEST` for text that is not JSON, nests too deep or holds a lone
-            surrogate, another type, or a frame that breaks its model; with the frame's rpcId
-            when it named a usable one.
+        FrameError: `BAD_REQUEST` for text that is not JSON (or bytes not UTF-8), nests too deep
+            or holds a lone surrogate, another type, or a frame that breaks its model; with the
+            frame's rpcId when it named a usable one.
     """
     try:
         data = load_json(text)

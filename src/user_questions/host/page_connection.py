@@ -72,7 +72,7 @@ class PageConnection(Connection):
                 await self._send(frame)
             await self.websocket.close(BEHIND_CLOSE_CODE)
 
-    async def _reply(self, text: str) -> str:
+    async def _reply(self, text: str | bytes) -> str:
         try:
             frame = parse(text, _KINDS)
         except FrameError as error:

@@ -1,0 +1,63 @@
+"""Fuzzing a real `uq serve` over real sockets, on SQLite and on PostgreSQL: inputs on all three
+channels in any order, each answered as documented, a real ask served after every one, and not
+one error in the host's log when it stops."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.e2e.host_process import HostProcess
+from tests.fuzz.hosts import Channels
+from tests.fuzz.oracle import check_asker_reply, check_http_reply, check_page_reply, fail
+from tests.fuzz.profiles import fuzz_settings
+from tests.fuzz.strategies import Probe, asker_probes, page_probes
+
+CHANNELS = st.one_of(
+    asker_probes().map(lambda probe: ("ask", probe)),
+    page_probes().map(lambda probe: ("page", probe)),
+    page_probes().map(lambda probe: ("http", probe)),
+)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def host(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[HostProcess]:
+    if request.param == "postgresql":
+        running = HostProcess(None, args=("--db", request.getfixturevalue("pg_url")))
+    else:
+        running = HostProcess(tmp_path / "uq.db")
+    running.start()
+    yield running
+    if running.process is not None and running.process.poll() is None:
+        running.stop()
+
+
+def test_a_real_host_answers_every_input_on_every_channel_as_documented(
+    host: HostProcess,
+) -> None:
+    channels = Channels(host.base, host.token)
+
+    @fuzz_settings(percent=50)
+    @given(CHANNELS)
+    def each(sent: tuple[str, Probe]) -> None:
+        channel, probe = sent
+        if channel == "ask":
+            check_asker_reply(probe, channels.ask_socket(probe))
+        elif channel == "page":
+            check_page_reply(probe, channels.page_socket(probe))
+        else:
+            check_http_reply(probe, channels.respond(probe))
+        channels.real_ask()
+
+    try:
+        each()
+    finally:
+        channels.close()
+    assert host.stop() == 0
+    logged = (host.stderr or "").strip()
+    if logged:
+        fail("log", f"uq serve wrote to stderr: {logged[:2000]}")
