@@ -23,7 +23,6 @@ from tests.fuzz import profiles
 from tests.pg import pg_cluster, pg_url  # noqa: F401 - PostgreSQL fixtures, one server per session
 from user_questions import AgentRegistry, Context, ToolRegistry, UserQuestionService
 
-
 profiles.register()  # before the hypothesis plugin loads one (`--hypothesis-profile long`)
 
 

@@ -52,7 +52,7 @@ SECURITY_HEADERS = {
     "referrer-policy": "no-referrer",
     "x-frame-options": "DENY",
 }
-TOOL_CODES = {ErrorCode.BAD_REQUEST: ErrorCode.INVALID_ARGS}
+TOOL_CODES: dict[str, str] = {ErrorCode.BAD_REQUEST: ErrorCode.INVALID_ARGS}
 """A frame's code and the tool's for the same fault: the tool reads its own arguments."""
 
 
@@ -222,7 +222,7 @@ def check_tool_result(probe: Probe, result: ToolResult) -> None:
         fail("internal-error", f"a tool failure without a code: {result.text[:200]}")
         return
     _documented_code(info.get("code"), "ask_user_question")
-    expected = None if probe.code is None else TOOL_CODES.get(ErrorCode(probe.code), probe.code)
+    expected = None if probe.code is None else TOOL_CODES.get(probe.code, probe.code)
     if expected is not None and info.get("code") != expected:
         fail("wrong-code", f"a {probe.label} input got {info}, not {expected}")
     if probe.accepted:

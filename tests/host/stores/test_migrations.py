@@ -15,8 +15,8 @@ import pytest
 
 from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
 from user_questions.frames import Origin
-from user_questions.host.stores import HistoryQuery, Store, open_store
 from user_questions.host.markdown import plain_html, render_markdown
+from user_questions.host.stores import HistoryQuery, Store, open_store
 from user_questions.host.stores import _postgres_schema as postgres_schema
 from user_questions.host.stores._sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from user_questions.outcomes import Outcome, RequestState
