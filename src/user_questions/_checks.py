@@ -11,7 +11,7 @@ an oversized one alike. Every check is linear in the size of the request.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from user_questions._text import text_problem
@@ -125,15 +125,22 @@ def _check_unique(questions: Sequence[AskUserQuestionItem]) -> None:
                 ErrorCode.BAD_QUESTION,
             )
         seen_ids.add(question.id)
-        seen_labels: set[str] = set()
-        for option in question.options or ():
-            if option.label in seen_labels:
-                raise UserQuestionError(
-                    f"question {question.id} offers the option label {quoted(option.label)} "
-                    "more than once",
-                    ErrorCode.BAD_QUESTION,
-                )
-            seen_labels.add(option.label)
+        repeated = _first_repeated(option.label for option in question.options or ())
+        if repeated is not None:
+            raise UserQuestionError(
+                f"question {question.id} offers the option label {quoted(repeated)} more than once",
+                ErrorCode.BAD_QUESTION,
+            )
+
+
+def _first_repeated(values: Iterable[str]) -> str | None:
+    """The first value that appeared before it, in one pass."""
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            return value
+        seen.add(value)
+    return None
 
 
 def check_limits(questions: Sequence[AskUserQuestionItem]) -> None:

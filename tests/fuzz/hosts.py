@@ -24,7 +24,13 @@ import uvicorn
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
-from tests.fuzz.oracle import Reply, fail
+from tests.fuzz.oracle import (
+    Reply,
+    check_asker_reply,
+    check_http_reply,
+    check_page_reply,
+    fail,
+)
 from tests.fuzz.strategies import FRESH, TARGET, TARGET_QUESTIONS, Probe
 from user_questions.frames import MAX_FRAME_BYTES
 from user_questions.host.app import create_app
@@ -129,6 +135,15 @@ class Channels:
             if response.json().get("accepted") is True:
                 self._target = None
         return response
+
+    def try_on(self, channel: str, probe: Probe) -> None:
+        """Send `probe` through `channel` (`ask`, `page` or `http`) and check the reply."""
+        if channel == "ask":
+            check_asker_reply(probe, self.ask_socket(probe))
+        elif channel == "page":
+            check_page_reply(probe, self.page_socket(probe))
+        else:
+            check_http_reply(probe, self.respond(probe))
 
     # -- the host still serves --------------------------------------------------------------
 

@@ -35,6 +35,7 @@ __all__ = [
     "TARGET_QUESTIONS",
     "Probe",
     "asker_probes",
+    "channel_probes",
     "page_probes",
     "tool_probes",
 ]
@@ -291,6 +292,12 @@ _RANDOM = st.builds(lambda value: Probe("random-json", _dumps(value)), JSON_VALU
 def asker_probes() -> st.SearchStrategy[Probe]:
     """Inputs for `/ws/ask`: random JSON, and asks, withdrawals and pings broken once."""
     return st.one_of(_RANDOM, _broken([_ask, _ask_plan, _withdraw, _ping], sorted(_OVERSIZE)))
+
+
+def channel_probes(channel: str) -> st.SearchStrategy[Probe]:
+    """The inputs for a channel: `ask` (`/ws/ask`), `page` (`/ws`) or `http` (`POST
+    /api/respond`, which takes what a page sends)."""
+    return asker_probes() if channel == "ask" else page_probes()
 
 
 def page_probes() -> st.SearchStrategy[Probe]:

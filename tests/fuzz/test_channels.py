@@ -10,14 +10,9 @@ import pytest
 from hypothesis import given
 
 from tests.fuzz.hosts import TOKEN, Channels, HostLog, in_process_host
-from tests.fuzz.oracle import (
-    check_asker_reply,
-    check_http_reply,
-    check_page_reply,
-    fail,
-)
+from tests.fuzz.oracle import fail
 from tests.fuzz.profiles import fuzz_settings
-from tests.fuzz.strategies import Probe, asker_probes, page_probes
+from tests.fuzz.strategies import Probe, channel_probes
 
 
 @pytest.fixture(scope="module")
@@ -28,51 +23,25 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Channels, H
         channels.close()
 
 
-def no_errors_logged(log: HostLog) -> None:
+@pytest.mark.parametrize(
+    "channel",
+    [
+        pytest.param("ask", id="the asker socket"),
+        pytest.param("page", id="the page socket"),
+        pytest.param("http", id="POST /api/respond"),
+    ],
+)
+def test_every_input_gets_a_documented_reply_and_the_host_serves_on(
+    host: tuple[Channels, HostLog], channel: str
+) -> None:
+    channels, log = host
+
+    @fuzz_settings()
+    @given(channel_probes(channel))
+    def each(probe: Probe) -> None:
+        channels.try_on(channel, probe)
+        channels.real_ask()
+
+    each()
     if log.errors:
         fail("log", f"the host logged {len(log.errors)} errors, first: {log.errors[0]}")
-
-
-def test_the_asker_socket_answers_every_frame_with_a_documented_reply(
-    host: tuple[Channels, HostLog],
-) -> None:
-    channels, log = host
-
-    @fuzz_settings()
-    @given(asker_probes())
-    def each(probe: Probe) -> None:
-        check_asker_reply(probe, channels.ask_socket(probe))
-        channels.real_ask()
-
-    each()
-    no_errors_logged(log)
-
-
-def test_the_page_socket_answers_every_frame_with_a_documented_reply(
-    host: tuple[Channels, HostLog],
-) -> None:
-    channels, log = host
-
-    @fuzz_settings()
-    @given(page_probes())
-    def each(probe: Probe) -> None:
-        check_page_reply(probe, channels.page_socket(probe))
-        channels.real_ask()
-
-    each()
-    no_errors_logged(log)
-
-
-def test_the_http_api_answers_every_body_with_a_documented_status(
-    host: tuple[Channels, HostLog],
-) -> None:
-    channels, log = host
-
-    @fuzz_settings()
-    @given(page_probes())
-    def each(probe: Probe) -> None:
-        check_http_reply(probe, channels.respond(probe))
-        channels.real_ask()
-
-    each()
-    no_errors_logged(log)

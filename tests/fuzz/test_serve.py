@@ -13,14 +13,12 @@ from hypothesis import strategies as st
 
 from tests.e2e.host_process import HostProcess
 from tests.fuzz.hosts import Channels
-from tests.fuzz.oracle import check_asker_reply, check_http_reply, check_page_reply, fail
+from tests.fuzz.oracle import fail
 from tests.fuzz.profiles import fuzz_settings
-from tests.fuzz.strategies import Probe, asker_probes, page_probes
+from tests.fuzz.strategies import Probe, channel_probes
 
-CHANNELS = st.one_of(
-    asker_probes().map(lambda probe: ("ask", probe)),
-    page_probes().map(lambda probe: ("page", probe)),
-    page_probes().map(lambda probe: ("http", probe)),
+CHANNELS = st.sampled_from(["ask", "page", "http"]).flatmap(
+    lambda channel: channel_probes(channel).map(lambda probe: (channel, probe))
 )
 
 
@@ -44,13 +42,7 @@ def test_a_real_host_answers_every_input_on_every_channel_as_documented(
     @fuzz_settings(percent=50)
     @given(CHANNELS)
     def each(sent: tuple[str, Probe]) -> None:
-        channel, probe = sent
-        if channel == "ask":
-            check_asker_reply(probe, channels.ask_socket(probe))
-        elif channel == "page":
-            check_page_reply(probe, channels.page_socket(probe))
-        else:
-            check_http_reply(probe, channels.respond(probe))
+        channels.try_on(*sent)
         channels.real_ask()
 
     try:

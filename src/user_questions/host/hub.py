@@ -67,8 +67,14 @@ from user_questions.host.decoding import usable_id
 from user_questions.host.markdown import render_details
 from user_questions.host.provider import HostProvider
 from user_questions.host.records import ShownRecorder
-from user_questions.host.stores import NewQuestion, QuestionStore, Settlement, StoredQuestion
-from user_questions.outcomes import Outcome, RequestState, Surface, resolved_outcome
+from user_questions.host.stores import (
+    NewQuestion,
+    QuestionStore,
+    Settlement,
+    StoredQuestion,
+    pending_record,
+)
+from user_questions.outcomes import Outcome, Surface, resolved_outcome
 from user_questions.types import AskUserQuestionItem
 
 __all__ = [
@@ -433,16 +439,7 @@ def _check_origin(origin: Origin | None) -> None:
 
 def _check_frame_size(asked: NewQuestion) -> None:
     """Refuse a request whose `question/requested` frame no page could be sent."""
-    record = StoredQuestion(
-        asked.rpc_id,
-        asked.session_id,
-        tuple(asked.questions),
-        asked.asked_at,
-        RequestState.PENDING,
-        origin=asked.origin,
-        rendered=asked.rendered,
-    )
-    size = len(_requested_frame(record).encode("utf-8"))
+    size = len(_requested_frame(pending_record(asked)).encode("utf-8"))
     if size > MAX_FRAME_BYTES:
         raise UserQuestionError(
             f"this request makes a frame of {size} bytes, more than the {MAX_FRAME_BYTES} a frame "

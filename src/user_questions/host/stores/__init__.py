@@ -40,6 +40,7 @@ from user_questions.host.stores.records import (
     StoredQuestion,
     TokenRecord,
     TokensListener,
+    pending_record,
 )
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "TokensListener",
     "default_store_path",
     "open_store",
+    "pending_record",
 ]
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "StoredQuestion",
     "TokenRecord",
     "TokensListener",
+    "pending_record",
 ]
 
 ChangeListener = Callable[[str | None], None]
@@ -95,6 +96,21 @@ class StoredQuestion:
     def outcome(self) -> Outcome | None:
         """How it ended; `None` while pending."""
         return self.state.outcome
+
+
+def pending_record(question: NewQuestion) -> StoredQuestion:
+    """The record of `question` as a store keeps it once submitted: pending."""
+    return StoredQuestion(
+        question.rpc_id,
+        question.session_id,
+        tuple(question.questions),
+        question.asked_at,
+        RequestState.PENDING,
+        asked_by=question.asked_by,
+        shown_at=question.shown_at,
+        origin=question.origin,
+        rendered=question.rendered,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,8 +58,8 @@ from user_questions.host.stores.records import (
     StoredQuestion,
     TokenRecord,
     TokensListener,
+    pending_record,
 )
-from user_questions.outcomes import RequestState
 
 __all__ = ["SCHEMA_VERSION", "WATCH_INTERVAL", "SQLiteStore"]
 
@@ -308,18 +308,7 @@ class SQLiteStore(AsyncLifetime):
             ),
         )
         if inserted.rowcount == 1:  # stored as given: no need to read it back
-            record = StoredQuestion(
-                question.rpc_id,
-                question.session_id,
-                tuple(question.questions),
-                question.asked_at,
-                RequestState.PENDING,
-                asked_by=question.asked_by,
-                shown_at=question.shown_at,
-                origin=question.origin,
-                rendered=question.rendered,
-            )
-            return record, True
+            return pending_record(question), True
         existing = self._query(
             f"SELECT {_COLUMNS} FROM questions WHERE rpc_id = ?", (question.rpc_id,)
         )
