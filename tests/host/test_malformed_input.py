@@ -93,6 +93,14 @@ def test_a_frame_type_of_another_json_type_is_an_error_and_the_socket_stays(
         assert (error["type"], error["code"]) == ("error", "BAD_REQUEST")
 
 
+def test_a_binary_frame_must_be_utf_8_like_every_body(sqlite_client: TestClient) -> None:
+    with sqlite_client.websocket_connect("/ws/ask", headers=AUTH) as asker:
+        asker.send_bytes(json.dumps(ask_frame("r1", PICK)).encode())
+        assert asker.receive_json() == {"rpcId": "r1", "payload": {"type": "ask/pending"}}
+        asker.send_bytes(b'{"type": "ping", "x": "\xff"}')
+        refused(asker.receive_json(), "BAD_REQUEST", "invalid frame: not valid JSON (not UTF-8")
+
+
 def test_json_nested_deeper_than_the_limit_is_a_bad_request_on_every_channel(
     sqlite_client: TestClient,
 ) -> None:
