@@ -81,6 +81,9 @@ def in_process_host(folder: Path) -> Iterator[tuple[str, HostLog]]:
         ws="websockets-sansio",
         ws_max_size=MAX_FRAME_BYTES,
         ws_per_message_deflate=False,
+        # Keepalive pings draw from the `random` module in another thread, which hypothesis
+        # would take for a strategy using it; inputs come often enough to keep sockets alive.
+        ws_ping_interval=None,
         lifespan="on",
         log_config=None,
     )
@@ -185,6 +188,7 @@ class Channels:
                 max_size=None,
                 max_queue=None,
                 compression=None,
+                ping_interval=None,  # no keepalive: see `in_process_host`
             )
         return self._sockets[name]
 
