@@ -37,7 +37,7 @@ def register() -> None:
     )
     settings.register_profile(
         LONG,
-        max_examples=3_000,
+        max_examples=10_000,
         deadline=None,
         suppress_health_check=_SLOW_INPUTS,
         print_blob=True,
