@@ -2,11 +2,11 @@
 
 Each check names the broken promise by kind when it fails (`FuzzFailure.kind`): `dropped` (the
 socket closed where the protocol keeps it open), `wrong-close`, `no-reply`, `undocumented` (not
-a reply the protocol describes), `internal-error` (`INTERNAL_ERROR`, `STORE_UNAVAILABLE` or an
-HTTP 500: a healthy host never says them), `no-headers`, `long-message`, `accepted-malformed`,
-`refused-valid`, `wrong-code`, `undeliverable` (text no socket can carry), `host-down` (a real
-ask failed afterwards) and `log` (a traceback or an error in the host's log). Every failure goes
-through `fail`.
+a reply the protocol describes), `internal-error` (`INTERNAL_ERROR`, `STORE_UNAVAILABLE`,
+`BAD_STORE` or an HTTP 500: a healthy host never says them), `no-headers`, `long-message`,
+`accepted-malformed`, `refused-valid`, `wrong-code`, `undeliverable` (text no socket can
+carry), `host-down` (a real ask failed afterwards) and `log` (a traceback or an error in the
+host's log). Every failure goes through `fail`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ __all__ = [
     "fail",
 ]
 
-UNHEALTHY = frozenset({ErrorCode.INTERNAL_ERROR, ErrorCode.STORE_UNAVAILABLE})
+UNHEALTHY = frozenset({ErrorCode.INTERNAL_ERROR, ErrorCode.STORE_UNAVAILABLE, ErrorCode.BAD_STORE})
 """Codes a host with a working store never gives, whatever it is sent."""
 STATUS_OF: dict[str, int] = {
     ErrorCode.UNAUTHORIZED: 401,
