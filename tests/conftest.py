@@ -19,8 +19,11 @@ from typing import Any
 import pytest
 
 from tests.deadlines import TEST_DEADLINE, within
+from tests.fuzz import profiles
 from tests.pg import pg_cluster, pg_url  # noqa: F401 - PostgreSQL fixtures, one server per session
 from user_questions import AgentRegistry, Context, ToolRegistry, UserQuestionService
+
+profiles.register()  # before the hypothesis plugin loads one (`--hypothesis-profile long`)
 
 
 @pytest.fixture

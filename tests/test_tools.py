@@ -76,7 +76,12 @@ async def test_json_text_arguments_are_accepted(ctx: Context) -> None:
             {"path": "a", "flags": {"force": True, "quiet": True}},
             'invalid arguments: unexpected property "flags.quiet"',
         ),
-        ("{not json", "invalid arguments: arguments are not valid JSON"),
+        ("{not json", "invalid arguments: not valid JSON (Expecting property name"),
+        ("[" * 1100 + "]" * 1100, "invalid arguments: nested deeper than 64 levels"),
+        (
+            '{"path": "\\ud800"}',
+            'invalid arguments: property "path" holds a lone surrogate (U+D800), which is not text',
+        ),
     ],
 )
 async def test_invalid_arguments_are_refused_before_dispatch(

@@ -3,16 +3,31 @@ README's "Errors" table.
 
 Level 5: pure functions over the wire models. Bad requests are caught here, at the asker where
 the mistake is, rather than in each UI; bad answers are caught before they reach the agent.
+Check 7, the sizes of `limits` and the characters text may hold (`_text`), comes after the seam's
+own checks, so every surface that checks a request (the service, the host, the bridges) refuses
+an oversized one alike. Every check is linear in the size of the request.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from user_questions._text import text_problem
 from user_questions.abort import AbortSignal, is_timeout
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.limits import (
+    MAX_CUSTOM_LENGTH,
+    MAX_DESCRIPTION_LENGTH,
+    MAX_DETAIL_LENGTH,
+    MAX_HEADER_LENGTH,
+    MAX_LABEL_LENGTH,
+    MAX_OPTIONS_PER_QUESTION,
+    MAX_QUESTION_ID_LENGTH,
+    MAX_QUESTION_LENGTH,
+    MAX_QUESTIONS_PER_REQUEST,
+)
 from user_questions.types import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
@@ -52,7 +67,7 @@ def check_request(
     signal: AbortSignal | None,
     agents: AgentRegistry | None,
 ) -> None:
-    """Checks 1 to 6 of `ask()`, in order; the service adds 7 (a provider is registered)."""
+    """Checks 1 to 7 of `ask()`, in order; the service adds 8 (a provider is registered)."""
     if signal is not None and signal.aborted:
         raise abort_error(signal)
     if not questions:
@@ -63,6 +78,7 @@ def check_request(
         _check_caller(agent, agents)
     _check_intents(questions)
     _check_unique(questions)
+    check_limits(questions)
 
 
 def _check_caller(agent: Agent, agents: AgentRegistry | None) -> None:
@@ -109,14 +125,80 @@ def _check_unique(questions: Sequence[AskUserQuestionItem]) -> None:
                 ErrorCode.BAD_QUESTION,
             )
         seen_ids.add(question.id)
-        labels = [option.label for option in question.options or ()]
-        if len(set(labels)) == len(labels):
-            continue
-        repeated = next(label for index, label in enumerate(labels) if label in labels[:index])
+        repeated = _first_repeated(option.label for option in question.options or ())
+        if repeated is not None:
+            raise UserQuestionError(
+                f"question {question.id} offers the option label {quoted(repeated)} more than once",
+                ErrorCode.BAD_QUESTION,
+            )
+
+
+def _first_repeated(values: Iterable[str]) -> str | None:
+    """The first value that appeared before it, in one pass."""
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            return value
+        seen.add(value)
+    return None
+
+
+def check_limits(questions: Sequence[AskUserQuestionItem]) -> None:
+    """Check 7: the sizes of `user_questions.limits`, and text without NUL or lone surrogates.
+
+    Raises:
+        UserQuestionError: `TOO_MANY_QUESTIONS`; `LIMIT_EXCEEDED` for too many options or too
+            long a text; `BAD_QUESTION` for a text holding a NUL or a lone surrogate. The
+            message names the property, as `questions[0].options[2].label`.
+    """
+    if len(questions) > MAX_QUESTIONS_PER_REQUEST:
         raise UserQuestionError(
-            f"question {question.id} offers the option label {quoted(repeated)} more than once",
-            ErrorCode.BAD_QUESTION,
+            f"a request holds at most {MAX_QUESTIONS_PER_REQUEST} questions, got {len(questions)}",
+            ErrorCode.TOO_MANY_QUESTIONS,
         )
+    for index, question in enumerate(questions):
+        options = question.options or ()
+        if len(options) > MAX_OPTIONS_PER_QUESTION:
+            raise UserQuestionError(
+                f'property "questions[{index}].options" holds {len(options)} options; '
+                f"at most {MAX_OPTIONS_PER_QUESTION} are allowed",
+                ErrorCode.LIMIT_EXCEEDED,
+            )
+        for name, text, limit in _texts(question):
+            _check_text(f"questions[{index}].{name}", text, limit, ErrorCode.BAD_QUESTION)
+
+
+def _check_text(path: str, text: str, limit: int, code: ErrorCode) -> None:
+    """`text`, found at `path`, is at most `limit` characters of text.
+
+    Raises:
+        UserQuestionError: `LIMIT_EXCEEDED` when it is longer; `code` when it holds a NUL or a
+            lone surrogate.
+    """
+    if len(text) > limit:
+        raise UserQuestionError(
+            f'property "{path}" is {len(text)} characters long; at most {limit} are allowed',
+            ErrorCode.LIMIT_EXCEEDED,
+        )
+    problem = text_problem(text)
+    if problem is not None:
+        raise UserQuestionError(f'property "{path}" {problem}', code)
+
+
+def _texts(question: AskUserQuestionItem) -> Iterator[tuple[str, str, int]]:
+    """Every text of a question: its property path (in the question), the text, its limit."""
+    yield "id", question.id, MAX_QUESTION_ID_LENGTH
+    if question.header is not None:
+        yield "header", question.header, MAX_HEADER_LENGTH
+    yield "question", question.question, MAX_QUESTION_LENGTH
+    if question.detail is not None:
+        yield "detail", question.detail, MAX_DETAIL_LENGTH
+    for index, option in enumerate(question.options or ()):
+        yield f"options[{index}].label", option.label, MAX_LABEL_LENGTH
+        if option.description is not None:
+            yield f"options[{index}].description", option.description, MAX_DESCRIPTION_LENGTH
+    if question.intent is not None:
+        yield "intent.approve", question.intent.approve, MAX_LABEL_LENGTH
 
 
 def _bad_answer(problem: str) -> UserQuestionError:
@@ -168,6 +250,14 @@ def _check_item(
     where = f"for question {question.id}"
     if custom is not None and not custom.strip():
         raise _bad_answer(f"{where}: custom text is blank; omit custom instead")
+    if custom is not None and len(custom) > MAX_CUSTOM_LENGTH:
+        raise _bad_answer(
+            f"{where}: custom text is {len(custom)} characters long; "
+            f"at most {MAX_CUSTOM_LENGTH} are allowed"
+        )
+    problem = None if custom is None else text_problem(custom)
+    if problem is not None:
+        raise _bad_answer(f"{where}: custom text {problem}")
     if not selected:
         return item
     if not options:

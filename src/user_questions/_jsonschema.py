@@ -18,6 +18,8 @@ import json
 from collections.abc import Callable, Sized
 from typing import Any
 
+from user_questions._json import path_text
+
 __all__ = ["Check", "SchemaViolation", "compile_schema", "json_type_name"]
 
 JSONSchema = dict[str, Any]
@@ -59,18 +61,8 @@ def json_type_name(value: object) -> str:
     return type(value).__name__
 
 
-def _spell(path: Path) -> str:
-    spelled = ""
-    for part in path:
-        if isinstance(part, int):
-            spelled += f"[{part}]"
-        else:
-            spelled = f"{spelled}.{part}" if spelled else part
-    return spelled
-
-
 def _where(path: Path) -> str:
-    return f'property "{_spell(path)}"' if path else "arguments"
+    return f'property "{path_text(path)}"' if path else "arguments"
 
 
 def _show(value: object) -> str:
@@ -179,13 +171,13 @@ def _object_step(schema: JSONSchema) -> Check:
             check = properties.get(key)
             if check is None:
                 if closed:
-                    raise SchemaViolation(f'unexpected property "{_spell((*path, key))}"')
+                    raise SchemaViolation(f'unexpected property "{path_text((*path, key))}"')
                 checked[key] = item
             elif item is not None or key in required:
                 checked[key] = check(item, (*path, key))
         for key in required:
             if key not in checked:
-                raise SchemaViolation(f'missing required property "{_spell((*path, key))}"')
+                raise SchemaViolation(f'missing required property "{path_text((*path, key))}"')
         return checked
 
     return step

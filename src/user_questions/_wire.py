@@ -1,8 +1,10 @@
 """Reading wire JSON from outside (a file, stdin, a socket) into models, with one-line errors.
 
-Level 1: imports `types`, `errors` and `_jsonschema`. Every place that reads the vocabulary from
-outside the process goes through here, so a wrong type anywhere is reported the same way: one
-line that names the field, never a traceback.
+Level 1: imports `types`, `errors`, `_json` and `_jsonschema`. Every place that reads the
+vocabulary from outside the process goes through here, so a wrong type anywhere is reported the
+same way: one line that names the field, never a traceback. JSON text is read by `read_json`
+(within the bounds of `_json.load_json`: nesting depth, lone surrogates, `NaN`), so a document
+too deep or holding a lone surrogate is refused with the same code as any other malformed one.
 """
 
 from __future__ import annotations
@@ -13,11 +15,18 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from user_questions._json import JSONRefused, load_json
 from user_questions._jsonschema import json_type_name
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem, WireModel
 
-__all__ = ["describe_validation_error", "parse_answer", "parse_questions", "parse_wire"]
+__all__ = [
+    "describe_validation_error",
+    "parse_answer",
+    "parse_questions",
+    "parse_wire",
+    "read_json",
+]
 
 Model = TypeVar("Model", bound=WireModel)
 
@@ -58,26 +67,41 @@ def describe_validation_error(error: ValidationError) -> str:
     if kind in _EXPECTED:
         return f"{where} must be {_EXPECTED[kind]}, got {json_type_name(value)}"
     if kind == "union_tag_invalid":
-        tag = json.dumps(first.get("ctx", {}).get("tag"), ensure_ascii=False)
-        return f'property "{path}.kind" names an unknown intent {tag}'
+        context = first.get("ctx", {})
+        name = str(context.get("discriminator", "")).strip("'")
+        where = f"{path}.{name}" if path else name
+        if name == "kind":
+            tag = json.dumps(context.get("tag"), ensure_ascii=False)
+            return f'property "{where}" names an unknown intent {tag}'
+        expected = str(context.get("expected_tags", "")).replace("True", "true")
+        return f'property "{where}" must be one of {expected.replace("False", "false")}'
     return f"{where}: {first['msg']}"
 
 
-def parse_wire(model: type[Model], data: Any, *, what: str, code: str) -> Model:
-    """Validate parsed JSON (or JSON text) as `model`.
+def read_json(text: str | bytes, *, what: str, code: str) -> Any:
+    """The JSON document in `text`, read within the bounds of `_json.load_json`.
 
     Raises:
         UserQuestionError: with `code`, the message `invalid <what>: <problem>`.
     """
     try:
-        if isinstance(data, str | bytes):
-            return model.model_validate_json(data)
+        return load_json(text)
+    except JSONRefused as refused:
+        raise UserQuestionError(f"invalid {what}: {refused}", code) from None
+
+
+def parse_wire(model: type[Model], data: Any, *, what: str, code: str) -> Model:
+    """Validate parsed JSON (or JSON text, read by `read_json`) as `model`.
+
+    Raises:
+        UserQuestionError: with `code`, the message `invalid <what>: <problem>`.
+    """
+    if isinstance(data, str | bytes):
+        data = read_json(data, what=what, code=code)
+    try:
         return model.model_validate(data)
     except ValidationError as error:
-        if error.errors()[0]["type"] == "json_invalid":
-            problem = f"not valid JSON ({error.errors()[0]['msg']})"
-        else:
-            problem = describe_validation_error(error)
+        problem = describe_validation_error(error)
         raise UserQuestionError(f"invalid {what}: {problem}", code) from None
 
 

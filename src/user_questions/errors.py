@@ -1,6 +1,8 @@
 """Errors with stable codes: what callers, tools and models branch on.
 
-Level 1: imports nothing from the package.
+Level 1: imports `_text` only. A message may quote what it was given, so it is made deliverable
+(`_text.deliverable`): a lone surrogate in it is written as its escape, and every message can be
+sent to a model, a socket or a log as it is.
 
     Exception
      └── HarnessError(message, code, *, cause=None)   .code, .name, __cause__
@@ -15,6 +17,8 @@ hands `{"name", "code"}` of a `HarnessError` to the model, so both are part of t
 from __future__ import annotations
 
 import enum
+
+from user_questions._text import deliverable
 
 __all__ = ["AbortError", "ErrorCode", "HarnessError", "ToolArgsError", "UserQuestionError"]
 
@@ -48,6 +52,7 @@ class ErrorCode(enum.StrEnum):
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
     REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
     TOO_MANY_QUESTIONS = "TOO_MANY_QUESTIONS"
+    LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
     TOO_MANY_PENDING = "TOO_MANY_PENDING"
     HOST_UNREACHABLE = "HOST_UNREACHABLE"
     BAD_STORE = "BAD_STORE"
@@ -55,6 +60,7 @@ class ErrorCode(enum.StrEnum):
     STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
     BAD_TOKEN = "BAD_TOKEN"
     PAGE_MISSING = "PAGE_MISSING"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
     CANNOT_LISTEN = "CANNOT_LISTEN"
     ELICITATION_UNSUPPORTED = "ELICITATION_UNSUPPORTED"
     TOKEN_EXISTS = "TOKEN_EXISTS"
@@ -73,6 +79,7 @@ class HarnessError(Exception):
             cls.name = cls.__name__
 
     def __init__(self, message: str, code: str, *, cause: BaseException | None = None) -> None:
+        message = deliverable(message)
         super().__init__(message)
         self.message = message
         self.code = ErrorCode(code) if code in ErrorCode.__members__ else code

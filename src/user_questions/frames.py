@@ -30,13 +30,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictBool, StrictStr
+from pydantic import AfterValidator, Field, StrictBool, StrictStr
 
 from user_questions.outcomes import Outcome, ResolvedOutcome
 from user_questions.types import WireModel
 
 __all__ = [
     "MAX_FRAME_BYTES",
+    "MAX_ID_LENGTH",
+    "MAX_MESSAGE_LENGTH",
     "MAX_ORIGIN_CLIENT",
     "MAX_ORIGIN_CWD",
     "AnswerResult",
@@ -67,12 +69,18 @@ __all__ = [
     "ResponseError",
     "Withdraw",
     "WithdrawReason",
+    "brief",
     "iso",
 ]
 
 MAX_FRAME_BYTES = 1024 * 1024
 """The largest frame either side sends or accepts (1 MiB, counted in UTF-8 bytes): a host closes
 the connection on a larger one (WebSocket close code 1009), so an asker refuses to send it."""
+MAX_ID_LENGTH = 256
+"""Characters in an rpcId or a session id; the host refuses others (`BAD_REQUEST`)."""
+MAX_MESSAGE_LENGTH = 2_000
+"""Characters in the message of an error or a refused receipt; a longer one (it quotes what was
+sent, which may be long) is cut, ending with `…`."""
 MAX_ORIGIN_CLIENT = 128
 """Characters in an origin's `client`."""
 MAX_ORIGIN_CWD = 4096
@@ -85,6 +93,17 @@ WithdrawReason = Literal["aborted", "timed-out", "cancelled"]
 """Why an asker withdrew: its ask's signal aborted, or timed out, or the ask was cancelled
 otherwise (its task was cancelled, or the host stayed unreachable too long). The host records
 `timed-out` as the outcome `timed-out` and the other two as `withdrawn`."""
+
+
+def brief(message: str) -> str:
+    """`message`, cut to `MAX_MESSAGE_LENGTH` characters: what an error frame carries."""
+    if len(message) <= MAX_MESSAGE_LENGTH:
+        return message
+    return message[: MAX_MESSAGE_LENGTH - 1] + "…"
+
+
+Message = Annotated[StrictStr, AfterValidator(brief)]
+"""An error's or a refusal's one-line message, at most `MAX_MESSAGE_LENGTH` characters."""
 
 
 def iso(moment: datetime) -> str:
@@ -160,7 +179,7 @@ class Receipt(Frame):
     reason: Literal["not-pending", "bad-response"] | None = None
     """Why it was refused: the request had settled or never existed, or the response broke the
     answer rules, named another session or was malformed, and the request stays pending."""
-    message: StrictStr | None = None
+    message: Message | None = None
     """One line saying what was wrong, when refused."""
 
 
@@ -189,7 +208,7 @@ class ErrorPayload(Frame):
 
     type: Literal["error"] = "error"
     code: StrictStr
-    message: StrictStr
+    message: Message
 
 
 class ErrorFrame(Frame):
@@ -301,7 +320,7 @@ class AskFailed(Frame):
 
     type: Literal["ask/error"] = "ask/error"
     code: StrictStr
-    message: StrictStr
+    message: Message
 
 
 class AskerReply(Frame):

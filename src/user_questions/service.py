@@ -117,7 +117,9 @@ class UserQuestionService(Service):
         questions (`EMPTY_QUESTIONS`); a supplied agent that is not the exact live instance
         (`CALLER_NOT_LIVE`) or is owned by another live agent (`DELEGATED_CALLER`); an intent
         whose approve label names no option, or that lacks its detail (`BAD_INTENT`); a repeated
-        question id or option label (`BAD_QUESTION`); no provider (`NO_PROVIDER`).
+        question id or option label (`BAD_QUESTION`); the limits of `user_questions.limits`
+        (`TOO_MANY_QUESTIONS`, `LIMIT_EXCEEDED`) and a text holding a NUL or a lone surrogate
+        (`BAD_QUESTION`); no provider (`NO_PROVIDER`).
 
         While the provider waits, an abort of `request.signal` withdraws the prompt and raises
         `ASK_ABORTED` or `ASK_TIMED_OUT` (the provider's error as `__cause__`; a provider

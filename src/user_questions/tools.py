@@ -1,6 +1,6 @@
 """The model-facing tool runtime: `ctx.tools`, tool definitions and results.
 
-Level 6: imports `errors`, `abort`, `agents`, `kernel` and `_jsonschema`.
+Level 6: imports `errors`, `abort`, `agents`, `kernel`, `_json` and `_jsonschema`.
 
 A tool is a name, a description, a JSON Schema for its arguments and an async `run`. The runtime
 validates a model's arguments before dispatch, never calls a tool whose signal has already
@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from user_questions._json import JSONRefused, load_json
 from user_questions._jsonschema import Check, JSONSchema, SchemaViolation, compile_schema
 from user_questions.abort import AbortSignal
 from user_questions.agents import Agent
@@ -243,9 +244,10 @@ class ToolRegistry(Service):
 
 
 def _parsed(args: object) -> object:
+    """Arguments given as JSON text, read within the bounds of `_json.load_json`."""
     if not isinstance(args, str | bytes):
         return args
     try:
-        return json.loads(args)
-    except ValueError as error:
-        raise SchemaViolation(f"arguments are not valid JSON ({error})") from error
+        return load_json(args)
+    except JSONRefused as refused:
+        raise SchemaViolation(str(refused)) from None

@@ -195,6 +195,34 @@ def test_a_bad_request_document_is_refused_with_one_line(
     assert uq("--request", str(path)) == (2, "", f"uq ask: {message}\n")
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 1100 + "]" * 1100, "uq ask: invalid request: nested deeper than 64 levels\n"),
+        (
+            '{"questions": [{"id": "\\ud800", "question": "?"}]}',
+            'uq ask: invalid request: property "questions[0].id" holds a lone surrogate (U+D800), '
+            "which is not text\n",
+        ),
+        (
+            json.dumps({"questions": [{"id": "a", "question": "?", "header": "h" * 1001}]}),
+            'uq ask: property "questions[0].header" is 1001 characters long; '
+            "at most 1000 are allowed\n",
+        ),
+        (
+            json.dumps({"questions": [{"id": f"q{n}", "question": "?"} for n in range(33)]}),
+            "uq ask: a request holds at most 32 questions, got 33\n",
+        ),
+    ],
+)
+def test_a_request_beyond_the_limits_is_refused_before_anything_is_shown(
+    uq: Uq, tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "request.json"
+    path.write_text(text, encoding="utf-8")
+    assert uq("--request", str(path)) == (2, "", message)
+
+
 def test_a_request_that_is_not_json_is_refused(uq: Uq) -> None:
     status, out, err = uq("--request", "-", stdin='{"questions": [')
     assert (status, out) == (2, "")

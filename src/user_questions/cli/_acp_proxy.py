@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 import anyio
 import anyio.abc
 
+from user_questions._json import JSONRefused, load_json
 from user_questions.bridges._acp_client import AcpPrompt, EditorAnswer, prompt_of_request
 from user_questions.bridges._form_fields import Filled, FormOutcome, fill_form
 from user_questions.cli._host_client import HostAddress, HostClient
@@ -265,8 +266,8 @@ async def _lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
 def _message(line: bytes) -> dict[str, Any] | None:
     """The JSON-RPC message on `line`, if it is one."""
     try:
-        message = json.loads(line)
-    except ValueError:
+        message = load_json(line)
+    except JSONRefused:
         return None
     return message if isinstance(message, dict) else None
 

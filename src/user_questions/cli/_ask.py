@@ -51,6 +51,8 @@ EXIT_STATUS: dict[str, int] = {
     ErrorCode.EMPTY_QUESTIONS: EXIT_BAD_INPUT,
     ErrorCode.BAD_INTENT: EXIT_BAD_INPUT,
     ErrorCode.BAD_QUESTION: EXIT_BAD_INPUT,
+    ErrorCode.TOO_MANY_QUESTIONS: EXIT_BAD_INPUT,
+    ErrorCode.LIMIT_EXCEEDED: EXIT_BAD_INPUT,
 }
 """The exit status for each error code a caller can act on; any other error exits 1."""
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from user_questions._hook_events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, PRE_TOOL_USE
+from user_questions._json import load_json
 
 __all__ = ["DEFAULT_TIMEOUT", "MIN_TIMEOUT", "WITHDRAW_MARGIN", "install", "uninstall"]
 
@@ -256,7 +257,7 @@ def _read(path: Path, target: _Target) -> Settings:
         return {}
     try:
         text = path.read_text(encoding="utf-8")
-        settings = json.loads(text) if text.strip() else {}
+        settings = load_json(text) if text.strip() else {}
     except (OSError, ValueError) as error:
         raise _Refused(f"cannot read {path}: {error}; nothing was changed", 1) from None
     if not isinstance(settings, dict):

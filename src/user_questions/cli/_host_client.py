@@ -16,7 +16,6 @@ certificate is verified against the system's authorities, `SSL_CERT_FILE` and `-
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import sys
@@ -31,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, WebSocketException
 
+from user_questions._json import JSONRefused, load_json
 from user_questions._tls import client_context, untrusted, wants_tls
 from user_questions._wire import describe_validation_error
 from user_questions.errors import ErrorCode, UserQuestionError
@@ -228,8 +228,8 @@ class HostClient:
                 ErrorCode.UNAUTHORIZED,
             )
         try:
-            data = response.json()
-        except ValueError:
+            data = load_json(response.content)
+        except JSONRefused:
             raise self._not_a_host(f"HTTP {response.status_code}, not JSON") from None
         if response.status_code != 200:
             refusal = data.get("error") if isinstance(data, dict) else None
@@ -273,10 +273,10 @@ def _socket_url(base: str) -> str:
 
 def _resolution(message: str | bytes, rpc_id: str) -> Settled | None:
     try:
-        frame = json.loads(message)
+        frame = load_json(message)
         payload = frame["payload"]
         if payload["type"] == "question/resolved" and payload["questionRpcId"] == rpc_id:
             return Outcome(payload["settled"])
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):  # JSONRefused is a ValueError
         pass  # not a frame this watch cares about
     return None

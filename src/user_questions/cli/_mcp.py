@@ -16,7 +16,6 @@ input.
 from __future__ import annotations
 
 import contextlib
-import json
 import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -28,6 +27,7 @@ import anyio
 from cyclopts import Parameter
 
 from user_questions import tool_ask_user
+from user_questions._json import load_json
 from user_questions.agents import AgentRegistry
 from user_questions.errors import UserQuestionError
 from user_questions.kernel import Context
@@ -199,7 +199,7 @@ async def _provider(options: _Options) -> AsyncIterator[UserQuestionProvider]:
 
 def _scripted(path: Path) -> ScriptedProvider:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = load_json(path.read_text(encoding="utf-8"))
         answers, delay = document["answers"], float(document.get("delay", 0))
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise _Refused(f"cannot read the script {str(path)!r}: {error}") from None

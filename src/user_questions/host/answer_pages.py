@@ -1,15 +1,15 @@
 """The pages behind answer links: look at the answer a link gives, then send it.
 
-Level 8: imports Starlette, `hub`, `answer_links`, `notify_message`, `markdown`, `stores`, `frames`
-and `outcomes`. `GET /a/<link>` only shows the request's question and the option the link
-chooses, with a "Send this answer" button: link previewers, mail scanners and prefetchers open
-links, and they must never answer. `POST /a/<link>` (the button, a form on that page) answers as
-the page would, through `Hub.respond` and its checks, recorded as settled `via` `link` through
-the link's channel. Both need no token, since the signed link is the permission
-(`answer_links`); the POST passes the origin check like every other. So that the browser sends
-the page's origin with its form (under `no-referrer` it sends `Origin: null`), the page relaxes
-the host's referrer policy to `same-origin`: the link, which is in its address, still never
-leaves the host in a `Referer`.
+Level 8: imports Starlette, `hub`, `answer_links`, `notify_message`, `stores`, `frames` and
+`outcomes`. `GET /a/<link>` only shows the request's question (its detail as the HTML rendered when
+the request was stored) and the option the link chooses, with a "Send this answer" button: link
+previewers, mail scanners and prefetchers open links, and they must never answer. `POST /a/<link>`
+(the button, a form on that page) answers as the page would, through `Hub.respond` and its checks,
+recorded as settled `via` `link` through the link's channel. Both need no token, since the signed
+link is the permission (`answer_links`); the POST passes the origin check like every other. So that
+the browser sends the page's origin with its form (under `no-referrer` it sends `Origin: null`),
+the page relaxes the host's referrer policy to `same-origin`: the link, which is in its address,
+still never leaves the host in a `Referer`.
 
 Every refusal is the same page with the same status: a link that is altered, forged, expired,
 already used, or whose request is settled or unknown, or a host started with
@@ -29,7 +29,6 @@ from starlette.responses import HTMLResponse, Response
 from user_questions.frames import ClientResponse
 from user_questions.host.answer_links import AnswerLinks, Grant, answerable_options
 from user_questions.host.hub import Hub
-from user_questions.host.markdown import render_markdown
 from user_questions.host.notify_message import asker_line
 from user_questions.host.stores import QuestionStore, StoredQuestion
 from user_questions.outcomes import Surface
@@ -87,9 +86,8 @@ def _answer(record: StoredQuestion, option: AskUserQuestionOption) -> ClientResp
 def _confirmation(record: StoredQuestion, option: AskUserQuestionOption) -> str:
     question = record.questions[0]
     header = f'<p class="header">{escape(question.header)}</p>' if question.header else ""
-    detail = (
-        f'<div class="detail">{render_markdown(question.detail)}</div>' if question.detail else ""
-    )
+    rendered = record.rendered.get(question.id)  # rendered once, when the request was stored
+    detail = f'<div class="detail">{rendered}</div>' if rendered else ""
     return f"""<p class="from">From {escape(asker_line(record.session_id, record.origin))}</p>
 {header}<h1>{escape(question.question)}</h1>
 {detail}<p class="chosen-intro">Your answer:</p>

@@ -46,6 +46,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import brief
 from user_questions.host import answer_pages, http_api, pages
 from user_questions.host.answer_links import AnswerLinks
 from user_questions.host.asker_connection import AskerConnection
@@ -81,10 +82,12 @@ _STATUS_BY_CODE: dict[str, int] = {
     ErrorCode.METHOD_NOT_ALLOWED: 405,
     ErrorCode.REQUEST_TOO_LARGE: 413,
     ErrorCode.PAGE_MISSING: 500,
+    ErrorCode.INTERNAL_ERROR: 500,
     ErrorCode.STORE_UNAVAILABLE: 503,
 }
 """HTTP statuses of error codes; any other code is a 400."""
 _CODE_BY_STATUS = {status: code for code, status in _STATUS_BY_CODE.items()}
+_CODE_BY_STATUS[500] = ErrorCode.INTERNAL_ERROR  # a 500 of no known cause
 
 
 def create_app(
@@ -193,7 +196,8 @@ def create_metrics_app(app: Starlette) -> Starlette:
 
 def _error(code: str, message: str) -> JSONResponse:
     return JSONResponse(
-        {"error": {"code": code, "message": message}}, status_code=_STATUS_BY_CODE.get(code, 400)
+        {"error": {"code": code, "message": brief(message)}},
+        status_code=_STATUS_BY_CODE.get(code, 400),
     )
 
 

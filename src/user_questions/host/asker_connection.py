@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from typing import Any
 
 import anyio
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -32,7 +31,7 @@ from user_questions.frames import (
     Withdraw,
 )
 from user_questions.host.connection import Connection
-from user_questions.host.decoding import PONG, decode, load, receive_texts, rpc_id_of
+from user_questions.host.decoding import PONG, FrameError, parse, receive_texts, usable_id
 from user_questions.host.stores import StoredQuestion
 from user_questions.outcomes import Surface
 
@@ -72,20 +71,22 @@ class AskerConnection(Connection):
             async for reply in self._replies:
                 await self.websocket.send_text(reply)
 
-    async def _reply(self, text: str) -> str:
-        data: Any = None
+    async def _reply(self, text: str | bytes) -> str:
         try:
-            data = load(text)
-            frame = decode(data, _KINDS)
-            if isinstance(frame, Ping):
-                return PONG
+            frame = parse(text, _KINDS)
+        except FrameError as error:
+            return _failed(error.rpc_id, error)
+        if isinstance(frame, Ping):
+            return PONG
+        assert isinstance(frame, Ask | Withdraw)
+        try:
             if isinstance(frame, Withdraw):
                 return await self._withdraw(frame)
-            assert isinstance(frame, Ask)
             return await self._ask(frame)
         except UserQuestionError as error:
-            payload = AskFailed(code=str(error.code), message=error.message)
-            return AskerReply(rpc_id=rpc_id_of(data), payload=payload).model_dump_json()
+            return _failed(usable_id(frame.rpc_id), error)
+        except Exception:
+            return _failed(usable_id(frame.rpc_id), self.internal_error())
 
     async def _ask(self, frame: Ask) -> str:
         questions = parse_questions({"questions": frame.questions})
@@ -120,6 +121,11 @@ class AskerConnection(Connection):
     def _settled(self, record: StoredQuestion) -> None:
         self._watching.pop(record.rpc_id, None)
         self._outbox.send_nowait(_settled_frame(record))
+
+
+def _failed(rpc_id: str | None, error: UserQuestionError) -> str:
+    payload = AskFailed(code=str(error.code), message=error.message)
+    return AskerReply(rpc_id=rpc_id, payload=payload).model_dump_json()
 
 
 def _settled_frame(record: StoredQuestion) -> str:

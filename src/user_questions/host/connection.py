@@ -4,22 +4,28 @@ Level 8: imports Starlette, `hub`, `people` and `security`. Each protocol is a s
 its per-connection state and implements `serve()` (`page_connection.PageConnection` for `/ws`,
 `asker_connection.AskerConnection` for `/ws/ask`); `endpoint` is the route's handler. The base
 accepts the socket, records who opened it (`person`, a token's name), and when that token is
-revoked meanwhile stops `serve()` and closes the socket with `REVOKED_CLOSE_CODE`. An open
+revoked meanwhile stops `serve()` and closes the socket with `REVOKED_CLOSE_CODE`. A frame that
+makes a handler fail unexpectedly is answered with `INTERNAL_ERROR` (`internal_error`) and
+logged, so that one frame never ends a connection and every other request on it. An open
 connection is counted, by `kind`, in the hub's metrics (`uq_connections`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 
 import anyio
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
+from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.hub import Hub
 from user_questions.host.people import People
-from user_questions.host.security import identity_of, person_of
+from user_questions.host.security import INTERNAL_ERROR_MESSAGE, identity_of, person_of
 
 __all__ = ["REVOKED_CLOSE_CODE", "Connection"]
+
+logger = logging.getLogger("user_questions.host")
 
 REVOKED_CLOSE_CODE = 4401
 """The close code of a WebSocket whose token was revoked while it was open."""
@@ -48,6 +54,12 @@ class Connection:
     async def serve(self) -> None:
         """Talk to the peer until it leaves; the socket is accepted already."""
         raise NotImplementedError
+
+    def internal_error(self) -> UserQuestionError:
+        """Log the exception being handled (a frame made a handler fail) and return the
+        `INTERNAL_ERROR` to answer that frame with."""
+        logger.exception("%r failed to answer a frame", self)
+        return UserQuestionError(INTERNAL_ERROR_MESSAGE, ErrorCode.INTERNAL_ERROR)
 
     async def run(self) -> None:
         """Accept, then `serve()` until the peer leaves or the token is revoked (then close the

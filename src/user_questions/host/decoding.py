@@ -1,13 +1,17 @@
 """Reading what clients send a host: WebSocket frames, bounded in bytes, and JSON into frames.
 
-Level 8: imports Starlette, `frames`, `_wire` and `errors`. Both WebSocket protocols (the page's
-`/ws` and the asker's `/ws/ask`) and `POST /api/respond` read their input here, so a frame is
-limited, parsed and refused the same way everywhere:
+Level 8: imports Starlette, `frames`, `_json`, `_text`, `_wire` and `errors`. Both WebSocket
+protocols (the page's `/ws` and the asker's `/ws/ask`) and `POST /api/respond` read their input
+here, so a frame is limited, parsed and refused the same way everywhere:
 
-- `receive_texts(websocket)` yields each frame's text; a frame over `MAX_FRAME_BYTES` (counted in
-  UTF-8 bytes, as the asker counts what it sends) closes the connection with code 1009;
-- `load`, `decode` and `validate` turn text into a frame model, or raise `BAD_REQUEST` with a
-  one-line message; `rpc_id_of` finds the rpcId of a frame that failed, to answer it by name.
+- `receive_texts(websocket)` yields each frame's text (a binary frame's bytes, which must be
+  UTF-8); a frame over `MAX_FRAME_BYTES` (counted in UTF-8 bytes, as the asker counts what it
+  sends) closes the connection with code 1009;
+- `parse` turns a frame's text into its model, or raises `FrameError` (`BAD_REQUEST`, with a
+  one-line message and the rpcId the frame named, if usable: a refusal is answered by name);
+  JSON is read within the bounds of `_json.load_json` (nesting depth, lone surrogates);
+- `load` and `validate` do the same for an HTTP body; `usable_id` tells whether a request can
+  have an rpcId (1 to `MAX_ID_LENGTH` characters of text), so that only such ids are echoed.
 """
 
 from __future__ import annotations
@@ -19,17 +23,20 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from starlette.websockets import WebSocket
 
-from user_questions._wire import describe_validation_error
+from user_questions._json import JSONRefused, load_json
+from user_questions._text import text_problem
+from user_questions._wire import describe_validation_error, read_json
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.frames import MAX_FRAME_BYTES, Frame, JSONObject, PongFrame
+from user_questions.frames import MAX_FRAME_BYTES, MAX_ID_LENGTH, Frame, JSONObject, PongFrame
 
 __all__ = [
     "PONG",
     "TOO_LARGE_CLOSE_CODE",
-    "decode",
+    "FrameError",
     "load",
+    "parse",
     "receive_texts",
-    "rpc_id_of",
+    "usable_id",
     "validate",
 ]
 
@@ -41,8 +48,17 @@ TOO_LARGE_CLOSE_CODE = 1009
 M = TypeVar("M", bound=BaseModel)
 
 
-async def receive_texts(websocket: WebSocket) -> AsyncIterator[str]:
-    """The text of each frame until the peer leaves; an oversized frame ends the connection."""
+class FrameError(UserQuestionError):
+    """A frame refused (`BAD_REQUEST`), and the rpcId it named if a reply may name it."""
+
+    def __init__(self, message: str, rpc_id: str | None) -> None:
+        super().__init__(message, ErrorCode.BAD_REQUEST)
+        self.rpc_id = rpc_id
+
+
+async def receive_texts(websocket: WebSocket) -> AsyncIterator[str | bytes]:
+    """The text of each frame until the peer leaves (a binary frame's bytes, which `parse`
+    reads as UTF-8); an oversized frame ends the connection."""
     while True:
         message = await websocket.receive()
         if message["type"] == "websocket.disconnect":
@@ -54,7 +70,7 @@ async def receive_texts(websocket: WebSocket) -> AsyncIterator[str]:
                 TOO_LARGE_CLOSE_CODE, f"frames are limited to {MAX_FRAME_BYTES} bytes"
             )
             return
-        yield text if text is not None else data.decode("utf-8", errors="replace")
+        yield text if text is not None else data
 
 
 def _too_large(text: str | None, data: bytes) -> bool:
@@ -67,32 +83,35 @@ def _too_large(text: str | None, data: bytes) -> bool:
 
 
 def load(text: str | bytes) -> Any:
-    """The JSON in `text`.
+    """The JSON in `text` (an HTTP body).
 
     Raises:
-        UserQuestionError: `BAD_REQUEST` when it is not JSON.
+        UserQuestionError: `BAD_REQUEST` when it is not JSON, nests too deep or holds a lone
+            surrogate.
+    """
+    return read_json(text, what="frame", code=ErrorCode.BAD_REQUEST)
+
+
+def parse(text: str | bytes, kinds: Mapping[str, type[Frame]]) -> Frame:
+    """The frame in `text` (bytes: UTF-8), chosen by its `type` among `kinds`.
+
+    Raises:
+        FrameError: `BAD_REQUEST` for text that is not JSON (or bytes not UTF-8), nests too deep
+            or holds a lone surrogate, another type, or a frame that breaks its model; with the
+            frame's rpcId when it named a usable one.
     """
     try:
-        return json.loads(text)
-    except ValueError as error:
-        raise UserQuestionError(
-            f"invalid frame: not valid JSON ({error})", ErrorCode.BAD_REQUEST
-        ) from None
-
-
-def decode(data: Any, kinds: Mapping[str, type[Frame]]) -> Frame:
-    """The frame `data` is, chosen by its `type` among `kinds`.
-
-    Raises:
-        UserQuestionError: `BAD_REQUEST` for another type, or a frame that breaks its model.
-    """
+        data = load_json(text)
+    except JSONRefused as refused:
+        raise FrameError(f"invalid frame: {refused}", _rpc_id_of(refused.document)) from None
     kind = data.get("type") if isinstance(data, dict) else None
     if not isinstance(kind, str) or kind not in kinds:
         expected = ", ".join(json.dumps(name) for name in kinds)
-        raise UserQuestionError(
-            f'invalid frame: property "type" must be one of {expected}', ErrorCode.BAD_REQUEST
-        )
-    return validate(kinds[kind], data, kind)
+        raise FrameError(f'invalid frame: property "type" must be one of {expected}', None)
+    try:
+        return validate(kinds[kind], data, kind)
+    except UserQuestionError as error:
+        raise FrameError(error.message, _rpc_id_of(data)) from None
 
 
 def validate(model: type[M], data: Any, what: str) -> M:
@@ -109,11 +128,19 @@ def validate(model: type[M], data: Any, what: str) -> M:
         ) from None
 
 
-def rpc_id_of(data: Any) -> str | None:
-    """The rpcId of a frame that failed to validate, if it has a usable one."""
+def usable_id(rpc_id: str) -> str | None:
+    """`rpc_id` if a request can have it (1 to `MAX_ID_LENGTH` characters of text), so that a
+    reply may name it; else `None`."""
+    if 0 < len(rpc_id) <= MAX_ID_LENGTH and text_problem(rpc_id) is None:
+        return rpc_id
+    return None
+
+
+def _rpc_id_of(data: Any) -> str | None:
+    """The usable rpcId of a frame that could not be read, if it named one."""
     if isinstance(data, dict):
         frame: JSONObject = data
         rpc_id = frame.get("rpcId")
         if isinstance(rpc_id, str):
-            return rpc_id
+            return usable_id(rpc_id)
     return None

@@ -1,6 +1,6 @@
 """History: settled requests as people and scripts read them, and the filters they give.
 
-Level 8: imports `stores`, `markdown`, `frames`, `outcomes`, `types` and `errors`. The same
+Level 8: imports `stores`, `frames`, `outcomes`, `types`, `_text` and `errors`. The same
 `HistoryEntry` JSON is what `GET /api/history` lists and what `uq history --json` prints, one per
 line, whether `uq history` reads the store or a running host. Outcomes and surfaces are the
 `outcomes` module's names, as everywhere else.
@@ -13,9 +13,9 @@ from collections.abc import Mapping
 
 from pydantic import StrictStr
 
+from user_questions._text import text_problem
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import JSONObject, Origin, iso
-from user_questions.host.markdown import rendered_details
 from user_questions.host.stores import HistoryQuery, StoredQuestion
 from user_questions.outcomes import Outcome, Surface
 from user_questions.types import WireModel
@@ -86,7 +86,8 @@ class HistoryResponse(WireModel):
 
 
 def entry_of(record: StoredQuestion, *, rendered: bool = False) -> HistoryEntry:
-    """The history entry of a settled request (`rendered`: with its details as safe HTML)."""
+    """The history entry of a settled request (`rendered`: with its details as safe HTML, as
+    they were rendered when the request was stored)."""
     assert record.outcome is not None, "history lists settled requests only"
     return HistoryEntry(
         rpc_id=record.rpc_id,
@@ -102,7 +103,7 @@ def entry_of(record: StoredQuestion, *, rendered: bool = False) -> HistoryEntry:
         origin=record.origin,
         questions=[question.model_dump(mode="json") for question in record.questions],
         answer=None if record.answer is None else record.answer.model_dump(mode="json"),
-        rendered=rendered_details(record.questions) if rendered else None,
+        rendered=dict(record.rendered) if rendered else None,
     )
 
 
@@ -118,10 +119,16 @@ def history_query(
     """The store query for these filters; an empty string is no filter.
 
     Raises:
-        UserQuestionError: `BAD_REQUEST` for an unknown outcome, a search over
-            `MAX_SEARCH_LENGTH` characters or `MAX_SEARCH_TERMS` words, or a limit outside 1 to
-            `MAX_LIMIT`.
+        UserQuestionError: `BAD_REQUEST` for a filter holding a NUL or a lone surrogate (no
+            request holds one, and no store could search for it), an unknown outcome, a search
+            over `MAX_SEARCH_LENGTH` characters or `MAX_SEARCH_TERMS` words, or a limit outside
+            1 to `MAX_LIMIT`.
     """
+    filters = {"session": session, "outcome": outcome, "search": search, "by": by, "before": before}
+    for name, value in filters.items():
+        problem = None if value is None else text_problem(value)
+        if problem is not None:
+            raise UserQuestionError(f"the filter {name} {problem}", ErrorCode.BAD_REQUEST)
     ended = None
     if outcome:
         try:

@@ -1,14 +1,16 @@
 """The hub: pending requests, fan-out to pages, first answer wins.
 
-Level 8: imports `stores`, `records`, `markdown`, `metrics`, `provider`, `frames`, `outcomes`,
-`_checks` and `_wire`.
+Level 8: imports `stores`, `records`, `decoding`, `markdown`, `metrics`, `provider`, `frames`,
+`outcomes`, `_checks`, `_text` and `_wire`.
 
 The store is the source of truth; the hub keeps a cache of the pending requests (each with its
 `question/requested` frame serialised once) so that a page that connects gets them replayed at
 once. Every change goes through the store first and reaches the cache through `_apply`, the one
 place that updates it, announces it to the pages and releases the askers waiting on it:
 
-- `submit` stores a request (idempotently: the same rpcId re-attaches), then shows it;
+- `submit` checks a request with the service's request checks, renders its details once (off
+  the event loop, within a budget: `markdown.render_details`), stores it (idempotently: the same
+  rpcId re-attaches), then shows it;
 - `respond` checks a page's answer with the service's answer checks (and the request's session,
   when the response names one), then settles it with the store's conditional update: of two
   answers at once exactly one wins;
@@ -45,9 +47,12 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from user_questions._checks import check_answer, check_request, quoted
 from user_questions._disposer import Disposer, nothing
 from user_questions._lifetime import AsyncLifetime
+from user_questions._text import text_problem
 from user_questions._wire import parse_answer
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
+    MAX_FRAME_BYTES,
+    MAX_ID_LENGTH,
     ClientResponse,
     ErrorResult,
     Origin,
@@ -59,19 +64,25 @@ from user_questions.frames import (
     WithdrawReason,
     iso,
 )
-from user_questions.host.markdown import rendered_details
+from user_questions.host.decoding import usable_id
+from user_questions.host.markdown import render_details
 from user_questions.host.metrics import HostMetrics
 from user_questions.host.provider import HostProvider
 from user_questions.host.records import ShownRecorder
-from user_questions.host.stores import NewQuestion, QuestionStore, Settlement, StoredQuestion
+from user_questions.host.stores import (
+    NewQuestion,
+    QuestionStore,
+    Settlement,
+    StoredQuestion,
+    pending_record,
+)
 from user_questions.outcomes import Outcome, Surface, resolved_outcome
 from user_questions.types import AskUserQuestionItem
 
 __all__ = [
     "MAX_CLIENT_BACKLOG",
-    "MAX_ID_LENGTH",
     "MAX_PENDING",
-    "MAX_QUESTIONS_PER_REQUEST",
+    "RENDER_WORKERS",
     "EventListener",
     "HostProvider",
     "HostTask",
@@ -82,12 +93,10 @@ __all__ = [
 
 logger = logging.getLogger("user_questions.host")
 
-MAX_QUESTIONS_PER_REQUEST = 32
-"""Questions in one request; more is refused with `TOO_MANY_QUESTIONS`."""
 MAX_PENDING = 50_000
 """Pending requests on one host; a new one beyond it is refused with `TOO_MANY_PENDING`."""
-MAX_ID_LENGTH = 256
-"""Characters in an rpcId or a session id; longer is refused with `BAD_REQUEST`."""
+RENDER_WORKERS = 2
+"""Worker threads rendering details at once; more requests wait for one (within their budget)."""
 MAX_CLIENT_BACKLOG = 100_000
 """Frames queued for one page; a page that falls further behind is disconnected (it reconnects
 and gets every pending request replayed)."""
@@ -151,6 +160,7 @@ class Hub(AsyncLifetime):
         self._changes_in, self._changes = anyio.create_memory_object_stream[str | None](math.inf)
         self._shown = ShownRecorder(store)
         self._listeners: list[EventListener] = []
+        self._rendering = anyio.CapacityLimiter(RENDER_WORKERS)
 
     def __repr__(self) -> str:
         return f"<Hub {len(self._entries)} pending>"
@@ -222,19 +232,16 @@ class Hub(AsyncLifetime):
         while its asker was away), the record says how and `watcher` is never called.
 
         Raises:
-            UserQuestionError: `BAD_REQUEST` (an id too long, or an rpcId naming another
-                request), `TOO_MANY_QUESTIONS`, `TOO_MANY_PENDING`, or the request checks of
-                `ask()` (`EMPTY_QUESTIONS`, `BAD_INTENT`, `BAD_QUESTION`).
+            UserQuestionError: `BAD_REQUEST` (an id too long or not text, an origin not text,
+                an rpcId naming another request), `TOO_MANY_PENDING`, `REQUEST_TOO_LARGE` (its
+                frame would not fit in `MAX_FRAME_BYTES`), or the request checks of `ask()`
+                (`EMPTY_QUESTIONS`, `BAD_INTENT`, `BAD_QUESTION`, `TOO_MANY_QUESTIONS`,
+                `LIMIT_EXCEEDED`).
         """
         _check_id("rpcId", rpc_id)
         _check_id("sessionId", session_id)
+        _check_origin(origin)
         questions = tuple(questions)
-        if len(questions) > MAX_QUESTIONS_PER_REQUEST:
-            raise UserQuestionError(
-                f"a request holds at most {MAX_QUESTIONS_PER_REQUEST} questions, "
-                f"got {len(questions)}",
-                ErrorCode.TOO_MANY_QUESTIONS,
-            )
         check_request(questions, None, None, None)
         known = self._known(rpc_id)
         if known is None and len(self._entries) >= MAX_PENDING:
@@ -247,10 +254,14 @@ class Hub(AsyncLifetime):
                 )
         created = False
         if known is None:
+            rendered = await render_details(questions, self._rendering)
             now = datetime.now(UTC)
             # With pages connected it is shown the moment it is stored: one write, not two.
             shown = now if self._pages else None
-            asked = NewQuestion(rpc_id, session_id, questions, now, asked_by, shown, origin)
+            asked = NewQuestion(
+                rpc_id, session_id, questions, now, asked_by, shown, origin, rendered
+            )
+            _check_frame_size(asked)
             known, created = await self.store.submit(asked)
         self._apply(known)
         if created:
@@ -277,6 +288,8 @@ class Hub(AsyncLifetime):
     ) -> StoredQuestion | None:
         """Settle a pending request as withdrawn (`timed-out` when that is the `reason`); the
         request as it ends up, `None` if unknown."""
+        if usable_id(rpc_id) is None:  # no request can have it: never ask the store about it
+            return None
         outcome = Outcome.TIMED_OUT if reason == "timed-out" else Outcome.WITHDRAWN
         won = await self.store.settle(rpc_id, Settlement(outcome, via=via, by=by))
         settled = won or self._settled.get(rpc_id) or await self.store.get(rpc_id)
@@ -308,6 +321,10 @@ class Hub(AsyncLifetime):
         """Apply an answer or a dismissal given through surface `via` by person `by` (or, for
         an answer link, through notification `channel`); the receipt says whether it won."""
         rpc_id = response.rpc_id
+        if usable_id(rpc_id) is None:  # no request can have it: never ask the store about it
+            return _not_pending(
+                f"no question has this rpcId: an rpcId is 1 to {MAX_ID_LENGTH} characters of text"
+            )
         entry = self._entries.get(rpc_id)
         if entry is None and rpc_id not in self._settled:
             # Not cached: another host may have stored it a moment ago.
@@ -424,6 +441,28 @@ def _check_id(what: str, value: str) -> None:
             f"{what} must be 1 to {MAX_ID_LENGTH} characters, got {len(value)}",
             ErrorCode.BAD_REQUEST,
         )
+    problem = text_problem(value)
+    if problem is not None:
+        raise UserQuestionError(f"{what} {problem}", ErrorCode.BAD_REQUEST)
+
+
+def _check_origin(origin: Origin | None) -> None:
+    for name in ("client", "cwd"):
+        value = None if origin is None else getattr(origin, name)
+        problem = None if value is None else text_problem(value)
+        if problem is not None:
+            raise UserQuestionError(f"origin.{name} {problem}", ErrorCode.BAD_REQUEST)
+
+
+def _check_frame_size(asked: NewQuestion) -> None:
+    """Refuse a request whose `question/requested` frame no page could be sent."""
+    size = len(_requested_frame(pending_record(asked)).encode("utf-8"))
+    if size > MAX_FRAME_BYTES:
+        raise UserQuestionError(
+            f"this request makes a frame of {size} bytes, more than the {MAX_FRAME_BYTES} a frame "
+            "may hold; shorten its details or split it",
+            ErrorCode.REQUEST_TOO_LARGE,
+        )
 
 
 def _settlement(
@@ -465,7 +504,7 @@ def _requested_frame(record: StoredQuestion) -> str:
             session_id=record.session_id,
             questions=[question.model_dump(mode="json") for question in record.questions],
         ),
-        rendered=rendered_details(record.questions),
+        rendered=dict(record.rendered),
         asked_at=iso(record.asked_at),
         origin=record.origin,
     )

@@ -11,7 +11,6 @@ docs/protocol.md has the frames.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 import anyio
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -27,7 +26,7 @@ from user_questions.frames import (
     ReceiptFrame,
 )
 from user_questions.host.connection import Connection
-from user_questions.host.decoding import PONG, decode, load, receive_texts, rpc_id_of
+from user_questions.host.decoding import PONG, FrameError, parse, receive_texts
 from user_questions.host.hub import PageSubscription
 from user_questions.outcomes import Surface
 
@@ -75,17 +74,14 @@ class PageConnection(Connection):
                 await self._send(frame)
             await self.websocket.close(BEHIND_CLOSE_CODE)
 
-    async def _reply(self, text: str) -> str:
-        data: Any = None
+    async def _reply(self, text: str | bytes) -> str:
         try:
-            data = load(text)
-            frame = decode(data, _KINDS)
-        except UserQuestionError as error:
-            rpc_id = rpc_id_of(data)
-            if rpc_id is None:
+            frame = parse(text, _KINDS)
+        except FrameError as error:
+            if error.rpc_id is None:
                 return _error_frame(error)
             refusal = Receipt(accepted=False, reason="bad-response", message=error.message)
-            return ReceiptFrame(rpc_id=rpc_id, payload=refusal).model_dump_json()
+            return ReceiptFrame(rpc_id=error.rpc_id, payload=refusal).model_dump_json()
         if isinstance(frame, Ping):
             return PONG
         assert isinstance(frame, ClientResponse)
@@ -93,6 +89,8 @@ class PageConnection(Connection):
             receipt = await self.hub.respond(frame, via=Surface.WEB, by=self.person)
         except UserQuestionError as error:  # the store failed: nothing was settled; try again
             return _error_frame(error)
+        except Exception:
+            return _error_frame(self.internal_error())
         return ReceiptFrame(rpc_id=frame.rpc_id, payload=receipt).model_dump_json()
 
 

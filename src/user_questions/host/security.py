@@ -22,10 +22,20 @@ referrer, since the page's URL may hold the token.
 The middleware builds its refusals with the `deny` function it is given, so that statuses and
 codes are mapped in one place (`host/app.py`). The host's own token and the named tokens are
 `people.py`'s.
+
+Two things no route should have to think about are done here too. A request whose handler
+raises gets the JSON error `INTERNAL_ERROR` (500), with the same headers as every other answer,
+and the traceback is logged once; a WebSocket whose handler raises is closed with 1011. And a
+refused WebSocket handshake is logged once, at info level, without the token: uvicorn would log
+the token in the address and call the refusal an error ("ASGI callable returned without
+completing handshake"), so its records about that connection are dropped (`quiet_refusals`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
@@ -58,9 +68,12 @@ __all__ = [
     "identity_of",
     "origin_allowed",
     "person_of",
+    "quiet_refusals",
     "token_cookie",
     "token_of",
 ]
+
+logger = logging.getLogger("user_questions.host")
 
 MAX_BODY_BYTES = 1024 * 1024
 """Bytes in one HTTP request body; more is refused with 413 (`REQUEST_TOO_LARGE`)."""
@@ -90,6 +103,10 @@ _HEADERS = [
     (b"x-frame-options", b"DENY"),
 ]
 
+INTERNAL_ERROR_MESSAGE = "the host failed to handle this request; its log says why"
+"""The message of a 500: nothing about the failure itself reaches the client."""
+INTERNAL_ERROR_CLOSE_CODE = 1011
+"""The close code of a WebSocket whose handler failed."""
 IDENTITY_SCOPE_KEY = "user_questions.identity"
 """Where the middleware leaves the `Identity` of an accepted request in its ASGI scope."""
 
@@ -178,12 +195,32 @@ def token_cookie(token: str, *, secure: bool = False) -> str:
     return f"{cookie}; Max-Age={TOKEN_COOKIE_SECONDS}" + ("; Secure" * secure)
 
 
+_refused: contextvars.ContextVar[bool] = contextvars.ContextVar("refused", default=False)
+"""Set in the task serving a WebSocket whose handshake this middleware refused."""
+
+
+class _QuietRefusals(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not _refused.get()
+
+
+_QUIET_REFUSALS = _QuietRefusals()
+
+
+def quiet_refusals(server_logger: str = "uvicorn.error") -> None:
+    """Drop what the server logs about a WebSocket handshake this middleware refused (it has
+    logged the refusal itself). Idempotent."""
+    logging.getLogger(server_logger).addFilter(_QUIET_REFUSALS)
+
+
 class SecurityMiddleware:
     """Refuses requests without the token where one is needed (401) or from another origin
-    (403), bounds bodies (413), and adds the security headers to every response.
+    (403), bounds bodies (413), adds the security headers to every response, and turns a
+    handler's failure into a JSON 500 (`INTERNAL_ERROR`) or a 1011 close.
 
     A refused WebSocket gets the HTTP refusal on its handshake where the server supports it
-    (uvicorn does), else it is closed before accept with code 4401 or 4403.
+    (uvicorn does), else it is closed before accept with code 4401 or 4403; either way it is
+    logged once, at info level, without the token.
     """
 
     def __init__(
@@ -198,6 +235,7 @@ class SecurityMiddleware:
         self._authenticate = authenticate
         self._deny = deny
         self._public_origin = public_origin
+        quiet_refusals()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -217,7 +255,27 @@ class SecurityMiddleware:
                 await self._refuse(scope, receive, send, 413, _too_large())
                 return
             receive = _bounded(receive)
-        await self.app(scope, receive, send)
+        await self._guarded(scope, receive, send)
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app, with a failure answered as `INTERNAL_ERROR` (or a 1011 close) and logged."""
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] in ("http.response.start", "websocket.accept")
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception:
+            logger.exception("%s %s failed", scope.get("method", "WebSocket"), scope["path"])
+            if not started:
+                await self._answer(scope, receive, send, 500, INTERNAL_ERROR_MESSAGE)
+            elif scope["type"] == "websocket":
+                with contextlib.suppress(Exception):  # the socket may be closed or gone already
+                    close = {"code": INTERNAL_ERROR_CLOSE_CODE, "reason": INTERNAL_ERROR_MESSAGE}
+                    await send({"type": "websocket.close", **close})
 
     def _refusal(self, scope: Scope) -> tuple[int, str] | None:
         given = token_of(scope)
@@ -236,6 +294,23 @@ class SecurityMiddleware:
     async def _refuse(
         self, scope: Scope, receive: Receive, send: Send, status: int, message: str
     ) -> None:
+        if scope["type"] == "websocket":
+            client = scope.get("client") or ("?", 0)
+            logger.info(
+                "refused a WebSocket to %s from %s:%s (%d): %s",
+                scope["path"],
+                client[0],
+                client[1],
+                status,
+                message,
+            )
+            _refused.set(True)
+        await self._answer(scope, receive, send, status, message)
+
+    async def _answer(
+        self, scope: Scope, receive: Receive, send: Send, status: int, message: str
+    ) -> None:
+        """The error response, or a WebSocket closed before accept where there can be none."""
         if scope["type"] == "http" or "websocket.http.response" in scope.get("extensions", {}):
             await self._deny(status, message)(scope, receive, send)
             return

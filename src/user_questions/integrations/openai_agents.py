@@ -14,7 +14,6 @@ Level 9: imports `asker`, `approvals` and `errors`; needs the `openai-agents` ex
 from __future__ import annotations
 
 import functools
-import json
 from typing import Any
 
 try:
@@ -32,6 +31,7 @@ except ImportError as error:  # pragma: no cover - exercised by hand without the
         "pip install 'user-questions[openai-agents]'"
     ) from error
 
+from user_questions._json import JSONRefused, load_json
 from user_questions.approvals import denial_message
 from user_questions.asker import Asker
 from user_questions.integrations._asking import all_or_none, decide, timeout_signal
@@ -110,7 +110,7 @@ def _arguments(item: ToolApprovalItem) -> dict[str, Any]:
     if raw is None:
         return {}
     try:
-        parsed = json.loads(raw)
-    except ValueError:
+        parsed = load_json(raw)
+    except JSONRefused:
         return {"arguments": raw}
     return parsed if isinstance(parsed, dict) else {"arguments": parsed}

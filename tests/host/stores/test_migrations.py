@@ -1,6 +1,8 @@
-"""Migrations on both backends. Version 3: a store made by an earlier release keeps every
-record, names a dismissal `dismissed` (it said `cancelled`), and keeps the origin of new asks.
-Version 5: it keeps the notification channel of an answer given through an answer link."""
+"""Migrations on both backends. Version 3: a store made by an earlier release keeps every record,
+names a dismissal `dismissed` (it said `cancelled`), and keeps the origin of new asks. Version 4:
+every request's details are rendered once, as the migration runs, and kept with it. Version 5: it
+keeps the notification channel of an answer given through an answer link. Migrations run one
+version after another, so a store of any earlier version reaches the current one."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import pytest
 
 from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
 from user_questions.frames import Origin
+from user_questions.host.markdown import plain_html, render_markdown
 from user_questions.host.stores import HistoryQuery, Settlement, Store, open_store
 from user_questions.host.stores import _postgres_schema as postgres_schema
 from user_questions.host.stores._sqlite_schema import MIGRATIONS, SCHEMA_VERSION
@@ -115,30 +118,46 @@ async def migrated_as_expected(store: Store) -> None:
     assert await store.get("from-codex") == created
 
 
-async def test_a_version_3_sqlite_file_gains_the_channel_of_link_answers(tmp_path: Path) -> None:
+PATHOLOGICAL = "[" * 100_000
+"""A detail markdown-it takes seconds to parse: the migration gives up on it within its budget."""
+DETAILED = [
+    {"id": "plan", "question": "Approve?", "detail": "# Plan\n\n1. **ship**"},
+    {"id": "slow", "question": "And this?", "detail": PATHOLOGICAL},
+    {"id": "bare", "question": "No detail here"},
+]
+VERSION_3_ROWS = [
+    ("detailed", json.dumps(DETAILED), "pending", None),
+    ("plain", QUESTIONS_JSON, "withdrawn", None),
+    ("asked-before", QUESTIONS_JSON, "dismissed", "web"),
+]
+"""Rows as version 3 wrote them: no rendered details, no channel."""
+
+
+async def test_a_version_3_sqlite_file_is_migrated_to_the_current_version(tmp_path: Path) -> None:
     path = tmp_path / "host.db"
     with sqlite3.connect(path) as connection:  # what the previous release created
-        for migration in MIGRATIONS[:3]:
+        for number, migration in enumerate(MIGRATIONS[:3]):
             if callable(migration):
                 migration(connection)
             else:
                 connection.executescript(migration)
-        connection.execute("PRAGMA user_version = 3")
+            connection.execute(f"PRAGMA user_version = {number + 1}")
         connection.executemany(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, state, settled_at, "
-            "settled_via) VALUES (?, 'agent-1', ?, '2025-01-01T00:00:00+00:00', ?, ?, ?)",
+            "settled_via) VALUES (?, 'agent-1', ?, '2025-01-01T00:00:00+00:00', ?, "
+            "CASE WHEN ? IS NULL THEN NULL ELSE '2025-01-01T00:01:00+00:00' END, ?)",
             [
-                ("asked-before", QUESTIONS_JSON, "dismissed", "2025-01-01T00:01:00+00:00", "web"),
-                ("waiting", QUESTIONS_JSON, "pending", None, None),
+                (rpc_id, questions, state, via, via)
+                for rpc_id, questions, state, via in VERSION_3_ROWS
             ],
         )
     async with open_store(path) as store:
-        await channel_kept(store)
+        await version_3_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
 
 
-async def test_a_version_3_postgres_database_gains_the_channel_of_link_answers(
+async def test_a_version_3_postgres_database_is_migrated_to_the_current_version(
     pg_url: str,
 ) -> None:
     with pytest.MonkeyPatch.context() as patch:  # what the previous release created
@@ -146,22 +165,34 @@ async def test_a_version_3_postgres_database_gains_the_channel_of_link_answers(
         async with open_store(pg_url, host=False):
             pass
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
-        await connection.execute(
-            "INSERT INTO user_questions.questions (rpc_id, session_id, questions, asked_at, "
-            "state, settled_at, settled_via) VALUES "
-            "('asked-before', 'agent-1', %s::jsonb, now(), 'dismissed', now(), 'web'), "
-            "('waiting', 'agent-1', %s::jsonb, now(), 'pending', NULL, NULL)",
-            (QUESTIONS_JSON, QUESTIONS_JSON),
-        )
+        for rpc_id, questions, state, via in VERSION_3_ROWS:
+            await connection.execute(
+                "INSERT INTO user_questions.questions (rpc_id, session_id, questions, asked_at, "
+                "state, settled_at, settled_via) VALUES (%s, 'agent-1', %s::jsonb, now(), %s, "
+                "CASE WHEN %s::text IS NULL THEN NULL ELSE now() END, %s)",
+                (rpc_id, questions, state, via, via),
+            )
     async with open_store(pg_url) as store:
-        await channel_kept(store)
+        await version_3_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(5,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
 
 
-async def channel_kept(store: Store) -> None:
-    """The old rows read without a channel; an answer by link keeps the one it came through."""
+async def version_3_migrated_as_expected(store: Store) -> None:
+    """Each old row carries its details' HTML, in question order (the one markdown-it could not
+    parse within the budget is its plain text; a request without details has none); old rows read
+    without a channel, and an answer by link keeps the one it came through."""
+    detailed = await store.get("detailed")
+    assert detailed is not None
+    assert list(detailed.rendered) == ["plan", "slow"]
+    assert detailed.rendered["plan"] == render_markdown("# Plan\n\n1. **ship**")
+    assert detailed.rendered["slow"] == plain_html(PATHOLOGICAL)
+    plain = await store.get("plain")
+    assert plain is not None
+    expected = {q.id: render_markdown(q.detail) for q in QUESTIONS if q.detail is not None}
+    assert plain.rendered == expected
+
     before = await store.get("asked-before")
     assert before is not None
     assert (before.state, before.settled_via, before.channel) == (
@@ -170,13 +201,13 @@ async def channel_kept(store: Store) -> None:
         None,
     )
     by_link = Settlement(Outcome.ANSWERED, ANSWER, via=Surface.LINK, channel="ntfy")
-    settled = await store.settle("waiting", by_link)
+    settled = await store.settle("detailed", by_link)
     assert settled is not None
     assert (settled.settled_via, settled.channel, settled.settled_by) == (
         Surface.LINK,
         "ntfy",
         None,
     )
-    assert await store.get("waiting") == settled
+    assert await store.get("detailed") == settled
     (entry,) = (await store.history(HistoryQuery(outcome=Outcome.ANSWERED))).records
     assert entry.channel == "ntfy"

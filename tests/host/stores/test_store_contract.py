@@ -74,6 +74,26 @@ async def test_submit_stores_the_request_exactly_as_given(store: Store) -> None:
     assert await store.get("r1") == record
 
 
+async def test_the_rendered_details_are_kept_with_the_request_in_question_order(
+    store: Store,
+) -> None:
+    # PostgreSQL keeps a JSON object's keys shortest first: the questions' order is kept anyway.
+    first = AskUserQuestionItem(id="bb", question="?", detail="b")
+    second = AskUserQuestionItem(id="a", question="?", detail="a")
+    rendered = {"bb": "<p>b</p>\n", "a": '<p><a href="https://x">a</a> ü 😀</p>\n'}
+    asked = replace(new("r1", questions=(first, second)), rendered=rendered)
+    record, _ = await store.submit(asked)
+    assert record.rendered == rendered
+    stored = await store.get("r1")
+    assert stored is not None
+    assert list(stored.rendered.items()) == list(rendered.items())
+    settled = await store.settle("r1", Settlement(Outcome.WITHDRAWN, via=Surface.ASKER))
+    assert settled is not None
+    assert settled.rendered == rendered
+    (listed,) = (await store.history(HistoryQuery())).records
+    assert list(listed.rendered) == ["bb", "a"]
+
+
 async def test_submitting_an_existing_rpc_id_changes_nothing(store: Store) -> None:
     first, _ = await store.submit(new("r1"))
     again, created = await store.submit(

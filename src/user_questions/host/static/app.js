@@ -6,7 +6,7 @@
 // (where a notification's link leads) opens the page on that request's card. Without the token
 // the page asks for it (sign-in.js); installed, a service worker (sw.js) keeps its shell.
 
-import { h, preview } from "./dom.js";
+import { h, isObject, preview } from "./dom.js";
 import { DraftStore } from "./drafts.js";
 import { DesktopNotifier } from "./notify.js";
 import { PlanCard } from "./plan-card.js";
@@ -133,6 +133,7 @@ function onFrame(frame) {
   else if (payload.type === "client-response/receipt") cards.get(frame.rpcId)?.receipt(payload);
 }
 
+/** A `question/requested` frame a card can show: every field a card reads has its type. */
 function isRequest(frame) {
   const payload = frame.payload;
   return (
@@ -140,9 +141,29 @@ function isRequest(frame) {
     typeof payload.sessionId === "string" &&
     Array.isArray(payload.questions) &&
     payload.questions.length > 0 &&
-    payload.questions.every(
-      (question) => typeof question?.id === "string" && typeof question.question === "string",
-    )
+    payload.questions.every(isQuestion)
+  );
+}
+
+const optional = (value, type) => value === undefined || value === null || typeof value === type;
+
+function isQuestion(question) {
+  return (
+    isObject(question) &&
+    typeof question.id === "string" &&
+    typeof question.question === "string" &&
+    optional(question.header, "string") &&
+    optional(question.detail, "string") &&
+    optional(question.multiSelect, "boolean") &&
+    (question.intent == null || isObject(question.intent)) &&
+    (question.options == null ||
+      (Array.isArray(question.options) &&
+        question.options.every(
+          (option) =>
+            isObject(option) &&
+            typeof option.label === "string" &&
+            optional(option.description, "string"),
+        )))
   );
 }
 

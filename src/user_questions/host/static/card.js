@@ -8,20 +8,20 @@
 //                          asker gave up), "timed-out" (the asker's timeout ran out), "gone"
 //                          (settled while this page was away)
 // Model text only ever reaches the DOM as text; a question's detail is the host's rendered
-// markdown, passed through trustedFragment().
+// markdown, passed through trustedFragment(). Ids from outside key Maps, never plain objects.
 
-import { button, h, originText, preview, timeAgo, trustedFragment } from "./dom.js";
+import { button, h, isObject, originText, preview, timeAgo, trustedFragment } from "./dom.js";
 import { dismissFrame } from "./protocol.js";
 
 /** How long a card waits for its own receipt after the host said the request is settled. */
 const RECEIPT_GRACE_MS = 5000;
 /** Why a card closes, by the exact outcome of a `question/resolved` frame (its `settled`). */
-const CLOSED_BY = {
-  answered: "elsewhere",
-  dismissed: "dismissed-elsewhere",
-  withdrawn: "withdrawn",
-  "timed-out": "timed-out",
-};
+const CLOSED_BY = new Map([
+  ["answered", "elsewhere"],
+  ["dismissed", "dismissed-elsewhere"],
+  ["withdrawn", "withdrawn"],
+  ["timed-out", "timed-out"],
+]);
 const NOT_CONNECTED =
   "Not connected, so nothing was sent. Your answer is kept: " +
   "send it again once the page has reconnected.";
@@ -39,7 +39,8 @@ export class Card {
     this.rpcId = frame.rpcId;
     this.sessionId = frame.payload.sessionId;
     this.questions = frame.payload.questions;
-    this.rendered = frame.rendered ?? {};
+    /** The host's HTML of each detail, by question id (a Map: the ids come from outside). */
+    this.rendered = new Map(isObject(frame.rendered) ? Object.entries(frame.rendered) : []);
     this.askedAt = typeof frame.askedAt === "string" ? frame.askedAt : "";
     this.origin = originText(frame.origin);
     this.env = env;
@@ -104,7 +105,7 @@ export class Card {
   /** The markdown detail of a question, as the host rendered it. */
   detailOf(question, className) {
     const box = h("div", { class: `${className} markdown`, id: uid("detail") });
-    const html = this.rendered[question.id];
+    const html = this.rendered.get(question.id);
     if (typeof html === "string") box.append(trustedFragment(html));
     else box.append(h("p", { class: "plain", text: question.detail }));
     return box;
@@ -142,7 +143,7 @@ export class Card {
    * little for it.
    */
   resolved(settled) {
-    const why = CLOSED_BY[settled] ?? "gone";
+    const why = CLOSED_BY.get(settled) ?? "gone";
     if (this.sending === null) {
       this.env.closed(this, why);
       return;

@@ -91,6 +91,11 @@ export function timeAgo(iso, now = Date.now()) {
   return "";
 }
 
+/** A JSON object: not null, not an array. */
+export function isObject(value) {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /** A one-line preview of model text, for notices and announcements. */
 export function preview(text, limit = 80) {
   const line = String(text).replace(/\s+/g, " ").trim();

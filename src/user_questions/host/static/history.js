@@ -5,27 +5,27 @@
 // carries it). They go to GET /api/history; "Load more" follows the page's `next` cursor, which
 // stays valid while new questions settle. Everything a model or a person wrote reaches the DOM
 // as text through h(); a question's detail is the host's rendered markdown, through
-// trustedFragment().
+// trustedFragment(). Ids and names from the host key Maps, never plain objects.
 
-import { h, originText, timeAgo, trustedFragment } from "./dom.js";
+import { h, isObject, originText, timeAgo, trustedFragment } from "./dom.js";
 
 const PAGE_SIZE = 50;
 const FILTERS = ["q", "session", "by", "outcome"];
-const OUTCOMES = {
-  answered: "Answered",
-  dismissed: "Dismissed",
-  withdrawn: "Withdrawn",
-  "timed-out": "Timed out",
-};
-const SURFACES = {
-  web: "in the web page",
-  terminal: "in a terminal",
-  editor: "in an editor",
-  link: "through an answer link",
-  api: "through the API",
-  asker: "by its asker",
-  host: "by the host",
-};
+const OUTCOMES = new Map([
+  ["answered", "Answered"],
+  ["dismissed", "Dismissed"],
+  ["withdrawn", "Withdrawn"],
+  ["timed-out", "Timed out"],
+]);
+const SURFACES = new Map([
+  ["web", "in the web page"],
+  ["terminal", "in a terminal"],
+  ["editor", "in an editor"],
+  ["link", "through an answer link"],
+  ["api", "through the API"],
+  ["asker", "by its asker"],
+  ["host", "by the host"],
+]);
 const REFUSED = "The host no longer accepts this page's token: open the link printed by uq serve.";
 const WHEN = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
@@ -154,27 +154,28 @@ function update() {
 /** One settled request: how it ended, by whom, then each question and its answer. */
 function entryElement(entry) {
   const answers = new Map();
-  for (const item of entry.answer?.answers ?? []) answers.set(item.id, item);
-  const rendered = entry.rendered ?? {};
+  const items = Array.isArray(entry.answer?.answers) ? entry.answer.answers : [];
+  for (const item of items) answers.set(item?.id, item);
+  const rendered = new Map(isObject(entry.rendered) ? Object.entries(entry.rendered) : []);
   const questions = Array.isArray(entry.questions) ? entry.questions : [];
   return h(
     "li",
     { class: "card entry", "data-rpc-id": entry.rpcId, "data-outcome": entry.outcome },
     metaElement(entry),
     ...questions.map((question) =>
-      questionElement(question, rendered[question.id], entry.answer ? answers : null),
+      questionElement(question, rendered.get(question?.id), entry.answer ? answers : null),
     ),
     h("p", { class: "entry-times", text: timesOf(entry) }),
   );
 }
 
 function metaElement(entry) {
-  const outcome = OUTCOMES[entry.outcome] ?? String(entry.outcome);
+  const outcome = OUTCOMES.get(entry.outcome) ?? String(entry.outcome);
   const how = [];
   if (entry.by && entry.outcome !== "withdrawn" && entry.outcome !== "timed-out") {
     how.push(`by ${entry.by}`);
   }
-  if (entry.via) how.push(SURFACES[entry.via] ?? `via ${entry.via}`);
+  if (entry.via) how.push(SURFACES.get(entry.via) ?? `via ${entry.via}`);
   if (entry.channel) how.push(`(${entry.channel})`);
   const origin = originText(entry.origin);
   return h(

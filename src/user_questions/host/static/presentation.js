@@ -63,7 +63,7 @@ export function planReviewOf(questions) {
  */
 export function answerFromDrafts(questions, drafts) {
   const answers = questions.map((question) => {
-    const draft = drafts[question.id];
+    const draft = Object.hasOwn(drafts, question.id) ? drafts[question.id] : undefined;
     if (draft == null || draft.skipped) return { id: question.id, selected: [] };
     const custom = strip(draft.custom ?? "") || null;
     const order = new Map((question.options ?? []).map((option, index) => [option.label, index]));

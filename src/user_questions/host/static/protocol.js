@@ -3,6 +3,8 @@
 // The connection reconnects by itself with a growing, jittered delay, and pings the host so a
 // connection that died silently (a sleeping laptop, a dropped Wi-Fi) is noticed and replaced.
 
+import { isObject } from "./dom.js";
+
 const BACKOFF_MS = [500, 1000, 2000, 4000, 8000];
 const MAX_BACKOFF_MS = 10000;
 const PING_EVERY_MS = 20000;
@@ -37,7 +39,8 @@ function backoff(attempt) {
 }
 
 /**
- * A self-healing WebSocket. `onFrame(frame)` gets every parsed frame except pongs;
+ * A self-healing WebSocket. `onFrame(frame)` gets every parsed frame whose payload is an object,
+ * except pongs (anything else is dropped: it cannot be a frame of the protocol);
  * `onStatus({state, retryAt?, opened?})` reports "connecting", "open" and "waiting" (a retry is
  * scheduled at `retryAt`; `opened` says whether the socket that closed had ever opened).
  */
@@ -102,8 +105,8 @@ export class Connection {
     } catch {
       return;
     }
-    if (frame === null || typeof frame !== "object" || typeof frame.payload !== "object") return;
-    if (frame.payload?.type === "pong") {
+    if (!isObject(frame) || !isObject(frame.payload)) return;
+    if (frame.payload.type === "pong") {
       clearTimeout(this.#pongTimer);
       return;
     }

@@ -41,6 +41,7 @@ from user_questions.host.stores.records import (
     StoreStats,
     TokenRecord,
     TokensListener,
+    pending_record,
 )
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "TokensListener",
     "default_store_path",
     "open_store",
+    "pending_record",
 ]
 
 

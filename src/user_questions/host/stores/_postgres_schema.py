@@ -12,9 +12,11 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import cast
 
+import anyio
+
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._postgres_pool import Connection
-from user_questions.host.stores._shared import search_text
+from user_questions.host.stores._shared import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA", "SCHEMA_VERSION", "migrate"]
 
@@ -64,6 +66,28 @@ async def _records_and_people(connection: Connection) -> None:
         )
 
 
+async def _rendered(connection: Connection) -> None:
+    """Version 4: each request's details rendered once and kept (`host/markdown.py`); rendered
+    in a worker thread, so the event loop goes on meanwhile."""
+    await connection.execute(
+        f"ALTER TABLE {SCHEMA}.questions ADD COLUMN rendered jsonb NOT NULL DEFAULT '{{}}'"
+    )
+    cursor = await connection.execute(
+        f"SELECT seq, questions::text FROM {SCHEMA}.questions "
+        "WHERE questions::text LIKE '%\"detail\"%'"
+    )
+    rows = await cursor.fetchall()
+
+    def render() -> list[tuple[str, int]]:
+        return [(render_stored(questions), seq) for seq, questions in rows]
+
+    rendered = await anyio.to_thread.run_sync(render)
+    async with connection.cursor() as updates:
+        await updates.executemany(
+            f"UPDATE {SCHEMA}.questions SET rendered = %s::jsonb WHERE seq = %s", rendered
+        )
+
+
 MIGRATIONS: Sequence[str | Callable[[Connection], Awaitable[None]]] = (
     f"""
     CREATE TABLE {SCHEMA}.settings (key text PRIMARY KEY, value text NOT NULL);
@@ -93,8 +117,7 @@ MIGRATIONS: Sequence[str | Callable[[Connection], Awaitable[None]]] = (
     ALTER TABLE {SCHEMA}.questions ADD CONSTRAINT questions_state_check CHECK (
         state IN ('pending', 'answered', 'dismissed', 'withdrawn', 'timed-out'));
     """,
-    # Version 4 is another change's, merged beside this one; on its own it changes nothing.
-    "",
+    _rendered,
     # Version 5: the notification channel that carried the answer link a request was settled by.
     f"ALTER TABLE {SCHEMA}.questions ADD COLUMN channel text",
 )

@@ -1,18 +1,20 @@
-"""What both store backends do the same way: the search text, the history filter and cursor,
-reading a row into a record, and telling the tokens listeners.
+"""What both store backends do the same way: the search text, the rendered details, the history
+filter and cursor, reading a row into a record, and telling the tokens listeners.
 
-Level 8: imports `types`, `frames`, `outcomes`, `errors` and the store's records. The search
-text of a request is kept in a column of its own, casefolded, so that a history search is a plain
-`LIKE` on both backends and never matches the JSON around the words (a search for "label" must
-not find every request).
+Level 8: imports `types`, `frames`, `outcomes`, `errors`, `markdown` and the store's records.
+The search text of a request is kept in a column of its own, casefolded, so that a history
+search is a plain `LIKE` on both backends and never matches the JSON around the words (a search
+for "label" must not find every request).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 import logging
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +22,7 @@ from pydantic import TypeAdapter
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Origin
+from user_questions.host.markdown import RENDER_BUDGET, rendered_details
 from user_questions.host.stores.records import HistoryQuery, StoredQuestion, TokensListener
 from user_questions.outcomes import RequestState, Surface
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
@@ -35,6 +38,8 @@ __all__ = [
     "like_pattern",
     "origin_json",
     "question_text",
+    "render_stored",
+    "rendered_json",
     "search_text",
     "stored_question",
 ]
@@ -57,6 +62,7 @@ COLUMNS = (
     "settled_by",
     "origin",
     "channel",
+    "rendered",
 )
 """The columns of a `questions` row that make a `StoredQuestion`, in `stored_question`'s order
 (a backend may cast them, as PostgreSQL casts its JSON to text)."""
@@ -65,6 +71,18 @@ COLUMNS = (
 def origin_json(origin: Origin | None) -> str | None:
     """An origin as both backends store it: a JSON object, or NULL."""
     return None if origin is None else origin.model_dump_json()
+
+
+def rendered_json(rendered: Mapping[str, str]) -> str:
+    """A request's rendered details as both backends store them: a JSON object by question id."""
+    return json.dumps(dict(rendered), ensure_ascii=False)
+
+
+def render_stored(questions: str) -> str:
+    """The rendered details of a stored request, from its questions' JSON, within the budget a
+    new request gets: what migrating a store to schema version 4 writes for each row."""
+    deadline = time.monotonic() + RENDER_BUDGET
+    return rendered_json(rendered_details(QUESTIONS.validate_json(questions), deadline=deadline))
 
 
 def question_text(questions: Iterable[AskUserQuestionItem]) -> str:
@@ -185,13 +203,15 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     """A row of `COLUMNS` as a record; `moment` reads the backend's timestamps (a datetime on
     PostgreSQL, ISO text on SQLite) as UTC datetimes."""
     rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
-    asked_by, shown_at, settled_by, origin, channel = row[8:13]
+    asked_by, shown_at, settled_by, origin, channel, rendered = row[8:14]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
+    items = tuple(QUESTIONS.validate_json(questions))
+    html: dict[str, str] = json.loads(rendered)
     return StoredQuestion(
         rpc_id=rpc_id,
         session_id=session_id,
-        questions=tuple(QUESTIONS.validate_json(questions)),
+        questions=items,
         asked_at=asked,
         state=RequestState(state),
         answer=None if answer is None else AskUserQuestionAnswer.model_validate_json(answer),
@@ -202,4 +222,6 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         settled_by=settled_by,
         origin=None if origin is None else Origin.model_validate_json(origin),
         channel=channel,
+        # In question order, whatever order the database keeps a JSON object's keys in.
+        rendered={item.id: html[item.id] for item in items if item.id in html},
     )

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores._shared import search_text
+from user_questions.host.stores._shared import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
@@ -40,6 +40,18 @@ def _records_and_people(connection: sqlite3.Connection) -> None:
     )
 
 
+def _rendered(connection: sqlite3.Connection) -> None:
+    """Version 4: each request's details rendered once and kept (`host/markdown.py`)."""
+    connection.execute("ALTER TABLE questions ADD COLUMN rendered TEXT NOT NULL DEFAULT '{}'")
+    rows = connection.execute(
+        "SELECT seq, questions FROM questions WHERE questions LIKE '%\"detail\"%'"
+    ).fetchall()
+    connection.executemany(
+        "UPDATE questions SET rendered = ? WHERE seq = ?",
+        [(render_stored(questions), seq) for seq, questions in rows],
+    )
+
+
 MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     """
     CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -63,8 +75,7 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     UPDATE questions SET state = 'dismissed' WHERE state = 'cancelled';
     ALTER TABLE questions ADD COLUMN origin TEXT;
     """,
-    # Version 4 is another change's, merged beside this one; on its own it changes nothing.
-    "",
+    _rendered,
     # Version 5: the notification channel that carried the answer link a request was settled by.
     "ALTER TABLE questions ADD COLUMN channel TEXT",
 )

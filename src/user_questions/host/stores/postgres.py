@@ -53,6 +53,7 @@ from user_questions.host.stores._shared import (
     history_filter,
     origin_json,
     question_text,
+    rendered_json,
     stored_question,
 )
 from user_questions.host.stores.records import (
@@ -79,15 +80,16 @@ __all__ = [
 
 logger = logging.getLogger("user_questions.host")
 
-_JSON_COLUMNS = frozenset({"questions", "answer", "origin"})
+_JSON_COLUMNS = frozenset({"questions", "answer", "origin", "rendered"})
 _COLUMNS = ", ".join(f"{column}::text" if column in _JSON_COLUMNS else column for column in COLUMNS)
 _SELECT = f"SELECT {_COLUMNS} FROM {SCHEMA}.questions"
 _NOTIFY = f"pg_notify('{CHANNEL}', rpc_id)"
 _SUBMIT = f"""
     WITH created AS (
         INSERT INTO {SCHEMA}.questions
-            (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search)
-        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s)
+            (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search,
+             rendered)
+        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb)
         ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )
     SELECT {_COLUMNS}, {_NOTIFY} FROM created
@@ -205,6 +207,7 @@ class PostgresStore(AsyncLifetime):
             question.shown_at,
             origin_json(question.origin),
             question_text(question.questions),
+            rendered_json(question.rendered),
         )
 
         async def insert(connection: Connection) -> tuple[StoredQuestion, bool]:
@@ -290,7 +293,8 @@ class PostgresStore(AsyncLifetime):
             return await cursor.fetchall()
 
         rows = await self._pool.run(select)
-        records = [_record(row) for row in rows[: query.limit]]
+        # A page may hold megabytes of JSON: read it into records off the event loop.
+        records = await anyio.to_thread.run_sync(_records_of, rows[: query.limit])
         if len(rows) <= query.limit:
             return HistoryPage(records, None)
         last = rows[query.limit - 1]
@@ -394,6 +398,10 @@ async def _records(
 ) -> list[StoredQuestion]:
     cursor = await connection.execute(query, parameters)
     return [_record(row) for row in await cursor.fetchall()]
+
+
+def _records_of(rows: Sequence[TupleRow]) -> list[StoredQuestion]:
+    return [_record(row) for row in rows]
 
 
 def _record(row: TupleRow) -> StoredQuestion:

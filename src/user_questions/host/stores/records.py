@@ -7,8 +7,8 @@ and `StoreStats`, the one mutable record, which a store keeps up to date for the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from user_questions.frames import Origin
@@ -25,6 +25,7 @@ __all__ = [
     "StoredQuestion",
     "TokenRecord",
     "TokensListener",
+    "pending_record",
 ]
 
 ChangeListener = Callable[[str | None], None]
@@ -49,6 +50,9 @@ class NewQuestion:
     the request, so that the common case costs no second write."""
     origin: Origin | None = None
     """Where the asker says the request comes from."""
+    rendered: Mapping[str, str] = field(default_factory=dict)
+    """Each question's `detail` as safe HTML, by question id (`host/markdown.py`): rendered once,
+    before the request is stored, and kept with it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +91,8 @@ class StoredQuestion:
     origin: Origin | None = None
     channel: str | None = None
     """Settled through an answer link only: the notification channel that carried the link."""
+    rendered: Mapping[str, str] = field(default_factory=dict)
+    """Each question's `detail` as safe HTML, by question id, as rendered when it was stored."""
 
     @property
     def pending(self) -> bool:
@@ -97,6 +103,21 @@ class StoredQuestion:
     def outcome(self) -> Outcome | None:
         """How it ended; `None` while pending."""
         return self.state.outcome
+
+
+def pending_record(question: NewQuestion) -> StoredQuestion:
+    """The record of `question` as a store keeps it once submitted: pending."""
+    return StoredQuestion(
+        question.rpc_id,
+        question.session_id,
+        tuple(question.questions),
+        question.asked_at,
+        RequestState.PENDING,
+        asked_by=question.asked_by,
+        shown_at=question.shown_at,
+        origin=question.origin,
+        rendered=question.rendered,
+    )
 
 
 @dataclass(frozen=True, slots=True)

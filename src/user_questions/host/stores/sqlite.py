@@ -45,6 +45,7 @@ from user_questions.host.stores._shared import (
     history_filter,
     origin_json,
     question_text,
+    rendered_json,
     stored_question,
 )
 from user_questions.host.stores._sqlite_backup import BackupSummary, copy_store
@@ -60,8 +61,8 @@ from user_questions.host.stores.records import (
     StoreStats,
     TokenRecord,
     TokensListener,
+    pending_record,
 )
-from user_questions.outcomes import RequestState
 
 __all__ = ["SCHEMA_VERSION", "WATCH_INTERVAL", "BackupSummary", "SQLiteStore"]
 
@@ -320,7 +321,8 @@ class SQLiteStore(AsyncLifetime):
     def _submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
         inserted = self._db().execute(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
-            "origin, search) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rpc_id) DO NOTHING",
+            "origin, search, rendered) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (rpc_id) DO NOTHING",
             (
                 question.rpc_id,
                 question.session_id,
@@ -330,20 +332,11 @@ class SQLiteStore(AsyncLifetime):
                 None if question.shown_at is None else _iso(question.shown_at),
                 origin_json(question.origin),
                 question_text(question.questions),
+                rendered_json(question.rendered),
             ),
         )
         if inserted.rowcount == 1:  # stored as given: no need to read it back
-            record = StoredQuestion(
-                question.rpc_id,
-                question.session_id,
-                tuple(question.questions),
-                question.asked_at,
-                RequestState.PENDING,
-                asked_by=question.asked_by,
-                shown_at=question.shown_at,
-                origin=question.origin,
-            )
-            return record, True
+            return pending_record(question), True
         existing = self._query(
             f"SELECT {_COLUMNS} FROM questions WHERE rpc_id = ?", (question.rpc_id,)
         )
