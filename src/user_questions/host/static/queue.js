@@ -1,0 +1,157 @@
+// The list of the requests waiting beyond the cards, and its filter by session.
+//
+// One compact row per request (its session, header, first question and age), oldest first, in a
+// scrolling box that builds only the rows in view (and a few around them): 10,000 or 100,000
+// requests cost the page the same few dozen elements. A row is a button that opens the request's
+// card (app.js). The filter lists the sessions with requests waiting, with their counts.
+
+import { h, timeAgo } from "./dom.js";
+
+/** Rows built beyond each edge of the box, so that scrolling shows no gap. */
+const OVERSCAN = 8;
+/** Sessions offered by the filter at most (those with the most requests waiting). */
+const MAX_SESSIONS = 200;
+const ALL = "";
+
+export class QueueView {
+  #view;
+  #open;
+  #items = [];
+  /** The rows built, by rpcId: {element, time, request}. */
+  #rows = new Map();
+  #rowHeight = 0;
+  #frame = 0;
+  #sessionsKey = null;
+
+  /**
+   * @param view {section, heading, scroller, rows, filter} elements of index.html
+   * @param open called with a request's rpcId when its row is clicked
+   * @param filter called with a session (or null for all) when the filter changes
+   */
+  constructor(view, { open, filter }) {
+    this.#view = view;
+    this.#open = open;
+    view.scroller.addEventListener("scroll", () => this.#schedule(), { passive: true });
+    window.addEventListener("resize", () => this.#schedule());
+    view.filter.addEventListener("change", () => {
+      view.scroller.scrollTop = 0;
+      filter(view.filter.value === ALL ? null : view.filter.value);
+    });
+  }
+
+  /**
+   * Show `items` (the requests waiting beyond the cards, oldest first). `total` is every
+   * pending request, `sessions` their [session, count] pairs, `filter` the session shown.
+   */
+  update(items, { visible, total, sessions, filter }) {
+    this.#view.section.hidden = !visible;
+    if (!visible) {
+      this.#items = [];
+      this.#renderRows();
+      return;
+    }
+    this.#items = items;
+    const more = items.length === 1 ? "1 more request" : `${items.length} more requests`;
+    this.#view.heading.textContent =
+      filter === null ? `${more} waiting` : `${more} waiting from ${filter}`;
+    this.#updateFilter(sessions, total, filter);
+    this.#renderRows();
+  }
+
+  /** Refresh the ages shown. */
+  refreshTime(now = Date.now()) {
+    for (const { time, request } of this.#rows.values()) time.textContent = ageOf(request, now);
+  }
+
+  #schedule() {
+    if (this.#frame !== 0) return;
+    this.#frame = requestAnimationFrame(() => {
+      this.#frame = 0;
+      this.#renderRows();
+    });
+  }
+
+  #renderRows() {
+    const { scroller, rows } = this.#view;
+    const items = this.#items;
+    const height = this.#rowHeight || 48;
+    rows.style.height = `${items.length * height}px`;
+    const first = Math.max(0, Math.floor(scroller.scrollTop / height) - OVERSCAN);
+    const inView = Math.ceil((scroller.clientHeight || height * 10) / height);
+    const last = Math.min(items.length, first + inView + 2 * OVERSCAN);
+    const built = new Map();
+    const now = Date.now();
+    for (let index = first; index < last; index += 1) {
+      const request = items[index];
+      const row = this.#rows.get(request.rpcId) ?? this.#row(request, now);
+      row.element.style.transform = `translateY(${index * height}px)`;
+      row.element.setAttribute("aria-posinset", String(index + 1));
+      row.element.setAttribute("aria-setsize", String(items.length));
+      row.button.dataset.index = String(index);
+      if (!row.element.isConnected) rows.append(row.element);
+      built.set(request.rpcId, row);
+    }
+    for (const [rpcId, row] of this.#rows) {
+      if (!built.has(rpcId)) row.element.remove();
+    }
+    this.#rows = built;
+    if (this.#rowHeight === 0 && built.size > 0) {
+      const measured = built.values().next().value.element.getBoundingClientRect().height;
+      if (measured > 0) {
+        this.#rowHeight = measured;
+        this.#renderRows();
+      }
+    }
+  }
+
+  #row(request, now) {
+    const time = h("time", { class: "asked", datetime: request.askedAt || false });
+    time.textContent = ageOf(request, now);
+    const button = h(
+      "button",
+      {
+        type: "button",
+        class: "queue-row",
+        "data-rpc-id": request.rpcId,
+        onclick: () => this.#open(request.rpcId),
+      },
+      h("span", { class: "session", text: request.sessionId }),
+      request.header ? h("span", { class: "chip", text: request.header }) : null,
+      h("span", { class: "line", text: request.line }),
+      request.more > 0 ? h("span", { class: "more", text: `+${request.more}` }) : null,
+      time,
+    );
+    return { element: h("li", { class: "queue-item" }, button), button, time, request };
+  }
+
+  #updateFilter(sessions, total, filter) {
+    let offered = sessions;
+    if (offered.length > MAX_SESSIONS) {
+      const busiest = new Set(
+        [...sessions]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, MAX_SESSIONS)
+          .map(([session]) => session),
+      );
+      offered = sessions.filter(([session]) => busiest.has(session) || session === filter);
+    }
+    if (filter !== null && !offered.some(([session]) => session === filter)) {
+      offered = [...offered, [filter, 0]];
+    }
+    const key = JSON.stringify([total, filter, offered]);
+    if (key === this.#sessionsKey) return;
+    this.#sessionsKey = key;
+    const select = this.#view.filter;
+    select.replaceChildren(
+      h("option", { value: ALL, text: `All sessions (${total})` }),
+      ...offered.map(([session, count]) =>
+        h("option", { value: session, text: `${session} (${count})` }),
+      ),
+    );
+    select.value = filter ?? ALL;
+  }
+}
+
+function ageOf(request, now) {
+  return request.askedAt ? timeAgo(request.askedAt, now) : "";
+}
