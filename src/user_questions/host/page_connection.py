@@ -16,6 +16,7 @@ joins them. docs/protocol.md has the frames.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator, Sequence
 
 import anyio
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -49,20 +50,21 @@ alone)."""
 _KINDS: dict[str, type[Frame]] = {"client-response": ClientResponse, "ping": Ping}
 
 
-def replay_batches(frames: list[str]) -> list[str]:
+def replay_batches(frames: Sequence[str]) -> Iterator[str]:
     """The `question/replay` frames that carry `frames` (serialised `question/requested`
-    frames, oldest first), in order; one frame with no requests when there are none."""
+    frames, oldest first), in order, each joined as it is needed; one frame with no requests
+    when there are none."""
     head = f'{{"payload":{{"type":"question/replay","pending":{len(frames)},"requests":['
-    batches: list[str] = []
     start, limit = 0, _FIRST_BATCH
-    while start < len(frames) or not batches:
+    while True:
         end, size = start, 0
         while end < len(frames) and end - start < limit and (end == start or size < _BATCH_BYTES):
             size += len(frames[end])
             end += 1
-        batches.append(head + ",".join(frames[start:end]) + "]}}")
+        yield head + ",".join(frames[start:end]) + "]}}"
+        if end == len(frames):
+            return
         start, limit = end, REPLAY_BATCH
-    return batches
 
 
 class PageConnection(Connection):
@@ -96,9 +98,9 @@ class PageConnection(Connection):
     async def _push(self, subscription: PageSubscription) -> None:
         with contextlib.suppress(WebSocketDisconnect):  # the page left: the reader sees it too
             snapshot = subscription.snapshot
-            async with self._lock:
-                for frame in replay_batches(snapshot) if self._batched else snapshot:
-                    await self.websocket.send_text(frame)
+            # The lock is taken per message, so that a receipt is not held behind a long replay.
+            for frame in replay_batches(snapshot) if self._batched else snapshot:
+                await self._send(frame)
             async for frame in subscription.frames:
                 await self._send(frame)
             await self.websocket.close(BEHIND_CLOSE_CODE)

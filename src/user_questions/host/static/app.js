@@ -82,7 +82,7 @@ let everOpened = false;
 let wanted = new URL(window.location.href).searchParams.get("q");
 
 const notifier = new DesktopNotifier(byId("notify"), {
-  focus: (request) => open(request.rpcId),
+  focus: (request) => openRequest(request.rpcId),
   waiting: (request) => requests.has(request.rpcId),
 });
 const queue = new QueueView(
@@ -93,7 +93,7 @@ const queue = new QueueView(
     rows: byId("queue-rows"),
     filter: byId("session-filter"),
   },
-  { open, filter: setFilter },
+  { open: openRequest, filter: setFilter },
 );
 const connection = new Connection(socketUrl(window.location), { onFrame, onStatus });
 const signIn = new SignIn(byId("sign-in"), () => connection.retryNow());
@@ -150,7 +150,7 @@ function registerServiceWorker() {
 }
 
 /** Show a request's card first (the list's rows and links open requests), and focus it. */
-function open(rpcId) {
+function openRequest(rpcId) {
   const request = requests.get(rpcId);
   if (request === undefined) return;
   if (!requests.matches(request)) setFilter(null);
@@ -165,7 +165,7 @@ function open(rpcId) {
 function reveal(rpcId) {
   wanted = null;
   removeFromAddressBar("q");
-  open(rpcId);
+  openRequest(rpcId);
   const card = cards.get(rpcId);
   card.element.classList.add("wanted");
   card.element.scrollIntoView({ block: "center" });

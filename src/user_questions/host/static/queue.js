@@ -9,6 +9,10 @@ import { h, timeAgo } from "./dom.js";
 
 /** Rows built beyond each edge of the box, so that scrolling shows no gap. */
 const OVERSCAN = 8;
+/** A row's height in rem: `.queue-row`'s height in app.css. */
+const ROW_REM = 2.75;
+/** Rows the box shows at most: `.queue-scroll`'s max-height in app.css is 22rem. */
+const BOX_ROWS = 8;
 /** Sessions offered by the filter at most (those with the most requests waiting). */
 const MAX_SESSIONS = 200;
 const ALL = "";
@@ -19,8 +23,10 @@ export class QueueView {
   #items = [];
   /** The rows built, by rpcId: {element, time, request}. */
   #rows = new Map();
-  #rowHeight = 0;
   #frame = 0;
+  /** The box's scroll position, as its last scroll event said: reading it afresh while the
+   * page is being changed would force a layout. */
+  #top = 0;
   #sessionsKey = null;
 
   /**
@@ -31,10 +37,18 @@ export class QueueView {
   constructor(view, { open, filter }) {
     this.#view = view;
     this.#open = open;
-    view.scroller.addEventListener("scroll", () => this.#schedule(), { passive: true });
+    view.scroller.addEventListener(
+      "scroll",
+      () => {
+        this.#top = view.scroller.scrollTop;
+        this.#schedule();
+      },
+      { passive: true },
+    );
     window.addEventListener("resize", () => this.#schedule());
     view.filter.addEventListener("change", () => {
       view.scroller.scrollTop = 0;
+      this.#top = 0;
       filter(view.filter.value === ALL ? null : view.filter.value);
     });
   }
@@ -72,12 +86,14 @@ export class QueueView {
   }
 
   #renderRows() {
-    const { scroller, rows } = this.#view;
+    const { rows } = this.#view;
     const items = this.#items;
-    const height = this.#rowHeight || 48;
+    // From the root font size (a style lookup, no layout), so that scrolling never measures.
+    const height = ROW_REM * parseFloat(getComputedStyle(document.documentElement).fontSize);
     rows.style.height = `${items.length * height}px`;
-    const first = Math.max(0, Math.floor(scroller.scrollTop / height) - OVERSCAN);
-    const inView = Math.ceil((scroller.clientHeight || height * 10) / height);
+    const inView = BOX_ROWS + 1;
+    const top = Math.floor(this.#top / height);
+    const first = Math.max(0, Math.min(top, items.length - inView) - OVERSCAN);
     const last = Math.min(items.length, first + inView + 2 * OVERSCAN);
     const built = new Map();
     const now = Date.now();
@@ -95,13 +111,6 @@ export class QueueView {
       if (!built.has(rpcId)) row.element.remove();
     }
     this.#rows = built;
-    if (this.#rowHeight === 0 && built.size > 0) {
-      const measured = built.values().next().value.element.getBoundingClientRect().height;
-      if (measured > 0) {
-        this.#rowHeight = measured;
-        this.#renderRows();
-      }
-    }
   }
 
   #row(request, now) {

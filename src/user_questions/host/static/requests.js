@@ -41,22 +41,41 @@ export function isRequest(frame) {
   );
 }
 
-/** What the page keeps of one pending request: its frame, and what the list shows of it. */
-function requestOf(frame) {
-  const questions = frame.payload.questions;
-  const first = questions[0];
-  return {
-    rpcId: frame.rpcId,
-    sessionId: frame.payload.sessionId,
-    askedAt: typeof frame.askedAt === "string" ? frame.askedAt : "",
-    header: typeof first.header === "string" ? preview(first.header, 40) : "",
-    line: preview(first.question, 160),
-    more: questions.length - 1,
-    summary: summaryOf(questions),
-    frame,
+/** What the page keeps of one pending request: its frame; what the list shows of it is
+ * worked out when a row or a notice needs it, so 100,000 requests hold no copies of their text. */
+class PendingRequest {
+  constructor(frame) {
+    this.rpcId = frame.rpcId;
+    this.sessionId = frame.payload.sessionId;
+    this.askedAt = typeof frame.askedAt === "string" ? frame.askedAt : "";
+    this.frame = frame;
     /** The connection (its generation) that last said it is pending. */
-    seenOn: 0,
-  };
+    this.seenOn = 0;
+  }
+
+  get questions() {
+    return this.frame.payload.questions;
+  }
+
+  /** The first question's header, shortened for a row; "" when it has none. */
+  get header() {
+    const header = this.questions[0].header;
+    return typeof header === "string" ? preview(header, 40) : "";
+  }
+
+  /** The first question, on one line. */
+  get line() {
+    return preview(this.questions[0].question, 160);
+  }
+
+  /** How many questions follow the first. */
+  get more() {
+    return this.questions.length - 1;
+  }
+
+  get summary() {
+    return summaryOf(this.questions);
+  }
 }
 
 export class PendingRequests {
@@ -106,7 +125,7 @@ export class PendingRequests {
 
   /** Add the request of a valid `question/requested` frame (isRequest), in its place by age. */
   add(frame) {
-    const request = requestOf(frame);
+    const request = new PendingRequest(frame);
     this.#byId.set(request.rpcId, request);
     const order = this.#order;
     let index = order.length;
