@@ -337,14 +337,41 @@ function render() {
     if (card.element === cursor) cursor = cursor.nextElementSibling;
     else view.cards.insertBefore(card.element, cursor);
   }
-  const waiting = shown.filter((request) => !cards.has(request.rpcId));
-  queue.update(waiting, {
+  queue.update(without(shown, cardPositions(shown)), {
     visible: requests.size > CARDS_SHOWN || requests.filter !== null,
     total: requests.size,
     sessions: requests.sessions(),
     filter: requests.filter,
   });
   updateCount();
+}
+
+/** Where the requests shown as cards are in `shown`, ascending: mostly its first few, found at
+ * once; one opened from deep in the list costs a scan, never a copy of the list. */
+function cardPositions(shown) {
+  const positions = [];
+  for (const rpcId of cards.keys()) {
+    const request = requests.get(rpcId);
+    if (request === undefined || !requests.matches(request)) continue;
+    const position = shown.indexOf(request);
+    if (position >= 0) positions.push(position);
+  }
+  return positions.sort((a, b) => a - b);
+}
+
+/** `list` without the entries at `skipped` (ascending positions), as {length, at(index)}. */
+function without(list, skipped) {
+  return {
+    length: list.length - skipped.length,
+    at(index) {
+      let position = index;
+      for (const each of skipped) {
+        if (each > position) break;
+        position += 1;
+      }
+      return list[position];
+    },
+  };
 }
 
 function updateCount() {

@@ -20,6 +20,7 @@ const ALL = "";
 export class QueueView {
   #view;
   #open;
+  /** The requests listed, oldest first: {length, at(index)}. */
   #items = [];
   /** The rows built, by rpcId: {element, time, request}. */
   #rows = new Map();
@@ -54,7 +55,8 @@ export class QueueView {
   }
 
   /**
-   * Show `items` (the requests waiting beyond the cards, oldest first). `total` is every
+   * Show `items` (the requests waiting beyond the cards, oldest first: an array, or anything
+   * with `length` and `at(index)`). `total` is every
    * pending request, `sessions` their [session, count] pairs, `filter` the session shown.
    */
   update(items, { visible, total, sessions, filter }) {
@@ -98,7 +100,7 @@ export class QueueView {
     const built = new Map();
     const now = Date.now();
     for (let index = first; index < last; index += 1) {
-      const request = items[index];
+      const request = items.at(index);
       const row = this.#rows.get(request.rpcId) ?? this.#row(request, now);
       row.element.style.transform = `translateY(${index * height}px)`;
       row.element.setAttribute("aria-posinset", String(index + 1));
