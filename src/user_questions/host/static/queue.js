@@ -28,6 +28,9 @@ export class QueueView {
   /** The box's scroll position, as its last scroll event said: reading it afresh while the
    * page is being changed would force a layout. */
   #top = 0;
+  /** A row's height in px, from the root font size: looked up once (and after a resize), as
+   * the lookup makes the browser bring its styles up to date. */
+  #height = 0;
   #sessionsKey = null;
 
   /**
@@ -46,7 +49,10 @@ export class QueueView {
       },
       { passive: true },
     );
-    window.addEventListener("resize", () => this.#schedule());
+    window.addEventListener("resize", () => {
+      this.#height = 0;
+      this.#schedule();
+    });
     view.filter.addEventListener("change", () => {
       view.scroller.scrollTop = 0;
       this.#top = 0;
@@ -87,11 +93,18 @@ export class QueueView {
     });
   }
 
+  #rowHeight() {
+    if (this.#height === 0) {
+      const root = parseFloat(getComputedStyle(document.documentElement).fontSize);
+      this.#height = ROW_REM * (root || 16);
+    }
+    return this.#height;
+  }
+
   #renderRows() {
     const { rows } = this.#view;
     const items = this.#items;
-    // From the root font size (a style lookup, no layout), so that scrolling never measures.
-    const height = ROW_REM * parseFloat(getComputedStyle(document.documentElement).fontSize);
+    const height = this.#rowHeight();
     rows.style.height = `${items.length * height}px`;
     const inView = BOX_ROWS + 1;
     const top = Math.floor(this.#top / height);
