@@ -15,6 +15,7 @@ from tests.host.conftest import MANY, PICK, PLAN
 from user_questions import ErrorCode, UserQuestionError
 from user_questions.host import pages
 from user_questions.host.app import create_app
+from user_questions.host.page_connection import REPLAY_BATCH, replay_batches
 from user_questions.host.security import CONTENT_SECURITY_POLICY, MAX_FRAME_BYTES
 from user_questions.host.stores import Settlement, StoredQuestion
 from user_questions.host.stores.sqlite import SQLiteStore
@@ -238,6 +239,37 @@ def test_a_page_gets_pending_requests_replayed_then_pushed(client: TestClient) -
         assert pushed["payload"]["questions"] == [MANY.model_dump(mode="json")]
     with client.websocket_connect("/ws", headers=AUTH) as again:
         assert [again.receive_json()["rpcId"], again.receive_json()["rpcId"]] == ["r1", "r2"]
+
+
+def test_a_page_asking_for_batches_gets_the_replay_in_question_replay_frames(
+    client: TestClient,
+) -> None:
+    with client.websocket_connect("/ws?replay=batch", headers=AUTH) as empty:
+        nothing = empty.receive_json()
+        assert nothing == {"payload": {"type": "question/replay", "pending": 0, "requests": []}}
+    ask(client, "r1", PICK)
+    ask(client, "r2", PLAN)
+    one_by_one = client.get("/api/pending", headers=AUTH).json()["pending"]
+    with client.websocket_connect("/ws?replay=batch", headers=AUTH) as page:
+        batch = page.receive_json()
+        assert batch["payload"]["type"] == "question/replay"
+        assert batch["payload"]["pending"] == 2
+        assert batch["payload"]["requests"] == one_by_one
+        ask(client, "r3", MANY)
+        pushed = page.receive_json()  # what comes after the replay is pushed one by one
+        assert (pushed["rpcId"], pushed["payload"]["type"]) == ("r3", "question/requested")
+
+
+def test_replay_batches_start_small_and_carry_every_request_once_in_order() -> None:
+    frames = [json.dumps({"rpcId": f"r{index}", "payload": {}}) for index in range(2_500)]
+    batches = [json.loads(batch)["payload"] for batch in replay_batches(frames)]
+    assert [len(batch["requests"]) for batch in batches] == [50, REPLAY_BATCH, REPLAY_BATCH, 450]
+    assert {batch["pending"] for batch in batches} == {2_500}
+    replayed = [request["rpcId"] for batch in batches for request in batch["requests"]]
+    assert replayed == [f"r{index}" for index in range(2_500)]
+    large = [json.dumps({"rpcId": f"big{index}", "text": "x" * 400_000}) for index in range(4)]
+    sizes = [len(json.loads(batch)["payload"]["requests"]) for batch in replay_batches(large)]
+    assert sizes == [3, 1]  # a batch closes once its frames pass 1 MiB
 
 
 def test_answers_over_the_socket_get_receipts_and_every_page_drops_the_card(

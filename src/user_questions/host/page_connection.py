@@ -5,12 +5,18 @@ the page gets every pending request's `question/requested` frame, then every cha
 happens (`Hub.subscribe`); each frame the page sends gets exactly one reply: a receipt for a
 `client-response`, a pong for a `ping`, an `error` frame for anything unreadable that names no
 rpcId. Replies and pushed frames share the socket under one lock, so they never interleave.
-docs/protocol.md has the frames.
+
+A page that connects to `/ws?replay=batch` gets the pending requests in `question/replay`
+frames instead, a batch of them per WebSocket message (`replay_batches`): the first batch is
+small, so that the page shows the count and its first cards at once, the others carry up to
+`REPLAY_BATCH` requests. Each request's frame is the one the hub serialised once; a batch only
+joins them. docs/protocol.md has the frames.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator, Sequence
 
 import anyio
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -30,12 +36,35 @@ from user_questions.host.decoding import PONG, FrameError, parse, receive_texts
 from user_questions.host.hub import PageSubscription
 from user_questions.outcomes import Surface
 
-__all__ = ["BEHIND_CLOSE_CODE", "PageConnection"]
+__all__ = ["BEHIND_CLOSE_CODE", "REPLAY_BATCH", "PageConnection", "replay_batches"]
 
 BEHIND_CLOSE_CODE = 1013
 """The close code of a page the hub dropped (too far behind, or the host stopping): the page
 reconnects and gets every pending request replayed."""
+REPLAY_BATCH = 1000
+"""Requests in one `question/replay` frame at most (the first carries `_FIRST_BATCH`)."""
+_FIRST_BATCH = 50
+_BATCH_BYTES = 1 << 20
+"""A batch closes once its requests' frames reach this many characters (a larger frame goes
+alone)."""
 _KINDS: dict[str, type[Frame]] = {"client-response": ClientResponse, "ping": Ping}
+
+
+def replay_batches(frames: Sequence[str]) -> Iterator[str]:
+    """The `question/replay` frames that carry `frames` (serialised `question/requested`
+    frames, oldest first), in order, each joined as it is needed; one frame with no requests
+    when there are none."""
+    head = f'{{"payload":{{"type":"question/replay","pending":{len(frames)},"requests":['
+    start, limit = 0, _FIRST_BATCH
+    while True:
+        end, size = start, 0
+        while end < len(frames) and end - start < limit and (end == start or size < _BATCH_BYTES):
+            size += len(frames[end])
+            end += 1
+        yield head + ",".join(frames[start:end]) + "]}}"
+        if end == len(frames):
+            return
+        start, limit = end, REPLAY_BATCH
 
 
 class PageConnection(Connection):
@@ -45,6 +74,7 @@ class PageConnection(Connection):
 
     def __init__(self, websocket: WebSocket) -> None:
         super().__init__(websocket)
+        self._batched = websocket.query_params.get("replay") == "batch"
         self._lock = anyio.Lock(fast_acquire=True)
         self._subscription: PageSubscription | None = None
 
@@ -67,9 +97,10 @@ class PageConnection(Connection):
 
     async def _push(self, subscription: PageSubscription) -> None:
         with contextlib.suppress(WebSocketDisconnect):  # the page left: the reader sees it too
-            async with self._lock:
-                for frame in subscription.snapshot:
-                    await self.websocket.send_text(frame)
+            snapshot = subscription.snapshot
+            # The lock is taken per message, so that a receipt is not held behind a long replay.
+            for frame in replay_batches(snapshot) if self._batched else snapshot:
+                await self._send(frame)
             async for frame in subscription.frames:
                 await self._send(frame)
             await self.websocket.close(BEHIND_CLOSE_CODE)

@@ -14,6 +14,7 @@ sessionStorage of its own, like a separate browser).
 from __future__ import annotations
 
 import contextlib
+import re
 import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -54,6 +55,9 @@ RESULTS = Path(__file__).resolve().parents[3] / "test-results" / "web"
 ANSWER_SECONDS = 15.0
 DESKTOP = {"width": 1000, "height": 900}
 NETWORK_ERRORS = ("console: WebSocket connection to", "console: Failed to load resource")
+PAGE_SOCKET = re.compile(r"/ws(\?[^/]*)?$")
+"""The page's WebSocket (`/ws`, with the query asking for the batched replay), for
+`page.route_web_socket`."""
 
 expect.set_options(timeout=10_000)
 

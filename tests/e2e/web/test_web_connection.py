@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, WebSocketRoute, expect
 
 from tests.e2e.host_process import answer_body
-from tests.e2e.web.conftest import Asker, Host, OpenInbox, answer_of, error_of
+from tests.e2e.web.conftest import PAGE_SOCKET, Asker, Host, OpenInbox, answer_of, error_of
 from user_questions import ErrorCode
 from user_questions.frames import Origin
 
@@ -36,7 +36,7 @@ class Relay:
         self.connections: list[WebSocketRoute] = []
 
     def install(self, page: Page) -> None:
-        page.route_web_socket("**/ws", self.connect)
+        page.route_web_socket(PAGE_SOCKET, self.connect)
 
     def connect(self, page_side: WebSocketRoute) -> None:
         server = page_side.connect_to_server()

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import WebSocketRoute, expect
 
-from tests.e2e.web.conftest import RESULTS, Asker, Host, OpenInbox, answer_of, error_of
+from tests.e2e.web.conftest import PAGE_SOCKET, RESULTS, Asker, Host, OpenInbox, answer_of, error_of
 from user_questions.tool_exit_plan_mode import plan_question
 
 pytestmark = pytest.mark.e2e
@@ -167,7 +167,7 @@ def test_an_unknown_intent_kind_gets_the_generic_list(open_inbox: OpenInbox) -> 
         page_side.on_message(receive)
         page_side.send(json.dumps(frame))
 
-    inbox = open_inbox(before=lambda page: page.route_web_socket("**/ws", fake_host))
+    inbox = open_inbox(before=lambda page: page.route_web_socket(PAGE_SOCKET, fake_host))
     card = inbox.card("peer")
     expect(card.get_by_role("radio")).to_have_count(3)
     card.get_by_role("radio", name="No").check()

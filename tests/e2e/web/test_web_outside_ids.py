@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Page, WebSocketRoute, expect
 from websockets.sync.client import ClientConnection, connect
 
-from tests.e2e.web.conftest import Host, OpenInbox
+from tests.e2e.web.conftest import PAGE_SOCKET, Host, OpenInbox
 
 pytestmark = pytest.mark.e2e
 
@@ -122,6 +122,8 @@ MALFORMED: list[object] = [
         "rendered": "<b>not a map</b>",
     },
     {"payload": {"type": "question/resolved", "questionRpcId": "__proto__", "settled": "toString"}},
+    {"payload": {"type": "question/replay", "pending": "all", "requests": None}},
+    {"payload": {"type": "question/replay", "pending": 2, "requests": [None, {"rpcId": 5}]}},
     {"payload": {"type": "question/resolved", "questionRpcId": "constructor"}},
     {"rpcId": "__proto__", "payload": {"type": "client-response/receipt", "accepted": False}},
     {"rpcId": "toString", "payload": {"type": "error", "code": "BAD_REQUEST", "message": None}},
@@ -141,7 +143,7 @@ def test_malformed_frames_from_the_host_throw_nothing_and_the_page_goes_on(
             page_side.on_message(server.send)
             sockets.append(page_side)
 
-        page.route_web_socket("**/ws", connect_to_host)
+        page.route_web_socket(PAGE_SOCKET, connect_to_host)
 
     inbox = open_inbox(before=relay)
     for frame in MALFORMED:

@@ -1,10 +1,14 @@
-// The inbox page: connects to the host, keeps one card per pending request, and routes keys.
+// The inbox page: connects to the host, keeps every pending request, and routes keys.
 //
 // See docs/web.md for what the page does and its keyboard keys, and docs/protocol.md for the
-// frames. On every (re)connection the host replays each pending request; the page then asks
-// GET /api/pending once to drop the cards that were settled while it was away. `?q=<rpcId>`
-// (where a notification's link leads) opens the page on that request's card. Without the token
-// the page asks for it (sign-in.js); installed, a service worker (sw.js) keeps its shell.
+// frames. The page asks for the batched replay (`/ws?replay=batch`): on every (re)connection the
+// host sends the pending requests in `question/replay` batches, the first of which says how many
+// there are, so the count is right at once; once the last batch is in, the requests not replayed
+// were settled while the page was away. Only a few requests get a full card (the oldest of the
+// session shown, and the one opened from the list); the others wait in the list (queue.js),
+// which builds only the rows in view. `?q=<rpcId>` (where a notification's link leads) opens the
+// page on that request's card. Without the token the page asks for it (sign-in.js); installed,
+// a service worker (sw.js) keeps its shell.
 
 import { h, isObject, preview } from "./dom.js";
 import { DraftStore } from "./drafts.js";
@@ -13,12 +17,18 @@ import { PlanCard } from "./plan-card.js";
 import { planReviewOf } from "./presentation.js";
 import { Connection, socketUrl } from "./protocol.js";
 import { QuestionsCard } from "./questions-card.js";
+import { QueueView } from "./queue.js";
+import { PendingRequests, isRequest } from "./requests.js";
 import { SignIn } from "./sign-in.js";
 
 const TITLE = "user-questions";
 const NOTICE_MS = 12000;
 const ANNOUNCE_AFTER_MS = 250;
 const CLOCK_MS = 30000;
+const SERVICE_WORKER_AFTER_MS = 2000;
+/** Full cards shown at once (the oldest requests of the session shown), besides one opened from
+ * the list and those waiting for their receipt; every other request waits in the list. */
+const CARDS_SHOWN = 5;
 
 const NOTICES = {
   sent: (card) => `Answer sent: ${card.summary}`,
@@ -47,25 +57,44 @@ const view = {
 };
 const main = byId("questions");
 
-/** Cards by rpcId, in the order they are shown. */
+/** Every pending request the page knows, by rpcId and oldest first. */
+const requests = new PendingRequests();
+/** The cards shown, by rpcId. */
 const cards = new Map();
 const drafts = new DraftStore(sessionStore());
-/** Counts connections; a card replayed on the current one is still pending. */
+/** Counts connections; a request replayed on the current one is still pending. */
 let generation = 0;
+/** The current connection's replay: {total, received, done}; null until its first batch. */
+let replay = null;
+/** The request opened from the list (or by a link): its card is shown first. */
+let opened = null;
+let renderFrame = 0;
 let announceQueue = [];
 let announceTimer = 0;
 let countdownTimer = 0;
 /** The host refused this page's token: say so until a connection opens again. */
 let refused = false;
+/** Whether the service worker was registered (once the first replay is in, or after 2 s). */
+let registeredWorker = false;
 /** Whether a connection has opened since the page loaded. */
 let everOpened = false;
 /** The request a link asked to open (`?q=<rpcId>`), until its card is shown. */
 let wanted = new URL(window.location.href).searchParams.get("q");
 
 const notifier = new DesktopNotifier(byId("notify"), {
-  focus: (card) => card.focusCard(),
-  waiting: (card) => cards.get(card.rpcId) === card,
+  focus: (request) => openRequest(request.rpcId),
+  waiting: (request) => requests.has(request.rpcId),
 });
+const queue = new QueueView(
+  {
+    section: byId("queue"),
+    heading: byId("queue-heading"),
+    scroller: byId("queue-scroll"),
+    rows: byId("queue-rows"),
+    filter: byId("session-filter"),
+  },
+  { open: openRequest, filter: setFilter },
+);
 const connection = new Connection(socketUrl(window.location), { onFrame, onStatus });
 const signIn = new SignIn(byId("sign-in"), () => connection.retryNow());
 const env = {
@@ -75,16 +104,20 @@ const env = {
 };
 
 removeFromAddressBar("token");
-registerServiceWorker();
+// The worker fetches the whole shell when it installs: not while the first requests load.
+setTimeout(registerServiceWorker, SERVICE_WORKER_AFTER_MS);
 view.retry.addEventListener("click", () => connection.retryNow());
 // Background tabs have their timers throttled: retry at once when the tab is looked at again.
 document.addEventListener("visibilitychange", () => {
   if (!document.hidden) connection.retryNow();
 });
 document.addEventListener("keydown", onKey);
-setInterval(() => cards.forEach((card) => card.refreshTime()), CLOCK_MS);
+setInterval(() => {
+  cards.forEach((card) => card.refreshTime());
+  queue.refreshTime();
+}, CLOCK_MS);
 connection.start();
-update();
+render();
 
 function sessionStore() {
   try {
@@ -109,91 +142,138 @@ function removeFromAddressBar(name) {
 
 /** The worker that lets the installed inbox open without its host (sw.js beside the page). */
 function registerServiceWorker() {
-  if (!("serviceWorker" in navigator)) return;
+  if (!("serviceWorker" in navigator) || registeredWorker) return;
+  registeredWorker = true;
   navigator.serviceWorker.register("sw.js").catch((error) => {
     console.warn("user-questions: no service worker, so no offline start", error);
   });
 }
 
+/** Show a request's card first (the list's rows and links open requests), and focus it. */
+function openRequest(rpcId) {
+  const request = requests.get(rpcId);
+  if (request === undefined) return;
+  if (!requests.matches(request)) setFilter(null);
+  opened = rpcId;
+  render();
+  const card = cards.get(rpcId);
+  card.element.scrollIntoView({ block: "nearest" });
+  card.focusCard();
+}
+
 /** Scroll to, focus and mark the card a link asked for. */
-function reveal(card) {
+function reveal(rpcId) {
   wanted = null;
   removeFromAddressBar("q");
+  openRequest(rpcId);
+  const card = cards.get(rpcId);
   card.element.classList.add("wanted");
   card.element.scrollIntoView({ block: "center" });
-  card.focusCard();
+}
+
+function setFilter(session) {
+  requests.filter = session;
+  if (opened !== null && !requests.matches(requests.get(opened))) opened = null;
+  render();
 }
 
 function onFrame(frame) {
   const payload = frame.payload;
-  if (payload.type === "question/requested") addCard(frame);
-  else if (payload.type === "question/resolved") {
-    cards.get(payload.questionRpcId)?.resolved(payload.settled);
+  if (payload.type === "question/replay") onReplay(payload);
+  else if (payload.type === "question/requested") {
+    const request = addRequest(frame);
+    if (request !== null) arrived([request]);
+  } else if (payload.type === "question/resolved") {
+    settled(payload.questionRpcId, payload.settled);
+  } else if (payload.type === "client-response/receipt") cards.get(frame.rpcId)?.receipt(payload);
+}
+
+/** One batch of the replay of the pending requests on a new connection. */
+function onReplay(payload) {
+  if (!Array.isArray(payload.requests) || !Number.isInteger(payload.pending)) {
+    console.warn("user-questions: ignored a malformed question/replay frame", payload);
+    return;
   }
-  else if (payload.type === "client-response/receipt") cards.get(frame.rpcId)?.receipt(payload);
+  if (replay === null) replay = { total: payload.pending, received: 0, done: false };
+  const fresh = [];
+  for (const frame of payload.requests) {
+    const request = addRequest(frame);
+    if (request !== null) fresh.push(request);
+  }
+  replay.received += payload.requests.length;
+  arrived(fresh);
+  if (!replay.done && replay.received >= replay.total) replayed();
 }
 
-/** A `question/requested` frame a card can show: every field a card reads has its type. */
-function isRequest(frame) {
-  const payload = frame.payload;
-  return (
-    typeof frame.rpcId === "string" &&
-    typeof payload.sessionId === "string" &&
-    Array.isArray(payload.questions) &&
-    payload.questions.length > 0 &&
-    payload.questions.every(isQuestion)
-  );
-}
-
-const optional = (value, type) => value === undefined || value === null || typeof value === type;
-
-function isQuestion(question) {
-  return (
-    isObject(question) &&
-    typeof question.id === "string" &&
-    typeof question.question === "string" &&
-    optional(question.header, "string") &&
-    optional(question.detail, "string") &&
-    optional(question.multiSelect, "boolean") &&
-    (question.intent == null || isObject(question.intent)) &&
-    (question.options == null ||
-      (Array.isArray(question.options) &&
-        question.options.every(
-          (option) =>
-            isObject(option) &&
-            typeof option.label === "string" &&
-            optional(option.description, "string"),
-        )))
-  );
-}
-
-function addCard(frame) {
-  const known = cards.get(frame.rpcId);
+/** Note a request the host says is pending; returns it when it is new to this page. */
+function addRequest(frame) {
+  const known = isObject(frame) ? requests.get(frame.rpcId) : undefined;
   if (known !== undefined) {
     known.seenOn = generation;
-    return;
+    return null;
   }
   if (!isRequest(frame)) {
     console.warn("user-questions: ignored a malformed question/requested frame", frame);
+    return null;
+  }
+  const request = requests.add(frame);
+  request.seenOn = generation;
+  if (request.rpcId === wanted) opened = request.rpcId;
+  return request;
+}
+
+/** Announce new requests and show them (in the next frame: a replay brings many at once). */
+function arrived(fresh) {
+  if (fresh.length === 0) return;
+  announce(fresh);
+  notifier.arrived(fresh);
+  if (wanted !== null && requests.has(wanted)) {
+    render();
+    reveal(wanted);
+  } else {
+    scheduleRender();
+  }
+}
+
+/** The replay is complete: drop the requests settled while the page was away, and their drafts. */
+function replayed() {
+  replay.done = true;
+  setTimeout(registerServiceWorker, 0);
+  const current = generation;
+  const gone = requests.removeUnless((request) => request.seenOn === current);
+  for (const request of gone) {
+    const card = cards.get(request.rpcId);
+    if (card !== undefined) closeCard(card, "gone");
+  }
+  if (opened !== null && !requests.has(opened)) opened = null;
+  drafts.retain(requests.keys());
+  if (wanted !== null && !requests.has(wanted)) {
+    wanted = null;
+    removeFromAddressBar("q");
+    notice(NOT_WAITING);
+  }
+  scheduleRender();
+}
+
+/** A request was settled (`question/resolved`): its card says how, or it leaves the list. */
+function settled(rpcId, how) {
+  const card = cards.get(rpcId);
+  if (card !== undefined) {
+    card.resolved(how);
     return;
   }
-  const card = createCard(frame);
-  card.seenOn = generation;
-  cards.set(card.rpcId, card);
-  const later = [...view.cards.children].find(
-    (element) => cards.get(element.dataset.rpcId).askedAt > card.askedAt,
-  );
-  view.cards.insertBefore(card.element, later ?? null);
-  announce(card);
-  notifier.arrived(card);
-  update();
-  if (card.rpcId === wanted) reveal(card);
+  if (requests.remove(rpcId) === undefined) return;
+  drafts.forget(rpcId);
+  if (opened === rpcId) opened = null;
+  scheduleRender();
 }
 
 /** A plan review gets its own card; every other batch, the generic one. */
-function createCard(frame) {
-  const view = planReviewOf(frame.payload.questions);
-  return view === null ? new QuestionsCard(frame, env) : new PlanCard(frame, env, view);
+function createCard(request) {
+  const view = planReviewOf(request.frame.payload.questions);
+  return view === null
+    ? new QuestionsCard(request.frame, env)
+    : new PlanCard(request.frame, env, view);
 }
 
 function closeCard(card, why) {
@@ -204,9 +284,11 @@ function closeCard(card, why) {
   card.stop();
   cards.delete(card.rpcId);
   card.element.remove();
+  requests.remove(card.rpcId);
+  if (opened === card.rpcId) opened = null;
   drafts.forget(card.rpcId);
   notice(NOTICES[why](card));
-  update();
+  render();
   if (hadFocus) focusAfter(index);
 }
 
@@ -219,8 +301,81 @@ function focusAfter(index) {
   else view.emptyHeading.focus();
 }
 
-function update() {
-  const count = cards.size;
+function scheduleRender() {
+  if (renderFrame === 0) renderFrame = requestAnimationFrame(render);
+}
+
+/** Bring the page up to the requests: the count, the cards, the list. */
+function render() {
+  cancelAnimationFrame(renderFrame);
+  renderFrame = 0;
+  const shown = requests.shown();
+  const wantedCards = [];
+  const first = opened === null ? undefined : requests.get(opened);
+  if (first !== undefined) wantedCards.push(first);
+  for (const request of shown) {
+    if (wantedCards.length >= CARDS_SHOWN + (first === undefined ? 0 : 1)) break;
+    if (request !== first) wantedCards.push(request);
+  }
+  const keep = new Set(wantedCards.map((request) => request.rpcId));
+  for (const [rpcId, card] of cards) {
+    if (keep.has(rpcId)) continue;
+    if (card.sending !== null) keep.add(rpcId);
+    else {
+      card.stop();
+      card.element.remove();
+      cards.delete(rpcId);
+    }
+  }
+  let cursor = view.cards.firstElementChild;
+  for (const request of wantedCards) {
+    let card = cards.get(request.rpcId);
+    if (card === undefined) {
+      card = createCard(request);
+      cards.set(request.rpcId, card);
+    }
+    if (card.element === cursor) cursor = cursor.nextElementSibling;
+    else view.cards.insertBefore(card.element, cursor);
+  }
+  queue.update(without(shown, cardPositions(shown)), {
+    visible: requests.size > CARDS_SHOWN || requests.filter !== null,
+    total: requests.size,
+    sessions: requests.sessions(),
+    filter: requests.filter,
+  });
+  updateCount();
+}
+
+/** Where the requests shown as cards are in `shown`, ascending: mostly its first few, found at
+ * once; one opened from deep in the list costs a scan, never a copy of the list. */
+function cardPositions(shown) {
+  const positions = [];
+  for (const rpcId of cards.keys()) {
+    const request = requests.get(rpcId);
+    if (request === undefined || !requests.matches(request)) continue;
+    const position = shown.indexOf(request);
+    if (position >= 0) positions.push(position);
+  }
+  return positions.sort((a, b) => a - b);
+}
+
+/** `list` without the entries at `skipped` (ascending positions), as {length, at(index)}. */
+function without(list, skipped) {
+  return {
+    length: list.length - skipped.length,
+    at(index) {
+      let position = index;
+      for (const each of skipped) {
+        if (each > position) break;
+        position += 1;
+      }
+      return list[position];
+    },
+  };
+}
+
+function updateCount() {
+  const count = replay !== null && !replay.done ? replay.total : requests.size;
   document.title = count > 0 ? `(${count}) ${TITLE}` : TITLE;
   if (count === 0) notifier.clear();
   view.empty.hidden = count > 0;
@@ -229,18 +384,18 @@ function update() {
 }
 
 /** Tell screen readers about new requests, once per burst (a replay brings many at once). */
-function announce(card) {
-  announceQueue.push(card);
+function announce(fresh) {
+  announceQueue.push(...fresh);
   clearTimeout(announceTimer);
   announceTimer = setTimeout(() => {
-    const fresh = announceQueue.filter((each) => cards.has(each.rpcId));
+    const still = announceQueue.filter((each) => requests.has(each.rpcId));
     announceQueue = [];
-    if (fresh.length === 1) {
-      const [only] = fresh;
+    if (still.length === 1) {
+      const [only] = still;
       const from = preview(only.sessionId, 40);
       view.announcer.textContent = `New question from ${from}: ${only.summary}`;
-    } else if (fresh.length > 1) {
-      view.announcer.textContent = `${fresh.length} new requests`;
+    } else if (still.length > 1) {
+      view.announcer.textContent = `${still.length} new requests`;
     }
   }, ANNOUNCE_AFTER_MS);
 }
@@ -273,8 +428,8 @@ function onStatus(status) {
     setStatus("Connecting…");
   } else if (status.state === "open") {
     generation += 1;
+    replay = null;
     setStatus("Connected");
-    reconcile(generation);
   } else {
     cards.forEach((card) => card.connectionLost());
     const tick = () => {
@@ -298,7 +453,7 @@ function setStatus(text) {
 /** A socket that never opens may mean the host was restarted with another token: say so. */
 async function checkToken() {
   try {
-    const response = await fetch("api/pending", { cache: "no-store" });
+    const response = await fetch("api/history?limit=1", { cache: "no-store" });
     if (response.status !== 401 || connection.isOpen) return;
   } catch {
     return;
@@ -309,29 +464,6 @@ async function checkToken() {
   document.body.dataset.connection = "unauthorized";
   setStatus(everOpened ? REFUSED : SIGN_IN);
   signIn.show();
-}
-
-/** Drop the cards settled while the page was disconnected, and their drafts. */
-async function reconcile(current) {
-  let pending;
-  try {
-    const response = await fetch("api/pending", { cache: "no-store" });
-    if (!response.ok) return;
-    ({ pending } = await response.json());
-  } catch {
-    return;
-  }
-  if (current !== generation || !Array.isArray(pending)) return;
-  const live = new Set(pending.map((frame) => frame?.rpcId));
-  for (const card of [...cards.values()]) {
-    if (card.seenOn !== current && !live.has(card.rpcId)) closeCard(card, "gone");
-  }
-  drafts.retain([...live, ...cards.keys()]);
-  if (wanted !== null && !cards.has(wanted) && !live.has(wanted)) {
-    wanted = null;
-    removeFromAddressBar("q");
-    notice(NOT_WAITING);
-  }
 }
 
 /** The card keys act on: the one holding the focus, or the first when nothing is focused. */

@@ -10,7 +10,7 @@
 // Model text only ever reaches the DOM as text; a question's detail is the host's rendered
 // markdown, passed through trustedFragment(). Ids from outside key Maps, never plain objects.
 
-import { button, h, isObject, originText, preview, timeAgo, trustedFragment } from "./dom.js";
+import { button, h, isObject, originText, summaryOf, timeAgo, trustedFragment } from "./dom.js";
 import { dismissFrame } from "./protocol.js";
 
 /** How long a card waits for its own receipt after the host said the request is settled. */
@@ -88,9 +88,7 @@ export class Card {
 
   /** A one-line description for notices: the first question, and how many follow. */
   get summary() {
-    const first = `“${preview(this.questions[0]?.question ?? "")}”`;
-    const more = this.questions.length - 1;
-    return more > 0 ? `${first} and ${more} more` : first;
+    return summaryOf(this.questions);
   }
 
   draftOf(question) {

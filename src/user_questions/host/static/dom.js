@@ -102,6 +102,13 @@ export function preview(text, limit = 80) {
   return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
 }
 
+/** A one-line description of a request for notices: its first question, and how many follow. */
+export function summaryOf(questions) {
+  const first = `“${preview(questions[0]?.question ?? "")}”`;
+  const more = questions.length - 1;
+  return more > 0 ? `${first} and ${more} more` : first;
+}
+
 /** Where the asker says a request comes from, on one line: `client · folder`; "" for none. */
 export function originText(origin) {
   if (origin === null || typeof origin !== "object") return "";

@@ -22,8 +22,8 @@ let remembered = null;
 export class DesktopNotifier {
   /**
    * @param button the header's toggle
-   * @param focus called with a card when its notification is clicked
-   * @param waiting tells whether a card is still pending
+   * @param focus called with a request when its notification is clicked
+   * @param waiting tells whether a request is still pending
    */
   constructor(button, { focus, waiting }) {
     this.button = button;
@@ -72,25 +72,25 @@ export class DesktopNotifier {
         : "Show a desktop notification when a question arrives while this tab is hidden.";
   }
 
-  /** A new card: announce it if the tab is hidden (bursts become one notification). */
-  arrived(card) {
-    if (!this.enabled || document.visibilityState !== "hidden") return;
-    this.burst.push(card);
+  /** New requests: announce them if the tab is hidden (bursts become one notification). */
+  arrived(requests) {
+    if (requests.length === 0 || document.visibilityState !== "hidden" || !this.enabled) return;
+    this.burst.push(...requests);
     clearTimeout(this.burstTimer);
     this.burstTimer = setTimeout(() => this.show(), BURST_MS);
   }
 
   show() {
-    const cards = this.burst.filter((card) => this.waiting(card));
+    const requests = this.burst.filter((request) => this.waiting(request));
     this.burst = [];
-    if (cards.length === 0 || document.visibilityState !== "hidden") return;
-    const [first] = cards;
+    if (requests.length === 0 || document.visibilityState !== "hidden") return;
+    const [first] = requests;
     const title =
-      cards.length === 1
+      requests.length === 1
         ? `Question from ${preview(first.sessionId, 40)}`
-        : `${cards.length} questions are waiting`;
-    const lines = cards.slice(0, LISTED).map((card) => card.summary);
-    if (cards.length > LISTED) lines.push(`and ${cards.length - LISTED} more`);
+        : `${requests.length} questions are waiting`;
+    const lines = requests.slice(0, LISTED).map((request) => request.summary);
+    if (requests.length > LISTED) lines.push(`and ${requests.length - LISTED} more`);
     this.clear();
     try {
       this.shown = new Notification(title, { body: lines.join("\n"), tag: TAG });

@@ -24,11 +24,12 @@ export function dismissFrame(rpcId) {
   };
 }
 
-/** The page's WebSocket URL: /ws beside the page, on the page's own origin. */
+/** The page's WebSocket URL: /ws beside the page, on the page's own origin, asking for the
+ * pending requests in `question/replay` batches. */
 export function socketUrl(location) {
   const url = new URL("ws", location.href);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  url.search = "";
+  url.search = "?replay=batch";
   url.hash = "";
   return url.href;
 }

@@ -22,6 +22,8 @@ const SHELL = [
   "static/presentation.js",
   "static/protocol.js",
   "static/questions-card.js",
+  "static/queue.js",
+  "static/requests.js",
   "static/sign-in.js",
   "static/icons/icon.svg",
   "static/icons/icon-192.png",
