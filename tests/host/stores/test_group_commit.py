@@ -4,6 +4,7 @@ and each is on disk, with its own result, when its caller hears of it."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -83,7 +84,7 @@ async def test_a_writer_cancelled_while_it_waits_still_has_its_write_committed()
     release = anyio.Event()
     committed: list[object] = []
 
-    async def execute(batch: list[Work]) -> list[object]:
+    async def execute(batch: Sequence[Work]) -> list[object]:
         await release.wait()
         outcomes = [work() for work in batch]
         committed.extend(outcomes)
