@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -98,26 +99,32 @@ async def asker(url: str, asks: int, concurrency: int, wait_for_go: bool) -> Non
 # -- the scripted page ------------------------------------------------------------------------
 
 
+def response_to(frame: dict[str, Any]) -> dict[str, Any] | None:
+    """The page's answer to a `question/requested` frame: the first option of every question;
+    `None` for any other frame."""
+    payload = frame["payload"]
+    if payload["type"] != "question/requested":
+        return None
+    items = [
+        {"id": question["id"], "selected": [question["options"][0]["label"]]}
+        for question in payload["questions"]
+    ]
+    return {
+        "type": "client-response",
+        "rpcId": frame["rpcId"],
+        "result": {
+            "ok": True,
+            "value": {"sessionId": payload["sessionId"], "answer": {"answers": items}},
+        },
+    }
+
+
 async def answer_everything(page: ClientConnection) -> None:
-    """Answer each request as soon as it is shown: the first option of every question."""
+    """Answer each request as soon as it is shown (`response_to`)."""
     async for message in page:
-        frame = json.loads(message)
-        payload = frame["payload"]
-        if payload["type"] != "question/requested":
-            continue
-        items = [
-            {"id": question["id"], "selected": [question["options"][0]["label"]]}
-            for question in payload["questions"]
-        ]
-        response = {
-            "type": "client-response",
-            "rpcId": frame["rpcId"],
-            "result": {
-                "ok": True,
-                "value": {"sessionId": payload["sessionId"], "answer": {"answers": items}},
-            },
-        }
-        await page.send(json.dumps(response))
+        response = response_to(json.loads(message))
+        if response is not None:
+            await page.send(json.dumps(response))
 
 
 async def open_page(base: str, token: str) -> ClientConnection:

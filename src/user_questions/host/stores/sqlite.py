@@ -1,7 +1,8 @@
 """`SQLiteStore`: the embedded default store, one SQLite file in WAL mode.
 
-Level 8. Uses the standard library's `sqlite3` through `anyio.to_thread.run_sync`, one
-connection serialised by a `CapacityLimiter(1)`, so the event loop never waits on the disk.
+Level 8. Uses the standard library's `sqlite3` on one connection, in one thread of its own
+(`_sqlite_worker`) that runs the store's calls in order, so the event loop never waits on the
+disk.
 Every write is one statement in autocommit mode, committed with `synchronous=FULL`: when a
 method returns, the row survives a crash of the process and of the machine. Asks and
 settlements go through a group commit (`_group_commit`): those that arrive while a commit is in
@@ -19,8 +20,8 @@ another connection has committed, and the store then tells its tokens listeners.
 
 The store puts together the modules beside it: `_sqlite_file` (opening the file under its
 lock), `_sqlite_schema` (the tables, their version and their migrations), `_sqlite_backup`
-(a consistent copy of the file while a host writes to it: `backup()`, `uq backup`) and
-`_group_commit`.
+(a consistent copy of the file while a host writes to it: `backup()`, `uq backup`),
+`_sqlite_worker` and `_group_commit`.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from user_questions.host.stores._shared import (
 from user_questions.host.stores._sqlite_backup import BackupSummary, copy_store
 from user_questions.host.stores._sqlite_file import open_file
 from user_questions.host.stores._sqlite_schema import SCHEMA_VERSION, transaction
+from user_questions.host.stores._sqlite_worker import Worker
 from user_questions.host.stores.records import (
     ChangeListener,
     HistoryPage,
@@ -98,7 +100,7 @@ class SQLiteStore(AsyncLifetime):
         self.host = host
         self._connection: sqlite3.Connection | None = None
         self._lock_file: IO[str] | None = None
-        self._limiter: anyio.CapacityLimiter | None = None
+        self._worker = Worker(f"uq-store {self.path.name}")
         self._tokens_listeners = TokensListeners(self.url)
         self._writes = GroupCommit(self._commit)
         self.stats = StoreStats()
@@ -107,7 +109,8 @@ class SQLiteStore(AsyncLifetime):
         return f"<SQLiteStore {self.url}>"
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
-        self._limiter = anyio.CapacityLimiter(1)
+        self._worker.start()
+        stack.push_async_callback(self._worker.stop)
         await self._run(self._open)
         stack.push_async_callback(self._close_file)
         if self.host:
@@ -289,7 +292,7 @@ class SQLiteStore(AsyncLifetime):
 
     async def _run(self, function: Callable[..., T], *args: Any) -> T:
         try:
-            return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
+            return await self._worker.run(function, *args)
         except sqlite3.Error:
             self.stats.failed()
             raise
@@ -303,7 +306,7 @@ class SQLiteStore(AsyncLifetime):
 
     async def _commit(self, batch: Sequence[Work]) -> list[Any]:
         # Not through `_run`: `_write` counts a failure once for each write it fails.
-        return await anyio.to_thread.run_sync(self._commit_batch, batch, limiter=self._limiter)
+        return await self._worker.run(self._commit_batch, batch)
 
     def _commit_batch(self, batch: Sequence[Work]) -> list[Any]:
         """Run `batch` in one transaction, each write in a savepoint of its own (one that fails
