@@ -19,7 +19,7 @@ raises the cancellation: the same as `anyio.to_thread.run_sync`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
@@ -39,7 +39,9 @@ exception it raised (an `Exception` instance), in order. Raises when the commit 
 @dataclass(eq=False, slots=True)
 class _Write:
     work: Work
-    woken: anyio.Event = field(default_factory=anyio.Event)
+    woken: anyio.Event | None = None
+    """Set when it is done, or when it is to lead the next batch; only a write that waits has
+    one (the leader of a batch never waits)."""
     done: bool = False
     result: Any = None
     error: BaseException | None = None
@@ -65,6 +67,7 @@ class GroupCommit:
         write = _Write(work)
         self._queue.append(write)
         if self._busy:
+            write.woken = anyio.Event()
             with anyio.CancelScope(shield=True):
                 await write.woken.wait()
         if not write.done:
@@ -92,8 +95,13 @@ class GroupCommit:
             else:
                 write.result = outcome
             write.done = True
-            write.woken.set()
+            _wake(write)
         if self._queue:
-            self._queue[0].woken.set()  # not done: it leads the next batch
+            _wake(self._queue[0])  # not done: it leads the next batch
         else:
             self._busy = False
+
+
+def _wake(write: _Write) -> None:
+    if write.woken is not None:
+        write.woken.set()

@@ -103,7 +103,10 @@ class StoredQuestion:
     @property
     def outcome(self) -> Outcome | None:
         """How it ended; `None` while pending."""
-        return self.state.outcome
+        return _OUTCOMES[self.state]  # read several times per request: a lookup, not an enum call
+
+
+_OUTCOMES = {state: state.outcome for state in RequestState}
 
 
 def pending_record(question: NewQuestion) -> StoredQuestion:
