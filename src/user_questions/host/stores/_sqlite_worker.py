@@ -50,7 +50,8 @@ class Worker:
         thread, self._thread = self._thread, None
         if thread is not None:
             self._jobs.put(None)
-            await anyio.to_thread.run_sync(thread.join)
+            with anyio.CancelScope(shield=True):  # closing a cancelled store still ends it
+                await anyio.to_thread.run_sync(thread.join)
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """`function(*args)` in the thread, after every call queued before it; its result."""
