@@ -53,13 +53,19 @@ class Worker:
             with anyio.CancelScope(shield=True):  # closing a cancelled store still ends it
                 await anyio.to_thread.run_sync(thread.join)
 
-    async def run(self, function: Callable[..., T], *args: Any) -> T:
-        """`function(*args)` in the thread, after every call queued before it; its result."""
+    def submit(self, function: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """Queue `function(*args)` to run after every call queued before it; the future of its
+        result, which the caller awaits uncancelled (`run` does)."""
         if self._thread is None:
             raise RuntimeError("the store is not open: use `async with store:`")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         self._jobs.put((loop, future, function, args))
+        return future
+
+    async def run(self, function: Callable[..., T], *args: Any) -> T:
+        """`function(*args)` in the thread, after every call queued before it; its result."""
+        future = self.submit(function, *args)
         with anyio.CancelScope(shield=True):
             result = await future
         await checkpoint_if_cancelled()

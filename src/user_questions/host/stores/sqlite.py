@@ -31,7 +31,7 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -304,9 +304,10 @@ class SQLiteStore(AsyncLifetime):
             self.stats.failed()
             raise
 
-    async def _commit(self, batch: Sequence[Work]) -> list[Any]:
-        # Not through `_run`: `_write` counts a failure once for each write it fails.
-        return await self._worker.run(self._commit_batch, batch)
+    def _commit(self, batch: Sequence[Work]) -> Awaitable[list[Any]]:
+        # Not through `_run`: `_write` counts a failure once for each write it fails, and the
+        # group commit waits for it uncancelled.
+        return self._worker.submit(self._commit_batch, batch)
 
     def _commit_batch(self, batch: Sequence[Work]) -> list[Any]:
         """Run `batch` in one transaction, each write in a savepoint of its own (one that fails
