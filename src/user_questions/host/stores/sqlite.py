@@ -1,8 +1,8 @@
 """`SQLiteStore`: the embedded default store, one SQLite file in WAL mode.
 
 Level 8. Uses the standard library's `sqlite3` on one connection, in one thread of its own
-(`_sqlite_worker`) that runs the store's calls in order, so the event loop never waits on the
-disk.
+(`_sqlite_worker`, on the asyncio backend) that runs the store's calls in order, so the event
+loop never waits on the disk.
 Every write is one statement in autocommit mode, committed with `synchronous=FULL`: when a
 method returns, the row survives a crash of the process and of the machine. Asks and
 settlements go through a group commit (`_group_commit`): those that arrive while a commit is in
