@@ -153,7 +153,20 @@ class SQLiteStore(AsyncLifetime):
         )
 
     async def submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
-        return await self._write(lambda: self._submit(question))
+        # The row is made here, on the event loop: the store's thread only runs SQL, and does
+        # not hold the interpreter while the loop has frames to handle.
+        row = (
+            question.rpc_id,
+            question.session_id,
+            QUESTIONS.dump_json(list(question.questions)).decode(),
+            question.asked_at.isoformat(),
+            question.asked_by,
+            None if question.shown_at is None else _iso(question.shown_at),
+            origin_json(question.origin),
+            question_text(question.questions),
+            rendered_json(question.rendered),
+        )
+        return await self._write(lambda: self._submit(question, row))
 
     async def settle(
         self, rpc_id: str, settlement: Settlement, *, pending: StoredQuestion | None = None
@@ -365,22 +378,14 @@ class SQLiteStore(AsyncLifetime):
         value: str = row[0]
         return value
 
-    def _submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
+    def _submit(
+        self, question: NewQuestion, row: tuple[object, ...]
+    ) -> tuple[StoredQuestion, bool]:
         inserted = self._db().execute(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
             "origin, search, rendered) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (rpc_id) DO NOTHING",
-            (
-                question.rpc_id,
-                question.session_id,
-                QUESTIONS.dump_json(list(question.questions)).decode(),
-                question.asked_at.isoformat(),
-                question.asked_by,
-                None if question.shown_at is None else _iso(question.shown_at),
-                origin_json(question.origin),
-                question_text(question.questions),
-                rendered_json(question.rendered),
-            ),
+            row,
         )
         if inserted.rowcount == 1:  # stored as given: no need to read it back
             return pending_record(question), True
