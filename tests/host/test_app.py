@@ -500,11 +500,13 @@ def test_a_store_failure_while_answering_is_an_error_frame_and_nothing_is_lost(
     class FlakyStore(SQLiteStore):
         failures = 1
 
-        async def settle(self, rpc_id: str, settlement: Settlement) -> StoredQuestion | None:
+        async def settle(
+            self, rpc_id: str, settlement: Settlement, *, pending: StoredQuestion | None = None
+        ) -> StoredQuestion | None:
             if self.failures:
                 self.failures -= 1
                 raise UserQuestionError("the store is unavailable", ErrorCode.STORE_UNAVAILABLE)
-            return await super().settle(rpc_id, settlement)
+            return await super().settle(rpc_id, settlement, pending=pending)
 
     with TestClient(create_app(FlakyStore(tmp_path / "host.db"), token=TOKEN)) as client:
         ask(client, "r1", PICK)

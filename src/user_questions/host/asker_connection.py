@@ -3,9 +3,12 @@
 Level 8: imports Starlette, `connection`, `decoding`, `hub`, `stores`, `frames`, `_wire` and
 `errors`. An asker sends `ask` (submit, or re-attach under the same rpcId), `withdraw` and `ping`;
 each gets one reply at once (`ask/pending`, `ask/settled`, `ask/error`, `pong`), and every
-request still pending on this connection gets its `ask/settled` when it settles. Replies go
-through one outbox, so a settlement and a reply never interleave. docs/protocol.md has the
-frames.
+request still pending on this connection gets its `ask/settled` when it settles. A reply is
+sent at once by the task that read the frame; a settlement (reported by the hub as it happens,
+without waiting) goes through an outbox to a task of its own. Both send under one lock, so
+frames never interleave, and a request's reply goes out before its settlement can: the
+settlement needs an answer to the request, which no page has before the reply's turn.
+docs/protocol.md has the frames.
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ class AskerConnection(Connection):
 
     def __init__(self, websocket: WebSocket) -> None:
         super().__init__(websocket)
-        self._outbox, self._replies = anyio.create_memory_object_stream[str](math.inf)
+        self._outbox, self._settlements = anyio.create_memory_object_stream[str](math.inf)
+        self._lock = anyio.Lock(fast_acquire=True)
         self._watching: dict[str, Disposer] = {}
         """The pending requests asked on this connection: the remover of each one's watcher."""
 
@@ -58,18 +62,22 @@ class AskerConnection(Connection):
                 task_group.start_soon(self._deliver)
                 with contextlib.suppress(WebSocketDisconnect):
                     async for text in receive_texts(self.websocket):
-                        self._outbox.send_nowait(await self._reply(text))
+                        await self._send(await self._reply(text))
                 task_group.cancel_scope.cancel()
         finally:
             for stop in self._watching.values():
                 stop()
             self._outbox.close()
-            self._replies.close()
+            self._settlements.close()
+
+    async def _send(self, frame: str) -> None:
+        async with self._lock:
+            await self.websocket.send_text(frame)
 
     async def _deliver(self) -> None:
         with contextlib.suppress(WebSocketDisconnect):  # the asker left: it will re-attach
-            async for reply in self._replies:
-                await self.websocket.send_text(reply)
+            async for frame in self._settlements:
+                await self._send(frame)
 
     async def _reply(self, text: str | bytes) -> str:
         try:

@@ -261,9 +261,10 @@ class Hub(AsyncLifetime):
             asked = NewQuestion(
                 rpc_id, session_id, questions, now, asked_by, shown, origin, rendered
             )
-            _check_frame_size(asked)
+            frame = _requested_frame(pending_record(asked))  # serialised once, kept if created
+            _check_frame_size(frame)
             known, created = await self.store.submit(asked)
-        self._apply(known)
+        self._apply(known, frame if created else None)
         if created:
             self._committed(known)
         known = self._known(rpc_id) or known
@@ -291,7 +292,9 @@ class Hub(AsyncLifetime):
         if usable_id(rpc_id) is None:  # no request can have it: never ask the store about it
             return None
         outcome = Outcome.TIMED_OUT if reason == "timed-out" else Outcome.WITHDRAWN
-        won = await self.store.settle(rpc_id, Settlement(outcome, via=via, by=by))
+        entry = self._entries.get(rpc_id)
+        pending = None if entry is None else entry.record
+        won = await self.store.settle(rpc_id, Settlement(outcome, via=via, by=by), pending=pending)
         settled = won or self._settled.get(rpc_id) or await self.store.get(rpc_id)
         if settled is not None:
             self._apply(settled)
@@ -336,7 +339,7 @@ class Hub(AsyncLifetime):
             settlement = _settlement(entry.record, response, via, by, channel)
         except UserQuestionError as error:
             return Receipt(accepted=False, reason="bad-response", message=str(error))
-        settled = await self.store.settle(rpc_id, settlement)
+        settled = await self.store.settle(rpc_id, settlement, pending=entry.record)
         if settled is None:
             await self._refresh(rpc_id)
             return _not_pending(f"question {quoted(rpc_id)} was settled by another response first")
@@ -350,14 +353,16 @@ class Hub(AsyncLifetime):
         entry = self._entries.get(rpc_id)
         return entry.record if entry is not None else self._settled.get(rpc_id)
 
-    def _apply(self, record: StoredQuestion) -> None:
-        """Bring the cache, the pages and the waiting askers up to `record`. Idempotent."""
+    def _apply(self, record: StoredQuestion, frame: str | None = None) -> None:
+        """Bring the cache, the pages and the waiting askers up to `record` (pending: with its
+        `question/requested` frame when the caller has serialised it already). Idempotent."""
         rpc_id = record.rpc_id
         if rpc_id in self._settled:
             return  # settled is final: a stale pending record never revives a request
         if record.pending:
             if rpc_id not in self._entries:
-                entry = self._entries[rpc_id] = _Entry(record, _requested_frame(record))
+                entry = _Entry(record, frame or _requested_frame(record))
+                self._entries[rpc_id] = entry
                 entry.shown = record.shown_at is not None
                 if self._pages:
                     self._show((entry,))
@@ -454,9 +459,9 @@ def _check_origin(origin: Origin | None) -> None:
             raise UserQuestionError(f"origin.{name} {problem}", ErrorCode.BAD_REQUEST)
 
 
-def _check_frame_size(asked: NewQuestion) -> None:
+def _check_frame_size(frame: str) -> None:
     """Refuse a request whose `question/requested` frame no page could be sent."""
-    size = len(_requested_frame(pending_record(asked)).encode("utf-8"))
+    size = len(frame.encode("utf-8"))
     if size > MAX_FRAME_BYTES:
         raise UserQuestionError(
             f"this request makes a frame of {size} bytes, more than the {MAX_FRAME_BYTES} a frame "

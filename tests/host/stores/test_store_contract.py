@@ -122,6 +122,19 @@ async def test_settle_records_the_answer_and_who_settled(store: Store) -> None:
     assert await store.get("r1") == settled
 
 
+async def test_settling_with_the_pending_record_in_hand_returns_the_record_as_stored(
+    store: Store,
+) -> None:
+    pending, _ = await store.submit(new("r1", asked_by="alice"))
+    await store.mark_shown(["r1"])
+    settlement = Settlement(Outcome.ANSWERED, ANSWER, via=Surface.WEB, by="bob", channel="ntfy")
+    settled = await store.settle("r1", settlement, pending=pending)
+    assert settled is not None
+    assert settled.shown_at is not None  # read back: the caller's record did not have it
+    assert await store.get("r1") == settled
+    assert await store.settle("r1", settlement, pending=pending) is None
+
+
 async def test_only_the_first_settlement_wins(store: Store) -> None:
     await store.submit(new("r1"))
     assert await store.settle("r1", Settlement(Outcome.DISMISSED, via=Surface.WEB)) is not None

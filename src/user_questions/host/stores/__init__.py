@@ -42,6 +42,7 @@ from user_questions.host.stores.records import (
     TokenRecord,
     TokensListener,
     pending_record,
+    settled_record,
 )
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "default_store_path",
     "open_store",
     "pending_record",
+    "settled_record",
 ]
 
 

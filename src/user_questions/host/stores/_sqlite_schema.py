@@ -136,6 +136,7 @@ def transaction(connection: sqlite3.Connection) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        connection.execute("ROLLBACK")
+        if connection.in_transaction:  # an error such as SQLITE_FULL may have ended it already
+            connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")

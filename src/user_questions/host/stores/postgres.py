@@ -65,6 +65,7 @@ from user_questions.host.stores.records import (
     StoredQuestion,
     TokenRecord,
     TokensListener,
+    settled_record,
 )
 
 __all__ = [
@@ -94,17 +95,21 @@ _SUBMIT = f"""
     )
     SELECT {_COLUMNS}, {_NOTIFY} FROM created
 """
-_SETTLE = f"""
+_SETTLE = """
     WITH settled AS (
-        UPDATE {SCHEMA}.questions
+        UPDATE {schema}.questions
         SET state = %s, answer = %s::jsonb, settled_at = coalesce(settled_at, now()),
             settled_via = %s, settled_by = %s, channel = %s, settle_id = %s,
             search = CASE WHEN state = 'pending' THEN search || %s ELSE search END
         WHERE rpc_id = %s AND (state = 'pending' OR settle_id = %s)
         RETURNING *
     )
-    SELECT {_COLUMNS}, {_NOTIFY} FROM settled
+    SELECT {columns}, {notify} FROM settled
 """
+_SETTLE_ROW = _SETTLE.format(schema=SCHEMA, columns=_COLUMNS, notify=_NOTIFY)
+"""Settles a request and reads back its whole row."""
+_SETTLE_TIMES = _SETTLE.format(schema=SCHEMA, columns="settled_at, shown_at", notify=_NOTIFY)
+"""Settles a request whose pending record the caller holds: only the times are read back."""
 _TOKEN_COLUMNS = "name, token_hash, created_at, last_used_at, revoked_at"
 _TOKENS_NOTIFY = f"pg_notify('{TOKENS_CHANNEL}', name)"
 _ADD_TOKEN = f"""
@@ -221,7 +226,9 @@ class PostgresStore(AsyncLifetime):
 
         return await self._pool.run(insert)
 
-    async def settle(self, rpc_id: str, settlement: Settlement) -> StoredQuestion | None:
+    async def settle(
+        self, rpc_id: str, settlement: Settlement, *, pending: StoredQuestion | None = None
+    ) -> StoredQuestion | None:
         answer = None if settlement.answer is None else settlement.answer.model_dump_json()
         settle_id = uuid.uuid4()
         parameters = (
@@ -237,8 +244,16 @@ class PostgresStore(AsyncLifetime):
         )
 
         async def update(connection: Connection) -> StoredQuestion | None:
-            found = await _records(connection, _SETTLE, parameters)
-            return found[0] if found else None
+            if pending is None:
+                found = await _records(connection, _SETTLE_ROW, parameters)
+                return found[0] if found else None
+            cursor = await connection.execute(_SETTLE_TIMES, parameters)
+            row = await cursor.fetchone()
+            if row is None:
+                return None
+            settled_at = _utc(row[0])
+            assert settled_at is not None  # set by the update itself
+            return settled_record(pending, settlement, settled_at, _utc(row[1]))
 
         return await self._pool.run(update)
 

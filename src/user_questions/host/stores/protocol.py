@@ -54,9 +54,15 @@ class QuestionStore(Protocol):
         call created it. Submitting an existing rpcId changes nothing (idempotent re-attach)."""
         ...
 
-    async def settle(self, rpc_id: str, settlement: Settlement) -> StoredQuestion | None:
+    async def settle(
+        self, rpc_id: str, settlement: Settlement, *, pending: StoredQuestion | None = None
+    ) -> StoredQuestion | None:
         """Settle the request if it is still pending; the settled record when this call won,
-        `None` when it was not pending (already settled, or unknown)."""
+        `None` when it was not pending (already settled, or unknown).
+
+        `pending` is the request's record as the caller holds it (the hub's cache): the settled
+        record is then made from it (`settled_record`) rather than read back from the row.
+        """
         ...
 
     async def get(self, rpc_id: str) -> StoredQuestion | None:

@@ -8,7 +8,7 @@ and `StoreStats`, the one mutable record, which a store keeps up to date for the
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from user_questions.frames import Origin
@@ -26,6 +26,7 @@ __all__ = [
     "TokenRecord",
     "TokensListener",
     "pending_record",
+    "settled_record",
 ]
 
 ChangeListener = Callable[[str | None], None]
@@ -102,7 +103,10 @@ class StoredQuestion:
     @property
     def outcome(self) -> Outcome | None:
         """How it ended; `None` while pending."""
-        return self.state.outcome
+        return _OUTCOMES[self.state]  # read several times per request: a lookup, not an enum call
+
+
+_OUTCOMES = {state: state.outcome for state in RequestState}
 
 
 def pending_record(question: NewQuestion) -> StoredQuestion:
@@ -117,6 +121,29 @@ def pending_record(question: NewQuestion) -> StoredQuestion:
         shown_at=question.shown_at,
         origin=question.origin,
         rendered=question.rendered,
+    )
+
+
+def settled_record(
+    pending: StoredQuestion,
+    settlement: Settlement,
+    settled_at: datetime,
+    shown_at: datetime | None,
+) -> StoredQuestion:
+    """The record of the request `pending` once `settlement` settled it at `settled_at` (and
+    its first-shown time as the store has it): what a store returns from `settle` when the
+    caller holds the pending record, instead of reading back and parsing the whole row again.
+    A request's questions, session, asked time, asker, origin and details never change once
+    stored, so they are taken from `pending`."""
+    return replace(
+        pending,
+        state=RequestState(settlement.outcome),
+        answer=settlement.answer,
+        settled_at=settled_at,
+        settled_via=settlement.via,
+        shown_at=shown_at,
+        settled_by=settlement.by,
+        channel=settlement.channel,
     )
 
 

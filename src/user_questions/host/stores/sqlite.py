@@ -1,9 +1,13 @@
 """`SQLiteStore`: the embedded default store, one SQLite file in WAL mode.
 
-Level 8. Uses the standard library's `sqlite3` through `anyio.to_thread.run_sync`, one
-connection serialised by a `CapacityLimiter(1)`, so the event loop never waits on the disk.
+Level 8. Uses the standard library's `sqlite3` on one connection, in one thread of its own
+(`_sqlite_worker`, on the asyncio backend) that runs the store's calls in order, so the event
+loop never waits on the disk.
 Every write is one statement in autocommit mode, committed with `synchronous=FULL`: when a
-method returns, the row survives a crash of the process and of the machine.
+method returns, the row survives a crash of the process and of the machine. Asks and
+settlements go through a group commit (`_group_commit`): those that arrive while a commit is in
+flight are committed together in the next transaction, one fsync for the lot, and each caller
+returns once the commit holding its write has returned.
 
 One host per file: opening takes an exclusive lock (`<file>.lock`, released by the kernel when
 the process dies, even by SIGKILL), because a second host on the same file would never hear of
@@ -15,8 +19,9 @@ host's store reads `PRAGMA data_version` every `WATCH_INTERVAL` seconds; it chan
 another connection has committed, and the store then tells its tokens listeners.
 
 The store puts together the modules beside it: `_sqlite_file` (opening the file under its
-lock), `_sqlite_schema` (the tables, their version and their migrations) and `_sqlite_backup`
-(a consistent copy of the file while a host writes to it: `backup()`, `uq backup`).
+lock), `_sqlite_schema` (the tables, their version and their migrations), `_sqlite_backup`
+(a consistent copy of the file while a host writes to it: `backup()`, `uq backup`),
+`_sqlite_worker` and `_group_commit`.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -36,6 +41,7 @@ import anyio
 from user_questions._disposer import nothing
 from user_questions._lifetime import AsyncLifetime
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.stores._group_commit import GroupCommit, Work
 from user_questions.host.stores._shared import (
     COLUMNS,
     QUESTIONS,
@@ -51,6 +57,7 @@ from user_questions.host.stores._shared import (
 from user_questions.host.stores._sqlite_backup import BackupSummary, copy_store
 from user_questions.host.stores._sqlite_file import open_file
 from user_questions.host.stores._sqlite_schema import SCHEMA_VERSION, transaction
+from user_questions.host.stores._sqlite_worker import Worker
 from user_questions.host.stores.records import (
     ChangeListener,
     HistoryPage,
@@ -62,6 +69,7 @@ from user_questions.host.stores.records import (
     TokenRecord,
     TokensListener,
     pending_record,
+    settled_record,
 )
 
 __all__ = ["SCHEMA_VERSION", "WATCH_INTERVAL", "BackupSummary", "SQLiteStore"]
@@ -92,15 +100,17 @@ class SQLiteStore(AsyncLifetime):
         self.host = host
         self._connection: sqlite3.Connection | None = None
         self._lock_file: IO[str] | None = None
-        self._limiter: anyio.CapacityLimiter | None = None
+        self._worker = Worker(f"uq-store {self.path.name}")
         self._tokens_listeners = TokensListeners(self.url)
+        self._writes = GroupCommit(self._commit)
         self.stats = StoreStats()
 
     def __repr__(self) -> str:
         return f"<SQLiteStore {self.url}>"
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
-        self._limiter = anyio.CapacityLimiter(1)
+        self._worker.start()
+        stack.push_async_callback(self._worker.stop)
         await self._run(self._open)
         stack.push_async_callback(self._close_file)
         if self.host:
@@ -143,27 +153,48 @@ class SQLiteStore(AsyncLifetime):
         )
 
     async def submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
-        return await self._run(self._submit, question)
+        # The row is made here, on the event loop: the store's thread only runs SQL, and does
+        # not hold the interpreter while the loop has frames to handle.
+        row = (
+            question.rpc_id,
+            question.session_id,
+            QUESTIONS.dump_json(list(question.questions)).decode(),
+            question.asked_at.isoformat(),
+            question.asked_by,
+            None if question.shown_at is None else _iso(question.shown_at),
+            origin_json(question.origin),
+            question_text(question.questions),
+            rendered_json(question.rendered),
+        )
+        return await self._write(lambda: self._submit(question, row))
 
-    async def settle(self, rpc_id: str, settlement: Settlement) -> StoredQuestion | None:
+    async def settle(
+        self, rpc_id: str, settlement: Settlement, *, pending: StoredQuestion | None = None
+    ) -> StoredQuestion | None:
         answer = None if settlement.answer is None else settlement.answer.model_dump_json()
-        found = await self._run(
-            self._query,
+        now = datetime.now(UTC)
+        returning = _COLUMNS if pending is None else "shown_at"
+        update = (
             "UPDATE questions SET state = ?, answer = ?, settled_at = ?, settled_via = ?, "
             "settled_by = ?, channel = ?, search = search || ? "
-            f"WHERE rpc_id = ? AND state = 'pending' RETURNING {_COLUMNS}",
-            (
-                settlement.outcome,
-                answer,
-                _now(),
-                settlement.via,
-                settlement.by,
-                settlement.channel,
-                answer_text(settlement.answer),
-                rpc_id,
-            ),
+            f"WHERE rpc_id = ? AND state = 'pending' RETURNING {returning}"
         )
-        return found[0] if found else None
+        parameters = (
+            settlement.outcome,
+            answer,
+            _iso(now),
+            settlement.via,
+            settlement.by,
+            settlement.channel,
+            answer_text(settlement.answer),
+            rpc_id,
+        )
+        found = await self._write(lambda: self._execute(update, parameters))
+        if not found:
+            return None
+        if pending is None:
+            return _record(found[0])
+        return settled_record(pending, settlement, now, _moment(found[0][0]))
 
     async def get(self, rpc_id: str) -> StoredQuestion | None:
         found = await self._run(
@@ -274,10 +305,39 @@ class SQLiteStore(AsyncLifetime):
 
     async def _run(self, function: Callable[..., T], *args: Any) -> T:
         try:
-            return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
+            return await self._worker.run(function, *args)
         except sqlite3.Error:
             self.stats.failed()
             raise
+
+    async def _write(self, work: Callable[[], T]) -> T:
+        try:
+            return await self._writes.run(work)
+        except sqlite3.Error:
+            self.stats.failed()
+            raise
+
+    def _commit(self, batch: Sequence[Work]) -> Awaitable[list[Any]]:
+        # Not through `_run`: `_write` counts a failure once for each write it fails, and the
+        # group commit waits for it uncancelled.
+        return self._worker.submit(self._commit_batch, batch)
+
+    def _commit_batch(self, batch: Sequence[Work]) -> list[Any]:
+        """Run `batch` in one transaction, each write in a savepoint of its own (one that fails
+        is undone alone), and commit; one write alone runs in autocommit, as it is."""
+        if len(batch) == 1:
+            return [_outcome(batch[0])]
+        db = self._db()
+        outcomes = []
+        with transaction(db):
+            for work in batch:
+                db.execute("SAVEPOINT write")
+                outcome = _outcome(work)
+                if isinstance(outcome, Exception):
+                    db.execute("ROLLBACK TO write")
+                db.execute("RELEASE write")
+                outcomes.append(outcome)
+        return outcomes
 
     def _open(self) -> None:
         self._connection, self._lock_file = open_file(self.path, self.url, host=self.host)
@@ -318,22 +378,14 @@ class SQLiteStore(AsyncLifetime):
         value: str = row[0]
         return value
 
-    def _submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
+    def _submit(
+        self, question: NewQuestion, row: tuple[object, ...]
+    ) -> tuple[StoredQuestion, bool]:
         inserted = self._db().execute(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
             "origin, search, rendered) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (rpc_id) DO NOTHING",
-            (
-                question.rpc_id,
-                question.session_id,
-                QUESTIONS.dump_json(list(question.questions)).decode(),
-                question.asked_at.isoformat(),
-                question.asked_by,
-                None if question.shown_at is None else _iso(question.shown_at),
-                origin_json(question.origin),
-                question_text(question.questions),
-                rendered_json(question.rendered),
-            ),
+            row,
         )
         if inserted.rowcount == 1:  # stored as given: no need to read it back
             return pending_record(question), True
@@ -341,6 +393,14 @@ class SQLiteStore(AsyncLifetime):
             f"SELECT {_COLUMNS} FROM questions WHERE rpc_id = ?", (question.rpc_id,)
         )
         return existing[0], False
+
+
+def _outcome(work: Work) -> Any:
+    """What `work` returns, or the exception it raised."""
+    try:
+        return work()
+    except Exception as error:
+        return error
 
 
 def _record(row: Sequence[Any]) -> StoredQuestion:

@@ -1,0 +1,107 @@
+"""`GroupCommit`: writes that queue up while a commit is in flight share the next commit.
+
+Level 8; anyio only. A durable commit waits for the disk (an fsync), and the store's one
+connection does one thing at a time; when many asks and answers arrive at once, each would wait
+for the commits of all those before it. Here the first writer becomes the leader: it takes every
+write queued so far and hands them to `execute`, which runs them in one transaction in the
+store's worker thread (one thread hop and one fsync for the lot). Writes that arrive meanwhile
+queue up; when the commit returns, each writer of the batch gets its own result, and the first
+writer still queued leads the next batch.
+
+Nothing is acknowledged early: a writer returns only after the commit that holds its write has
+returned, so each write is on disk before its caller (and anyone it tells) learns of it. One
+write failing does not fail the others (`execute` runs each in a savepoint); a commit failing
+fails every write of its batch, none of which was committed. A writer cancelled while it waits
+still waits for its batch's commit, as a write in a worker thread cannot be taken back, and then
+raises the cancellation: the same as `anyio.to_thread.run_sync`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import anyio
+from anyio.lowlevel import checkpoint_if_cancelled
+
+__all__ = ["Execute", "GroupCommit", "Work"]
+
+T = TypeVar("T")
+
+Work = Callable[[], Any]
+"""One write, as the worker thread runs it; returns its result or raises."""
+Execute = Callable[[Sequence[Work]], Awaitable[list[Any]]]
+"""Runs a batch of writes in one transaction and commits it; each write's result, or the
+exception it raised (an `Exception` instance), in order. Raises when the commit fails."""
+
+
+@dataclass(eq=False, slots=True)
+class _Write:
+    work: Work
+    woken: anyio.Event | None = None
+    """Set when it is done, or when it is to lead the next batch; only a write that waits has
+    one (the leader of a batch never waits)."""
+    done: bool = False
+    result: Any = None
+    error: BaseException | None = None
+
+
+class GroupCommit:
+    """Runs writes through `execute`, batching those that queue up while a commit is in flight."""
+
+    def __init__(self, execute: Execute) -> None:
+        self._execute = execute
+        self._queue: list[_Write] = []
+        self._busy = False
+        self.batches = 0
+        """Commits made so far."""
+        self.writes = 0
+        """Writes committed (or failed) so far; `writes / batches` is the mean batch size."""
+
+    def __repr__(self) -> str:
+        return f"<GroupCommit {self.writes} writes in {self.batches} commits>"
+
+    async def run(self, work: Callable[[], T]) -> T:
+        """Run `work` in the worker thread, in the next commit; its result once committed."""
+        write = _Write(work)
+        self._queue.append(write)
+        if self._busy:
+            write.woken = anyio.Event()
+            with anyio.CancelScope(shield=True):
+                await write.woken.wait()
+        if not write.done:
+            await self._lead()
+        await checkpoint_if_cancelled()
+        if write.error is not None:
+            raise write.error
+        result: T = write.result
+        return result
+
+    async def _lead(self) -> None:
+        """Commit every queued write, then hand the lead to the first write queued meanwhile."""
+        self._busy = True
+        batch, self._queue = self._queue, []
+        try:
+            with anyio.CancelScope(shield=True):
+                outcomes = await self._execute([write.work for write in batch])
+        except BaseException as error:
+            outcomes = [error] * len(batch)
+        self.batches += 1
+        self.writes += len(batch)
+        for write, outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                write.error = outcome
+            else:
+                write.result = outcome
+            write.done = True
+            _wake(write)
+        if self._queue:
+            _wake(self._queue[0])  # not done: it leads the next batch
+        else:
+            self._busy = False
+
+
+def _wake(write: _Write) -> None:
+    if write.woken is not None:
+        write.woken.set()

@@ -1,0 +1,91 @@
+"""`Worker`: the one thread that runs a `SQLiteStore`'s calls on its connection, in order.
+
+Level 8; standard library and anyio. The event loop never waits on the disk, so every call of
+the store runs here; one thread, so the connection does one thing at a time, and a transaction
+is never seen half done. Handing a call over costs one queue put (a futex wake) and the answer
+one `call_soon_threadsafe`: about half the CPU of `anyio.to_thread.run_sync`, whose worker pool
+and capacity limiter a single connection does not need, and a durable ask makes two such hops.
+
+Runs on asyncio, as the host does under uvicorn. A caller cancelled while its call runs waits
+for the call to end and then raises the cancellation, as with `anyio.to_thread.run_sync`: a call
+that has started cannot be taken back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio
+from anyio.lowlevel import checkpoint_if_cancelled
+
+__all__ = ["Worker"]
+
+T = TypeVar("T")
+
+_Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
+
+
+class Worker:
+    """A thread running calls in order; `start()` it, `run()` calls on it, `stop()` it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def __repr__(self) -> str:
+        return f"<Worker {self.name}>"
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._serve, name=self.name, daemon=True)
+        self._thread.start()
+
+    async def stop(self) -> None:
+        """Let the calls queued so far finish, then end the thread."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._jobs.put(None)
+            with anyio.CancelScope(shield=True):  # closing a cancelled store still ends it
+                await anyio.to_thread.run_sync(thread.join)
+
+    def submit(self, function: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """Queue `function(*args)` to run after every call queued before it; the future of its
+        result, which the caller awaits uncancelled (`run` does)."""
+        if self._thread is None:
+            raise RuntimeError("the store is not open: use `async with store:`")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._jobs.put((loop, future, function, args))
+        return future
+
+    async def run(self, function: Callable[..., T], *args: Any) -> T:
+        """`function(*args)` in the thread, after every call queued before it; its result."""
+        future = self.submit(function, *args)
+        with anyio.CancelScope(shield=True):
+            result = await future
+        await checkpoint_if_cancelled()
+        return result
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            loop, future, function, args = job
+            try:
+                outcome: tuple[Any, BaseException | None] = (function(*args), None)
+            except BaseException as error:
+                outcome = (None, error)
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting any more
+                loop.call_soon_threadsafe(_deliver, future, *outcome)
+
+
+def _deliver(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
