@@ -4,17 +4,20 @@ Level 10. Each command lives in its own private module, imported lazily, so `uq 
 fast and a command that needs an extra fails with the line that installs it. `uq hook claude` and
 `uq hook codex` run on every tool call of an agent CLI, so `main` looks at their event before the
 app is even built (`_hook_stdin`): an event the hook does not answer ends there, in milliseconds.
+`uq --version` is answered before anything else is imported (not even `typing`): scripts call it
+to check what is installed, and it should cost no more than starting Python.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
 
 from user_questions._version import __version__
-from user_questions.cli._hook_stdin import hook_run_client, is_answered
 
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
 if TYPE_CHECKING:
+    from typing import Any
+
     from cyclopts import App
 
     app: App
@@ -116,6 +119,11 @@ def _build_app() -> App:
 
 def main() -> None:
     """Entry point of the `uq` console script."""
+    if sys.argv[1:] == ["--version"]:  # what the app prints for it, without building the app
+        print(__version__)
+        return
+    from user_questions.cli._hook_stdin import hook_run_client, is_answered
+
     client = hook_run_client(sys.argv[1:])
     if client is not None and not is_answered(client):
         return  # not an event the hook asks about: the CLI goes on as without the hook
