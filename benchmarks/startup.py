@@ -16,7 +16,9 @@ work falls on all of them alike; min, p50 and p90 are printed beside the target 
   frequent call, against the hook's target of 150 ms (`benchmarks/hook_startup.py`);
 - `uq ask` to the prompt: in a real terminal (a pty, through pexpect), from spawn until the
   question's text is on the screen, against 250 ms; once with options only, once with a markdown
-  detail (which loads the markdown renderer before the prompt is drawn).
+  detail (which loads the markdown renderer before the prompt is drawn); beside them, what
+  importing prompt_toolkit and pydantic and validating one model costs, which no prompt drawn
+  by the one after validating with the other can go under (no target).
 
 `--venv` measures another checkout's virtualenv (its `bin/python` and `bin/uq`); given twice, the
 two take turns and the ratios of their p50s are printed, to compare two versions in one sitting.
@@ -43,6 +45,13 @@ from hook_startup import NO_OP, TARGET_MS
 from host_roundtrip import percentile
 
 CORE = "from user_questions import AskUserQuestionItem, Context, UserQuestionService"
+LIBRARIES = """
+import prompt_toolkit
+from pydantic import BaseModel
+class Question(BaseModel):
+    question: str
+Question(question="Which colour?")
+"""
 QUESTION = "Which colour?"
 ASK = ["ask", QUESTION, "-o", "Red", "-o", "Blue"]
 DETAIL = "## Why\n\nThe **hall** is painted next week; see the [samples](https://example.com).\n"
@@ -104,6 +113,7 @@ def _commands(venv: Path, env: dict[str, str]) -> Measured:
             lambda: _process([uq, "hook", "claude"], hook_event, env),
             TARGET_MS,
         ),
+        "pydantic and prompt_toolkit": (lambda: _process([python, "-c", LIBRARIES], "", env), None),
         "uq ask, prompt drawn": (lambda: _prompt([uq, *ASK], env), 250.0),
         "uq ask --detail, prompt drawn": (
             lambda: _prompt([uq, *ASK, "--detail", DETAIL], env),
