@@ -53,9 +53,9 @@ def _field_docstrings(module: str) -> dict[str, dict[str, str]]:
 
     Pydantic's `use_attribute_docstrings` reads them too, but before Python 3.13 it finds each
     class's source by matching every frame of the stack to a module, which makes `inspect` map
-    every loaded module to its file: the largest part of defining the models, paid by every process
-    that loads the vocabulary. Here a module's source is parsed once, with pydantic's rule: a string
-    statement right after an annotated attribute documents it.
+    every loaded module to its file: over a third of defining and building the models, paid by
+    every process that loads the vocabulary. Here a module's source is parsed once, with pydantic's
+    rule: a string statement right after an annotated attribute documents it.
     """
     try:
         source = inspect.getsource(sys.modules[module])
@@ -104,8 +104,8 @@ class WireModel(BaseModel):
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         # The docstring under a field is its description, in JSON Schema too, as pydantic's
         # `use_attribute_docstrings` makes it but at a fraction of its cost (`_field_docstrings`).
-        # It is set before the schema is built: `defer_build` builds it on first use, which
-        # also spares a process the models it never uses.
+        # It is set before the schema is built: `defer_build` (which a subclass must keep) builds
+        # it on first use, which also spares a process the models it never uses.
         super().__pydantic_init_subclass__(**kwargs)
         documented = _field_docstrings(cls.__module__).get(cls.__qualname__, {})
         for name, field in cls.model_fields.items():

@@ -202,7 +202,7 @@ def _print_context(console: Console, view: QuestionView) -> None:
     console.print(Text(view.question, style="bold"))
     if view.detail is None or not view.detail.strip():
         return
-    # Loaded for a detail only: with markdown-it and pygments, they slow every prompt by a tenth.
+    # Loaded for a detail only: with markdown-it and pygments, they slowed every prompt by a tenth.
     from rich.markdown import Markdown
     from rich.panel import Panel
 
