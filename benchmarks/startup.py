@@ -17,8 +17,8 @@ work falls on all of them alike; min, p50 and p90 are printed beside the target 
 - `uq ask` to the prompt: in a real terminal (a pty, through pexpect), from spawn until the
   question's text is on the screen, against 250 ms; once with options only, once with a markdown
   detail (which loads the markdown renderer before the prompt is drawn); beside them, what
-  importing prompt_toolkit and pydantic and validating one model costs, which no prompt drawn
-  by the one after validating with the other can go under (no target).
+  importing prompt_toolkit and pydantic and validating one model costs: `uq ask` validates with
+  the one and draws with the other, so it cannot go under that (no target).
 
 `--venv` measures another checkout's virtualenv (its `bin/python` and `bin/uq`); given twice, the
 two take turns and the ratios of their p50s are printed, to compare two versions in one sitting.
