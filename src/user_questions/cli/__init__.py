@@ -16,6 +16,7 @@ from user_questions._version import __version__
 
 TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from cyclopts import App
@@ -119,19 +120,19 @@ def _build_app() -> App:
 
 def main() -> None:
     """Entry point of the `uq` console script."""
-    if sys.argv[1:] == ["--version"]:  # what the app prints for it, without building the app
-        print(__version__)
-        return
-    from user_questions.cli._hook_stdin import hook_run_client, is_answered
+    client = None
+    cli: Callable[[], object] = _print_version
+    if sys.argv[1:] != ["--version"]:  # which the app answers the same, once it is built
+        from user_questions.cli._hook_stdin import hook_run_client, is_answered
 
-    client = hook_run_client(sys.argv[1:])
-    if client is not None and not is_answered(client):
-        return  # not an event the hook asks about: the CLI goes on as without the hook
-    try:
-        cli = _app()
-    except ImportError:
-        print(_MISSING_CLI, file=sys.stderr)
-        raise SystemExit(2) from None
+        client = hook_run_client(sys.argv[1:])
+        if client is not None and not is_answered(client):
+            return  # not an event the hook asks about: the CLI goes on as without the hook
+        try:
+            cli = _app()
+        except ImportError:
+            print(_MISSING_CLI, file=sys.stderr)
+            raise SystemExit(2) from None
     try:
         cli()
     except SystemExit as exit_:
@@ -145,3 +146,7 @@ def main() -> None:
         raise SystemExit(0) from None
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+
+
+def _print_version() -> None:
+    print(__version__, flush=True)
