@@ -7,7 +7,7 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import ValidationError
+from pydantic import Field, StrictStr, ValidationError
 
 from user_questions import (
     AskUserQuestionAnswer,
@@ -16,6 +16,7 @@ from user_questions import (
     AskUserQuestionOption,
     PlanReviewIntent,
 )
+from user_questions.types import WireModel
 
 
 def test_unset_optional_fields_are_absent_from_json_never_null() -> None:
@@ -175,3 +176,51 @@ def _snake(key: str) -> str:
 def test_snake_case_input_reads_as_the_camel_case_json(data: dict[str, object]) -> None:
     snake = {_snake(key): value for key, value in data.items()}
     assert AskUserQuestionItem.model_validate(snake) == AskUserQuestionItem.model_validate(data)
+
+
+class _Documented(WireModel):
+    """A model of this test module, its fields documented the way the wire models are."""
+
+    plain: StrictStr
+    """Told by the docstring under it."""
+    given: StrictStr = Field(description="Told by the field itself.")
+    """A docstring the field's own description wins over."""
+    undocumented: StrictStr | None = None
+
+    class Inner(WireModel):
+        """A model nested in a class."""
+
+        nested: StrictStr
+        """Told inside the nesting class."""
+
+
+class _Inheriting(_Documented):
+    extra: StrictStr
+    """Added by the subclass."""
+
+
+def _descriptions(model: type[WireModel]) -> dict[str, str | None]:
+    schema = model.model_json_schema()
+    return {name: field.get("description") for name, field in schema["properties"].items()}
+
+
+def test_the_docstring_under_a_field_is_its_description_in_json_schema() -> None:
+    assert _descriptions(_Documented) == {
+        "plain": "Told by the docstring under it.",
+        "given": "Told by the field itself.",
+        "undocumented": None,
+    }
+    assert _descriptions(_Documented.Inner) == {"nested": "Told inside the nesting class."}
+    assert _descriptions(_Inheriting) == {
+        **_descriptions(_Documented),
+        "extra": "Added by the subclass.",
+    }
+
+
+def test_a_model_defined_in_a_function_documents_its_fields_too() -> None:
+    class Local(WireModel):
+        answer: StrictStr
+        """Told in a function."""
+
+    assert _descriptions(Local) == {"answer": "Told in a function."}
+    assert Local.model_fields["answer"].description == "Told in a function."

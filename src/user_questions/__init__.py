@@ -14,11 +14,13 @@ single model. `from user_questions import Context` works as it always did.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from user_questions._version import __version__
 
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
 if TYPE_CHECKING:
+    from typing import Any
+
     from user_questions.abort import AbortController, AbortSignal
     from user_questions.agents import Agent, AgentRegistry
     from user_questions.asker import connect

@@ -15,7 +15,6 @@ its outcome is a typed `ASK_TIMED_OUT`, never an invented answer.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -117,6 +116,8 @@ class AbortSignal:
             raise ValueError(f"timeout must be a number of seconds >= 0, got {seconds!r}")
         signal = AbortSignal()
         signal._deadline = time.monotonic() + seconds
+        import asyncio  # here: a running loop has loaded it, and importing the package should not
+
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:

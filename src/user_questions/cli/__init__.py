@@ -4,17 +4,21 @@ Level 10. Each command lives in its own private module, imported lazily, so `uq 
 fast and a command that needs an extra fails with the line that installs it. `uq hook claude` and
 `uq hook codex` run on every tool call of an agent CLI, so `main` looks at their event before the
 app is even built (`_hook_stdin`): an event the hook does not answer ends there, in milliseconds.
+`uq --version` is answered before anything else is imported (not even `typing`): scripts call it
+to check what is installed, and it should cost no more than starting Python.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
 
 from user_questions._version import __version__
-from user_questions.cli._hook_stdin import hook_run_client, is_answered
 
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
     from cyclopts import App
 
     app: App
@@ -116,14 +120,19 @@ def _build_app() -> App:
 
 def main() -> None:
     """Entry point of the `uq` console script."""
-    client = hook_run_client(sys.argv[1:])
-    if client is not None and not is_answered(client):
-        return  # not an event the hook asks about: the CLI goes on as without the hook
-    try:
-        cli = _app()
-    except ImportError:
-        print(_MISSING_CLI, file=sys.stderr)
-        raise SystemExit(2) from None
+    client = None
+    cli: Callable[[], object] = _print_version
+    if sys.argv[1:] != ["--version"]:  # which the app answers the same, once it is built
+        from user_questions.cli._hook_stdin import hook_run_client, is_answered
+
+        client = hook_run_client(sys.argv[1:])
+        if client is not None and not is_answered(client):
+            return  # not an event the hook asks about: the CLI goes on as without the hook
+        try:
+            cli = _app()
+        except ImportError:
+            print(_MISSING_CLI, file=sys.stderr)
+            raise SystemExit(2) from None
     try:
         cli()
     except SystemExit as exit_:
@@ -137,3 +146,7 @@ def main() -> None:
         raise SystemExit(0) from None
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+
+
+def _print_version() -> None:
+    print(__version__, flush=True)

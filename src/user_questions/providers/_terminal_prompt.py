@@ -42,9 +42,6 @@ from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.output import Output, create_output
 from prompt_toolkit.styles import Style
 from rich.console import Console
-from rich.markdown import Markdown
-from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from user_questions._checks import cancelled_error
@@ -151,6 +148,8 @@ class PromptSurface:
             result = await self._run(_question_app(state, _Context(view), self._terminal))
         finally:  # dismissed, withdrawn or interrupted too: what was asked stays on record
             _print_context(self._console(), view)
+        from rich.table import Table  # after the prompt: not on the way to drawing it
+
         words = describe(view, result)
         mark, style = ("–", "dim") if words == "skipped" else ("✔", "green")
         record = Table.grid()  # a long answer wraps under its own first word
@@ -203,6 +202,10 @@ def _print_context(console: Console, view: QuestionView) -> None:
     console.print(Text(view.question, style="bold"))
     if view.detail is None or not view.detail.strip():
         return
+    # Loaded for a detail only: with markdown-it and pygments, they slowed every prompt by a tenth.
+    from rich.markdown import Markdown
+    from rich.panel import Panel
+
     markdown = Markdown(view.detail, hyperlinks=False)
     if view.plan_review:
         console.print(Panel(markdown, title="Plan", title_align="left", border_style="cyan"))
