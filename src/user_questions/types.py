@@ -24,10 +24,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
     StrictBool,
     StrictStr,
-    model_serializer,
 )
 from pydantic.alias_generators import to_camel
 
@@ -106,17 +104,20 @@ class WireModel(BaseModel):
         # `use_attribute_docstrings` makes it but at a fraction of its cost (`_field_docstrings`).
         # It is set before the schema is built: `defer_build` (which a subclass must keep) builds
         # it on first use, which also spares a process the models it never uses.
+        # `None` is never a meaningful value on the wire: a field holding it is absent. Said per
+        # field (`exclude_if`), pydantic's serializer skips it in its own code, about four times
+        # faster than a wrap serializer filtering each model's dict in Python (`benchmarks/`).
         super().__pydantic_init_subclass__(**kwargs)
         documented = _field_docstrings(cls.__module__).get(cls.__qualname__, {})
         for name, field in cls.model_fields.items():
             if field.description is None and name in documented:
                 field.description = documented[name]
+            if field.exclude_if is None:
+                field.exclude_if = _is_none
 
-    @model_serializer(mode="wrap")
-    def _omit_unset_optionals(self, handler: SerializerFunctionWrapHandler) -> dict[str, JSONValue]:
-        # `None` is never a meaningful value on the wire: an unset optional field is absent.
-        data: dict[str, JSONValue] = handler(self)
-        return {key: value for key, value in data.items() if value is not None}
+
+def _is_none(value: object) -> bool:
+    return value is None
 
 
 class AskUserQuestionOption(WireModel):
