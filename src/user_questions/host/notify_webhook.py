@@ -1,14 +1,15 @@
 """`WebhookNotifier`: POST each host event as JSON to a URL, signed, retried, never blocking.
 
-Level 8: imports httpx, `notify`, `events`, `stores` and `errors`. The body is the event's JSON
-(`host/events.py`); `X-UQ-Signature: sha256=<hex>` is the HMAC-SHA256 of the exact body bytes
+Level 8: imports `notify`, `events`, `stores` and `errors`, and httpx when a notifier starts (so
+`uq serve` without webhooks never pays its import, a tenth of a second). The body is the event's
+JSON (`host/events.py`); `X-UQ-Signature: sha256=<hex>` is the HMAC-SHA256 of the exact body bytes
 under the host's notify secret, so a receiver can tell the host's deliveries from anyone else's
 (docs/notify.md has a receiver's check in Python). A delivery is a success on any 2xx answer. A
-connection failure, a timeout, 408, 429 or a 5xx is retried with exponential backoff and jitter,
-up to `tries` attempts in all; any other answer (a 3xx, since redirects are not followed, or a
-4xx) will not change by itself and ends the delivery at once. Either way a dropped event gets
-one log line that names the receiver by its origin only, since webhook paths often hold a
-secret of their own.
+connection failure, a timeout, 408, 429 or a 5xx is retried with exponential backoff and jitter, up
+to `tries` attempts in all; any other answer (a 3xx, since redirects are not followed, or a 4xx)
+will not change by itself and ends the delivery at once. Either way a dropped event gets one log
+line that names the receiver by its origin only, since webhook paths often hold a secret of their
+own.
 
 The secret comes from `--notify-secret` / `UQ_NOTIFY_SECRET` (then kept in the store), else the
 store's, else a new random one, kept in the store (`webhook_secret`), so a restarted host signs
@@ -23,16 +24,19 @@ import hmac
 import logging
 import random
 import secrets
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import anyio
-import httpx
 
 from user_questions._version import __version__
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.events import HostEvent
 from user_questions.host.notify import QUEUE_CAPACITY, Notifier
 from user_questions.host.stores import Store
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "BACKOFF_FIRST",
@@ -172,6 +176,8 @@ class WebhookNotifier(Notifier):
         self._client: httpx.AsyncClient | None = None
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
+        import httpx
+
         self._client = client = httpx.AsyncClient(
             timeout=self._timeout,
             follow_redirects=False,
@@ -213,6 +219,8 @@ class WebhookNotifier(Notifier):
 
     async def _post(self, body: bytes, headers: dict[str, str]) -> tuple[str, bool] | None:
         """One attempt: `None` on success, else what failed and whether to try again."""
+        import httpx  # loaded by `_start`
+
         assert self._client is not None
         try:
             response = await self._client.post(self.url, content=body, headers=headers)

@@ -207,7 +207,8 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
     items = tuple(QUESTIONS.validate_json(questions))
-    html: dict[str, str] = json.loads(rendered)
+    # Most requests have no detail: their '{}' is not worth a parse (a host start reads them all).
+    html: dict[str, str] = {} if rendered == "{}" else json.loads(rendered)
     return StoredQuestion(
         rpc_id=rpc_id,
         session_id=session_id,
