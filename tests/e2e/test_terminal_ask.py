@@ -496,7 +496,7 @@ def test_ctrl_c_exits_130_and_leaves_the_terminal_clean(shell: PtyTerminal) -> N
 
 def test_sigterm_withdraws_the_prompt_and_leaves_the_terminal_clean(shell: PtyTerminal) -> None:
     # coreutils timeout sends SIGTERM when its time is up, and itself exits 124
-    _run_in_shell(shell, f"timeout --foreground 1 {UQ} ask 'Deploy?' -o Yes -o No")
+    _run_in_shell(shell, f"timeout --foreground 3 {UQ} ask 'Deploy?' -o Yes -o No")
     shell.wait_for(HINT)
     screen = shell.wait_for(_back_at_the_prompt)
     assert screen.splitlines()[-5:] == [
