@@ -148,7 +148,11 @@ async def open_page(base: str, token: str) -> ClientConnection:
 # -- the run ----------------------------------------------------------------------------------
 
 
-def start_host(store: str, profile: str | None) -> tuple[subprocess.Popen[str], str]:
+def start_host(
+    store: str, profile: str | None = None, *, wait: float = 30.0
+) -> tuple[subprocess.Popen[str], str]:
+    """`uq serve` on `store` (under cProfile, writing to `profile`), and the URL it printed
+    within `wait` seconds (a host loading many pending requests takes longer)."""
     python = (
         [sys.executable] if profile is None else [sys.executable, "-m", "cProfile", "-o", profile]
     )
@@ -158,8 +162,8 @@ def start_host(store: str, profile: str | None) -> tuple[subprocess.Popen[str], 
         text=True,
     )
     assert host.stdout is not None
-    if not select.select([host.stdout], [], [], 30)[0]:
-        raise SystemExit("uq serve printed nothing within 30 s")
+    if not select.select([host.stdout], [], [], wait)[0]:
+        raise SystemExit(f"uq serve printed nothing within {wait:g} s")
     return host, host.stdout.readline().strip()
 
 

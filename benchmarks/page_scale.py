@@ -26,10 +26,7 @@ import argparse
 import asyncio
 import json
 import os
-import select
 import signal
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -38,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from host_roundtrip import start_host
 from playwright.async_api import Browser, CDPSession, Page, async_playwright
 from websockets.asyncio.client import connect
 
@@ -155,18 +153,6 @@ async def fill(store_url: str, count: int, sessions: int) -> None:
                 )
 
         await asyncio.gather(*(worker() for _ in range(FILL_CONCURRENCY)))
-
-
-def start_host(store: str) -> tuple[subprocess.Popen[str], str]:
-    host = subprocess.Popen(
-        [sys.executable, "-m", "user_questions.cli", "serve", "--port", "0", "--db", store],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert host.stdout is not None
-    if not select.select([host.stdout], [], [], 120)[0]:
-        raise SystemExit("uq serve printed nothing within 120 s")
-    return host, host.stdout.readline().strip()
 
 
 def socket_of(url: str) -> Any:
@@ -351,13 +337,13 @@ async def run(arguments: argparse.Namespace) -> None:
         began = time.perf_counter()
         await fill(store, count, arguments.sessions)
         print(f"filled the store in {time.perf_counter() - began:.1f} s")
-        host, url = start_host(store)
+        host, url = start_host(store, wait=120)
         try:
             await replayed(url, count)
             host.send_signal(signal.SIGKILL)
             host.wait()
             began = time.perf_counter()
-            host, url = start_host(store)
+            host, url = start_host(store, wait=120)
             await replayed(url, count)
             seconds = time.perf_counter() - began
             print(
