@@ -48,9 +48,10 @@ class Received:
 
 
 @dataclass(frozen=True)
-class Post:
-    """One HTTP request an apprise plugin made."""
+class Request:
+    """One HTTP request a receiver read: an apprise plugin's post, or a webhook delivery."""
 
+    method: str
     path: str
     headers: dict[str, str]
     """Names in lower case."""
@@ -78,7 +79,7 @@ def http_receiver() -> Iterator[HttpReceiver]:
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             headers = {name.lower(): value for name, value in self.headers.items()}
-            posts.add(Post(self.path, headers, self.rfile.read(length)))
+            posts.add(Request("POST", self.path, headers, self.rfile.read(length)))
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", "2")

@@ -8,18 +8,17 @@ for deliveries with `wait_for(count)` under a deadline.
 
 from __future__ import annotations
 
-import json
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import anyio
 import anyio.lowlevel
 from anyio.abc import SocketStream
 
+from tests.receivers import Request
 from user_questions.host.hub import Hub
 from user_questions.host.notify import Notifier, notifying
 from user_questions.host.stores.sqlite import SQLiteStore
@@ -29,29 +28,13 @@ HANG = -1
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 
 
-@dataclass(frozen=True)
-class Delivery:
-    """One request as the receiver read it."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    """Header names in lower case."""
-    body: bytes
-
-    @property
-    def event(self) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads(self.body)
-        return data
-
-
 @dataclass
 class Receiver:
     """Records deliveries and answers each with `answer(number)` (a status, or `HANG`)."""
 
     answer: Callable[[int], int] = lambda number: 200
     url: str = ""
-    deliveries: list[Delivery] = field(default_factory=list)
+    deliveries: list[Request] = field(default_factory=list)
     _arrived: anyio.Event = field(default_factory=anyio.Event)
     _stop: anyio.Event = field(default_factory=anyio.Event)
 
@@ -59,7 +42,7 @@ class Receiver:
         """Stop listening and drop every open connection, as a receiver that goes away does."""
         self._stop.set()
 
-    async def wait_for(self, count: int, seconds: float = 10.0) -> list[Delivery]:
+    async def wait_for(self, count: int, seconds: float = 10.0) -> list[Request]:
         """The first `count` deliveries, once they have arrived."""
         with anyio.fail_after(seconds):
             while len(self.deliveries) < count:
@@ -112,7 +95,7 @@ def dead_url() -> str:
     return f"http://127.0.0.1:{port}/hook"
 
 
-async def _read_request(stream: SocketStream) -> Delivery | None:
+async def _read_request(stream: SocketStream) -> Request | None:
     data = b""
     while b"\r\n\r\n" not in data:
         try:
@@ -131,7 +114,7 @@ async def _read_request(stream: SocketStream) -> Delivery | None:
     length = int(headers.get("content-length", "0"))
     while len(body) < length:
         body += await stream.receive()
-    return Delivery(method, path, headers, body)
+    return Request(method, path, headers, body)
 
 
 @asynccontextmanager

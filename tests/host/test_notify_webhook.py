@@ -84,12 +84,12 @@ async def test_each_event_arrives_signed_with_the_documented_shape(tmp_path: Pat
         assert not verify(
             "another secret, not ours", delivery.body, delivery.headers["x-uq-signature"]
         )
-        assert delivery.headers["x-uq-event"] == delivery.event["type"]
-        assert delivery.headers["x-uq-delivery"] == delivery.event["id"]
+        assert delivery.headers["x-uq-event"] == delivery.json["type"]
+        assert delivery.headers["x-uq-delivery"] == delivery.json["id"]
         assert delivery.headers["user-agent"].startswith("user-questions/")
-    asked_at = pending.event["askedAt"]
+    asked_at = pending.json["askedAt"]
     assert asked_at.endswith("Z")
-    assert pending.event == {
+    assert pending.json == {
         "type": "question/pending",
         "id": "r1:pending",
         "rpcId": "r1",
@@ -98,19 +98,19 @@ async def test_each_event_arrives_signed_with_the_documented_shape(tmp_path: Pat
         "askedAt": asked_at,
         "at": asked_at,
     }
-    assert settled.event == {
+    assert settled.json == {
         "type": "question/settled",
         "id": "r1:settled",
         "rpcId": "r1",
         "sessionId": "agent-1",
         "questions": [PICK.model_dump(mode="json")],
         "askedAt": asked_at,
-        "at": settled.event["at"],
+        "at": settled.json["at"],
         "outcome": "answered",
         "answer": {"answers": [{"id": "pick", "selected": ["b"]}]},
         "via": "web",
     }
-    assert settled.event["at"] >= asked_at
+    assert settled.json["at"] >= asked_at
 
 
 async def test_a_tampered_body_fails_the_receivers_check(tmp_path: Path) -> None:
@@ -132,10 +132,10 @@ async def test_a_failing_receiver_is_retried_until_it_accepts_and_order_is_kept(
             await hub.respond(dismissal("r1"), via=Surface.API)
             deliveries = await receiver.wait_for(4)
             await notifier.drained()
-    ids = [delivery.event["id"] for delivery in deliveries]
+    ids = [delivery.json["id"] for delivery in deliveries]
     assert ids == ["r1:pending", "r1:pending", "r1:pending", "r1:settled"]
     assert deliveries[0].body == deliveries[1].body == deliveries[2].body  # the same event again
-    assert deliveries[3].event["outcome"] == "dismissed"
+    assert deliveries[3].json["outcome"] == "dismissed"
     assert (notifier.delivered, notifier.failed, notifier.dropped) == (2, 0, 0)
 
 
@@ -220,7 +220,7 @@ async def test_a_slow_question_does_not_hold_up_the_events_of_others(tmp_path: P
         await hub.respond(dismissal("other"), via=Surface.API)
         deliveries = await receiver.wait_for(3)
         receiver.cut()
-    assert [delivery.event["id"] for delivery in deliveries] == [
+    assert [delivery.json["id"] for delivery in deliveries] == [
         "slow:pending",
         "other:pending",
         "other:settled",
