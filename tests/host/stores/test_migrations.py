@@ -34,14 +34,29 @@ OLD_ROWS = [
 """Settled rows as version 2 wrote them: a person's dismissal was the state `cancelled`."""
 
 
+def sqlite_at_version(path: Path, version: int) -> sqlite3.Connection:
+    """A SQLite file as the release of schema `version` created it (open: the caller fills it)."""
+    connection = sqlite3.connect(path)
+    for number, migration in enumerate(MIGRATIONS[:version]):
+        if callable(migration):
+            migration(connection)
+        else:
+            connection.executescript(migration)
+        connection.execute(f"PRAGMA user_version = {number + 1}")
+    return connection
+
+
+async def postgres_at_version(pg_url: str, version: int) -> None:
+    """The database of `pg_url` as the release of schema `version` created it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(postgres_schema, "SCHEMA_VERSION", version)
+        async with open_store(pg_url, host=False):
+            pass
+
+
 async def test_a_version_2_sqlite_file_is_migrated_to_the_one_vocabulary(tmp_path: Path) -> None:
     path = tmp_path / "host.db"
-    with sqlite3.connect(path) as connection:
-        connection.executescript(str(MIGRATIONS[0]))
-        records_and_people = MIGRATIONS[1]
-        assert callable(records_and_people)
-        records_and_people(connection)
-        connection.execute("PRAGMA user_version = 2")
+    with sqlite_at_version(path, 2) as connection:  # what the previous release created
         connection.executemany(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, state, answer, "
             "settled_at, settled_via, settled_by) "
@@ -71,10 +86,7 @@ async def test_a_version_2_sqlite_file_is_migrated_to_the_one_vocabulary(tmp_pat
 async def test_a_version_2_postgres_database_is_migrated_to_the_one_vocabulary(
     pg_url: str,
 ) -> None:
-    with pytest.MonkeyPatch.context() as patch:  # what the previous release created
-        patch.setattr(postgres_schema, "SCHEMA_VERSION", 2)
-        async with open_store(pg_url, host=False):
-            pass
+    await postgres_at_version(pg_url, 2)  # what the previous release created
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         for rpc_id, state, answer in OLD_ROWS:
             await connection.execute(
@@ -135,13 +147,7 @@ VERSION_3_ROWS = [
 
 async def test_a_version_3_sqlite_file_is_migrated_to_the_current_version(tmp_path: Path) -> None:
     path = tmp_path / "host.db"
-    with sqlite3.connect(path) as connection:  # what the previous release created
-        for number, migration in enumerate(MIGRATIONS[:3]):
-            if callable(migration):
-                migration(connection)
-            else:
-                connection.executescript(migration)
-            connection.execute(f"PRAGMA user_version = {number + 1}")
+    with sqlite_at_version(path, 3) as connection:  # what the previous release created
         connection.executemany(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, state, settled_at, "
             "settled_via) VALUES (?, 'agent-1', ?, '2025-01-01T00:00:00+00:00', ?, "
@@ -160,10 +166,7 @@ async def test_a_version_3_sqlite_file_is_migrated_to_the_current_version(tmp_pa
 async def test_a_version_3_postgres_database_is_migrated_to_the_current_version(
     pg_url: str,
 ) -> None:
-    with pytest.MonkeyPatch.context() as patch:  # what the previous release created
-        patch.setattr(postgres_schema, "SCHEMA_VERSION", 3)
-        async with open_store(pg_url, host=False):
-            pass
+    await postgres_at_version(pg_url, 3)  # what the previous release created
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         for rpc_id, questions, state, via in VERSION_3_ROWS:
             await connection.execute(

@@ -15,6 +15,7 @@ import anyio
 import psycopg
 import pytest
 
+from tests.host.stores.test_migrations import postgres_at_version
 from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
 from tests.pg import PostgresCluster, database_of
 from user_questions import ErrorCode, UserQuestionError
@@ -117,10 +118,7 @@ async def test_an_older_schema_is_migrated_in_order_and_keeps_its_rows(
 async def test_a_version_1_database_is_migrated_and_its_records_become_searchable_history(
     pg_url: str,
 ) -> None:
-    with pytest.MonkeyPatch.context() as patch:  # what the previous release created
-        patch.setattr(schema, "SCHEMA_VERSION", 1)
-        async with open_store(pg_url, host=False):
-            pass
+    await postgres_at_version(pg_url, 1)  # what the previous release created
     questions = json.dumps([question.model_dump(mode="json") for question in QUESTIONS])
     await execute(
         pg_url,
