@@ -28,8 +28,10 @@ def spawn() -> Iterator[type[PtyTerminal]]:
 
 @pytest.fixture
 def serving_host(tmp_path: Path) -> Iterator[HostProcess]:
-    """`uq serve` on a store of its own, for this test alone."""
+    """`uq serve` on a store of its own, for this test alone; stopped after it unless the test
+    stopped it already."""
     running = HostProcess(tmp_path / "uq.db")
     running.start()
     yield running
-    running.stop()
+    if running.process is not None and running.process.poll() is None:
+        running.stop()

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -26,12 +24,8 @@ REPLY_SECONDS = 15.0
 
 
 @pytest.fixture
-def host(tmp_path: Path) -> Iterator[HostProcess]:
-    running = HostProcess(tmp_path / "uq.db")
-    running.start()
-    yield running
-    if running.process is not None and running.process.poll() is None:
-        running.stop()
+def host(serving_host: HostProcess) -> HostProcess:
+    return serving_host
 
 
 def asker(host: HostProcess) -> ClientConnection:

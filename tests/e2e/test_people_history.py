@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,18 +74,12 @@ def history(host: HostProcess) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def host(tmp_path: Path) -> Iterator[HostProcess]:
-    running = HostProcess(tmp_path / "host.db")
-    running.start()
-    yield running
-    if running.process is not None and running.process.poll() is None:
-        running.stop()
+def host(serving_host: HostProcess) -> HostProcess:
+    return serving_host
 
 
-def test_answers_are_attributed_and_the_records_survive_a_restart(
-    host: HostProcess, tmp_path: Path
-) -> None:
-    db = str(tmp_path / "host.db")
+def test_answers_are_attributed_and_the_records_survive_a_restart(host: HostProcess) -> None:
+    db = str(host.db)
     alice, bob = add_token(db, "alice"), add_token(db, "bob")
     wait_until_accepted(host, bob)
     asker = AskerProcess(f"{host.base}/?token={bob}", ("on-page", "in-terminal", "dismissed"))
@@ -117,7 +110,7 @@ def test_answers_are_attributed_and_the_records_survive_a_restart(
         asker.close()
 
     assert host.stop() == 0
-    again = HostProcess(tmp_path / "host.db", args=("--retain-days", "1"))  # keeps today's
+    again = HostProcess(host.db, args=("--retain-days", "1"))  # keeps today's
     again.start()
     try:
         recorded = {
