@@ -15,7 +15,6 @@ errors are raised as `UserQuestionError` and turned into JSON with their status 
 
 from __future__ import annotations
 
-import json
 import logging
 
 import anyio
@@ -25,7 +24,7 @@ from starlette.responses import JSONResponse, Response
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import ClientResponse
 from user_questions.host.decoding import load, validate
-from user_questions.host.history import entry_of, query_of
+from user_questions.host.history import HistoryResponse, entry_of, query_of
 from user_questions.host.hub import Hub
 from user_questions.host.metrics import CONTENT_TYPE
 from user_questions.host.security import person_of
@@ -87,11 +86,10 @@ async def metrics(request: Request) -> Response:
 
 
 def _history_body(page: HistoryPage) -> str:
-    """A `HistoryResponse` as JSON, written entry by entry in a worker thread: a page may hold
-    megabytes, and the event loop goes on meanwhile."""
-    items = ",".join(entry_of(record, rendered=True).model_dump_json() for record in page.records)
-    more = "" if page.next is None else f',"next":{json.dumps(page.next)}'
-    return f'{{"items":[{items}]{more}}}'
+    """A `HistoryResponse` as JSON, made in a worker thread: a page may hold megabytes, and the
+    event loop goes on meanwhile."""
+    entries = [entry_of(record, rendered=True) for record in page.records]
+    return HistoryResponse(items=entries, next=page.next).model_dump_json()
 
 
 async def healthz(request: Request) -> Response:
