@@ -26,6 +26,7 @@ from user_questions.host.people import (
     add_person,
     check_name,
     hash_token,
+    host_token,
     revoke_person,
 )
 from user_questions.host.security import Identity
@@ -106,6 +107,18 @@ async def test_the_store_keeps_only_the_sha256_of_a_new_token(tmp_path: Path) ->
     assert len(token) >= 43  # 256 random bits, base64url
     assert record.token_hash == hashlib.sha256(token.encode()).hexdigest() == hash_token(token)
     assert token.encode() not in (tmp_path / "host.db").read_bytes()
+
+
+@pytest.mark.anyio
+async def test_no_new_token_begins_with_a_dash_so_it_can_follow_token_on_a_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drawn = iter(["-starts-like-an-option", "-again", "fine-token-of-the-right-kind"])
+    monkeypatch.setattr("secrets.token_urlsafe", lambda nbytes: next(drawn))
+    async with SQLiteStore(tmp_path / "host.db") as store:
+        assert await add_person(store, "alice") == "fine-token-of-the-right-kind"
+        drawn = iter(["-x", "owner-token"])
+        assert await host_token(store) == "owner-token"
 
 
 @pytest.mark.anyio

@@ -1,15 +1,15 @@
 """`WebhookNotifier`: POST each host event as JSON to a URL, signed, retried, never blocking.
 
-Level 8: imports `notify`, `events`, `stores` and `errors`, and httpx when a notifier starts (so
-`uq serve` without webhooks never pays its import, a tenth of a second). The body is the event's
-JSON (`host/events.py`); `X-UQ-Signature: sha256=<hex>` is the HMAC-SHA256 of the exact body bytes
-under the host's notify secret, so a receiver can tell the host's deliveries from anyone else's
-(docs/notify.md has a receiver's check in Python). A delivery is a success on any 2xx answer. A
-connection failure, a timeout, 408, 429 or a 5xx is retried with exponential backoff and jitter, up
-to `tries` attempts in all; any other answer (a 3xx, since redirects are not followed, or a 4xx)
-will not change by itself and ends the delivery at once. Either way a dropped event gets one log
-line that names the receiver by its origin only, since webhook paths often hold a secret of their
-own.
+Level 8: imports `notify`, `events`, `people`, `stores` and `errors`, and httpx when a notifier
+starts (so `uq serve` without webhooks never pays its import, a tenth of a second). The body is the
+event's JSON (`host/events.py`); `X-UQ-Signature: sha256=<hex>` is the HMAC-SHA256 of the exact
+body bytes under the host's notify secret, so a receiver can tell the host's deliveries from anyone
+else's (docs/notify.md has a receiver's check in Python). A delivery is a success on any 2xx
+answer. A connection failure, a timeout, 408, 429 or a 5xx is retried with exponential backoff and
+jitter, up to `tries` attempts in all; any other answer (a 3xx, since redirects are not followed,
+or a 4xx) will not change by itself and ends the delivery at once. Either way a dropped event gets
+one log line that names the receiver by its origin only, since webhook paths often hold a secret of
+their own.
 
 The secret comes from `--notify-secret` / `UQ_NOTIFY_SECRET` (then kept in the store), else the
 store's, else a new random one, kept in the store (`webhook_secret`), so a restarted host signs
@@ -23,7 +23,6 @@ import hashlib
 import hmac
 import logging
 import random
-import secrets
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -33,6 +32,7 @@ from user_questions._version import __version__
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.events import HostEvent
 from user_questions.host.notify import QUEUE_CAPACITY, Notifier
+from user_questions.host.people import new_token
 from user_questions.host.stores import Store
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ async def webhook_secret(store: Store, given: str | None = None) -> str:
     if given is not None:
         await store.set_setting(SECRET_SETTING, check_secret(given))
         return given
-    return await store.setting(SECRET_SETTING, secrets.token_urlsafe(32))
+    return await store.setting(SECRET_SETTING, new_token())  # may be given as --notify-secret
 
 
 def sign(secret: str, body: bytes) -> str:

@@ -49,6 +49,7 @@ __all__ = [
     "check_token",
     "hash_token",
     "host_token",
+    "new_token",
     "revoke_person",
 ]
 
@@ -89,7 +90,15 @@ async def host_token(store: SettingStore, given: str | None = None) -> str:
     if given is not None:
         await store.set_setting(TOKEN_SETTING, check_token(given))
         return given
-    return await store.setting(TOKEN_SETTING, secrets.token_urlsafe(32))
+    return await store.setting(TOKEN_SETTING, new_token())
+
+
+def new_token() -> str:
+    """A new random secret of 256 bits, in base64url, that does not begin with `-`: tokens are
+    given on command lines (`uq mcp --token TOKEN`), where a leading dash reads as an option."""
+    while (token := secrets.token_urlsafe(32)).startswith("-"):
+        pass
+    return token
 
 
 def hash_token(token: str) -> str:
@@ -123,7 +132,7 @@ async def add_person(store: TokenStore, name: str) -> str:
         UserQuestionError: `BAD_REQUEST` for a bad name, `TOKEN_EXISTS` when an active token
             has it already.
     """
-    token = secrets.token_urlsafe(32)
+    token = new_token()
     await store.add_token(TokenRecord(check_name(name), hash_token(token), datetime.now(UTC)))
     return token
 
