@@ -106,6 +106,9 @@ def test_the_inbox_links_to_the_history_of_answers_newest_first(
     inbox.page.get_by_role("link", name="History").click()
     page = inbox.page
     expect(page).to_have_url(f"{host.base}/history")  # the token never stays in the address bar
+    # The first page of history is shown (the page has read its filters from the address):
+    # only then is the form the person's to fill.
+    expect(page.locator("#summary")).to_contain_text("newest first")
     page.get_by_label("Session").fill(session)
     page.get_by_role("button", name="Apply").click()
     entries = page.locator(".entry")
