@@ -24,13 +24,20 @@ from user_questions import (
     ErrorCode,
     UserQuestionError,
 )
-from user_questions.frames import ClientResponse, Receipt
+from user_questions.frames import (
+    ClientResponse,
+    Origin,
+    QuestionRequested,
+    QuestionRequestedFrame,
+    Receipt,
+    iso,
+)
 from user_questions.host import hub as hub_module
 from user_questions.host.hub import Hub
 from user_questions.host.stores import ChangeListener, NewQuestion, Settlement, StoredQuestion
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.outcomes import Outcome, Surface
-from user_questions.types import AskUserQuestionItem
+from user_questions.types import AskUserQuestionItem, AskUserQuestionOption
 
 pytestmark = pytest.mark.anyio
 
@@ -241,6 +248,52 @@ async def test_a_restarted_hub_shows_every_pending_request_again(tmp_path: Path)
     async with SQLiteStore(tmp_path / "host.db") as store, Hub(store) as hub:
         assert hub.pending_frames() == before
         assert [json.loads(frame)["rpcId"] for frame in before] == ["r1", "r3"]
+
+
+AWKWARD = 'quote " backslash \\ newline \n tab \t bell \x07 é 漢字 🙂 \u2028 </script>'
+
+
+async def test_every_requested_frame_is_the_models_json_for_new_and_restored_requests(
+    tmp_path: Path,
+) -> None:
+    # The hub writes these frames as text around the stored questions' JSON (`_requested_frame`);
+    # read back through the frame's model, each must be what the model itself would have made.
+    question = AskUserQuestionItem(
+        id=f"id {AWKWARD}",
+        question=AWKWARD,
+        header=AWKWARD,
+        detail=f"# {AWKWARD}\n\n**bold** <b>raw</b>",
+        options=[AskUserQuestionOption(label=AWKWARD, description=AWKWARD)],
+    )
+    asks = [
+        (f"r1 {AWKWARD}", f"session {AWKWARD}", [question], Origin(client=AWKWARD, cwd="/w")),
+        ("r2", "s", [PICK, MANY], None),
+    ]
+    async with SQLiteStore(tmp_path / "host.db") as store, Hub(store) as hub:
+        for rpc_id, session, questions, origin in asks:
+            await hub.submit(rpc_id, session, questions, origin=origin)
+        new = hub.pending_frames()
+    async with SQLiteStore(tmp_path / "host.db") as store, Hub(store) as hub:
+        restored = hub.pending_frames()
+        records = [await store.get(rpc_id) for rpc_id, *_ in asks]
+    assert restored == new
+    for frame, record in zip(new, records, strict=True):
+        assert record is not None
+        expected = QuestionRequestedFrame(
+            rpc_id=record.rpc_id,
+            payload=QuestionRequested(
+                session_id=record.session_id,
+                questions=[item.model_dump(mode="json") for item in record.questions],
+            ),
+            rendered=dict(record.rendered),
+            asked_at=iso(record.asked_at),
+            origin=record.origin,
+        )
+        assert QuestionRequestedFrame.model_validate_json(frame) == expected
+        assert json.loads(frame) == json.loads(expected.model_dump_json())
+    html = json.loads(new[0])["rendered"][question.id]
+    assert "&lt;b&gt;raw&lt;/b&gt;" in html
+    assert "<b>" not in html
 
 
 async def test_withdraw_settles_a_pending_request_and_reports_a_settled_one(hub: Hub) -> None:

@@ -4,6 +4,7 @@ history queries, retention and named tokens."""
 from __future__ import annotations
 
 import base64
+import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -72,6 +73,18 @@ async def test_submit_stores_the_request_exactly_as_given(store: Store) -> None:
     assert record.asked_at == datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
     assert record.pending
     assert await store.get("r1") == record
+
+
+async def test_every_record_carries_its_questions_as_the_json_the_store_keeps(
+    store: Store,
+) -> None:
+    # The hub embeds this text in the pages' frames instead of serialising the questions again.
+    submitted, _ = await store.submit(new("r1"))
+    wire = [question.model_dump(mode="json") for question in QUESTIONS]
+    for record in (submitted, await store.get("r1"), *(await store.pending())):
+        assert record is not None
+        assert record.questions_json is not None
+        assert json.loads(record.questions_json) == wire
 
 
 async def test_the_rendered_details_are_kept_with_the_request_in_question_order(

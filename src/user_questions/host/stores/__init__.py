@@ -32,6 +32,7 @@ from user_questions.host.stores.protocol import (
     TokenStore,
 )
 from user_questions.host.stores.records import (
+    QUESTIONS,
     ChangeListener,
     HistoryPage,
     HistoryQuery,
@@ -46,6 +47,7 @@ from user_questions.host.stores.records import (
 )
 
 __all__ = [
+    "QUESTIONS",
     "ChangeListener",
     "HistoryPage",
     "HistoryQuery",

@@ -18,18 +18,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Origin
 from user_questions.host.markdown import RENDER_BUDGET, rendered_details
-from user_questions.host.stores.records import HistoryQuery, StoredQuestion, TokensListener
+from user_questions.host.stores.records import (
+    QUESTIONS,
+    HistoryQuery,
+    StoredQuestion,
+    TokensListener,
+)
 from user_questions.outcomes import RequestState, Surface
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
 __all__ = [
     "COLUMNS",
-    "QUESTIONS",
     "TokensListeners",
     "answer_text",
     "decode_cursor",
@@ -46,8 +48,6 @@ __all__ = [
 
 logger = logging.getLogger("user_questions.host")
 
-QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
-"""The questions of a request as both backends store them: a JSON array."""
 COLUMNS = (
     "rpc_id",
     "session_id",
@@ -225,4 +225,5 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         channel=channel,
         # In question order, whatever order the database keeps a JSON object's keys in.
         rendered={item.id: html[item.id] for item in items if item.id in html},
+        questions_json=questions,
     )

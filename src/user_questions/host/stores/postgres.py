@@ -46,7 +46,6 @@ from user_questions.host.stores._postgres_pool import POOL_SIZE, Connection, Poo
 from user_questions.host.stores._postgres_schema import SCHEMA, SCHEMA_VERSION, migrate
 from user_questions.host.stores._shared import (
     COLUMNS,
-    QUESTIONS,
     TokensListeners,
     answer_text,
     encode_cursor,
@@ -202,11 +201,10 @@ class PostgresStore(AsyncLifetime):
         await self._pool.run(write)
 
     async def submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
-        questions = QUESTIONS.dump_json(list(question.questions)).decode()
         parameters = (
             question.rpc_id,
             question.session_id,
-            questions,
+            question.questions_json,
             question.asked_at,
             question.asked_by,
             question.shown_at,

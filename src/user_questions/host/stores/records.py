@@ -11,11 +11,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from pydantic import TypeAdapter
+
 from user_questions.frames import Origin
 from user_questions.outcomes import Outcome, RequestState, Surface
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
 __all__ = [
+    "QUESTIONS",
     "ChangeListener",
     "HistoryPage",
     "HistoryQuery",
@@ -28,6 +31,9 @@ __all__ = [
     "pending_record",
     "settled_record",
 ]
+
+QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
+"""The questions of a request as both backends store them: a JSON array."""
 
 ChangeListener = Callable[[str | None], None]
 """Told that the request with this rpcId may have changed, or (`None`) that anything may have."""
@@ -54,6 +60,13 @@ class NewQuestion:
     rendered: Mapping[str, str] = field(default_factory=dict)
     """Each question's `detail` as safe HTML, by question id (`host/markdown.py`): rendered once,
     before the request is stored, and kept with it."""
+    questions_json: str = field(init=False, repr=False, compare=False)
+    """`questions` as JSON text (`QUESTIONS`), made once here: the store writes it, and the
+    pages' `question/requested` frame embeds it as it is."""
+
+    def __post_init__(self) -> None:
+        text = QUESTIONS.dump_json(list(self.questions)).decode()
+        object.__setattr__(self, "questions_json", text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +107,10 @@ class StoredQuestion:
     """Settled through an answer link only: the notification channel that carried the link."""
     rendered: Mapping[str, str] = field(default_factory=dict)
     """Each question's `detail` as safe HTML, by question id, as rendered when it was stored."""
+    questions_json: str | None = field(default=None, repr=False, compare=False)
+    """`questions` as JSON text, as the store holds them, when the record was read from the
+    store or just written to it; the pages' frame embeds it rather than serialise the questions
+    again (with many pending requests, that is most of a host's start)."""
 
     @property
     def pending(self) -> bool:
@@ -121,6 +138,7 @@ def pending_record(question: NewQuestion) -> StoredQuestion:
         shown_at=question.shown_at,
         origin=question.origin,
         rendered=question.rendered,
+        questions_json=question.questions_json,
     )
 
 

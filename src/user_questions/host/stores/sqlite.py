@@ -44,7 +44,6 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._group_commit import GroupCommit, Work
 from user_questions.host.stores._shared import (
     COLUMNS,
-    QUESTIONS,
     TokensListeners,
     answer_text,
     encode_cursor,
@@ -158,7 +157,7 @@ class SQLiteStore(AsyncLifetime):
         row = (
             question.rpc_id,
             question.session_id,
-            QUESTIONS.dump_json(list(question.questions)).decode(),
+            question.questions_json,
             question.asked_at.isoformat(),
             question.asked_by,
             None if question.shown_at is None else _iso(question.shown_at),
