@@ -1,11 +1,16 @@
 """Group commit in `SQLiteStore`: asks and settlements that arrive together share a commit,
-and each is on disk, with its own result, when its caller hears of it."""
+and each is on disk, with its own result, when its caller hears of it; where commits run (on
+the event loop while they are fast, in the store's thread on a slow disk)."""
 
 from __future__ import annotations
 
+import math
 import sqlite3
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -47,6 +52,7 @@ async def test_settlements_in_one_commit_each_get_their_own_result(tmp_path: Pat
     async with SQLiteStore(tmp_path / "host.db") as store:
         for index in range(10):
             await store.submit(new(f"r{index}"))
+        store._commit_seconds = math.inf  # as on a slow disk: the first batch goes to the thread
         with anyio.fail_after(30):
             async with anyio.create_task_group() as task_group:
                 for index in range(12):  # two of them name no request
@@ -102,3 +108,94 @@ async def test_a_writer_cancelled_while_it_waits_still_has_its_write_committed()
             release.set()
     assert committed == ["first", "second"]
     assert (writes.batches, writes.writes) == (2, 2)
+
+
+SLOW = 0.2
+"""Seconds a commit takes on the slow disk these tests make."""
+
+
+def commits_seen(store: SQLiteStore, delay: Callable[[], float]) -> list[int]:
+    """Make every commit of `store` take `delay()` more seconds; the thread of each, in order."""
+    threads: list[int] = []
+    commit = store._commit_writes
+
+    def timed(batch: Sequence[Work]) -> list[Any]:
+        threads.append(threading.get_ident())
+        time.sleep(delay())
+        return commit(batch)
+
+    store._commit_writes = timed  # type: ignore[method-assign]
+    return threads
+
+
+async def longest_pause(work: Callable[[], Any]) -> float:
+    """The longest the event loop went without running a task while `await work()` ran."""
+    longest = 0.0
+
+    async def tick() -> None:
+        nonlocal longest
+        while True:
+            began = time.perf_counter()
+            await anyio.sleep(0.005)
+            longest = max(longest, time.perf_counter() - began - 0.005)
+
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(tick)
+        await anyio.sleep(0.02)
+        await work()
+        task_group.cancel_scope.cancel()
+    return longest
+
+
+async def test_on_a_fast_disk_asks_are_committed_without_a_thread_hop(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "host.db") as store:
+        threads = commits_seen(store, lambda: 0.0)
+        for index in range(5):
+            await store.submit(new(f"r{index}"))
+        await store.settle("r0", Settlement(Outcome.ANSWERED, ANSWER, via=Surface.WEB))
+    loop = threading.get_ident()
+    assert threads[0] != loop  # the disk's pace is not known yet: the first commit is timed
+    assert threads[1:] == [loop] * 5
+
+
+async def test_on_a_slow_disk_commits_run_in_the_thread_and_the_loop_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    async with SQLiteStore(tmp_path / "host.db") as store:
+        threads = commits_seen(store, lambda: SLOW)
+
+        async def asks() -> None:
+            for index in range(3):
+                await store.submit(new(f"r{index}"))
+
+        with anyio.fail_after(30):
+            pause = await longest_pause(asks)
+        assert len(await store.pending()) == 3
+    assert pause < SLOW / 2
+    assert threading.get_ident() not in threads
+
+
+async def test_one_slow_commit_sends_the_next_to_the_thread_and_fast_ones_bring_them_back(
+    tmp_path: Path,
+) -> None:
+    slow = False
+    async with SQLiteStore(tmp_path / "host.db") as store:
+        threads = commits_seen(store, lambda: SLOW if slow else 0.0)
+        for index in range(3):
+            await store.submit(new(f"fast-{index}"))
+        slow = True
+
+        async def asks() -> None:
+            for index in range(3):
+                await store.submit(new(f"slow-{index}"))
+
+        with anyio.fail_after(30):
+            pause = await longest_pause(asks)
+        slow = False
+        for index in range(40):
+            await store.submit(new(f"again-{index}"))
+    loop = threading.get_ident()
+    # The first slow commit ran on the loop (the disk had been fast): one pause, no more.
+    assert threads[3:6] == [loop, threads[0], threads[0]]
+    assert SLOW / 2 < pause < SLOW * 2
+    assert threads[-1] == loop

@@ -1,10 +1,15 @@
 """`Worker`: the one thread that runs a `SQLiteStore`'s calls on its connection, in order.
 
-Level 8; standard library and anyio. The event loop never waits on the disk, so every call of
-the store runs here; one thread, so the connection does one thing at a time, and a transaction
-is never seen half done. Handing a call over costs one queue put (a futex wake) and the answer
-one `call_soon_threadsafe`: about half the CPU of `anyio.to_thread.run_sync`, whose worker pool
-and capacity limiter a single connection does not need, and a durable ask makes two such hops.
+Level 8; standard library and anyio. One thread, so the connection does one thing at a time,
+and a transaction is never seen half done. Handing a call over costs one queue put (a futex
+wake) and the answer one `call_soon_threadsafe`: about half the CPU of
+`anyio.to_thread.run_sync`, whose worker pool and capacity limiter a single connection does not
+need.
+
+On a disk whose commits take a fraction of a millisecond, the two wake-ups of a hop cost more
+than the commit itself (`benchmarks/`): so a caller that knows its call is quick may ask for it
+to run on the calling thread instead (`submit(..., here=True)`), which happens only when the
+worker has no call queued or running, so the connection still does one thing at a time.
 
 Runs on asyncio, as the host does under uvicorn. A caller cancelled while its call runs waits
 for the call to end and then raises the cancellation, as with `anyio.to_thread.run_sync`: a call
@@ -37,6 +42,9 @@ class Worker:
         self.name = name
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        self._outstanding = 0
+        """Calls handed to the thread whose result has not been delivered yet; counted on the
+        event loop only (a call is counted until its delivery runs there)."""
 
     def __repr__(self) -> str:
         return f"<Worker {self.name}>"
@@ -53,13 +61,24 @@ class Worker:
             with anyio.CancelScope(shield=True):  # closing a cancelled store still ends it
                 await anyio.to_thread.run_sync(thread.join)
 
-    def submit(self, function: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+    def submit(
+        self, function: Callable[..., T], *args: Any, here: bool = False
+    ) -> asyncio.Future[T]:
         """Queue `function(*args)` to run after every call queued before it; the future of its
-        result, which the caller awaits uncancelled (`run` does)."""
+        result, which the caller awaits uncancelled (`run` does). With `here`, when no call is
+        queued or running, it runs at once on the calling thread (the event loop) instead: the
+        future is done when this returns."""
         if self._thread is None:
             raise RuntimeError("the store is not open: use `async with store:`")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
+        if here and self._outstanding == 0:
+            try:
+                future.set_result(function(*args))
+            except Exception as error:
+                future.set_exception(error)
+            return future
+        self._outstanding += 1
         self._jobs.put((loop, future, function, args))
         return future
 
@@ -79,13 +98,17 @@ class Worker:
             except BaseException as error:
                 outcome = (None, error)
             with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting any more
-                loop.call_soon_threadsafe(_deliver, future, *outcome)
+                loop.call_soon_threadsafe(self._deliver, future, *outcome)
 
-
-def _deliver(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-    if future.done():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(result)
+    def _deliver(
+        self, future: asyncio.Future[Any], result: Any, error: BaseException | None
+    ) -> None:
+        """On the event loop, once the thread is done with the call (even one whose future was
+        cancelled meanwhile): only then may a call run on the loop."""
+        self._outstanding -= 1
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
