@@ -10,13 +10,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
 import pytest
 
 from tests.host.stores.test_store_contract import ANSWER, new
-from user_questions.host.stores import Settlement, StoredQuestion
+from user_questions.host.stores import Settlement, StoredQuestion, sqlite
 from user_questions.host.stores._group_commit import GroupCommit, Work
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.outcomes import Outcome, Surface
@@ -114,18 +115,30 @@ SLOW = 0.2
 """Seconds a commit takes on the slow disk these tests make."""
 
 
-def commits_seen(store: SQLiteStore, delay: Callable[[], float]) -> list[int]:
-    """Make every commit of `store` take `delay()` more seconds; the thread of each, in order."""
-    threads: list[int] = []
-    commit = store._commit_writes
+class Disk:
+    """The disk under `store`, as a test makes it: each commit holds the thread that runs it
+    for `pause` seconds and takes `seconds` on the clock the store times its commits with (so
+    the store's judgement does not depend on how busy the machine is); `threads` is the thread
+    of each commit, in order."""
 
-    def timed(batch: Sequence[Work]) -> list[Any]:
-        threads.append(threading.get_ident())
-        time.sleep(delay())
-        return commit(batch)
+    def __init__(self, store: SQLiteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.seconds = 0.0001
+        self.pause = 0.0
+        self.threads: list[int] = []
+        self._clock = 0.0
+        commit = store._commit_writes
 
-    store._commit_writes = timed  # type: ignore[method-assign]
-    return threads
+        def timed(batch: Sequence[Work]) -> list[Any]:
+            self.threads.append(threading.get_ident())
+            time.sleep(self.pause)
+            self._clock += self.seconds
+            return commit(batch)
+
+        store._commit_writes = timed  # type: ignore[method-assign]
+        monkeypatch.setattr(sqlite, "time", SimpleNamespace(perf_counter=lambda: self._clock))
+
+    def slow(self, seconds: float) -> None:
+        self.seconds = self.pause = seconds
 
 
 async def longest_pause(work: Callable[[], Any]) -> float:
@@ -147,55 +160,49 @@ async def longest_pause(work: Callable[[], Any]) -> float:
     return longest
 
 
-async def test_on_a_fast_disk_asks_are_committed_without_a_thread_hop(tmp_path: Path) -> None:
+async def asks(store: SQLiteStore, prefix: str, count: int) -> None:
+    for index in range(count):
+        await store.submit(new(f"{prefix}-{index}"))
+
+
+async def test_on_a_fast_disk_asks_are_committed_without_a_thread_hop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async with SQLiteStore(tmp_path / "host.db") as store:
-        threads = commits_seen(store, lambda: 0.0)
-        for index in range(5):
-            await store.submit(new(f"r{index}"))
-        await store.settle("r0", Settlement(Outcome.ANSWERED, ANSWER, via=Surface.WEB))
+        disk = Disk(store, monkeypatch)
+        await asks(store, "r", 5)
+        await store.settle("r-0", Settlement(Outcome.ANSWERED, ANSWER, via=Surface.WEB))
     loop = threading.get_ident()
-    assert threads[0] != loop  # the disk's pace is not known yet: the first commit is timed
-    assert threads[1:] == [loop] * 5
+    assert disk.threads[0] != loop  # the disk's pace is not known yet: the first commit is timed
+    assert disk.threads[1:] == [loop] * 5
 
 
 async def test_on_a_slow_disk_commits_run_in_the_thread_and_the_loop_keeps_serving(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with SQLiteStore(tmp_path / "host.db") as store:
-        threads = commits_seen(store, lambda: SLOW)
-
-        async def asks() -> None:
-            for index in range(3):
-                await store.submit(new(f"r{index}"))
-
+        disk = Disk(store, monkeypatch)
+        disk.slow(0.5)
         with anyio.fail_after(30):
-            pause = await longest_pause(asks)
+            pause = await longest_pause(lambda: asks(store, "r", 3))
         assert len(await store.pending()) == 3
-    assert pause < SLOW / 2
-    assert threading.get_ident() not in threads
+    assert pause < 0.25
+    assert threading.get_ident() not in disk.threads
 
 
 async def test_one_slow_commit_sends_the_next_to_the_thread_and_fast_ones_bring_them_back(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    slow = False
     async with SQLiteStore(tmp_path / "host.db") as store:
-        threads = commits_seen(store, lambda: SLOW if slow else 0.0)
-        for index in range(3):
-            await store.submit(new(f"fast-{index}"))
-        slow = True
-
-        async def asks() -> None:
-            for index in range(3):
-                await store.submit(new(f"slow-{index}"))
-
+        disk = Disk(store, monkeypatch)
+        await asks(store, "fast", 3)
+        disk.slow(SLOW)
         with anyio.fail_after(30):
-            pause = await longest_pause(asks)
-        slow = False
-        for index in range(40):
-            await store.submit(new(f"again-{index}"))
-    loop = threading.get_ident()
+            pause = await longest_pause(lambda: asks(store, "slow", 3))
+        disk.slow(0.0001)
+        await asks(store, "again", 40)
+    loop, thread = threading.get_ident(), disk.threads[0]
     # The first slow commit ran on the loop (the disk had been fast): one pause, no more.
-    assert threads[3:6] == [loop, threads[0], threads[0]]
-    assert SLOW / 2 < pause < SLOW * 2
-    assert threads[-1] == loop
+    assert disk.threads[3:6] == [loop, thread, thread]
+    assert pause > SLOW / 2
+    assert disk.threads[-1] == loop
