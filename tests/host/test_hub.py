@@ -29,6 +29,8 @@ from user_questions.frames import (
     Origin,
     QuestionRequested,
     QuestionRequestedFrame,
+    QuestionResolved,
+    QuestionResolvedFrame,
     Receipt,
     iso,
 )
@@ -36,7 +38,7 @@ from user_questions.host import hub as hub_module
 from user_questions.host.hub import Hub
 from user_questions.host.stores import ChangeListener, NewQuestion, Settlement, StoredQuestion
 from user_questions.host.stores.sqlite import SQLiteStore
-from user_questions.outcomes import Outcome, Surface
+from user_questions.outcomes import Outcome, Surface, resolved_outcome
 from user_questions.types import AskUserQuestionItem, AskUserQuestionOption
 
 pytestmark = pytest.mark.anyio
@@ -294,6 +296,32 @@ async def test_every_requested_frame_is_the_models_json_for_new_and_restored_req
     html = json.loads(new[0])["rendered"][question.id]
     assert "&lt;b&gt;raw&lt;/b&gt;" in html
     assert "<b>" not in html
+
+
+async def test_every_resolved_frame_is_the_models_json_whatever_the_ending(hub: Hub) -> None:
+    page = hub.subscribe()
+    rpc_ids = [f"r{index} {AWKWARD}" for index in range(4)]
+    for rpc_id in rpc_ids:
+        await hub.submit(rpc_id, f"session {AWKWARD}", [PICK])
+    picked = {"id": "pick", "selected": ["a"]}
+    await hub.respond(answer(rpc_ids[0], f"session {AWKWARD}", picked), via=Surface.WEB)
+    await hub.respond(dismissal(rpc_ids[1]), via=Surface.WEB)
+    await hub.withdraw(rpc_ids[2], via=Surface.ASKER)
+    await hub.withdraw(rpc_ids[3], via=Surface.ASKER, reason="timed-out")
+    frames = [await page.frames.receive() for _ in range(8)]
+    resolved = [frame for frame in frames if '"question/resolved"' in frame]
+    endings = [Outcome.ANSWERED, Outcome.DISMISSED, Outcome.WITHDRAWN, Outcome.TIMED_OUT]
+    for frame, rpc_id, ending in zip(resolved, rpc_ids, endings, strict=True):
+        expected = QuestionResolvedFrame(
+            payload=QuestionResolved(
+                session_id=f"session {AWKWARD}",
+                question_rpc_id=rpc_id,
+                outcome=resolved_outcome(ending),
+                settled=ending,
+            )
+        )
+        assert QuestionResolvedFrame.model_validate_json(frame) == expected
+        assert json.loads(frame) == json.loads(expected.model_dump_json())
 
 
 async def test_withdraw_settles_a_pending_request_and_reports_a_settled_one(hub: Hub) -> None:
