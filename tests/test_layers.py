@@ -48,6 +48,7 @@ LEVELS: dict[str, int] = {
 # that a protocol, a store or a notifier can be read, tested and replaced on its own.
 HOST_LEVELS: dict[str, int] = {
     "stores": 0,
+    "_markdown_parser": 0,
     "markdown": 0,
     "security": 0,
     "decoding": 0,

@@ -18,7 +18,7 @@ from tests.host.conftest import PICK
 from tests.host.test_app import AUTH, TOKEN, answer_frame, ask, ask_frame, dismiss_frame
 from user_questions import UserQuestionError
 from user_questions.frames import MAX_MESSAGE_LENGTH
-from user_questions.host import markdown
+from user_questions.host import _markdown_parser
 from user_questions.host.app import create_app
 from user_questions.host.hub import Hub
 from user_questions.host.markdown import plain_html
@@ -208,7 +208,7 @@ def test_a_detail_that_cannot_render_in_time_is_kept_as_plain_text_and_never_ren
     def never(text: str) -> str:
         raise AssertionError("a stored detail was rendered again")
 
-    monkeypatch.setattr(markdown._PARSER, "render", never)
+    monkeypatch.setattr(_markdown_parser._PARSER, "render", never)
     (pending,) = client.get("/api/pending", headers=AUTH).json()["pending"]
     assert pending["rendered"] == {"slow": plain_html(SLOW_DETAIL)}
     with client.websocket_connect("/ws", headers=AUTH) as page:

@@ -1,6 +1,7 @@
 """The host's metrics, in Prometheus' text format: what `GET /metrics` answers.
 
-Level 1 of `host/`: imports prometheus-client, `stores`, `outcomes` and `_version`. Every hub
+Level 1 of `host/`: imports `stores`, `outcomes` and `_version`, and prometheus-client when first
+scraped (a host that nobody scrapes never loads it, and starts that much sooner). Every hub
 has its own `HostMetrics` (`Hub.metrics`) with a registry of its own, so several hosts in one
 process never share a counter. The hub reports to it what it commits, its WebSockets what is
 connected, the notifiers their queues (`watch_notifiers`), the app its store (`watch_store`).
@@ -34,19 +35,15 @@ import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Protocol
-
-from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    HistogramMetricFamily,
-    Metric,
-)
+from typing import TYPE_CHECKING, Protocol
 
 from user_questions._disposer import Disposer
 from user_questions._version import __version__
 from user_questions.host.stores import StoredQuestion, StoreStats
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.core import Metric
 
 __all__ = [
     "CONTENT_TYPE",
@@ -110,8 +107,7 @@ class HostMetrics:
         self._oldest: Callable[[], datetime | None] = lambda: None
         self._store = StoreStats()
         self._notifiers: list[QueueStats] = []
-        self.registry = CollectorRegistry(auto_describe=True)
-        self.registry.register(self)
+        self._registry: CollectorRegistry | None = None
 
     def __repr__(self) -> str:
         return f"<HostMetrics asked={self.asked} settled={sum(self.settled.values())}>"
@@ -157,12 +153,27 @@ class HostMetrics:
 
         return stop
 
+    @property
+    def registry(self) -> CollectorRegistry:
+        """The registry `GET /metrics` renders these metrics from, made at the first scrape."""
+        if self._registry is None:
+            from prometheus_client import CollectorRegistry
+
+            registry = CollectorRegistry(auto_describe=True)
+            registry.register(self)
+            self._registry = registry
+        return self._registry
+
     def exposition(self) -> bytes:
         """Every metric, in Prometheus' text format (`CONTENT_TYPE`)."""
+        from prometheus_client import generate_latest
+
         return generate_latest(self.registry)
 
     def collect(self) -> Iterable[Metric]:
         """The metric families (the registry calls this at each scrape)."""
+        from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+
         yield _gauge("uq_requests_pending", "Requests pending.", [([], self._pending())])
         oldest = self._oldest()
         waited = 0.0 if oldest is None else (datetime.now(UTC) - oldest).total_seconds()
@@ -238,6 +249,8 @@ Samples = Iterable[tuple[list[str], float]]
 
 
 def _gauge(name: str, text: str, samples: Samples, labels: Sequence[str] = ()) -> Metric:
+    from prometheus_client.core import GaugeMetricFamily
+
     family = GaugeMetricFamily(name, text, labels=labels)
     for values, value in samples:
         family.add_metric(values, value)
@@ -245,6 +258,8 @@ def _gauge(name: str, text: str, samples: Samples, labels: Sequence[str] = ()) -
 
 
 def _counter(name: str, text: str, samples: Samples, labels: Sequence[str] = ()) -> Metric:
+    from prometheus_client.core import CounterMetricFamily
+
     family = CounterMetricFamily(name, text, labels=labels)
     for values, value in samples:
         family.add_metric(values, value)
