@@ -31,9 +31,10 @@ T = TypeVar("T")
 
 Work = Callable[[], Any]
 """One write, as the worker thread runs it; returns its result or raises."""
-Execute = Callable[[Sequence[Work]], Awaitable[list[Any]]]
+Execute = Callable[[Sequence[Work]], list[Any] | Awaitable[list[Any]]]
 """Runs a batch of writes in one transaction and commits it; each write's result, or the
-exception it raised (an `Exception` instance), in order. Raises when the commit fails."""
+exception it raised (an `Exception` instance), in order: at once when it could commit without
+waiting (the store's fast path), or an awaitable of them. Raises when the commit fails."""
 
 
 @dataclass(eq=False, slots=True)
@@ -83,8 +84,12 @@ class GroupCommit:
         self._busy = True
         batch, self._queue = self._queue, []
         try:
-            with anyio.CancelScope(shield=True):
-                outcomes = await self._execute([write.work for write in batch])
+            committing = self._execute([write.work for write in batch])
+            if isinstance(committing, list):
+                outcomes = committing
+            else:
+                with anyio.CancelScope(shield=True):
+                    outcomes = await committing
         except BaseException as error:
             outcomes = [error] * len(batch)
         self.batches += 1

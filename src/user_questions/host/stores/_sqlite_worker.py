@@ -7,9 +7,9 @@ wake) and the answer one `call_soon_threadsafe`: about half the CPU of
 need.
 
 On a disk whose commits take a fraction of a millisecond, the two wake-ups of a hop cost more
-than the commit itself (`benchmarks/`): so a caller that knows its call is quick may ask for it
-to run on the calling thread instead (`submit(..., here=True)`), which happens only when the
-worker has no call queued or running, so the connection still does one thing at a time.
+than the commit itself (`benchmarks/`): so a caller that knows its call is quick may run it on
+the event loop instead, but only while the worker is `idle` (no call queued or running), so the
+connection still does one thing at a time.
 
 Runs on asyncio, as the host does under uvicorn. A caller cancelled while its call runs waits
 for the call to end and then raises the cancellation, as with `anyio.to_thread.run_sync`: a call
@@ -61,23 +61,19 @@ class Worker:
             with anyio.CancelScope(shield=True):  # closing a cancelled store still ends it
                 await anyio.to_thread.run_sync(thread.join)
 
-    def submit(
-        self, function: Callable[..., T], *args: Any, here: bool = False
-    ) -> asyncio.Future[T]:
+    @property
+    def idle(self) -> bool:
+        """Whether no call is queued or running: only then may the event loop use the
+        connection itself (read on the event loop, where calls are handed over)."""
+        return self._outstanding == 0
+
+    def submit(self, function: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """Queue `function(*args)` to run after every call queued before it; the future of its
-        result, which the caller awaits uncancelled (`run` does). With `here`, when no call is
-        queued or running, it runs at once on the calling thread (the event loop) instead: the
-        future is done when this returns."""
+        result, which the caller awaits uncancelled (`run` does)."""
         if self._thread is None:
             raise RuntimeError("the store is not open: use `async with store:`")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        if here and self._outstanding == 0:
-            try:
-                future.set_result(function(*args))
-            except Exception as error:
-                future.set_exception(error)
-            return future
         self._outstanding += 1
         self._jobs.put((loop, future, function, args))
         return future

@@ -339,11 +339,12 @@ class SQLiteStore(AsyncLifetime):
             self.stats.failed()
             raise
 
-    def _commit(self, batch: Sequence[Work]) -> Awaitable[list[Any]]:
+    def _commit(self, batch: Sequence[Work]) -> list[Any] | Awaitable[list[Any]]:
         # Not through `_run`: `_write` counts a failure once for each write it fails, and the
         # group commit waits for it uncancelled.
-        fast = self._commit_seconds < INLINE_COMMIT_LIMIT
-        return self._worker.submit(self._commit_batch, batch, here=fast)
+        if self._commit_seconds < INLINE_COMMIT_LIMIT and self._worker.idle:
+            return self._commit_batch(batch)  # on the event loop: see the module docstring
+        return self._worker.submit(self._commit_batch, batch)
 
     def _commit_batch(self, batch: Sequence[Work]) -> list[Any]:
         """`_commit_writes(batch)`, timed for the average that says where commits run."""
