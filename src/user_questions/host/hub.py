@@ -72,7 +72,6 @@ from user_questions.host.stores import (
     QuestionStore,
     Settlement,
     StoredQuestion,
-    pending_record,
 )
 from user_questions.outcomes import Outcome, Surface, resolved_outcome
 from user_questions.types import AskUserQuestionItem
@@ -259,7 +258,7 @@ class Hub(AsyncLifetime):
             asked = NewQuestion(
                 rpc_id, session_id, questions, now, asked_by, shown, origin, rendered
             )
-            frame = _requested_frame(pending_record(asked))  # serialised once, kept if created
+            frame = _requested_frame(asked)  # serialised once, kept if created
             _check_frame_size(frame)
             known, created = await self.store.submit(asked)
         self._apply(known, frame if created else None)
@@ -504,11 +503,11 @@ def _not_pending(message: str) -> Receipt:
     return Receipt(accepted=False, reason="not-pending", message=message)
 
 
-def _requested_frame(record: StoredQuestion) -> str:
-    """The `question/requested` frame of `record`: a `QuestionRequestedFrame`'s JSON, written
-    as text around the questions' JSON as the store holds it. Serialising the questions again
-    through the model took most of a host's start with 10,000 pending (`benchmarks/`); the tests
-    read every frame made here back through `QuestionRequestedFrame`."""
+def _requested_frame(record: StoredQuestion | NewQuestion) -> str:
+    """The `question/requested` frame of a pending request: a `QuestionRequestedFrame`'s JSON,
+    written as text around the questions' JSON as the store holds it. Serialising the questions
+    again through the model took most of a host's start with 10,000 pending (`benchmarks/`);
+    the tests read every frame made here back through `QuestionRequestedFrame`."""
     questions = record.questions_json
     if questions is None:
         questions = QUESTIONS.dump_json(list(record.questions)).decode()
