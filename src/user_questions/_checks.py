@@ -164,8 +164,13 @@ def check_limits(questions: Sequence[AskUserQuestionItem]) -> None:
                 f"at most {MAX_OPTIONS_PER_QUESTION} are allowed",
                 ErrorCode.LIMIT_EXCEEDED,
             )
-        for name, text, limit in _texts(question):
-            _check_text(f"questions[{index}].{name}", text, limit, ErrorCode.BAD_QUESTION)
+        for name, option, text, limit in _texts(question):
+            # Every ask checks every text twice (the service, then the host): the common case,
+            # short text without NUL in ASCII, is decided here without a call.
+            if len(text) <= limit and "\x00" not in text and text.isascii():
+                continue
+            where = name if option is None else f"options[{option}].{name}"
+            _check_text(f"questions[{index}].{where}", text, limit, ErrorCode.BAD_QUESTION)
 
 
 def _check_text(path: str, text: str, limit: int, code: ErrorCode) -> None:
@@ -185,20 +190,21 @@ def _check_text(path: str, text: str, limit: int, code: ErrorCode) -> None:
         raise UserQuestionError(f'property "{path}" {problem}', code)
 
 
-def _texts(question: AskUserQuestionItem) -> Iterator[tuple[str, str, int]]:
-    """Every text of a question: its property path (in the question), the text, its limit."""
-    yield "id", question.id, MAX_QUESTION_ID_LENGTH
+def _texts(question: AskUserQuestionItem) -> Iterator[tuple[str, int | None, str, int]]:
+    """Every text of a question: its property (in the question, or in its option of that
+    index), the text, its limit."""
+    yield "id", None, question.id, MAX_QUESTION_ID_LENGTH
     if question.header is not None:
-        yield "header", question.header, MAX_HEADER_LENGTH
-    yield "question", question.question, MAX_QUESTION_LENGTH
+        yield "header", None, question.header, MAX_HEADER_LENGTH
+    yield "question", None, question.question, MAX_QUESTION_LENGTH
     if question.detail is not None:
-        yield "detail", question.detail, MAX_DETAIL_LENGTH
+        yield "detail", None, question.detail, MAX_DETAIL_LENGTH
     for index, option in enumerate(question.options or ()):
-        yield f"options[{index}].label", option.label, MAX_LABEL_LENGTH
+        yield "label", index, option.label, MAX_LABEL_LENGTH
         if option.description is not None:
-            yield f"options[{index}].description", option.description, MAX_DESCRIPTION_LENGTH
+            yield "description", index, option.description, MAX_DESCRIPTION_LENGTH
     if question.intent is not None:
-        yield "intent.approve", question.intent.approve, MAX_LABEL_LENGTH
+        yield "intent.approve", None, question.intent.approve, MAX_LABEL_LENGTH
 
 
 def _bad_answer(problem: str) -> UserQuestionError:

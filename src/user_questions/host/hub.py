@@ -519,8 +519,12 @@ def _requested_frame(record: StoredQuestion | NewQuestion) -> str:
     )
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""Compact JSON as pydantic writes it; one encoder (`json.dumps` with options makes one a call)."""
+
+
 def _json_text(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _JSON.encode(value)
 
 
 def _resolved_frame(record: StoredQuestion) -> str:

@@ -75,6 +75,8 @@ def origin_json(origin: Origin | None) -> str | None:
 
 def rendered_json(rendered: Mapping[str, str]) -> str:
     """A request's rendered details as both backends store them: a JSON object by question id."""
+    if not rendered:
+        return "{}"  # most requests have no detail
     return json.dumps(dict(rendered), ensure_ascii=False)
 
 
