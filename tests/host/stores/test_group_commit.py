@@ -8,7 +8,7 @@ import math
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -122,6 +122,7 @@ class Disk:
     of each commit, in order."""
 
     def __init__(self, store: SQLiteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.store = store
         self.seconds = 0.0001
         self.pause = 0.0
         self.threads: list[int] = []
@@ -160,47 +161,45 @@ async def longest_pause(work: Callable[[], Any]) -> float:
     return longest
 
 
+@pytest.fixture
+async def disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Disk]:
+    async with SQLiteStore(tmp_path / "host.db") as store:
+        yield Disk(store, monkeypatch)
+
+
 async def asks(store: SQLiteStore, prefix: str, count: int) -> None:
     for index in range(count):
         await store.submit(new(f"{prefix}-{index}"))
 
 
-async def test_on_a_fast_disk_asks_are_committed_without_a_thread_hop(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    async with SQLiteStore(tmp_path / "host.db") as store:
-        disk = Disk(store, monkeypatch)
-        await asks(store, "r", 5)
-        await store.settle("r-0", Settlement(Outcome.ANSWERED, ANSWER, via=Surface.WEB))
+async def test_on_a_fast_disk_asks_are_committed_without_a_thread_hop(disk: Disk) -> None:
+    await asks(disk.store, "r", 5)
+    await disk.store.settle("r-0", Settlement(Outcome.ANSWERED, ANSWER, via=Surface.WEB))
     loop = threading.get_ident()
     assert disk.threads[0] != loop  # the disk's pace is not known yet: the first commit is timed
     assert disk.threads[1:] == [loop] * 5
 
 
 async def test_on_a_slow_disk_commits_run_in_the_thread_and_the_loop_keeps_serving(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    disk: Disk,
 ) -> None:
-    async with SQLiteStore(tmp_path / "host.db") as store:
-        disk = Disk(store, monkeypatch)
-        disk.slow(0.5)
-        with anyio.fail_after(30):
-            pause = await longest_pause(lambda: asks(store, "r", 3))
-        assert len(await store.pending()) == 3
+    disk.slow(0.5)
+    with anyio.fail_after(30):
+        pause = await longest_pause(lambda: asks(disk.store, "r", 3))
+    assert len(await disk.store.pending()) == 3
     assert pause < 0.25
     assert threading.get_ident() not in disk.threads
 
 
 async def test_one_slow_commit_sends_the_next_to_the_thread_and_fast_ones_bring_them_back(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    disk: Disk,
 ) -> None:
-    async with SQLiteStore(tmp_path / "host.db") as store:
-        disk = Disk(store, monkeypatch)
-        await asks(store, "fast", 3)
-        disk.slow(SLOW)
-        with anyio.fail_after(30):
-            pause = await longest_pause(lambda: asks(store, "slow", 3))
-        disk.slow(0.0001)
-        await asks(store, "again", 40)
+    await asks(disk.store, "fast", 3)
+    disk.slow(SLOW)
+    with anyio.fail_after(30):
+        pause = await longest_pause(lambda: asks(disk.store, "slow", 3))
+    disk.slow(0.0001)
+    await asks(disk.store, "again", 40)
     loop, thread = threading.get_ident(), disk.threads[0]
     # The first slow commit ran on the loop (the disk had been fast): one pause, no more.
     assert disk.threads[3:6] == [loop, thread, thread]
