@@ -13,7 +13,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from tests.host.conftest import MANY, PICK, PLAN
 from user_questions import ErrorCode, UserQuestionError
-from user_questions.host import pages
+from user_questions.host import page_connection, pages
 from user_questions.host.app import create_app
 from user_questions.host.page_connection import REPLAY_BATCH, replay_batches
 from user_questions.host.security import CONTENT_SECURITY_POLICY, MAX_FRAME_BYTES
@@ -258,6 +258,35 @@ def test_a_page_asking_for_batches_gets_the_replay_in_question_replay_frames(
         ask(client, "r3", MANY)
         pushed = page.receive_json()  # what comes after the replay is pushed one by one
         assert (pushed["rpcId"], pushed["payload"]["type"]) == ("r3", "question/requested")
+
+
+def test_a_paced_replay_waits_for_the_pages_pings_and_never_holds_a_receipt_behind_it(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(page_connection, "_FIRST_BATCH", 1)
+    monkeypatch.setattr(page_connection, "REPLAY_BATCH", 1)
+    for rpc_id in ("r1", "r2", "r3", "r4"):
+        ask(client, rpc_id, PICK)
+
+    def replayed(frame: dict[str, Any]) -> list[str]:
+        assert frame["payload"]["type"] == "question/replay"
+        return [request["rpcId"] for request in frame["payload"]["requests"]]
+
+    with client.websocket_connect("/ws?replay=paced", headers=AUTH) as page:
+        assert [replayed(page.receive_json()), replayed(page.receive_json())] == [["r1"], ["r2"]]
+        # Two batches ahead of the page's pings, then nothing: an answer's receipt comes next.
+        page.send_json(answer_frame("r4", "s", {"id": "pick", "selected": ["a"]}))
+        receipt = page.receive_json()
+        assert (receipt["rpcId"], receipt["payload"]["accepted"]) == ("r4", True)
+        for expected in ("r3", "r4"):
+            page.send_json({"type": "ping"})  # the page has read a batch: the next one comes
+            frames = [page.receive_json(), page.receive_json()]
+            pongs = [frame for frame in frames if frame["payload"]["type"] == "pong"]
+            batches = [replayed(frame) for frame in frames if frame not in pongs]
+            assert (len(pongs), batches) == (1, [[expected]])
+        resolved = page.receive_json()  # what happened during the replay comes after it
+        assert resolved["payload"]["type"] == "question/resolved"
+        assert resolved["payload"]["questionRpcId"] == "r4"
 
 
 def test_replay_batches_start_small_and_carry_every_request_once_in_order() -> None:

@@ -11,6 +11,11 @@ frames instead, a batch of them per WebSocket message (`replay_batches`): the fi
 small, so that the page shows the count and its first cards at once, the others carry up to
 `REPLAY_BATCH` requests. Each request's frame is the one the hub serialised once; a batch only
 joins them. docs/protocol.md has the frames.
+
+With `/ws?replay=paced` (the inbox page), the page pings once it has read each batch, and the
+host keeps at most `REPLAY_WINDOW` batches unread ahead of it: a replay of 100,000 requests is
+36 MB, and sent as fast as the socket takes it, megabytes of it sat in the socket buffers ahead
+of the receipt of an answer given meanwhile (hundreds of milliseconds, `benchmarks/`).
 """
 
 from __future__ import annotations
@@ -36,13 +41,21 @@ from user_questions.host.decoding import PONG, FrameError, parse, receive_texts
 from user_questions.host.hub import PageSubscription
 from user_questions.outcomes import Surface
 
-__all__ = ["BEHIND_CLOSE_CODE", "REPLAY_BATCH", "PageConnection", "replay_batches"]
+__all__ = [
+    "BEHIND_CLOSE_CODE",
+    "REPLAY_BATCH",
+    "REPLAY_WINDOW",
+    "PageConnection",
+    "replay_batches",
+]
 
 BEHIND_CLOSE_CODE = 1013
 """The close code of a page the hub dropped (too far behind, or the host stopping): the page
 reconnects and gets every pending request replayed."""
 REPLAY_BATCH = 1000
 """Requests in one `question/replay` frame at most (the first carries `_FIRST_BATCH`)."""
+REPLAY_WINDOW = 2
+"""Batches of a paced replay sent ahead of the page's pings (`?replay=paced`)."""
 _FIRST_BATCH = 50
 _BATCH_BYTES = 1 << 20
 """A batch closes once its requests' frames reach this many characters (a larger frame goes
@@ -74,7 +87,13 @@ class PageConnection(Connection):
 
     def __init__(self, websocket: WebSocket) -> None:
         super().__init__(websocket)
-        self._batched = websocket.query_params.get("replay") == "batch"
+        replay = websocket.query_params.get("replay")
+        self._batched = replay in ("batch", "paced")
+        self._read: anyio.Semaphore | None = None
+        """While a paced replay is sent: a slot per batch the host may send ahead of the
+        page's pings."""
+        if replay == "paced":
+            self._read = anyio.Semaphore(REPLAY_WINDOW, max_value=REPLAY_WINDOW)
         self._lock = anyio.Lock(fast_acquire=True)
         self._subscription: PageSubscription | None = None
 
@@ -100,7 +119,10 @@ class PageConnection(Connection):
             snapshot = subscription.snapshot
             # The lock is taken per message, so that a receipt is not held behind a long replay.
             for frame in replay_batches(snapshot) if self._batched else snapshot:
+                if self._read is not None:
+                    await self._read.acquire()
                 await self._send(frame)
+            self._read = None  # the replay is sent: later pings are only pings
             async for frame in subscription.frames:
                 await self._send(frame)
             await self.websocket.close(BEHIND_CLOSE_CODE)
@@ -114,6 +136,8 @@ class PageConnection(Connection):
             refusal = Receipt(accepted=False, reason="bad-response", message=error.message)
             return ReceiptFrame(rpc_id=error.rpc_id, payload=refusal).model_dump_json()
         if isinstance(frame, Ping):
+            if self._read is not None and self._read.value < REPLAY_WINDOW:
+                self._read.release()  # the page has read a batch of the replay
             return PONG
         assert isinstance(frame, ClientResponse)
         try:

@@ -7,12 +7,19 @@ the answer (or withdrawal) an agent got.
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import Future
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
-from playwright.sync_api import expect
+from anyio.from_thread import BlockingPortal
+from playwright.sync_api import Browser, WebSocketRoute, expect
 
-from tests.e2e.web.conftest import Asker, Host, OpenInbox, answer_of
-from user_questions import AskUserQuestionAnswer
+from tests.e2e.host_process import HostProcess
+from tests.e2e.web.conftest import PAGE_SOCKET, Asker, Host, OpenInbox, answer_of, inboxes
+from user_questions import AskUserQuestionAnswer, AskUserQuestionItem
+from user_questions.host.stores import NewQuestion
+from user_questions.host.stores.sqlite import SQLiteStore
 
 CARDS_SHOWN = 5
 """Full cards the page shows at once (`CARDS_SHOWN` in app.js)."""
@@ -114,3 +121,70 @@ def test_a_request_deep_in_the_list_opens_on_top_and_is_answered(
     expect(page).to_have_title("(39) user-questions")
     expect(page.locator(".card")).to_have_count(CARDS_SHOWN)
     expect(page.locator("#queue-heading")).to_have_text("34 more requests waiting")
+
+
+async def fill(db: Path, count: int) -> None:
+    """`count` pending one-question requests from one session, straight into the store."""
+    question = AskUserQuestionItem.model_validate(
+        {"id": "go", "question": "Deploy?", "options": [{"label": "Yes"}, {"label": "No"}]}
+    )
+    async with SQLiteStore(db) as store:
+        for index in range(count):
+            asked = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=index)
+            await store.submit(NewQuestion(f"r{index:04}", "deploy-bot", (question,), asked))
+
+
+class HeldPings:
+    """Sits on the page's WebSocket and holds back the page's pings until `release()`."""
+
+    def __init__(self) -> None:
+        self.held: list[str | bytes] = []
+        self.server: WebSocketRoute | None = None
+
+    def connect(self, page_side: WebSocketRoute) -> None:
+        self.server = server = page_side.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            if self.server is None:
+                server.send(message)
+            elif json.loads(message).get("type") == "ping":
+                self.held.append(message)
+            else:
+                server.send(message)
+
+        page_side.on_message(from_page)
+
+    def release(self) -> None:
+        server, self.server = self.server, None
+        assert server is not None
+        for message in self.held:
+            server.send(message)
+
+
+def test_an_answer_during_a_long_replay_gets_its_receipt_and_the_count_goes_down_at_once(
+    browser: Browser, portal: BlockingPortal, tmp_path: Path
+) -> None:
+    # 1,100 pending: three batches (50, 1,000, 50). A paced replay goes at most two batches
+    # ahead of the page's pings; held back, the host stops before the last batch.
+    portal.call(fill, tmp_path / "uq.db", 1_100)
+    host = HostProcess(tmp_path / "uq.db")
+    host.start()
+    pings = HeldPings()
+    try:
+        with inboxes(browser, host.url) as open_page:
+            inbox = open_page(before=lambda page: page.route_web_socket(PAGE_SOCKET, pings.connect))
+            page = inbox.page
+            expect(page).to_have_title("(1100) user-questions")
+            expect(page.locator("#queue-heading")).to_have_text("1045 more requests waiting")
+            first = page.locator(".card").first
+            first.get_by_role("radio", name="Yes").check()
+            first.get_by_role("button", name="Submit").click()
+            expect(page.locator(".card")).to_have_count(CARDS_SHOWN)
+            expect(page).to_have_title("(1099) user-questions")  # the receipt did not wait
+            assert len(pings.held) == 2  # one for each batch read; the last batch never came
+            assert len(host.pending()) == 1_099
+            pings.release()
+            expect(page.locator("#queue-heading")).to_have_text("1094 more requests waiting")
+            expect(page).to_have_title("(1099) user-questions")
+    finally:
+        host.stop()

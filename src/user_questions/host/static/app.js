@@ -1,7 +1,7 @@
 // The inbox page: connects to the host, keeps every pending request, and routes keys.
 //
 // See docs/web.md for what the page does and its keyboard keys, and docs/protocol.md for the
-// frames. The page asks for the batched replay (`/ws?replay=batch`): on every (re)connection the
+// frames. The page asks for the batched replay (`/ws?replay=paced`): on every (re)connection the
 // host sends the pending requests in `question/replay` batches, the first of which says how many
 // there are, so the count is right at once; once the last batch is in, the requests not replayed
 // were settled while the page was away. Only a few requests get a full card (the oldest of the
@@ -64,7 +64,8 @@ const cards = new Map();
 const drafts = new DraftStore(sessionStore());
 /** Counts connections; a request replayed on the current one is still pending. */
 let generation = 0;
-/** The current connection's replay: {total, received, done}; null until its first batch. */
+/** The current connection's replay: {total, received, left (its requests gone since), done};
+ * null until its first batch. */
 let replay = null;
 /** The request opened from the list (or by a link): its card is shown first. */
 let opened = null;
@@ -194,7 +195,7 @@ function onReplay(payload) {
     console.warn("user-questions: ignored a malformed question/replay frame", payload);
     return;
   }
-  if (replay === null) replay = { total: payload.pending, received: 0, done: false };
+  if (replay === null) replay = { total: payload.pending, received: 0, left: 0, done: false };
   const fresh = [];
   for (const frame of payload.requests) {
     const request = addRequest(frame);
@@ -262,7 +263,7 @@ function settled(rpcId, how) {
     card.resolved(how);
     return;
   }
-  if (requests.remove(rpcId) === undefined) return;
+  if (forget(rpcId) === undefined) return;
   drafts.forget(rpcId);
   if (opened === rpcId) opened = null;
   scheduleRender();
@@ -284,7 +285,7 @@ function closeCard(card, why) {
   card.stop();
   cards.delete(card.rpcId);
   card.element.remove();
-  requests.remove(card.rpcId);
+  forget(card.rpcId);
   if (opened === card.rpcId) opened = null;
   drafts.forget(card.rpcId);
   notice(NOTICES[why](card));
@@ -374,8 +375,18 @@ function without(list, skipped) {
   };
 }
 
+/** Drop a request from the page; one of a replay still arriving leaves its total too (an answer
+ * given meanwhile: the host paces the replay, so the receipt does not wait for its end). */
+function forget(rpcId) {
+  const request = requests.remove(rpcId);
+  if (request !== undefined && replay !== null && !replay.done && request.seenOn === generation) {
+    replay.left += 1;
+  }
+  return request;
+}
+
 function updateCount() {
-  const count = replay !== null && !replay.done ? replay.total : requests.size;
+  const count = replay !== null && !replay.done ? replay.total - replay.left : requests.size;
   document.title = count > 0 ? `(${count}) ${TITLE}` : TITLE;
   if (count === 0) notifier.clear();
   view.empty.hidden = count > 0;

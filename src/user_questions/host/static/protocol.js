@@ -25,11 +25,12 @@ export function dismissFrame(rpcId) {
 }
 
 /** The page's WebSocket URL: /ws beside the page, on the page's own origin, asking for the
- * pending requests in `question/replay` batches. */
+ * pending requests in `question/replay` batches, paced by the page (it pings once it has read
+ * each): a long replay then never holds an answer's receipt behind megabytes in flight. */
 export function socketUrl(location) {
   const url = new URL("ws", location.href);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  url.search = "?replay=batch";
+  url.search = "?replay=paced";
   url.hash = "";
   return url.href;
 }
@@ -112,6 +113,8 @@ export class Connection {
       return;
     }
     this.#onFrame(frame);
+    // Read: the host may send the next batch of a paced replay.
+    if (frame.payload.type === "question/replay") this.send({ type: "ping" });
   }
 
   #ping(socket) {
