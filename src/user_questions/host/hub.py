@@ -515,7 +515,7 @@ def _requested_frame(record: StoredQuestion | NewQuestion) -> str:
     return (
         f'{{"rpcId":{_json_text(record.rpc_id)},"payload":{{"type":"question/requested",'
         f'"sessionId":{_json_text(record.session_id)},"questions":{questions}}},'
-        f'"rendered":{_json_text(record.rendered)},"askedAt":"{iso(record.asked_at)}"{origin}}}'
+        f'"rendered":{_json_text(dict(record.rendered))},"askedAt":"{iso(record.asked_at)}"{origin}}}'
     )
 
 

@@ -3,9 +3,10 @@
 Level 8: imports anyio and `types`, and the parser (`_markdown_parser`, on markdown-it-py) once
 a first detail is rendered. A question's `detail` (a plan, above all) is written by a model, so
 it is untrusted: raw HTML is disabled (`<script>` and `<img onerror>` come out as text), links
-may only point to `http`, `https` and `mailto` addresses (`SAFE_LINK_SCHEMES`) and open in a new
-tab without the page as referrer, and images are not rendered at all, so a plan can make the
-browser fetch nothing. The page's Content-Security-Policy is the second line of defence.
+may only point to `http`, `https` and `mailto` addresses (`_markdown_parser.SAFE_LINK_SCHEMES`)
+and open in a new tab without the page as referrer, and images are not rendered at all, so a
+plan can make the browser fetch nothing. The page's Content-Security-Policy is the second line
+of defence.
 
 Some texts take markdown-it seconds to parse (`"[" * 100_000`: unclosed link labels). So a
 request's details are rendered once, when the host first stores it (`render_details`), in a
