@@ -217,6 +217,9 @@ def test_a_dismissal_reaches_the_agent_as_ask_cancelled_even_from_a_second_brows
 
 def test_a_page_whose_token_was_replaced_says_so(open_inbox: OpenInbox, host: Host) -> None:
     inbox = open_inbox()
+    # The page registers its service worker once its replay is in; the browser reports the
+    # worker's script fetch failing (a console error) if the host stops before it is installed.
+    inbox.page.evaluate("navigator.serviceWorker.ready.then(() => true)")
     host.restart("--token", secrets.token_urlsafe(16))
     expect(inbox.page.locator("body")).to_have_attribute("data-connection", "unauthorized")
     expect(inbox.page.get_by_role("status")).to_have_text(
