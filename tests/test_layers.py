@@ -49,6 +49,7 @@ LEVELS: dict[str, int] = {
 HOST_LEVELS: dict[str, int] = {
     "stores": 0,
     "_markdown_parser": 0,
+    "_websocket_protocol": 0,
     "markdown": 0,
     "security": 0,
     "decoding": 0,

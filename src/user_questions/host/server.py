@@ -1,14 +1,14 @@
 """Running a host with uvicorn: bind, announce the URL, stop cleanly on Ctrl-C or SIGTERM.
 
 Level 8 (the top of `host/`): imports uvicorn, `_tls`, `app`, `hub`, `logs`, `people`, `proxy`,
-`records`, `frames` and `stores`. `serve()` is what `uq serve` and `uq demo` run. The store is
-opened once before anything listens, so a locked or foreign store and a bad token are one-line
-errors too, and the token is settled before the URL is printed; so are the TLS certificate and
-key, the trusted proxies and the metrics address. The sockets are bound before uvicorn starts,
-so a busy port is a one-line error rather than a log record, and `--port 0` yields its real
-port. The URL is announced once the app has started (its store is open and its pending requests
-are loaded), so whoever reads it can connect at once. A signal stops the server gracefully (open
-sockets are closed, the app's lifespan ends, the store is closed) and the process then exits
+`records`, `frames`, `stores` and `_websocket_protocol`. `serve()` is what `uq serve` and `uq demo`
+run. The store is opened once before anything listens, so a locked or foreign store and a bad token
+are one-line errors too, and the token is settled before the URL is printed; so are the TLS
+certificate and key, the trusted proxies and the metrics address. The sockets are bound before
+uvicorn starts, so a busy port is a one-line error rather than a log record, and `--port 0` yields
+its real port. The URL is announced once the app has started (its store is open and its pending
+requests are loaded), so whoever reads it can connect at once. A signal stops the server gracefully
+(open sockets are closed, the app's lifespan ends, the store is closed) and the process then exits
 normally.
 
 With a certificate the host serves https and wss, and the URL says https. With a metrics
@@ -39,6 +39,7 @@ from user_questions._tls import server_context
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_FRAME_BYTES
 from user_questions.host import logs
+from user_questions.host._websocket_protocol import WebSocketProtocol
 from user_questions.host.answer_links import AnswerLinks
 from user_questions.host.app import create_app, create_metrics_app
 from user_questions.host.hub import HostTask
@@ -180,7 +181,7 @@ def run(
     it up."""
     config = uvicorn.Config(
         app,
-        ws="websockets-sansio",
+        ws=WebSocketProtocol,  # uvicorn's websockets-sansio, reading a few frames ahead
         ws_max_size=MAX_FRAME_BYTES,
         ws_per_message_deflate=False,  # frames are small; compressing them costs more than it saves
         lifespan="on",
