@@ -56,6 +56,7 @@ HOST_LEVELS: dict[str, int] = {
     "public_url": 0,
     "proxy": 0,
     "logs": 0,
+    "_frame_text": 1,
     "records": 1,
     "metrics": 1,
     "events": 1,

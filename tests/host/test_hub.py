@@ -258,7 +258,7 @@ AWKWARD = 'quote " backslash \\ newline \n tab \t bell \x07 é 漢字 🙂 \u202
 async def test_every_requested_frame_is_the_models_json_for_new_and_restored_requests(
     tmp_path: Path,
 ) -> None:
-    # The hub writes these frames as text around the stored questions' JSON (`_requested_frame`);
+    # The hub writes these frames as text around the stored questions' JSON (`_frame_text`);
     # read back through the frame's model, each must be what the model itself would have made.
     question = AskUserQuestionItem(
         id=f"id {AWKWARD}",

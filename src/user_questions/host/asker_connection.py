@@ -1,13 +1,13 @@
 """`AskerConnection`: the asker protocol (`/ws/ask`), one `RemoteProvider` (or other asker).
 
-Level 8: imports Starlette, `connection`, `decoding`, `hub`, `stores`, `frames`, `_wire` and
-`errors`. An asker sends `ask` (submit, or re-attach under the same rpcId), `withdraw` and `ping`;
-each gets one reply at once (`ask/pending`, `ask/settled`, `ask/error`, `pong`), and every
-request still pending on this connection gets its `ask/settled` when it settles. A reply is
+Level 8: imports Starlette, `connection`, `decoding`, `hub`, `stores`, `_frame_text`, `frames`,
+`_wire` and `errors`. An asker sends `ask` (submit, or re-attach under the same rpcId), `withdraw`
+and `ping`; each gets one reply at once (`ask/pending`, `ask/settled`, `ask/error`, `pong`), and
+every request still pending on this connection gets its `ask/settled` when it settles. A reply is
 sent at once by the task that read the frame; a settlement (reported by the hub as it happens,
-without waiting) goes through an outbox to a task of its own. Both send under one lock, so
-frames never interleave, and a request's reply goes out before its settlement can: the
-settlement needs an answer to the request, which no page has before the reply's turn.
+without waiting) goes through an outbox to a task of its own. Both send under one lock, so frames
+never interleave, and a request's reply goes out before its settlement can: the settlement needs an
+answer to the request, which no page has before the reply's turn.
 docs/protocol.md has the frames.
 """
 
@@ -27,12 +27,11 @@ from user_questions.frames import (
     Ask,
     AskerReply,
     AskFailed,
-    AskPending,
-    AskSettled,
     Frame,
     Ping,
     Withdraw,
 )
+from user_questions.host._frame_text import pending_reply, settled_reply
 from user_questions.host.connection import Connection
 from user_questions.host.decoding import PONG, FrameError, parse, receive_texts, usable_id
 from user_questions.host.stores import StoredQuestion
@@ -108,10 +107,10 @@ class AskerConnection(Connection):
             origin=frame.origin,
         )
         if not record.pending:
-            return _settled_frame(record)
+            return settled_reply(record)
         if watcher is not None:
             self._watching[record.rpc_id] = stop
-        return AskerReply(rpc_id=record.rpc_id, payload=AskPending()).model_dump_json()
+        return pending_reply(record.rpc_id)
 
     async def _withdraw(self, frame: Withdraw) -> str:
         stop = self._watching.pop(frame.rpc_id, None)
@@ -124,20 +123,13 @@ class AskerConnection(Connection):
             raise UserQuestionError(
                 f"no request has rpcId {json.dumps(frame.rpc_id)}", ErrorCode.NOT_FOUND
             )
-        return _settled_frame(record)
+        return settled_reply(record)
 
     def _settled(self, record: StoredQuestion) -> None:
         self._watching.pop(record.rpc_id, None)
-        self._outbox.send_nowait(_settled_frame(record))
+        self._outbox.send_nowait(settled_reply(record))
 
 
 def _failed(rpc_id: str | None, error: UserQuestionError) -> str:
     payload = AskFailed(code=str(error.code), message=error.message)
     return AskerReply(rpc_id=rpc_id, payload=payload).model_dump_json()
-
-
-def _settled_frame(record: StoredQuestion) -> str:
-    assert record.outcome is not None
-    answer = None if record.answer is None else record.answer.model_dump(mode="json")
-    payload = AskSettled(outcome=record.outcome, answer=answer)
-    return AskerReply(rpc_id=record.rpc_id, payload=payload).model_dump_json()

@@ -1,7 +1,7 @@
 """The hub: pending requests, fan-out to pages, first answer wins.
 
-Level 8: imports `stores`, `records`, `decoding`, `markdown`, `metrics`, `provider`, `frames`,
-`outcomes`, `_checks`, `_text` and `_wire`.
+Level 8: imports `stores`, `records`, `decoding`, `markdown`, `metrics`, `provider`,
+`_frame_text`, `frames`, `outcomes`, `_checks`, `_text` and `_wire`.
 
 The store is the source of truth; the hub keeps a cache of the pending requests (each with its
 `question/requested` frame serialised once) so that a page that connects gets them replayed at
@@ -33,7 +33,6 @@ one such listener, and reads the number of pending requests from the hub.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 from collections import OrderedDict
@@ -59,21 +58,20 @@ from user_questions.frames import (
     Origin,
     Receipt,
     WithdrawReason,
-    iso,
 )
+from user_questions.host._frame_text import requested_frame, resolved_frame
 from user_questions.host.decoding import usable_id
 from user_questions.host.markdown import render_details
 from user_questions.host.metrics import HostMetrics
 from user_questions.host.provider import HostProvider
 from user_questions.host.records import ShownRecorder
 from user_questions.host.stores import (
-    QUESTIONS,
     NewQuestion,
     QuestionStore,
     Settlement,
     StoredQuestion,
 )
-from user_questions.outcomes import Outcome, Surface, resolved_outcome
+from user_questions.outcomes import Outcome, Surface
 from user_questions.types import AskUserQuestionItem
 
 __all__ = [
@@ -258,7 +256,7 @@ class Hub(AsyncLifetime):
             asked = NewQuestion(
                 rpc_id, session_id, questions, now, asked_by, shown, origin, rendered
             )
-            frame = _requested_frame(asked)  # serialised once, kept if created
+            frame = requested_frame(asked)  # serialised once, kept if created
             _check_frame_size(frame)
             known, created = await self.store.submit(asked)
         self._apply(known, frame if created else None)
@@ -358,7 +356,7 @@ class Hub(AsyncLifetime):
             return  # settled is final: a stale pending record never revives a request
         if record.pending:
             if rpc_id not in self._entries:
-                entry = _Entry(record, frame or _requested_frame(record))
+                entry = _Entry(record, frame or requested_frame(record))
                 self._entries[rpc_id] = entry
                 entry.shown = record.shown_at is not None
                 if self._pages:
@@ -372,7 +370,7 @@ class Hub(AsyncLifetime):
         if settled_entry is None:
             return
         logger.info("question %s settled: %s", rpc_id, record.state)
-        self._broadcast(_resolved_frame(record))
+        self._broadcast(resolved_frame(record))
         for watcher in settled_entry.watchers:
             try:
                 watcher(record)
@@ -501,42 +499,6 @@ _ACCEPTED = Receipt(accepted=True)
 
 def _not_pending(message: str) -> Receipt:
     return Receipt(accepted=False, reason="not-pending", message=message)
-
-
-def _requested_frame(record: StoredQuestion | NewQuestion) -> str:
-    """The `question/requested` frame of a pending request: a `QuestionRequestedFrame`'s JSON,
-    written as text around the questions' JSON as the store holds it. Serialising the questions
-    again through the model took most of a host's start with 10,000 pending (`benchmarks/`);
-    the tests read every frame made here back through `QuestionRequestedFrame`."""
-    questions = record.questions_json
-    if questions is None:
-        questions = QUESTIONS.dump_json(list(record.questions)).decode()
-    origin = "" if record.origin is None else f',"origin":{record.origin.model_dump_json()}'
-    return (
-        f'{{"rpcId":{_json_text(record.rpc_id)},"payload":{{"type":"question/requested",'
-        f'"sessionId":{_json_text(record.session_id)},"questions":{questions}}},'
-        f'"rendered":{_json_text(dict(record.rendered))},"askedAt":"{iso(record.asked_at)}"{origin}}}'
-    )
-
-
-_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-"""Compact JSON as pydantic writes it; one encoder (`json.dumps` with options makes one a call)."""
-
-
-def _json_text(value: object) -> str:
-    return _JSON.encode(value)
-
-
-def _resolved_frame(record: StoredQuestion) -> str:
-    """The `question/resolved` frame of the settled `record`: a `QuestionResolvedFrame`'s JSON,
-    written as text as `_requested_frame` is (the tests check it against the model)."""
-    outcome = record.outcome
-    assert outcome is not None
-    return (
-        f'{{"payload":{{"type":"question/resolved","sessionId":{_json_text(record.session_id)},'
-        f'"questionRpcId":{_json_text(record.rpc_id)},"outcome":"{resolved_outcome(outcome)}",'
-        f'"settled":"{outcome}"}}}}'
-    )
 
 
 def _discard(watchers: list[Watcher], watcher: Watcher) -> None:

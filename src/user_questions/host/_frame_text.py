@@ -1,0 +1,72 @@
+"""The frames a host sends most, written as text: the JSON their models would write.
+
+Level 1 of `host/`: imports `stores`, `frames` and `outcomes`. Every request a host handles
+sends a page its `question/requested` and `question/resolved` frames and an asker its
+`ask/pending` and `ask/settled` replies. Building each through its model (validating what the
+host itself made, then serialising it) cost a large share of a host's start with 10,000 pending
+and a few percent of its CPU per answered request (`benchmarks/`); here each is written around
+the JSON it carries, which the store keeps (a request's questions) or the model writes once (an
+answer, an origin). The frame models in `frames` stay the definition: the tests read every
+frame written here back through its model, with quotes, control characters, non-ASCII text and
+every ending.
+"""
+
+from __future__ import annotations
+
+import json
+
+from user_questions.frames import iso
+from user_questions.host.stores import QUESTIONS, NewQuestion, StoredQuestion
+from user_questions.outcomes import resolved_outcome
+
+__all__ = ["json_text", "pending_reply", "requested_frame", "resolved_frame", "settled_reply"]
+
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""Compact JSON as pydantic writes it; one encoder (`json.dumps` with options makes one a call)."""
+
+
+def json_text(value: object) -> str:
+    """`value` as compact JSON, non-ASCII text as it is."""
+    return _JSON.encode(value)
+
+
+def requested_frame(record: StoredQuestion | NewQuestion) -> str:
+    """The `question/requested` frame of a pending request (a `QuestionRequestedFrame`),
+    written around the questions' JSON as the store holds it."""
+    questions = record.questions_json
+    if questions is None:  # a record made outside a store
+        questions = QUESTIONS.dump_json(list(record.questions)).decode()
+    origin = "" if record.origin is None else f',"origin":{record.origin.model_dump_json()}'
+    return (
+        f'{{"rpcId":{json_text(record.rpc_id)},"payload":{{"type":"question/requested",'
+        f'"sessionId":{json_text(record.session_id)},"questions":{questions}}},'
+        f'"rendered":{json_text(dict(record.rendered))},"askedAt":"{iso(record.asked_at)}"{origin}}}'
+    )
+
+
+def resolved_frame(record: StoredQuestion) -> str:
+    """The `question/resolved` frame of the settled `record` (a `QuestionResolvedFrame`)."""
+    outcome = record.outcome
+    assert outcome is not None
+    return (
+        f'{{"payload":{{"type":"question/resolved","sessionId":{json_text(record.session_id)},'
+        f'"questionRpcId":{json_text(record.rpc_id)},"outcome":"{resolved_outcome(outcome)}",'
+        f'"settled":"{outcome}"}}}}'
+    )
+
+
+def pending_reply(rpc_id: str) -> str:
+    """The asker's `ask/pending` reply for request `rpc_id` (an `AskerReply`)."""
+    return f'{{"rpcId":{json_text(rpc_id)},"payload":{{"type":"ask/pending"}}}}'
+
+
+def settled_reply(record: StoredQuestion) -> str:
+    """The asker's `ask/settled` reply for the settled `record` (an `AskerReply`), with the
+    answer when it was answered."""
+    outcome = record.outcome
+    assert outcome is not None
+    answer = "" if record.answer is None else f',"answer":{record.answer.model_dump_json()}'
+    return (
+        f'{{"rpcId":{json_text(record.rpc_id)},"payload":{{"type":"ask/settled",'
+        f'"outcome":"{outcome}"{answer}}}}}'
+    )
