@@ -13,7 +13,10 @@ files in one new temporary folder (in `--dir` when given), so that they share a 
   over a file (WAL, `synchronous=FULL`, its default durability), run until it pauses and then
   resumed with `Command(resume=...)`: p50 of the pair.
 
-Targets: ours p50 <= 3x the floor of two commits, and LangGraph's p50 >= 10x ours.
+Targets: ours p50 <= 3x the floor of two commits, and LangGraph's p50 >= 10x ours. The last
+line divides LangGraph's p50 by the floor of two commits: the ratio no durable design can pass
+on this machine. LangGraph's time is mostly Python and ours mostly the two fsyncs, so the
+ratio between them moves with the balance of CPU and disk speed from machine to machine.
 """
 
 from __future__ import annotations
@@ -172,6 +175,10 @@ async def run(folder: Path, asks: int, langgraph_asks: int) -> None:
     print(
         f"ours is {faster:.1f}x faster than LangGraph "
         f"(target >= {LANGGRAPH_RATIO_TARGET:.0f}x: {met(faster >= LANGGRAPH_RATIO_TARGET)})"
+    )
+    print(
+        f"LangGraph / floor of two commits: {theirs / two:.1f}x, the most any design that "
+        f"commits twice a question could be faster on this disk and CPU"
     )
 
 
