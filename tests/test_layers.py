@@ -50,6 +50,7 @@ HOST_LEVELS: dict[str, int] = {
     "stores": 0,
     "_markdown_parser": 0,
     "_websocket_protocol": 0,
+    "_collector": 0,
     "markdown": 0,
     "security": 0,
     "decoding": 0,

@@ -1,7 +1,7 @@
 """The hub: pending requests, fan-out to pages, first answer wins.
 
 Level 8: imports `stores`, `records`, `decoding`, `markdown`, `metrics`, `provider`,
-`_frame_text`, `frames`, `outcomes`, `_checks`, `_text` and `_wire`.
+`_collector`, `_frame_text`, `frames`, `outcomes`, `_checks`, `_text` and `_wire`.
 
 The store is the source of truth; the hub keeps a cache of the pending requests (each with its
 `question/requested` frame serialised once) so that a page that connects gets them replayed at
@@ -59,6 +59,7 @@ from user_questions.frames import (
     Receipt,
     WithdrawReason,
 )
+from user_questions.host._collector import collector_paused
 from user_questions.host._frame_text import requested_frame, resolved_frame
 from user_questions.host.decoding import usable_id
 from user_questions.host.markdown import render_details
@@ -161,8 +162,7 @@ class Hub(AsyncLifetime):
         return f"<Hub {len(self._entries)} pending>"
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
-        for record in await self.store.pending():
-            self._apply(record)
+        await self._load()
         stack.callback(self._shown.close)
         stack.callback(self._changes.close)
         stack.callback(self._changes_in.close)
@@ -377,6 +377,16 @@ class Hub(AsyncLifetime):
             except Exception:
                 logger.exception("a watcher of question %s raised", rpc_id)
 
+    async def _load(self) -> list[StoredQuestion]:
+        """Read every pending request from the store and `_apply` it (when the hub starts, and
+        when a shared store reconnects); the garbage collector is paused meanwhile (see
+        `_collector.py`), so that it scans the new records once, afterwards."""
+        with collector_paused():
+            pending = await self.store.pending()
+            for record in pending:
+                self._apply(record)
+        return pending
+
     def _committed(self, record: StoredQuestion) -> None:
         for listener in tuple(self._listeners):
             try:
@@ -427,9 +437,7 @@ class Hub(AsyncLifetime):
                 logger.warning("could not re-read the store after a change: %s", error)
 
     async def _resync(self) -> None:
-        pending = await self.store.pending()
-        for record in pending:
-            self._apply(record)
+        pending = await self._load()
         still = {record.rpc_id for record in pending}
         for gone in [rpc_id for rpc_id in self._entries if rpc_id not in still]:
             await self._refresh(gone)

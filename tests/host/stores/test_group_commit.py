@@ -18,7 +18,7 @@ import pytest
 
 from tests.host.stores.test_store_contract import ANSWER, new
 from user_questions.host.stores import Settlement, StoredQuestion, sqlite
-from user_questions.host.stores._group_commit import GroupCommit, Work
+from user_questions.host.stores._group_commit import YIELD_INTERVAL, GroupCommit, Work
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.outcomes import Outcome, Surface
 
@@ -205,3 +205,26 @@ async def test_one_slow_commit_sends_the_next_to_the_thread_and_fast_ones_bring_
     assert disk.threads[3:6] == [loop, thread, thread]
     assert pause > SLOW / 2
     assert disk.threads[-1] == loop
+
+
+async def test_a_task_that_only_writes_on_a_fast_disk_still_lets_the_others_run(
+    disk: Disk,
+) -> None:
+    turns = 0
+
+    async def other() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await anyio.lowlevel.checkpoint()
+
+    await asks(disk.store, "warm", 3)  # the disk's pace is known: commits run on the loop
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(other)
+        began, turns, index = time.perf_counter(), 0, 0
+        while time.perf_counter() - began < 10 * YIELD_INTERVAL:
+            await disk.store.submit(new(f"r{index}"))
+            index += 1
+        task_group.cancel_scope.cancel()
+    assert disk.threads[3:] == [threading.get_ident()] * index
+    assert turns >= 5

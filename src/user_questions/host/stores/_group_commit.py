@@ -14,19 +14,27 @@ returned, so each write is on disk before its caller (and anyone it tells) learn
 write failing does not fail the others (`execute` runs each in a savepoint); a commit failing
 fails every write of its batch, none of which was committed. A writer cancelled while it waits
 still waits for its batch's commit, as a write in a worker thread cannot be taken back, and then
-raises the cancellation: the same as `anyio.to_thread.run_sync`.
+raises the cancellation: the same as `anyio.to_thread.run_sync`. A writer whose commits run on
+the event loop without waiting yields to it every `YIELD_INTERVAL` at least, so that a task that
+does nothing but write never keeps the others from running.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
-from anyio.lowlevel import checkpoint_if_cancelled
+from anyio.lowlevel import checkpoint, checkpoint_if_cancelled
 
-__all__ = ["Execute", "GroupCommit", "Work"]
+__all__ = ["YIELD_INTERVAL", "Execute", "GroupCommit", "Work"]
+
+YIELD_INTERVAL = 0.005
+"""Seconds, at most, between two yields to the event loop of writes whose commits ran on it
+without waiting: a task that only writes, on a fast disk, would otherwise never let another
+run. Yielding on every write would cost a turn of the loop each."""
 
 T = TypeVar("T")
 
@@ -56,6 +64,8 @@ class GroupCommit:
         self._execute = execute
         self._queue: list[_Write] = []
         self._busy = False
+        self._yield_by = 0.0
+        """When a write that did not wait must next yield to the event loop (`YIELD_INTERVAL`)."""
         self.batches = 0
         """Commits made so far."""
         self.writes = 0
@@ -68,27 +78,38 @@ class GroupCommit:
         """Run `work` in the worker thread, in the next commit; its result once committed."""
         write = _Write(work)
         self._queue.append(write)
-        if self._busy:
+        waited = self._busy
+        if waited:
             write.woken = anyio.Event()
             with anyio.CancelScope(shield=True):
                 await write.woken.wait()
         if not write.done:
-            await self._lead()
-        await checkpoint_if_cancelled()
+            waited = await self._lead() or waited
+        if waited:  # it let the other tasks run while it waited
+            self._yield_by = time.monotonic() + YIELD_INTERVAL
+            await checkpoint_if_cancelled()
+        elif (now := time.monotonic()) >= self._yield_by:  # commits made on the event loop
+            self._yield_by = now + YIELD_INTERVAL
+            await checkpoint()
+        else:
+            await checkpoint_if_cancelled()
         if write.error is not None:
             raise write.error
         result: T = write.result
         return result
 
-    async def _lead(self) -> None:
-        """Commit every queued write, then hand the lead to the first write queued meanwhile."""
+    async def _lead(self) -> bool:
+        """Commit every queued write, then hand the lead to the first write queued meanwhile;
+        whether the commit was waited for (not made at once, on the event loop)."""
         self._busy = True
         batch, self._queue = self._queue, []
+        waited = False
         try:
             committing = self._execute([write.work for write in batch])
             if isinstance(committing, list):
                 outcomes = committing
             else:
+                waited = True
                 with anyio.CancelScope(shield=True):
                     outcomes = await committing
         except BaseException as error:
@@ -106,6 +127,7 @@ class GroupCommit:
             _wake(self._queue[0])  # not done: it leads the next batch
         else:
             self._busy = False
+        return waited
 
 
 def _wake(write: _Write) -> None:

@@ -1,8 +1,8 @@
 """What both store backends do the same way: the search text, the rendered details, the history
 filter and cursor, reading a row into a record, and telling the tokens listeners.
 
-Level 8: imports `types`, `frames`, `outcomes`, `errors`, `markdown` and the store's records.
-The search text of a request is kept in a column of its own, casefolded, so that a history
+Level 8: imports `types`, `frames`, `outcomes`, `errors`, `markdown`, `_collector` and the store's
+records. The search text of a request is kept in a column of its own, casefolded, so that a history
 search is a plain `LIKE` on both backends and never matches the JSON around the words (a search
 for "label" must not find every request).
 """
@@ -20,6 +20,7 @@ from typing import Any
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Origin
+from user_questions.host._collector import collector_paused
 from user_questions.host.markdown import RENDER_BUDGET, rendered_details
 from user_questions.host.stores.records import (
     QUESTIONS,
@@ -44,6 +45,7 @@ __all__ = [
     "rendered_json",
     "search_text",
     "stored_question",
+    "stored_questions",
 ]
 
 logger = logging.getLogger("user_questions.host")
@@ -199,6 +201,15 @@ class TokensListeners:
                 listener()
             except Exception:
                 logger.exception("a tokens listener of %s raised", self._url)
+
+
+def stored_questions(
+    rows: Iterable[Sequence[Any]], moment: Callable[[Any], datetime | None]
+) -> list[StoredQuestion]:
+    """`rows` as records (`stored_question`), with the garbage collector paused: a host reads
+    all its pending requests at once (`host/_collector.py`)."""
+    with collector_paused():
+        return [stored_question(row, moment) for row in rows]
 
 
 def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> StoredQuestion:

@@ -54,6 +54,7 @@ from user_questions.host.stores._shared import (
     question_text,
     rendered_json,
     stored_question,
+    stored_questions,
 )
 from user_questions.host.stores.records import (
     ChangeListener,
@@ -263,10 +264,14 @@ class PostgresStore(AsyncLifetime):
         return await self._pool.run(select)
 
     async def pending(self) -> list[StoredQuestion]:
-        async def select(connection: Connection) -> list[StoredQuestion]:
-            return await _records(connection, f"{_SELECT} WHERE state = 'pending' ORDER BY seq", ())
+        async def select(connection: Connection) -> list[TupleRow]:
+            cursor = await connection.execute(f"{_SELECT} WHERE state = 'pending' ORDER BY seq")
+            return await cursor.fetchall()
 
-        return await self._pool.run(select)
+        rows = await self._pool.run(select)
+        # Tens of thousands of requests take seconds to read: off the event loop, which a host
+        # that re-reads them after a reconnection keeps serving meanwhile.
+        return await anyio.to_thread.run_sync(_records_of, rows)
 
     def on_change(self, listener: ChangeListener) -> Callable[[], None]:
         """Call `listener` with the rpcId another node changed, or `None` after a reconnection.
@@ -414,7 +419,7 @@ async def _records(
 
 
 def _records_of(rows: Sequence[TupleRow]) -> list[StoredQuestion]:
-    return [_record(row) for row in rows]
+    return stored_questions(rows, _utc)
 
 
 def _record(row: TupleRow) -> StoredQuestion:

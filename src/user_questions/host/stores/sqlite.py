@@ -60,6 +60,7 @@ from user_questions.host.stores._shared import (
     question_text,
     rendered_json,
     stored_question,
+    stored_questions,
 )
 from user_questions.host.stores._sqlite_backup import BackupSummary, copy_store
 from user_questions.host.stores._sqlite_file import open_file
@@ -401,7 +402,7 @@ class SQLiteStore(AsyncLifetime):
 
     def _query(self, sql: str, parameters: Sequence[object]) -> list[StoredQuestion]:
         # Rows are read into records here, in the worker thread, not on the event loop.
-        return [_record(row) for row in self._execute(sql, parameters)]
+        return stored_questions(self._execute(sql, parameters), _moment)
 
     def _setting(self, key: str, default: str) -> str:
         db = self._db()
