@@ -19,13 +19,13 @@ from user_questions.frames import iso
 from user_questions.host.stores import QUESTIONS, NewQuestion, StoredQuestion
 from user_questions.outcomes import resolved_outcome
 
-__all__ = ["json_text", "pending_reply", "requested_frame", "resolved_frame", "settled_reply"]
+__all__ = ["pending_reply", "requested_frame", "resolved_frame", "settled_reply"]
 
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """Compact JSON as pydantic writes it; one encoder (`json.dumps` with options makes one a call)."""
 
 
-def json_text(value: object) -> str:
+def _json_text(value: object) -> str:
     """`value` as compact JSON, non-ASCII text as it is."""
     return _JSON.encode(value)
 
@@ -38,9 +38,9 @@ def requested_frame(record: StoredQuestion | NewQuestion) -> str:
         questions = QUESTIONS.dump_json(list(record.questions)).decode()
     origin = "" if record.origin is None else f',"origin":{record.origin.model_dump_json()}'
     return (
-        f'{{"rpcId":{json_text(record.rpc_id)},"payload":{{"type":"question/requested",'
-        f'"sessionId":{json_text(record.session_id)},"questions":{questions}}},'
-        f'"rendered":{json_text(dict(record.rendered))},"askedAt":"{iso(record.asked_at)}"{origin}}}'
+        f'{{"rpcId":{_json_text(record.rpc_id)},"payload":{{"type":"question/requested",'
+        f'"sessionId":{_json_text(record.session_id)},"questions":{questions}}},'
+        f'"rendered":{_json_text(dict(record.rendered))},"askedAt":"{iso(record.asked_at)}"{origin}}}'
     )
 
 
@@ -49,15 +49,15 @@ def resolved_frame(record: StoredQuestion) -> str:
     outcome = record.outcome
     assert outcome is not None
     return (
-        f'{{"payload":{{"type":"question/resolved","sessionId":{json_text(record.session_id)},'
-        f'"questionRpcId":{json_text(record.rpc_id)},"outcome":"{resolved_outcome(outcome)}",'
+        f'{{"payload":{{"type":"question/resolved","sessionId":{_json_text(record.session_id)},'
+        f'"questionRpcId":{_json_text(record.rpc_id)},"outcome":"{resolved_outcome(outcome)}",'
         f'"settled":"{outcome}"}}}}'
     )
 
 
 def pending_reply(rpc_id: str) -> str:
     """The asker's `ask/pending` reply for request `rpc_id` (an `AskerReply`)."""
-    return f'{{"rpcId":{json_text(rpc_id)},"payload":{{"type":"ask/pending"}}}}'
+    return f'{{"rpcId":{_json_text(rpc_id)},"payload":{{"type":"ask/pending"}}}}'
 
 
 def settled_reply(record: StoredQuestion) -> str:
@@ -67,6 +67,6 @@ def settled_reply(record: StoredQuestion) -> str:
     assert outcome is not None
     answer = "" if record.answer is None else f',"answer":{record.answer.model_dump_json()}'
     return (
-        f'{{"rpcId":{json_text(record.rpc_id)},"payload":{{"type":"ask/settled",'
+        f'{{"rpcId":{_json_text(record.rpc_id)},"payload":{{"type":"ask/settled",'
         f'"outcome":"{outcome}"{answer}}}}}'
     )
