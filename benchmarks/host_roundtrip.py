@@ -41,6 +41,7 @@ from typing import Any
 
 import anyio
 import httpx
+from machine import pace
 from websockets.asyncio.client import ClientConnection, connect
 
 from user_questions import (
@@ -205,6 +206,7 @@ def percentile(values: list[float], fraction: float) -> float:
 async def run(arguments: argparse.Namespace) -> None:
     if arguments.nodes > 1 and not str(arguments.db).startswith(("postgresql://", "postgres://")):
         raise SystemExit("--nodes above 1 needs a shared store: --db postgresql://...")
+    print(pace("before"), flush=True)
     with tempfile.TemporaryDirectory(prefix="uq-bench-") as folder:
         store = arguments.db or str(Path(folder) / "host.db")
         hosts: list[subprocess.Popen[str]] = []
@@ -230,6 +232,7 @@ async def run(arguments: argparse.Namespace) -> None:
             for host in hosts:
                 host.terminate()
                 host.wait(timeout=60)
+    print(pace("after"))
 
 
 async def round_trips(

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from host_roundtrip import start_host
+from machine import pace
 from playwright.async_api import Browser, CDPSession, Page, async_playwright
 from websockets.asyncio.client import connect
 
@@ -331,6 +332,7 @@ def top_events(trace: dict[str, Any], limit: int) -> list[str]:
 
 async def run(arguments: argparse.Namespace) -> None:
     count = arguments.pending
+    print(pace("before"), flush=True)
     with tempfile.TemporaryDirectory(prefix="uq-page-") as folder:
         store = arguments.db or str(Path(folder) / "host.db")
         print(f"store: {arguments.db or 'SQLite (temporary file)'}; {count} pending requests")
@@ -371,6 +373,7 @@ async def run(arguments: argparse.Namespace) -> None:
         finally:
             host.terminate()
             host.wait(timeout=60)
+    print(pace("after"))
 
 
 def main() -> None:

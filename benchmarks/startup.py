@@ -43,6 +43,7 @@ from pathlib import Path
 import pexpect
 from hook_startup import NO_OP, TARGET_MS
 from host_roundtrip import percentile
+from machine import pace
 
 CORE = "from user_questions import AskUserQuestionItem, Context, UserQuestionService"
 LIBRARIES = """
@@ -141,6 +142,7 @@ def main() -> None:
     env["TERM"] = "xterm-256color"
     measured = [_commands(venv, env) for venv in venvs]
     times = [{name: list[float]() for name in commands} for commands in measured]
+    print(pace("before"), flush=True)
     print(f"{arguments.runs} runs of each, after one warm-up, taking turns", flush=True)
     for run in range(arguments.runs + 1):
         for commands, found in zip(measured, times, strict=True):
@@ -160,6 +162,7 @@ def main() -> None:
         for name in measured[0]:
             ratio = statistics.median(times[1][name]) / statistics.median(times[0][name])
             print(f"{name:<30} {ratio:5.2f}")
+    print(pace("after"))
 
 
 if __name__ == "__main__":

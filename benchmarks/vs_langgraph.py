@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -36,6 +35,7 @@ from host_roundtrip import QUESTION, met, response_to
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, StateGraph
 from langgraph.types import Command, interrupt
+from machine import durable, pace
 
 from user_questions import AgentRegistry, AskUserQuestionRequest, Context, UserQuestionService
 from user_questions.frames import ClientResponse
@@ -47,14 +47,6 @@ FLOOR_RATIO_TARGET = 3.0
 """Ours p50 at most this many times the floor of two durable commits."""
 LANGGRAPH_RATIO_TARGET = 10.0
 """LangGraph's p50 at least this many times ours."""
-
-
-def durable(path: Path) -> sqlite3.Connection:
-    """An autocommit connection to `path` that commits as the host's store does."""
-    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    connection.execute("PRAGMA journal_mode = WAL")
-    connection.execute("PRAGMA synchronous = FULL")
-    return connection
 
 
 def in_thread(run: Callable[[], object]) -> Callable[[], Awaitable[object]]:
@@ -151,6 +143,7 @@ async def langgraph(folder: Path, asks: int) -> list[float]:
 
 
 async def run(folder: Path, asks: int, langgraph_asks: int) -> None:
+    print(pace("before"), flush=True)
     commit = p(await floor(folder, asks), 50)
     two = 2 * commit
     our_samples, per_second, cpu = await ours(folder, asks)
@@ -180,6 +173,7 @@ async def run(folder: Path, asks: int, langgraph_asks: int) -> None:
         f"LangGraph / floor of two commits: {theirs / two:.1f}x, the most any design that "
         f"commits twice a question could be faster on this disk and CPU"
     )
+    print(pace("after"))
 
 
 def main() -> None:
