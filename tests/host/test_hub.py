@@ -531,6 +531,32 @@ async def test_changes_made_by_another_host_reach_pages_and_askers(tmp_path: Pat
     assert store.listeners == []
 
 
+async def test_a_request_another_host_stores_while_this_one_starts_is_not_missed(
+    tmp_path: Path,
+) -> None:
+    async with SharedStore(tmp_path / "host.db") as store:
+        await store.inner.submit(NewQuestion("before", "t", (MANY,), datetime.now(UTC)))
+        reads, read = 0, store.inner.pending
+
+        async def pending_then_another_host_asks() -> list[StoredQuestion]:
+            nonlocal reads
+            reads += 1
+            found = await read()
+            if reads == 1:  # after the hub's first read, before it follows the store
+                await store.inner.submit(NewQuestion("during", "t", (MANY,), datetime.now(UTC)))
+                store.notify("during")
+            return found
+
+        store.inner.pending = pending_then_another_host_asks  # type: ignore[method-assign]
+        async with Hub(store) as hub:
+            page = hub.subscribe()
+            shown = [json.loads(frame)["rpcId"] for frame in page.snapshot]
+            while "during" not in shown:
+                shown.append((await next_frame(page))["rpcId"])
+            assert shown == ["before", "during"]
+        assert reads == 1  # read once: the start does not read everything again
+
+
 async def test_a_store_failing_while_following_changes_is_logged_and_survived(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -162,16 +162,18 @@ class Hub(AsyncLifetime):
         return f"<Hub {len(self._entries)} pending>"
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
-        await self._load()
-        stack.callback(self._shown.close)
         stack.callback(self._changes.close)
         stack.callback(self._changes_in.close)
+        # Heard before the first read: a change another host commits from now on is queued
+        # until `_follow_store` runs, and one committed before is in the read.
+        stack.callback(self.store.on_change(self._changes_in.send_nowait))
+        await self._load()
+        stack.callback(self._shown.close)
         following = await stack.enter_async_context(anyio.create_task_group())
         following.start_soon(self._follow_store)
         following.start_soon(self._shown.run)
         stack.callback(following.cancel_scope.cancel)
         stack.callback(self._drop_pages)
-        stack.callback(self.store.on_change(self._changes_in.send_nowait))
         stack.callback(self.on_event(self.metrics.committed))
 
     def _oldest_asked(self) -> datetime | None:

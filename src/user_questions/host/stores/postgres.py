@@ -274,14 +274,9 @@ class PostgresStore(AsyncLifetime):
         return await anyio.to_thread.run_sync(_records_of, rows)
 
     def on_change(self, listener: ChangeListener) -> Callable[[], None]:
-        """Call `listener` with the rpcId another node changed, or `None` after a reconnection.
-
-        A new listener is also told `None` once, soon after it registers (when the store is
-        open), so nothing written between its owner's last read and the registration is missed.
-        """
+        """Call `listener` with the rpcId another node changed, or `None` after a reconnection,
+        for every change committed from now on (a host's store listens from its opening)."""
         self._listeners.append(listener)
-        if self._task_group is not None:
-            self._task_group.start_soon(self._welcome, listener)
 
         def remove() -> None:
             if listener in self._listeners:
@@ -385,10 +380,6 @@ class PostgresStore(AsyncLifetime):
     def _tell(self, rpc_id: str | None) -> None:
         for listener in tuple(self._listeners):
             self._call(listener, rpc_id)
-
-    async def _welcome(self, listener: ChangeListener) -> None:
-        if listener in self._listeners:
-            self._call(listener, None)
 
     def _call(self, listener: ChangeListener, rpc_id: str | None) -> None:
         try:

@@ -43,10 +43,11 @@ class QuestionStore(Protocol):
 
     A store shared by several hosts tells each of them about writes made by the others through
     `on_change` (PostgreSQL: LISTEN/NOTIFY), and says `None` after it reconnects, because a
-    notification may have been lost meanwhile: the hub then re-reads everything. It also says
-    `None` once to a listener that has just registered, so nothing written between the hub's
-    first read and its registration is missed. Listeners are called on the event loop and must
-    not block. A store used by one host alone may never call them.
+    notification may have been lost meanwhile: the hub then re-reads everything. A listener
+    hears of the changes committed after it registers, so the hub registers before its first
+    read (a change committed between the two is heard and read, which is harmless; none is
+    missed). Listeners are called on the event loop and must not block. A store used by one
+    host alone may never call them.
     """
 
     async def submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
@@ -74,7 +75,8 @@ class QuestionStore(Protocol):
         ...
 
     def on_change(self, listener: ChangeListener) -> Callable[[], None]:
-        """Call `listener` when another writer may have changed a request; returns a remover."""
+        """Call `listener` when another writer may have changed a request, from now on;
+        returns a remover."""
         ...
 
     async def mark_shown(self, rpc_ids: Sequence[str]) -> None:
