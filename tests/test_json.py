@@ -68,6 +68,14 @@ def test_bytes_must_be_utf_8_and_encoded_surrogates_are_not() -> None:
         load_json(b'"\xff"')
 
 
+def test_a_byte_order_mark_before_the_document_is_refused_by_name() -> None:
+    # As `json.loads` refused it, with a message that says what it is.
+    for document in ('\ufeff{"type": "ping"}', '\ufeff{"type": "ping"}'.encode()):
+        with pytest.raises(JSONRefused, match=r"^not valid JSON \(it begins with a byte order"):
+            load_json(document)
+    assert load_json('{"text": "\ufeff"}') == {"text": "\ufeff"}  # inside a string it is text
+
+
 def test_text_that_holds_a_lone_surrogate_itself_is_refused() -> None:
     with pytest.raises(JSONRefused, match=r"the document holds a lone surrogate \(U\+D801\)"):
         load_json('"\ud801"')

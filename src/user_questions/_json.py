@@ -8,7 +8,8 @@ needs to send and that the rest of the package could not keep; `load_json` refus
   `RecursionError` on deep enough input, and so would any code walking the result);
 - a lone UTF-16 surrogate anywhere (`"\\ud800"`): JSON can spell it, but it is not text, and no
   socket, file or database can take it; the message names the property that holds it;
-- `NaN`, `Infinity` and `-Infinity`, which are not JSON; bytes that are not UTF-8.
+- `NaN`, `Infinity` and `-Infinity`, which are not JSON; bytes that are not UTF-8; a byte order
+  mark before the document (which JSON text sent over a network must not have).
 
 What it keeps of `json.loads`: a key given twice counts once, with its last value (as pydantic
 reads it too), and an integer has at most 4,300 digits (Python's limit). The checks cost nothing
@@ -69,8 +70,10 @@ def load_json(text: str | bytes) -> Any:
             text = text.decode("utf-8")
         except UnicodeDecodeError as error:
             raise JSONRefused(f"not valid JSON (not UTF-8: {error.reason})") from None
+    if text.startswith("\ufeff"):
+        raise JSONRefused("not valid JSON (it begins with a byte order mark, U+FEFF)")
     try:
-        document = json.loads(text, parse_constant=_not_json)
+        document = _DECODER.decode(text)
     except RecursionError:
         raise JSONRefused(_TOO_DEEP) from None
     except ValueError as error:
@@ -90,6 +93,11 @@ _TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH} levels"
 
 def _not_json(constant: str) -> None:
     raise ValueError(f"{constant} is not a JSON value")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_not_json)
+"""Made once: `json.loads` given any option makes a decoder on every call, which cost as much as
+reading a whole frame of the page protocol."""
 
 
 def _walk(document: Any, surrogates: bool) -> None:
