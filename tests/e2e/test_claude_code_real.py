@@ -1,8 +1,8 @@
 """The real Claude Code running uq's hooks, answered at a real host: opt-in.
 
 Set `UQ_CLAUDE_CODE` to a Claude Code binary (the `claude` of the npm package
-`@anthropic-ai/claude-code-linux-x64`; checked with 2.1.332) to run these; they are skipped
-otherwise, since CI has no Claude Code. The model's side is `tests/e2e/messages_api.py` on
+`@anthropic-ai/claude-code-linux-x64`; checked with 2.1.332 and 2.1.333) to run these; they are
+skipped otherwise, since CI has no Claude Code. The model's side is `tests/e2e/messages_api.py` on
 loopback (the API is the only thing replaced); Claude Code runs in its SDK mode (stream-json on
 stdin and stdout), where it offers `AskUserQuestion` and runs its hooks as in a terminal. A
 scripted answer is given at the host, as a page would, and the test reads the tool result Claude
