@@ -96,8 +96,8 @@ def _not_json(constant: str) -> None:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_not_json)
-"""Made once: `json.loads` given any option makes a decoder on every call, which cost as much as
-reading a whole frame of the page protocol."""
+"""Made once, and shared as `json.loads` shares its default one: given any option, `json.loads`
+makes a decoder on every call, a third of the time it took to read a page's answer frame."""
 
 
 def _walk(document: Any, surrogates: bool) -> None:
