@@ -31,7 +31,6 @@ from datetime import UTC, datetime
 from typing import cast
 
 import anyio
-from anyio.abc import TaskGroup
 from psycopg.rows import TupleRow
 
 from user_questions._lifetime import AsyncLifetime
@@ -149,7 +148,6 @@ class PostgresStore(AsyncLifetime):
         self._pool = Pool(url, self.url)
         self._listeners: list[ChangeListener] = []
         self._tokens_listeners = TokensListeners(self.url)
-        self._task_group: TaskGroup | None = None
         self.stats = self._pool.stats
 
     def __repr__(self) -> str:
@@ -162,8 +160,7 @@ class PostgresStore(AsyncLifetime):
         if not self.host:
             return
         listening = await stack.enter_async_context(anyio.create_task_group())
-        stack.callback(self._stop_listening)
-        self._task_group = listening
+        stack.callback(listening.cancel_scope.cancel)
         listener = Listener(self._pool, self._tell, self._tokens_listeners.tell)
         await listening.start(listener.run)
 
@@ -371,11 +368,6 @@ class PostgresStore(AsyncLifetime):
         """Call `listener` after a token is added or revoked, through this store or (when open
         as a host's) any other, and after the listening connection reconnects."""
         return self._tokens_listeners.add(listener)
-
-    def _stop_listening(self) -> None:
-        task_group, self._task_group = self._task_group, None
-        if task_group is not None:
-            task_group.cancel_scope.cancel()
 
     def _tell(self, rpc_id: str | None) -> None:
         for listener in tuple(self._listeners):
