@@ -27,7 +27,6 @@ from pathlib import Path
 import anyio
 
 from user_questions import AskUserQuestionAnswer, AskUserQuestionItem, AskUserQuestionOption
-from user_questions.host.history import entry_of
 from user_questions.host.stores import (
     HistoryQuery,
     NewQuestion,
@@ -35,6 +34,7 @@ from user_questions.host.stores import (
     Store,
     open_store,
 )
+from user_questions.host.web.history import entry_of
 from user_questions.outcomes import Outcome, Surface
 
 WORDS = ["deploy", "cache", "schema", "index", "retry", "budget", "rollout", "canary", "shard"]

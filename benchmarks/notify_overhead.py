@@ -53,13 +53,14 @@ from user_questions import (
     UserQuestionService,
 )
 from user_questions.frames import ClientResponse
-from user_questions.host.answer_links import AnswerLinks
+from user_questions.host.gate.public_url import public_url
 from user_questions.host.hub import Hub
-from user_questions.host.notify import Notifier, notifying
-from user_questions.host.notify_apprise import AppriseNotifier, check_apprise_url
-from user_questions.host.notify_command import CommandNotifier
-from user_questions.host.notify_webhook import WebhookNotifier
-from user_questions.host.public_url import public_url
+from user_questions.host.in_process import HostProvider
+from user_questions.host.notify.apprise import AppriseNotifier, check_apprise_url
+from user_questions.host.notify.command import CommandNotifier
+from user_questions.host.notify.links import AnswerLinks
+from user_questions.host.notify.notifier import Notifier, notifying
+from user_questions.host.notify.webhook import WebhookNotifier
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.outcomes import Surface
 
@@ -85,7 +86,7 @@ async def round_trips(folder: Path, notifiers: list[Notifier], asks: int) -> lis
         group.start_soon(notifying(notifiers), hub)
         ctx = Context()
         ctx.plugin(UserQuestionService)
-        ctx.user_questions.register_provider(hub.provider(session="bench"))
+        ctx.user_questions.register_provider(HostProvider(hub, "bench"))
         page = hub.subscribe()
 
         async def answer_everything() -> None:
@@ -204,7 +205,7 @@ async def notification_latency(folder: Path, url: str, asks: int, pause: float) 
         group.start_soon(notifying([notifier]), hub)
         ctx = Context()
         ctx.plugin(UserQuestionService)
-        ctx.user_questions.register_provider(hub.provider(session="bench"))
+        ctx.user_questions.register_provider(HostProvider(hub, "bench"))
         page = hub.subscribe()
         latencies: list[float] = []
 

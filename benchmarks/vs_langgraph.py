@@ -6,7 +6,7 @@ files in one new temporary folder (in `--dir` when given), so that they share a 
 
 - the floor: one durable SQLite commit (WAL, `synchronous=FULL`) of a small row, p50; a question
   needs two (the request, then its answer), so twice that is the floor of a durable question;
-- ours: an agent asks through the host's own in-process provider (`Hub.provider()` over a `Hub`
+- ours: an agent asks through the host's own in-process provider (`HostProvider` over a `Hub`
   on a `SQLiteStore`) and a page-side task, subscribed to the hub, answers each request through
   `Hub.respond` the moment it is shown: p50 and questions per second;
 - LangGraph: a graph whose node calls `interrupt()` with the same question, on a `SqliteSaver`
@@ -40,6 +40,7 @@ from machine import durable, pace
 from user_questions import AgentRegistry, AskUserQuestionRequest, Context, UserQuestionService
 from user_questions.frames import ClientResponse
 from user_questions.host.hub import Hub, PageSubscription
+from user_questions.host.in_process import HostProvider
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.outcomes import Surface
 
@@ -91,7 +92,7 @@ async def ours(folder: Path, asks: int) -> tuple[list[float], float, float]:
     ctx.plugin(UserQuestionService)
     request = AskUserQuestionRequest(questions=[QUESTION])
     async with SQLiteStore(folder / "host.db") as store, Hub(store) as hub:
-        ctx.user_questions.register_provider(hub.provider("bench"))
+        ctx.user_questions.register_provider(HostProvider(hub, "bench"))
         page = hub.subscribe()
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(answer_shown, hub, page)

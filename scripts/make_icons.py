@@ -1,7 +1,7 @@
 """Draw the inbox's app icons: a speech bubble with a question mark, in the page's accent colour.
 
 Run: `python scripts/make_icons.py` (standard library only). It writes the icons the web app
-manifest names into `src/user_questions/host/static/icons/`, where they are committed as package
+manifest names into `src/user_questions/host/web/static/icons/`, where they are committed as package
 data: `icon.svg` (any size), `icon-192.png` and `icon-512.png` (rounded corners), and
 `maskable-512.png` (full bleed, the drawing inside the middle 80% that launchers may crop to).
 

@@ -31,6 +31,7 @@ LEVELS: dict[str, int] = {
     "service": 5,
     "asking": 5,
     "tools": 6,
+    "context": 6,
     "tool_ask_user": 6,
     "tool_exit_plan_mode": 6,
     "presentation": 6,
@@ -44,41 +45,70 @@ LEVELS: dict[str, int] = {
     "cli": 10,
 }
 
-# The levels inside `host/` (its package docstring): each module imports only lower ones, so
-# that a protocol, a store or a notifier can be read, tested and replaced on its own.
+# The levels inside `host/`: its rooms (subpackages) and the modules at its root. Each imports
+# only from its own level or a lower one, so that a store, a protocol or a notifier can be read,
+# tested and replaced on its own (the host's package docstring draws the same plan).
 HOST_LEVELS: dict[str, int] = {
-    "stores": 0,
-    "_markdown_parser": 0,
-    "_websocket_protocol": 0,
-    "_collector": 0,
     "markdown": 0,
-    "security": 0,
-    "decoding": 0,
-    "public_url": 0,
-    "proxy": 0,
-    "logs": 0,
-    "_frame_text": 1,
-    "records": 1,
-    "metrics": 1,
-    "events": 1,
-    "history": 1,
-    "people": 1,
-    "provider": 1,
-    "answer_links": 1,
-    "hub": 2,
-    "notify_message": 2,
-    "connection": 3,
-    "http_api": 3,
-    "notify": 3,
-    "pages": 3,
-    "answer_pages": 3,
-    "page_connection": 4,
-    "asker_connection": 4,
-    "notify_webhook": 4,
-    "notify_command": 4,
-    "notify_apprise": 4,
-    "app": 5,
-    "server": 6,
+    "_collector": 0,
+    "stores": 1,
+    "gate": 2,
+    "_frame_text": 2,
+    "shown": 2,
+    "retention": 2,
+    "telemetry": 3,
+    "web": 3,
+    "hub": 4,
+    "in_process": 5,
+    "protocols": 5,
+    "notify": 5,
+    "config": 6,
+    "app": 7,
+    "server": 8,
+}
+
+# The levels inside each room; `__init__` is the room's package module itself.
+ROOM_LEVELS: dict[str, dict[str, int]] = {
+    "markdown": {"_parser": 0, "__init__": 1},
+    "stores": {
+        "records": 0,
+        "_group_commit": 0,
+        "_sqlite_worker": 0,
+        "_sqlite_backup": 0,
+        "protocol": 1,
+        "_postgres_pool": 1,
+        "_shared": 1,
+        "__init__": 2,
+        "_postgres_listen": 2,
+        "_postgres_schema": 2,
+        "_sqlite_schema": 2,
+        "_sqlite_file": 3,
+        "postgres": 3,
+        "sqlite": 4,
+    },
+    "gate": {"__init__": 0, "security": 0, "proxy": 0, "public_url": 0, "people": 1},
+    "telemetry": {"__init__": 0, "logs": 0, "metrics": 0},
+    "web": {"__init__": 0, "history": 0, "pages": 0},
+    "protocols": {
+        "__init__": 0,
+        "decoding": 0,
+        "_websocket": 0,
+        "connection": 1,
+        "http_api": 1,
+        "page": 2,
+        "asker": 2,
+    },
+    "notify": {
+        "__init__": 0,
+        "events": 0,
+        "links": 0,
+        "message": 1,
+        "notifier": 1,
+        "link_pages": 2,
+        "apprise": 2,
+        "command": 2,
+        "webhook": 2,
+    },
 }
 
 
@@ -118,12 +148,22 @@ def imports_of(path: Path) -> list[tuple[str, bool]]:
 
 
 def host_level_of(module: str) -> int | None:
-    """The level of a module inside `host/`; `None` for the package itself or outside it."""
+    """The level inside `host/` of a module, or of the room it is in; `None` outside `host/`."""
     parts = module.split(".")
     if parts[:2] != ["user_questions", "host"] or len(parts) == 2:
         return None
     assert parts[2] in HOST_LEVELS, f"{module} has no level in HOST_LEVELS of tests/test_layers.py"
     return HOST_LEVELS[parts[2]]
+
+
+def room_level_of(module: str) -> tuple[str, int] | None:
+    """The room of a module inside one of the host's rooms, and its level there."""
+    parts = module.split(".")
+    if parts[:2] != ["user_questions", "host"] or parts[2:3] == [] or parts[2] not in ROOM_LEVELS:
+        return None
+    room, name = parts[2], parts[3] if len(parts) > 3 else "__init__"
+    assert name in ROOM_LEVELS[room], f"{module} has no level in ROOM_LEVELS[{room!r}]"
+    return room, ROOM_LEVELS[room][name]
 
 
 def modules() -> list[tuple[str, Path]]:
@@ -158,6 +198,28 @@ def test_no_module_of_the_host_imports_a_higher_one_of_the_host() -> None:
             if not type_only and theirs is not None and theirs > own:
                 upward.append(f"{module} -> {imported}")
     assert upward == []
+
+
+def test_no_module_of_a_room_imports_a_higher_one_of_its_room() -> None:
+    upward = []
+    for module, path in modules():
+        own = room_level_of(module)
+        if own is None:
+            continue
+        for imported, type_only in imports_of(path):
+            theirs = room_level_of(imported)
+            if not type_only and theirs is not None and theirs[0] == own[0] and theirs[1] > own[1]:
+                upward.append(f"{module} -> {imported}")
+    assert upward == []
+
+
+def test_every_room_and_module_of_the_host_has_a_level() -> None:
+    """A new room or module must be placed in the plan: that is the point."""
+    for module, _ in modules():
+        host_level_of(module)
+        room_level_of(module)
+    rooms = {path.name for path in (PACKAGE / "host").iterdir() if (path / "__init__.py").exists()}
+    assert rooms == set(ROOM_LEVELS)
 
 
 def test_the_host_never_imports_a_client() -> None:

@@ -30,8 +30,8 @@ from user_questions import (
 )
 from user_questions.asking import settled_answer
 from user_questions.host.app import create_app
-from user_questions.host.events import event_of
 from user_questions.host.hub import Hub
+from user_questions.host.notify.events import event_of
 from user_questions.host.stores import StoredQuestion
 from user_questions.outcomes import Outcome
 from user_questions.service import RESOLVED_EVENT

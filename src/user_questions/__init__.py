@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from user_questions.abort import AbortController, AbortSignal
     from user_questions.agents import Agent, AgentRegistry
     from user_questions.asker import connect
+    from user_questions.context import Context
     from user_questions.errors import (
         AbortError,
         ErrorCode,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
         ToolArgsError,
         UserQuestionError,
     )
-    from user_questions.kernel import Context, Fiber, Service
+    from user_questions.kernel import Fiber, Service
     from user_questions.providers.scripted import ScriptedProvider
     from user_questions.service import (
         AskUserQuestionRequest,
@@ -90,7 +91,7 @@ _LAZY: dict[str, str] = {
     "HarnessError": "user_questions.errors",
     "ToolArgsError": "user_questions.errors",
     "UserQuestionError": "user_questions.errors",
-    "Context": "user_questions.kernel",
+    "Context": "user_questions.context",
     "Fiber": "user_questions.kernel",
     "Service": "user_questions.kernel",
     "ScriptedProvider": "user_questions.providers.scripted",

@@ -1,11 +1,11 @@
 """The request and answer checks of `ask()`, in the order and with the exact messages of the
 README's "Errors" table.
 
-Level 5: pure functions over the wire models. Bad requests are caught here, at the asker where
-the mistake is, rather than in each UI; bad answers are caught before they reach the agent.
-Check 7, the sizes of `limits` and the characters text may hold (`_text`), comes after the seam's
-own checks, so every surface that checks a request (the service, the host, the bridges) refuses
-an oversized one alike. Every check is linear in the size of the request.
+Pure functions over the wire models. Bad requests are caught here, at the asker where the mistake
+is, rather than in each UI; bad answers are caught before they reach the agent. Check 7, the sizes
+of `limits` and the characters text may hold (`_text`), comes after the seam's own checks, so every
+surface that checks a request (the service, the host, the bridges) refuses an oversized one alike.
+Every check is linear in the size of the request.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from user_questions._text import text_problem
 from user_questions.abort import AbortSignal, is_timeout
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import MAX_ID_LENGTH
 from user_questions.limits import (
     MAX_CUSTOM_LENGTH,
     MAX_DESCRIPTION_LENGTH,
@@ -40,6 +41,14 @@ if TYPE_CHECKING:
 ABORTED_MESSAGE = "ask_user_question was aborted before the user answered"
 TIMED_OUT_MESSAGE = "ask_user_question timed out before the user answered"
 CANCELLED_MESSAGE = "the user cancelled ask_user_question"
+
+
+def usable_id(rpc_id: str) -> str | None:
+    """`rpc_id` if a request can have it (1 to `MAX_ID_LENGTH` characters of text), so that a
+    reply may name it; else `None`."""
+    if 0 < len(rpc_id) <= MAX_ID_LENGTH and text_problem(rpc_id) is None:
+        return rpc_id
+    return None
 
 
 def quoted(value: str) -> str:

@@ -1,8 +1,7 @@
 """`Disposer`, a function that undoes a registration, and `nothing`, the one that undoes nothing.
 
-Level 0; imports nothing. A registration that never took effect (a listener added to a signal
-that has already aborted, a store that never calls its listeners) still hands back a disposer,
-so callers never test for `None`.
+A registration that never took effect (a listener added to a signal that has already aborted, a
+store that never calls its listeners) still hands back a disposer, so callers never test for `None`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """The hook events of agent CLIs (Claude Code, Codex), as far as a hook needs them before loading
 anything else: which events `uq hook` answers, and who asks and from where.
 
-Level 0, standard library only (and `_json`, the package's bounded JSON reader, which is too).
-A CLI runs its hook on every matching tool call, so `uq hook` reads the event and decides with
-this module alone whether a person is to be asked; an event it does not answer costs a few
-milliseconds and leaves the CLI to do as it would without the hook.
-The mappings to questions and back live in `bridges.claude_code` and `bridges.codex`; the event
-formats, with the source of every field, are described in docs/clients/.
+Standard library only (and `_json`, the package's bounded JSON reader, which is too). A CLI runs its
+hook on every matching tool call, so `uq hook` reads the event and decides with this module alone
+whether a person is to be asked; an event it does not answer costs a few milliseconds and leaves the
+CLI to do as it would without the hook. The mappings to questions and back live in
+`bridges.claude_code` and `bridges.codex`; the event formats, with the source of every field, are
+described in docs/clients/.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """JSON text from outside the process, read with bounds: the package's one JSON reader.
 
-Level 0: imports `_text` only (standard library). `json.loads` accepts documents that no peer
-needs to send and that the rest of the package could not keep; `load_json` refuses them with a
-`JSONRefused` (a `ValueError`) whose one-line message says what and where:
+`json.loads` accepts documents that no peer needs to send and that the rest of the package could not
+keep; `load_json` refuses them with a `JSONRefused` (a `ValueError`) whose one-line message says
+what and where:
 
 - nesting deeper than `MAX_JSON_DEPTH` arrays and objects (`json.loads` itself raises
   `RecursionError` on deep enough input, and so would any code walking the result);

@@ -1,9 +1,9 @@
 """The subset of JSON Schema that tool parameters use, checked without a dependency.
 
-Level 0. Supports `type` (one or a list), `properties`, `required`, `additionalProperties`
-(boolean), `items`, `enum`, `const`, `minItems`/`maxItems` and `minLength`/`maxLength`; other
-keywords (`description`, `title`, ...) are ignored. The first problem found, in document order,
-is reported as one line that names the property's path, such as `questions[0].id`.
+Supports `type` (one or a list), `properties`, `required`, `additionalProperties` (boolean),
+`items`, `enum`, `const`, `minItems`/`maxItems` and `minLength`/`maxLength`; other keywords
+(`description`, `title`, ...) are ignored. The first problem found, in document order, is reported
+as one line that names the property's path, such as `questions[0].id`.
 
 A schema is compiled once into nested checking functions (a tool call sits on the hot path of
 every agent turn), and a path is only spelled out when there is a problem to report.

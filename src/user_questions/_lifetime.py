@@ -1,9 +1,9 @@
 """`AsyncLifetime`: the base of an object used as `async with obj:` that runs things meanwhile.
 
-Level 0; imports nothing from the package. A subclass enters what it runs (task groups, stores,
-other lifetimes) in `_start` on an `AsyncExitStack`, with callbacks that stop them; leaving the
-`async with` unwinds that stack in reverse. Nothing enters or leaves a context by hand, and a
-failure halfway through `_start` unwinds what had started.
+A subclass enters what it runs (task groups, stores, other lifetimes) in `_start` on an
+`AsyncExitStack`, with callbacks that stop them; leaving the `async with` unwinds that stack in
+reverse. Nothing enters or leaves a context by hand, and a failure halfway through `_start` unwinds
+what had started.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The JSON Schema documents published under `schema/` and printed by `uq schema`.
 
-Level 6. The wire schema shows what a peer may send: optional fields are simply not required
-(never `null`), and titles that only repeat field names are left out.
+The wire schema shows what a peer may send: optional fields are simply not required (never `null`),
+and titles that only repeat field names are left out.
 """
 
 from __future__ import annotations

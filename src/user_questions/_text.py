@@ -1,11 +1,11 @@
 """What text from outside may hold: no lone UTF-16 surrogate, no NUL character.
 
-Level 0, standard library only. Python strings can hold both, and JSON text can spell both
-(`"\\ud800"`, `"\\u0000"`), but nothing the package keeps or sends can take them: a lone
-surrogate cannot be encoded as UTF-8 (no socket, file or SQLite row takes it), and PostgreSQL
-refuses NUL in every text and JSON column. So every boundary refuses them, naming the field,
-before anything is stored or sent: `text_problem` says what is wrong with a string, if anything.
-A message that quotes what it was given is made `deliverable` instead (errors do it).
+Standard library only. Python strings can hold both, and JSON text can spell both (`"\\ud800"`,
+`"\\u0000"`), but nothing the package keeps or sends can take them: a lone surrogate cannot be
+encoded as UTF-8 (no socket, file or SQLite row takes it), and PostgreSQL refuses NUL in every text
+and JSON column. So every boundary refuses them, naming the field, before anything is stored or
+sent: `text_problem` says what is wrong with a string, if anything. A message that quotes what it
+was given is made `deliverable` instead (errors do it).
 """
 
 from __future__ import annotations

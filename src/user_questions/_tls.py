@@ -1,12 +1,12 @@
 """TLS contexts: the one place the host's certificate and its clients' trust are set up.
 
-Level 1: imports `errors` and the standard library's `ssl`. A host serves https and wss with
-`server_context(cert, key)` (`uq serve --tls-cert --tls-key`); every client of a host
-(`RemoteProvider`, `connect()`, `uq pending`, `uq answer`, `uq history`, `uq mcp`, `uq hook`,
-`uq acp`) verifies the host's certificate with `client_context(ca)`: the system's certificate
-authorities, which OpenSSL reads from `SSL_CERT_FILE` and `SSL_CERT_DIR` when they are set, and
-`ca`, a private authority's certificate (`--ca FILE`, `ca=`), trusted in addition to them.
-Certificates are always verified, host names included: there is no switch to turn that off.
+Built on the standard library's `ssl`. A host serves https and wss with `server_context(cert, key)`
+(`uq serve --tls-cert --tls-key`); every client of a host (`RemoteProvider`, `connect()`, `uq
+pending`, `uq answer`, `uq history`, `uq mcp`, `uq hook`, `uq acp`) verifies the host's certificate
+with `client_context(ca)`: the system's certificate authorities, which OpenSSL reads from
+`SSL_CERT_FILE` and `SSL_CERT_DIR` when they are set, and `ca`, a private authority's certificate
+(`--ca FILE`, `ca=`), trusted in addition to them. Certificates are always verified, host names
+included: there is no switch to turn that off.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Reading wire JSON from outside (a file, stdin, a socket) into models, with one-line errors.
 
-Level 1: imports `types`, `errors`, `_json` and `_jsonschema`. Every place that reads the
-vocabulary from outside the process goes through here, so a wrong type anywhere is reported the
-same way: one line that names the field, never a traceback. JSON text is read by `read_json`
-(within the bounds of `_json.load_json`: nesting depth, lone surrogates, `NaN`), so a document
-too deep or holding a lone surrogate is refused with the same code as any other malformed one.
+Every place that reads the vocabulary from outside the process goes through here, so a wrong type
+anywhere is reported the same way: one line that names the field, never a traceback. JSON text is
+read by `read_json` (within the bounds of `_json.load_json`: nesting depth, lone surrogates, `NaN`),
+so a document too deep or holding a lone surrogate is refused with the same code as any other
+malformed one.
 """
 
 from __future__ import annotations

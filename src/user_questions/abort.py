@@ -1,7 +1,5 @@
 """Cancellation in the shape of the web platform's `AbortController` and `AbortSignal`.
 
-Level 2: imports only `errors` and `_disposer`.
-
 A signal is aborted once, with a reason, and tells its listeners synchronously. A timeout signal
 (`AbortSignal.timeout`) carries a deadline on the monotonic clock: it reads as aborted as soon as
 the deadline passes, whether or not an event loop is running, and `wait()` wakes at the deadline.

@@ -1,7 +1,5 @@
 """Live agents and who owns whom: `ctx.agents`.
 
-Level 4: imports `errors` and `kernel`.
-
 Ownership at run time, not lineage, decides who may ask a human. A runtime root (an agent entered
 with no owner) may ask; an agent owned by another live agent may not, because nobody would answer
 it and it would block forever: it must put its open question in its final result instead. A

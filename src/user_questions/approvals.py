@@ -1,9 +1,9 @@
 """Approval cards: one tool call shown to a person, who allows it, denies it, or says why not.
 
-Level 6: imports only `types`. Every surface that asks a person to approve an agent's tool call
-(the agent-CLI hooks, the Claude bridge, the MCP permission tool, the framework adapters) builds
-the question with `approval_question` and reads the answer with `approval_decision`, so an
-approval looks and behaves the same wherever it is asked and answered.
+Every surface that asks a person to approve an agent's tool call (the agent-CLI hooks, the Claude
+bridge, the MCP permission tool, the framework adapters) builds the question with
+`approval_question` and reads the answer with `approval_decision`, so an approval looks and behaves
+the same wherever it is asked and answered.
 
 The card shows what will run as the person needs to judge it: a shell command in a code block
 (saying so when it asks to run outside the sandbox), a file edit as a unified diff, a patch (Codex's

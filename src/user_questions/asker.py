@@ -1,7 +1,6 @@
 """`connect()`: one call that gives code outside a harness a way to ask a human.
 
-Level 7: imports `kernel`, `service`, `tools`, `tool_ask_user`, `_wire` and `types`; imports
-`providers.remote` (and so the `web` extra) only when it connects to a host.
+`providers.remote` (and so the `web` extra) is imported only when it connects to a host.
 
 A framework adapter, a script or a test needs what a harness assembles by hand: a `Context`, the
 service, the tool runtime, the `ask_user_question` plugin and a provider. `connect()` assembles
@@ -30,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from user_questions import tool_ask_user
 from user_questions._wire import parse_questions
 from user_questions.abort import AbortSignal
+from user_questions.context import Context
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.kernel import Context
 from user_questions.service import AskUserQuestionRequest, UserQuestionProvider, UserQuestionService
 from user_questions.tools import Tool, ToolRegistry, ToolResult
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem

@@ -1,8 +1,8 @@
 """Errors with stable codes: what callers, tools and models branch on.
 
-Level 1: imports `_text` only. A message may quote what it was given, so it is made deliverable
-(`_text.deliverable`): a lone surrogate in it is written as its escape, and every message can be
-sent to a model, a socket or a log as it is.
+A message may quote what it was given, so it is made deliverable (`_text.deliverable`): a lone
+surrogate in it is written as its escape, and every message can be sent to a model, a socket or a
+log as it is.
 
     Exception
      └── HarnessError(message, code, *, cause=None)   .code, .name, __cause__

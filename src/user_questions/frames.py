@@ -1,11 +1,11 @@
 """The frames a host exchanges with its clients: pages, scripts, and askers in other processes.
 
-Level 0. It imports only `types` and `outcomes` (which import nothing from the package), so a
-page's tests, another process or another language's binding can load the protocol with pydantic
-alone. The questions and the answer inside a frame are kept as raw wire JSON (`JSONObject`), so a
-frame can be read and relayed before its contents are checked; the host reads them into the
-vocabulary with `user_questions._wire`. docs/protocol.md describes every frame, field, error and
-limit, in enough detail to implement a page or an asker in another language.
+It imports only `types` and `outcomes` (which import nothing from the package), so a page's tests,
+another process or another language's binding can load the protocol with pydantic alone. The
+questions and the answer inside a frame are kept as raw wire JSON (`JSONObject`), so a frame can be
+read and relayed before its contents are checked; the host reads them into the vocabulary with
+`user_questions._wire`. docs/protocol.md describes every frame, field, error and limit, in enough
+detail to implement a page or an asker in another language.
 
 Two conversations run over WebSockets:
 

@@ -1,15 +1,14 @@
 """A small Cordis-style kernel: contexts, plugins, services, effects and events.
 
-Level 3: imports only `errors` and `_disposer`; the service names below are typed for the checker
-alone.
-
 An app is a tree of fibers. `ctx.plugin(p)` applies a plugin in a new fiber, a child of the
 fiber of `ctx`, and hands it a context bound to that fiber. Everything registered through that
 context (effects, event listeners, child plugins, services, and what services record through it,
 such as a provider or a tool) belongs to the fiber; `fiber.dispose()` undoes it all in reverse
 order, so loading then unloading a plugin leaves the app as it was.
 
-Services live on the app, one per name (`ctx.user_questions`, `ctx.agents`, `ctx.tools`). Reaching
+Services live on the app, one per name (`ctx.user_questions`, `ctx.agents`, `ctx.tools`). The
+kernel knows none of them: a service is reached by its name (`ctx.get(name)`, or an attribute);
+`user_questions.context.Context` is this context with this package's services typed. Reaching
 a service through a context yields a view of the one instance that remembers that context as its
 `caller`, which is how a registration made through a plugin's context lands on that plugin's fiber.
 
@@ -22,15 +21,10 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from user_questions._disposer import Disposer, nothing
 from user_questions.errors import ErrorCode, HarnessError
-
-if TYPE_CHECKING:
-    from user_questions.agents import AgentRegistry
-    from user_questions.service import UserQuestionService
-    from user_questions.tools import ToolRegistry
 
 __all__ = ["Context", "Disposer", "Fiber", "Service"]
 
@@ -113,7 +107,8 @@ class Fiber:
         self.config = config
         self.inject = tuple(inject)
         self.parent = parent
-        self.ctx = Context._bound(app, self)
+        # A child's context is of its parent's class, so a typed subclass stays typed.
+        self.ctx: Context = (Context if parent is None else type(parent.ctx))._bound(app, self)
         self._app = app
         self._apply = apply
         self._owned: dict[int, Disposer] = {}
@@ -240,11 +235,6 @@ class Context:
     """The handle a plugin works through; `Context()` makes a new, empty app."""
 
     __slots__ = ("_app", "_fiber", "_views")
-
-    if TYPE_CHECKING:
-        user_questions: UserQuestionService
-        agents: AgentRegistry
-        tools: ToolRegistry
 
     _views: dict[str, Service]
 

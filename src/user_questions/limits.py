@@ -1,12 +1,12 @@
 """The sizes a request and an answer may have, the same on every surface.
 
-Level 0: constants only. `ask()` checks a request against them (its check 7, after the seam's own
-checks and before a provider is called), so the model-facing tools, the service itself (and every
-in-process provider), the asker protocol, `uq ask --request` and every bridge refuse the same
-request the same way: `TOO_MANY_QUESTIONS` for the count, `LIMIT_EXCEEDED` for anything else, with
-a message naming the property. An answer's typed text is checked with the answer
-(`BAD_ANSWER`). Each limit is far above what models and people send; they exist so that one
-request can never hold more than a page, a terminal or a store can show and keep.
+Constants only. `ask()` checks a request against them (its check 7, after the seam's own checks and
+before a provider is called), so the model-facing tools, the service itself (and every in-process
+provider), the asker protocol, `uq ask --request` and every bridge refuse the same request the same
+way: `TOO_MANY_QUESTIONS` for the count, `LIMIT_EXCEEDED` for anything else, with a message naming
+the property. An answer's typed text is checked with the answer (`BAD_ANSWER`). Each limit is far
+above what models and people send; they exist so that one request can never hold more than a page, a
+terminal or a store can show and keep.
 
 Lengths count characters (code points). The limits of the host's transport (frame and body
 bytes, ids, pending requests) are the host's (docs/host.md lists every limit in one table).

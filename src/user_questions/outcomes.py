@@ -1,12 +1,12 @@
 """How a request to a host ends, and the surface it ended through: one name for each, everywhere.
 
-Level 0. It imports nothing from the package, so frames, a page's tests, another process or
-another language's binding can use the names alone. Every surface of a host uses these values:
-the store's `state` column, the page's `question/resolved` frame (its `settled` field), the
-asker's `ask/settled` frame, history entries, host events, `uq` output and the docs.
-docs/protocol.md has the one table of how each surface names each ending, including the two
-vocabularies that are not ours and keep their own words (the page frame's seam-compatible
-`outcome`, and the service's `user-questions/resolved` event).
+It imports nothing from the package, so frames, a page's tests, another process or another
+language's binding can use the names alone. Every surface of a host uses these values: the store's
+`state` column, the page's `question/resolved` frame (its `settled` field), the asker's
+`ask/settled` frame, history entries, host events, `uq` output and the docs. docs/protocol.md has
+the one table of how each surface names each ending, including the two vocabularies that are not
+ours and keep their own words (the page frame's seam-compatible `outcome`, and the service's
+`user-questions/resolved` event).
 """
 
 from __future__ import annotations

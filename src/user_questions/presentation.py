@@ -1,7 +1,7 @@
 """Presentation logic every surface shares: recommended labels, the plan-review view, drafts.
 
-Level 6: imports only `types`. No UI library is imported here; the terminal, the web host and the
-bridges all build on these functions so that they present and answer questions alike.
+No UI library is imported here; the terminal, the web host and the bridges all build on these
+functions so that they present and answer questions alike.
 """
 
 from __future__ import annotations

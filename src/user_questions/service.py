@@ -1,7 +1,5 @@
 """The seam itself: a request, the provider protocol, and `ctx.user_questions`.
 
-Level 5: imports `types`, `errors`, `abort`, `kernel`, `agents` and `_checks`.
-
 A tool or a permission plugin calls `ask()`; one UI surface (terminal, web host, a bridge, a test
 script) registers the provider that shows the questions to a human. The service checks the request
 where the mistake is, races the provider against the request's abort signal, checks the answer, and

@@ -1,12 +1,12 @@
 """Plugin registering the model-facing `ask_user_question` tool.
 
-Level 6. Applied while `ctx.tools` and `ctx.user_questions` exist. The tool copies only the fields
-it documents from the model's arguments (`id`, `question`, `header`, `options`, `multi_select`);
+Applied while `ctx.tools` and `ctx.user_questions` exist. The tool copies only the fields it
+documents from the model's arguments (`id`, `question`, `header`, `options`, `multi_select`);
 `detail`, `intent` and unknown keys are dropped, so a model cannot declare a plan review of its own.
-`multiSelect`, the spelling models trained on other harnesses send, is read as `multi_select`
-(the published schema names only `multi_select`); both given with different values is an
-`INVALID_ARGS` error rather than a silent pick.
-The answer reaches the model as compact JSON: `{"answers":[{"id":"pkg","selected":["pnpm"]}]}`.
+`multiSelect`, the spelling models trained on other harnesses send, is read as `multi_select` (the
+published schema names only `multi_select`); both given with different values is an `INVALID_ARGS`
+error rather than a silent pick. The answer reaches the model as compact JSON:
+`{"answers":[{"id":"pkg","selected":["pnpm"]}]}`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from user_questions._jsonschema import SchemaViolation, compile_schema
+from user_questions.context import Context
 from user_questions.errors import ToolArgsError
-from user_questions.kernel import Context
 from user_questions.service import AskUserQuestionRequest
 from user_questions.tools import Tool, ToolCall
 from user_questions.types import AskUserQuestionItem, AskUserQuestionOption

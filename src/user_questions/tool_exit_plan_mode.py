@@ -1,18 +1,18 @@
 """Plugin registering `exit_plan_mode(plan)`: the plan reviewed by a human as one question.
 
-Level 6. Applied while `ctx.tools` and `ctx.user_questions` exist. The plan is asked as a
-plan-review question (approve label `Approve`, decline `Keep planning`); it is approved only when
-the one answer item selects exactly `["Approve"]` with no custom text. Custom text is the user's
-feedback on the plan. A dismissal (`ASK_CANCELLED`) reaches the model as an error: the user wants
-to talk rather than decide.
+Applied while `ctx.tools` and `ctx.user_questions` exist. The plan is asked as a plan-review
+question (approve label `Approve`, decline `Keep planning`); it is approved only when the one answer
+item selects exactly `["Approve"]` with no custom text. Custom text is the user's feedback on the
+plan. A dismissal (`ASK_CANCELLED`) reaches the model as an error: the user wants to talk rather
+than decide.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from user_questions.context import Context
 from user_questions.errors import ToolArgsError
-from user_questions.kernel import Context
 from user_questions.service import AskUserQuestionRequest
 from user_questions.tools import Tool, ToolCall
 from user_questions.types import (

@@ -1,7 +1,5 @@
 """The model-facing tool runtime: `ctx.tools`, tool definitions and results.
 
-Level 6: imports `errors`, `abort`, `agents`, `kernel`, `_json` and `_jsonschema`.
-
 A tool is a name, a description, a JSON Schema for its arguments and an async `run`. The runtime
 validates a model's arguments before dispatch, never calls a tool whose signal has already
 aborted, and turns every failure into a result the model can read: `Error: <message>`, with the

@@ -1,7 +1,7 @@
 """Wire vocabulary: the JSON shapes every surface, process and language shares.
 
-Level 0. This module imports nothing from the package, so a browser test, another process or a
-bridge can load the vocabulary without the service, the kernel or any extra.
+This module imports nothing from the package, so a browser test, another process or a bridge can
+load the vocabulary without the service, the kernel or any extra.
 
 Conventions (README, "Public API and key types"): attributes are snake_case and JSON is
 camelCase; both spellings are accepted on input; an optional field that is not set is absent from

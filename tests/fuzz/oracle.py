@@ -20,7 +20,7 @@ import httpx
 from tests.fuzz.strategies import Probe
 from user_questions import ErrorCode, ToolResult
 from user_questions.frames import MAX_MESSAGE_LENGTH
-from user_questions.host.security import CONTENT_SECURITY_POLICY
+from user_questions.host.gate.security import CONTENT_SECURITY_POLICY
 
 __all__ = [
     "FuzzFailure",

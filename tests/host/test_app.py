@@ -13,12 +13,13 @@ from starlette.websockets import WebSocketDisconnect
 
 from tests.host.conftest import MANY, PICK, PLAN
 from user_questions import ErrorCode, UserQuestionError
-from user_questions.host import page_connection, pages
 from user_questions.host.app import create_app
-from user_questions.host.page_connection import REPLAY_BATCH, replay_batches
-from user_questions.host.security import CONTENT_SECURITY_POLICY, MAX_FRAME_BYTES
+from user_questions.host.gate.security import CONTENT_SECURITY_POLICY, MAX_FRAME_BYTES
+from user_questions.host.protocols import page as page_connection
+from user_questions.host.protocols.page import REPLAY_BATCH, replay_batches
 from user_questions.host.stores import Settlement, StoredQuestion
 from user_questions.host.stores.sqlite import SQLiteStore
+from user_questions.host.web import pages
 from user_questions.types import AskUserQuestionItem
 
 TOKEN = "test-token-123"

@@ -36,6 +36,7 @@ from user_questions.frames import (
 )
 from user_questions.host import hub as hub_module
 from user_questions.host.hub import Hub
+from user_questions.host.in_process import HostProvider
 from user_questions.host.stores import ChangeListener, NewQuestion, Settlement, StoredQuestion
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.outcomes import Outcome, Surface, resolved_outcome
@@ -370,7 +371,7 @@ async def page_answers(hub: Hub, respond: Callable[[str, str], Any]) -> None:
 
 
 async def test_the_host_provider_returns_the_answer_given_in_a_page(ctx: Context, hub: Hub) -> None:
-    ctx.user_questions.register_provider(hub.provider(session="tests"))
+    ctx.user_questions.register_provider(HostProvider(hub, "tests"))
     request = AskUserQuestionRequest(questions=[PICK, MANY])
     async with anyio.create_task_group() as task_group:
         task_group.start_soon(
@@ -393,7 +394,7 @@ async def test_the_host_provider_returns_the_answer_given_in_a_page(ctx: Context
 async def test_the_session_is_the_agents_id_when_an_agent_asks(ctx: Context, hub: Hub) -> None:
     agent = Agent(id="agent-7")
     ctx.agents.enter(agent)
-    ctx.user_questions.register_provider(hub.provider(session="tests"))
+    ctx.user_questions.register_provider(HostProvider(hub, "tests"))
     sessions: list[str] = []
 
     def respond(rpc_id: str, session: str) -> Any:
@@ -408,7 +409,7 @@ async def test_the_session_is_the_agents_id_when_an_agent_asks(ctx: Context, hub
 
 
 async def test_a_dismissal_fails_the_ask_with_ask_cancelled(ctx: Context, hub: Hub) -> None:
-    ctx.user_questions.register_provider(hub.provider())
+    ctx.user_questions.register_provider(HostProvider(hub))
     async with anyio.create_task_group() as task_group:
         task_group.start_soon(page_answers, hub, lambda rpc_id, session: dismissal(rpc_id))
         with pytest.raises(UserQuestionError) as caught, anyio.fail_after(5):
@@ -417,7 +418,7 @@ async def test_a_dismissal_fails_the_ask_with_ask_cancelled(ctx: Context, hub: H
 
 
 async def test_aborting_the_ask_withdraws_it_from_every_page(ctx: Context, hub: Hub) -> None:
-    ctx.user_questions.register_provider(hub.provider())
+    ctx.user_questions.register_provider(HostProvider(hub))
     pages = [hub.subscribe(), hub.subscribe()]
     controller = AbortController()
 
@@ -448,7 +449,7 @@ async def test_aborting_the_ask_withdraws_it_from_every_page(ctx: Context, hub: 
 async def test_a_timeout_is_recorded_as_timed_out_and_pages_see_it_so(
     ctx: Context, hub: Hub
 ) -> None:
-    ctx.user_questions.register_provider(hub.provider())
+    ctx.user_questions.register_provider(HostProvider(hub))
     page = hub.subscribe()
     with pytest.raises(UserQuestionError) as caught, anyio.fail_after(5):
         await ctx.user_questions.ask(

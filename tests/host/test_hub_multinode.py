@@ -26,6 +26,7 @@ from user_questions import (
     UserQuestionError,
 )
 from user_questions.host.hub import Hub, PageSubscription
+from user_questions.host.in_process import HostProvider
 from user_questions.host.stores import open_store
 from user_questions.outcomes import Surface
 
@@ -53,7 +54,7 @@ async def frame_of(page: PageSubscription, kind: str) -> dict[str, object]:
 
 
 async def ask_on(ctx: Context, hub: Hub, outcome: list[AskUserQuestionAnswer]) -> None:
-    ctx.user_questions.register_provider(hub.provider("agent-a"))
+    ctx.user_questions.register_provider(HostProvider(hub, "agent-a"))
     outcome.append(await ctx.user_questions.ask(AskUserQuestionRequest(questions=[PICK])))
 
 
@@ -174,7 +175,7 @@ async def test_an_ask_aborted_while_the_database_is_down_ends_as_aborted(
 ) -> None:
     async with node(pg_url) as node_a:
         page = node_a.subscribe()
-        ctx.user_questions.register_provider(node_a.provider("agent-a"))
+        ctx.user_questions.register_provider(HostProvider(node_a, "agent-a"))
         controller = AbortController()
         async with anyio.create_task_group() as task_group:
 

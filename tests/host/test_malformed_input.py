@@ -18,11 +18,11 @@ from tests.host.conftest import PICK
 from tests.host.test_app import AUTH, TOKEN, answer_frame, ask, ask_frame, dismiss_frame
 from user_questions import UserQuestionError
 from user_questions.frames import MAX_MESSAGE_LENGTH
-from user_questions.host import _markdown_parser
 from user_questions.host.app import create_app
+from user_questions.host.gate.security import CONTENT_SECURITY_POLICY
 from user_questions.host.hub import Hub
+from user_questions.host.markdown import _parser as _markdown_parser
 from user_questions.host.markdown import plain_html
-from user_questions.host.security import CONTENT_SECURITY_POLICY
 from user_questions.types import AskUserQuestionItem
 
 DEEP = "[" * 1100 + "]" * 1100

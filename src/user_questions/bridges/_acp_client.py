@@ -1,6 +1,6 @@
 """An ACP agent's questions to its client, answered by a person through any of our providers.
 
-Level 9, extra `acp`. Two requests of an agent ask its client's person something:
+Extra `acp`. Two requests of an agent ask its client's person something:
 
 - `session/request_permission` becomes one single-select question: the tool kind as header, the
   tool call's title as the question, its content (text, diffs, terminals), locations and raw

@@ -1,8 +1,8 @@
 """ACP form elicitation as plain JSON: a whole batch of questions as one form, and back.
 
-Level 9: pure mapping over `bridges._form`; no dependency, so it serves an agent that speaks ACP
-with any library. `elicitation/create` (form mode) takes MCP's restricted JSON Schema, whose
-select entries in ACP carry a `description` of their own (`EnumOption`):
+Pure mapping over `bridges._form`; no dependency, so it serves an agent that speaks ACP with any
+library. `elicitation/create` (form mode) takes MCP's restricted JSON Schema, whose select entries
+in ACP carry a `description` of their own (`EnumOption`):
 
     params = {"sessionId": session_id, **questions_to_elicitation(questions)}
     response = await connection.request("elicitation/create", params)

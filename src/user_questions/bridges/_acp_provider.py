@@ -1,8 +1,8 @@
 """`AcpProvider`: a Python ACP agent asks the person at its client (an editor such as Zed).
 
-Level 9, extra `acp`. An agent built on the SDK holds the client's connection (the
-`AgentSideConnection` its `on_connect` receives) and the capabilities the client sent in
-`initialize`. The provider asks through what the client can show:
+Extra `acp`. An agent built on the SDK holds the client's connection (the `AgentSideConnection` its
+`on_connect` receives) and the capabilities the client sent in `initialize`. The provider asks
+through what the client can show:
 
 - the client advertised form elicitation (`clientCapabilities.elicitation.form`): the whole batch
   is one `elicitation/create` form (`bridges._acp_form`), answered all at once;

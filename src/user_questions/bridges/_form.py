@@ -1,10 +1,9 @@
 """A batch of questions as one flat elicitation form, and the form's content back as an answer.
 
-Level 9: imports `types`, `errors`, `_checks`, `_jsonschema` and `presentation`; no extra. Both
-form-mode elicitations this package speaks, MCP's and ACP's, take the same restricted JSON Schema:
-a flat object whose properties are strings, numbers, booleans, single-selects (`oneOf` of
-`const`/`title`) and multi-selects (`type: array`, `items.anyOf`). This module maps our vocabulary
-onto that shape once, for both bridges:
+No extra. Both form-mode elicitations this package speaks, MCP's and ACP's, take the same restricted
+JSON Schema: a flat object whose properties are strings, numbers, booleans, single-selects (`oneOf`
+of `const`/`title`) and multi-selects (`type: array`, `items.anyOf`). This module maps our
+vocabulary onto that shape once, for both bridges:
 
 - one property per question, named by its id; an option's `const` is its label and its title
   the label; its description goes in the entry's own `description` where the protocol has one

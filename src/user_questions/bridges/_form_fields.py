@@ -1,14 +1,14 @@
 """The fields of an elicitation form as our questions, each answer as a typed value, and back.
 
-Level 9; pure (no SDK import). Shared by the clients that answer forms through our providers,
-MCP's `elicitation_handler` and ACP's `acp_client_handlers`. An elicitation form is a flat JSON
-object schema whose properties are strings (with `format`, `minLength`, `maxLength`, `pattern`),
-numbers and integers (with `minimum`, `maximum`), booleans, single-selects (`enum`, `enum` +
-`enumNames`, or `oneOf` of `const`/`title`, with an optional `description` per entry in ACP) and
-multi-selects (`type: array` with `items.enum` or `items.anyOf`). Each property becomes one
-question; the value typed or chosen for it comes back as JSON of the type the schema asks for, or
-as a `Problem` that says what to fix. Nothing is ever filled in for the user: a schema `default`
-is shown as a suggestion, never sent.
+Pure (no SDK import). Shared by the clients that answer forms through our providers, MCP's
+`elicitation_handler` and ACP's `acp_client_handlers`. An elicitation form is a flat JSON object
+schema whose properties are strings (with `format`, `minLength`, `maxLength`, `pattern`), numbers
+and integers (with `minimum`, `maximum`), booleans, single-selects (`enum`, `enum` + `enumNames`, or
+`oneOf` of `const`/`title`, with an optional `description` per entry in ACP) and multi-selects
+(`type: array` with `items.enum` or `items.anyOf`). Each property becomes one question; the value
+typed or chosen for it comes back as JSON of the type the schema asks for, or as a `Problem` that
+says what to fix. Nothing is ever filled in for the user: a schema `default` is shown as a
+suggestion, never sent.
 
 `fill_form(provider, fields)` asks the fields (again, for those whose answer did not fit) and
 says how it ended, whatever the protocol; `FieldQuestion.answer_item(value)` turns a value some

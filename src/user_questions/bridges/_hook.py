@@ -1,9 +1,9 @@
 """What an agent CLI's hook asks about one event, and what it answers the CLI for each outcome.
 
-Level 9. `bridges.claude_code` and `bridges.codex` turn a hook event into a `HookAsk`; `uq hook`
-(`cli._hook`) asks its questions through a host and prints the output the outcome gives. Only
-an answer and a dismissal have an output: any failure (no host, a timeout, a refused token)
-prints nothing, so the CLI asks in its own terminal, and nothing is ever allowed on a failure.
+`bridges.claude_code` and `bridges.codex` turn a hook event into a `HookAsk`; `uq hook`
+(`cli._hook`) asks its questions through a host and prints the output the outcome gives. Only an
+answer and a dismissal have an output: any failure (no host, a timeout, a refused token) prints
+nothing, so the CLI asks in its own terminal, and nothing is ever allowed on a failure.
 """
 
 from __future__ import annotations

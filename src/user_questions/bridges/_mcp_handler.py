@@ -1,9 +1,9 @@
 """`elicitation_handler(provider)`: a harness acting as an MCP client answers elicitations.
 
-Level 9, extra `mcp`. Pass the handler as the SDK client's `elicitation_callback`; each form
-request a server sends becomes one batch of our questions (`bridges._form_fields`) answered by
-any provider (the terminal, a host through `RemoteProvider`, `ctx.user_questions` itself), and
-the answer goes back as `accept` with typed content, `decline` or `cancel`:
+Extra `mcp`. Pass the handler as the SDK client's `elicitation_callback`; each form request a server
+sends becomes one batch of our questions (`bridges._form_fields`) answered by any provider (the
+terminal, a host through `RemoteProvider`, `ctx.user_questions` itself), and the answer goes back as
+`accept` with typed content, `decline` or `cancel`:
 
 - every field answered or skipped, the values valid: `accept`, with the skipped optional fields
   left out of `content` (the server applies its own defaults);

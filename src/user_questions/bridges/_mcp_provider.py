@@ -1,7 +1,7 @@
 """Asking our questions through an MCP client's elicitation: in flight, or by resolver rounds.
 
-Level 9, extra `mcp`. Code running inside an MCP tool call asks its client's user through form
-elicitation (`bridges._form` builds the form). The SDK offers two ways, one per protocol era:
+Extra `mcp`. Code running inside an MCP tool call asks its client's user through form elicitation
+(`bridges._form` builds the form). The SDK offers two ways, one per protocol era:
 
 - `ElicitationProvider(ctx)`: a `UserQuestionProvider` that sends `elicitation/create` in the
   middle of the call. Only connections on protocol <= 2025-11-25 carry server-to-client requests

@@ -1,9 +1,9 @@
 """An MCP server exposing the tools of a `Context`: what `uq mcp` runs.
 
-Level 9, extra `mcp`. Every tool registered on `ctx.tools` (with the `tool_ask_user` plugin,
-`ask_user_question`) is listed with its own JSON Schema and called through `ctx.tools.execute`,
-so an MCP client sees the same arguments check, the same result text and the same `Error: ...`
-failures as any other harness; a failure is a result with `isError`, never a protocol error.
+Extra `mcp`. Every tool registered on `ctx.tools` (with the `tool_ask_user` plugin,
+`ask_user_question`) is listed with its own JSON Schema and called through `ctx.tools.execute`, so
+an MCP client sees the same arguments check, the same result text and the same `Error: ...` failures
+as any other harness; a failure is a result with `isError`, never a protocol error.
 
 A question may wait for a long time. While a call runs, the server sends a progress notification
 every `progress_interval` seconds when the client asked for progress (a `progressToken`), so a
@@ -21,7 +21,7 @@ import mcp_types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 
-from user_questions.kernel import Context
+from user_questions.context import Context
 from user_questions.tools import ToolResult
 
 __all__ = ["PROGRESS_INTERVAL", "create_server"]

@@ -1,8 +1,8 @@
 """ACP bridge (extra `acp`): ask an editor from a Python ACP agent, answer ACP agents from ours.
 
-Level 9. The Agent Client Protocol (protocol version 1, through the official SDK
-`agent-client-protocol`) lets an agent ask its client's person through permission requests and
-form elicitations. Each direction lives in a private module re-exported here:
+The Agent Client Protocol (protocol version 1, through the official SDK `agent-client-protocol`)
+lets an agent ask its client's person through permission requests and form elicitations. Each
+direction lives in a private module re-exported here:
 
 - `AcpProvider(connection, session_id, capabilities=...)` (`_acp_provider`): a Python ACP agent
   asks the person at its editor: one form when the editor advertises form elicitation, else one

@@ -1,7 +1,7 @@
 """Claude Agent SDK bridge: `AskUserQuestion` and `ExitPlanMode` answered by any of our providers.
 
-Level 9: pure mapping, with no dependency on `claude-agent-sdk`. The SDK asks the application
-through its permission callback, `can_use_tool(tool_name, input, context)`:
+Pure mapping, with no dependency on `claude-agent-sdk`. The SDK asks the application through its
+permission callback, `can_use_tool(tool_name, input, context)`:
 
 - `AskUserQuestion` input is `{"questions": [{"question", "header", "options": [{"label",
   "description"}], "multiSelect"}]}`; the callback allows it with an `updated_input` holding

@@ -1,10 +1,10 @@
 """Claude Code hooks: its questions, plan reviews and permission prompts asked through any provider.
 
-Level 9, pure mapping. Claude Code runs a command hook with one event as JSON on stdin and reads
-the hook's JSON output on stdout (`uq hook claude` does the running, `cli._hook`). The event and
-output shapes are those of `@anthropic-ai/claude-agent-sdk`'s `sdk.d.ts` (`PreToolUseHookInput`,
-`PermissionRequestHookInput`, `SyncHookJSONOutput`); docs/clients/claude-code.md lists every
-field used and where it comes from.
+Pure mapping. Claude Code runs a command hook with one event as JSON on stdin and reads the hook's
+JSON output on stdout (`uq hook claude` does the running, `cli._hook`). The event and output shapes
+are those of `@anthropic-ai/claude-agent-sdk`'s `sdk.d.ts` (`PreToolUseHookInput`,
+`PermissionRequestHookInput`, `SyncHookJSONOutput`); docs/clients/claude-code.md lists every field
+used and where it comes from.
 
 - `PreToolUse` of `AskUserQuestion`: the questions as `bridges.claude` maps them (ids from
   positions). Answered -> `permissionDecision: "allow"` with `updatedInput` = the input plus

@@ -1,14 +1,13 @@
 """Plugin registering `approve`: Claude Code's permission prompt tool, answered by a person.
 
-Level 9. `claude -p --permission-prompt-tool mcp__<server>__approve` (with `uq mcp
---permission-tool` as that MCP server) makes Claude Code call this tool instead of showing a
-permission prompt. Claude Code 2.1 calls it with `{"tool_name", "input", "tool_use_id"}` and reads
-one text block holding `{"behavior": "allow", "updatedInput": {...}}` or `{"behavior": "deny",
-"message": "..."}` (the shapes its own error message names). The call is decided as
-`bridges.claude.decide` decides an Agent SDK permission request: `AskUserQuestion` is asked and
-allowed with the answers in `updatedInput`, `ExitPlanMode` gets the plan-review card, any other
-tool the approval card. Every failure (no provider, a host that went away, a malformed call) is
-a deny, never an allow.
+`claude -p --permission-prompt-tool mcp__<server>__approve` (with `uq mcp --permission-tool` as that
+MCP server) makes Claude Code call this tool instead of showing a permission prompt. Claude Code 2.1
+calls it with `{"tool_name", "input", "tool_use_id"}` and reads one text block holding `{"behavior":
+"allow", "updatedInput": {...}}` or `{"behavior": "deny", "message": "..."}` (the shapes its own
+error message names). The call is decided as `bridges.claude.decide` decides an Agent SDK permission
+request: `AskUserQuestion` is asked and allowed with the answers in `updatedInput`, `ExitPlanMode`
+gets the plan-review card, any other tool the approval card. Every failure (no provider, a host that
+went away, a malformed call) is a deny, never an allow.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import json
 from typing import Any
 
 from user_questions.bridges.claude import Permission, decide
-from user_questions.kernel import Context
+from user_questions.context import Context
 from user_questions.tools import Tool, ToolCall
 
 __all__ = ["DESCRIPTION", "PARAMETERS", "TOOL_NAME", "apply", "inject", "name"]

@@ -1,10 +1,10 @@
 """Codex hooks: its approval prompts (shell, exec, network, patch, MCP) through any provider.
 
-Level 9, pure mapping. Codex runs a `PermissionRequest` command hook, with one event as JSON on
-stdin, before it shows an approval prompt, and reads the hook's JSON output on stdout (`uq hook
-codex` does the running, `cli._hook`). Shapes: the JSON Schemas Codex ships
-(`permission-request.command.input` and `.output`, in `codex-rs/hooks/schema/generated/` of
-openai/codex); docs/clients/codex.md lists every field used and where it comes from.
+Pure mapping. Codex runs a `PermissionRequest` command hook, with one event as JSON on stdin, before
+it shows an approval prompt, and reads the hook's JSON output on stdout (`uq hook codex` does the
+running, `cli._hook`). Shapes: the JSON Schemas Codex ships (`permission-request.command.input` and
+`.output`, in `codex-rs/hooks/schema/generated/` of openai/codex); docs/clients/codex.md lists every
+field used and where it comes from.
 
 Every event is asked on the approval card (`user_questions.approvals`): `Bash` carries the
 command (`tool_input.command`, with the model's justification as `description`; a network

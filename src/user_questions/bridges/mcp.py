@@ -1,6 +1,6 @@
 """MCP bridge (extra `mcp`): our questions through MCP, MCP elicitations through our providers.
 
-Level 9. Three directions, each in a private module re-exported here:
+Three directions, each in a private module re-exported here:
 
 - `create_server(ctx)` (`_mcp_server`): an MCP server exposing the tools of `ctx.tools`, such as
   `ask_user_question`, with the same schema, result text and errors; `uq mcp` runs it.

@@ -1,11 +1,11 @@
 """The `uq` command: one cyclopts app whose commands are loaded only when run.
 
-Level 10. Each command lives in its own private module, imported lazily, so `uq --version` starts
-fast and a command that needs an extra fails with the line that installs it. `uq hook claude` and
-`uq hook codex` run on every tool call of an agent CLI, so `main` looks at their event before the
-app is even built (`_hook_stdin`): an event the hook does not answer ends there, in milliseconds.
-`uq --version` is answered before anything else is imported (not even `typing`): scripts call it
-to check what is installed, and it should cost no more than starting Python.
+Each command lives in its own private module, imported lazily, so `uq --version` starts fast and a
+command that needs an extra fails with the line that installs it. `uq hook claude` and `uq hook
+codex` run on every tool call of an agent CLI, so `main` looks at their event before the app is even
+built (`_hook_stdin`): an event the hook does not answer ends there, in milliseconds. `uq --version`
+is answered before anything else is imported (not even `typing`): scripts call it to check what is
+installed, and it should cost no more than starting Python.
 """
 
 from __future__ import annotations

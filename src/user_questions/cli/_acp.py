@@ -1,12 +1,12 @@
 """`uq acp -- AGENT...`: run an ACP agent for an editor, with its questions in the inbox too.
 
-Level 10, extras `acp` and `web`. The editor starts `uq acp -- AGENT ARGS...` where it would
-start the agent: the proxy starts the agent with the same environment and working directory,
-relays the protocol on stdio unchanged (`_acp_proxy`), and shows the agent's permission requests
-and forms in the inbox (`--url` / `$UQ_URL`) as well; the first answer wins. The agent's stderr
-is the proxy's. The exit status is the agent's (128+N when a signal N stopped it); 2 for bad
-input (no agent command, a URL that is not http(s), no token, an agent that cannot be started),
-128+N when SIGTERM or SIGHUP stopped the proxy, which then stops the agent.
+Extras `acp` and `web`. The editor starts `uq acp -- AGENT ARGS...` where it would start the agent:
+the proxy starts the agent with the same environment and working directory, relays the protocol on
+stdio unchanged (`_acp_proxy`), and shows the agent's permission requests and forms in the inbox
+(`--url` / `$UQ_URL`) as well; the first answer wins. The agent's stderr is the proxy's. The exit
+status is the agent's (128+N when a signal N stopped it); 2 for bad input (no agent command, a URL
+that is not http(s), no token, an agent that cannot be started), 128+N when SIGTERM or SIGHUP
+stopped the proxy, which then stops the agent.
 """
 
 from __future__ import annotations

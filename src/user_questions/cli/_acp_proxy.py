@@ -1,9 +1,9 @@
 """The relay of `uq acp`: an editor and an ACP agent, with the inbox beside them.
 
-Level 10, extras `acp` and `web`. Every line passes between the editor (this process's stdin and
-stdout) and the agent (a child process's stdio) byte for byte, in order. The proxy only reads
-along: when the agent asks its editor something a person answers (`session/request_permission`,
-or `elicitation/create` in form mode), the same question is also put in the inbox
+Extras `acp` and `web`. Every line passes between the editor (this process's stdin and stdout) and
+the agent (a child process's stdio) byte for byte, in order. The proxy only reads along: when the
+agent asks its editor something a person answers (`session/request_permission`, or
+`elicitation/create` in form mode), the same question is also put in the inbox
 (`bridges._acp_client` maps it). Whichever answers first wins:
 
 - the inbox: the proxy answers the agent itself (the page's answer is recorded by the host as

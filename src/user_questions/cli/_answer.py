@@ -1,13 +1,12 @@
 """`uq answer`: answer a question waiting on a host, at this terminal, as `uq ask` asks it.
 
-Level 10, extras `web` and `terminal`. The request comes from the host's `GET /api/pending` (the
-oldest, the one named by its rpcId, or one the person picks with `--pick`) and is asked with
-`TerminalProvider`: the same surfaces, keys and flow as `uq ask` (Esc dismisses). The answer or
-dismissal goes back through `POST /api/respond` with `X-UQ-Surface: terminal`, under the page's
-rules: the first answer wins, an answer that breaks the rules is refused and the question stays
-pending. While the question is shown, the host's page WebSocket says whether it settles
-elsewhere (another browser, another terminal, its asker gave up); the prompt is then withdrawn
-and nothing is sent.
+Extras `web` and `terminal`. The request comes from the host's `GET /api/pending` (the oldest, the
+one named by its rpcId, or one the person picks with `--pick`) and is asked with `TerminalProvider`:
+the same surfaces, keys and flow as `uq ask` (Esc dismisses). The answer or dismissal goes back
+through `POST /api/respond` with `X-UQ-Surface: terminal`, under the page's rules: the first answer
+wins, an answer that breaks the rules is refused and the question stays pending. While the question
+is shown, the host's page WebSocket says whether it settles elsewhere (another browser, another
+terminal, its asker gave up); the prompt is then withdrawn and nothing is sent.
 
 Exit statuses (docs/notify.md): 0 answered, 1 failed otherwise (the host cannot be reached, the
 token is refused), 2 bad input, 3 dismissed, 4 nothing to answer (no question waits, or none was

@@ -1,10 +1,10 @@
 """`uq ask`: ask a person a question from a shell script, and print the answer.
 
-Level 10. The request is built from the arguments (or read as JSON with `--request`) and asked
-through a real `UserQuestionService` with a `TerminalProvider` behind it, so a bad request is
-refused by the service's own checks before anything is shown. The questions are drawn on stderr
-(stdout carries only the answer); a request read from stdin (`--request -`, or a `-` file) leaves
-stdin empty, so the person answers on the controlling terminal, `/dev/tty`.
+The request is built from the arguments (or read as JSON with `--request`) and asked through a real
+`UserQuestionService` with a `TerminalProvider` behind it, so a bad request is refused by the
+service's own checks before anything is shown. The questions are drawn on stderr (stdout carries
+only the answer); a request read from stdin (`--request -`, or a `-` file) leaves stdin empty, so
+the person answers on the controlling terminal, `/dev/tty`.
 
 Exit statuses: 0 answered, 1 failed otherwise, 2 bad input, 3 dismissed (`ASK_CANCELLED`), 4 timed
 out (`ASK_TIMED_OUT`), 130 interrupted (Ctrl-C), 128+N stopped by signal N (SIGTERM, SIGHUP).
@@ -25,8 +25,8 @@ from cyclopts import Parameter
 from user_questions._wire import parse_questions
 from user_questions.abort import AbortSignal
 from user_questions.cli._stopping import StoppedError, until_stopped
+from user_questions.context import Context
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.kernel import Context
 from user_questions.providers.terminal import TerminalProvider
 from user_questions.service import AskUserQuestionRequest, UserQuestionService
 from user_questions.types import (

@@ -1,11 +1,11 @@
 """`uq backup DEST`: a consistent copy of a host's SQLite store, taken while the host runs.
 
-Level 10. Opens the store as `uq token` does, beside the running host (`_beside`), and copies it
-with SQLite's online backup API (`SQLiteStore.backup`): the copy holds every request committed
-when it began, and the host is never paused. Prints one line on stdout, what the copy holds.
-A PostgreSQL store is backed up with PostgreSQL's own tools (`pg_dump`), which the error says.
-Exit statuses: 0 copied, 1 the copy could not be written, 2 bad input (a destination that
-exists, no store there, a PostgreSQL store).
+Opens the store as `uq token` does, beside the running host (`_beside`), and copies it with SQLite's
+online backup API (`SQLiteStore.backup`): the copy holds every request committed when it began, and
+the host is never paused. Prints one line on stdout, what the copy holds. A PostgreSQL store is
+backed up with PostgreSQL's own tools (`pg_dump`), which the error says. Exit statuses: 0 copied, 1
+the copy could not be written, 2 bad input (a destination that exists, no store there, a PostgreSQL
+store).
 """
 
 from __future__ import annotations

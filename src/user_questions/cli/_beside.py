@@ -1,9 +1,9 @@
 """What `uq token` and `uq history` share: opening a host's store beside the running host.
 
-Level 10. The store is the one `uq serve` uses (`--db`, `UQ_DB`, else the default state folder),
-opened with `host=False`: no lock and no listening, so the host keeps running while a command
-reads or changes the store. Errors become one line on stderr and an exit status: 2 for bad input
-(an unknown or unusable store, a bad name, ...), 1 for a store that cannot be reached.
+The store is the one `uq serve` uses (`--db`, `UQ_DB`, else the default state folder), opened with
+`host=False`: no lock and no listening, so the host keeps running while a command reads or changes
+the store. Errors become one line on stderr and an exit status: 2 for bad input (an unknown or
+unusable store, a bad name, ...), 1 for a store that cannot be reached.
 """
 
 from __future__ import annotations

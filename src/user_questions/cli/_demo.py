@@ -1,10 +1,10 @@
 """`uq demo`: a host on a temporary store, with a demo agent asking through it.
 
-Level 10. The agent is a real one: a `Context` with the service and the model-facing tools, whose
-provider is the host's in-process provider, so what a model would read is what gets printed. It
-asks a batch (a single-select with a recommended option, a multi-select, a free-text question),
-then a plan review through `exit_plan_mode`, prints each result, and starts over, until the demo
-is stopped with Ctrl-C or SIGTERM. It opens nothing by itself: open the printed URL.
+The agent is a real one: a `Context` with the service and the model-facing tools, whose provider is
+the host's in-process provider, so what a model would read is what gets printed. It asks a batch (a
+single-select with a recommended option, a multi-select, a free-text question), then a plan review
+through `exit_plan_mode`, prints each result, and starts over, until the demo is stopped with Ctrl-C
+or SIGTERM. It opens nothing by itself: open the printed URL.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from typing import Any
 from user_questions import tool_ask_user, tool_exit_plan_mode
 from user_questions.agents import Agent, AgentRegistry
 from user_questions.cli._serve import fail
+from user_questions.context import Context
 from user_questions.errors import UserQuestionError
 from user_questions.host.hub import Hub
+from user_questions.host.in_process import HostProvider
 from user_questions.host.server import serve
-from user_questions.kernel import Context
 from user_questions.service import UserQuestionService
 from user_questions.tools import ToolRegistry
 
@@ -107,7 +108,7 @@ async def demo_agent(hub: Hub) -> None:
         ctx.plugin(plugin)
     ctx.plugin(tool_ask_user)
     ctx.plugin(tool_exit_plan_mode)
-    ctx.user_questions.register_provider(hub.provider(session="demo"))
+    ctx.user_questions.register_provider(HostProvider(hub, "demo"))
     agent = Agent(id="demo-agent", name="Demo agent")
     ctx.agents.enter(agent)
     round_number = 1

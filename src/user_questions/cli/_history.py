@@ -1,12 +1,12 @@
 """`uq history`: settled questions, newest first, with their answers and who gave them.
 
-Level 10. Reads either a running host, by URL (`--url`, else `$UQ_URL`; through
-`GET /api/history`, extra `web`), or the host's store beside it (`--db`, else `$UQ_DB`, else the
-default store; `_beside`). Both give the same `HistoryEntry` objects, so the output is the same:
-without `--json` a short block per request for people; with `--json`, one `HistoryEntry` object
-per line (the objects `GET /api/history` lists, without `rendered`), for scripts. Exit statuses:
-0 done, 1 the store or the host cannot be reached, 2 bad input (an unknown outcome, a bad limit,
-an unusable store, both `--db` and `--url`).
+Reads either a running host, by URL (`--url`, else `$UQ_URL`; through `GET /api/history`, extra
+`web`), or the host's store beside it (`--db`, else `$UQ_DB`, else the default store; `_beside`).
+Both give the same `HistoryEntry` objects, so the output is the same: without `--json` a short block
+per request for people; with `--json`, one `HistoryEntry` object per line (the objects `GET
+/api/history` lists, without `rendered`), for scripts. Exit statuses: 0 done, 1 the store or the
+host cannot be reached, 2 bad input (an unknown outcome, a bad limit, an unusable store, both `--db`
+and `--url`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from user_questions.cli._host_client import CA_HELP, HostClient, chosen_url, hos
 from user_questions.cli._pending import asker_text
 from user_questions.cli._serve import fail
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.history import MAX_LIMIT, HistoryEntry, entry_of, history_query
 from user_questions.host.stores import HistoryQuery, HistoryStore
+from user_questions.host.web.history import MAX_LIMIT, HistoryEntry, entry_of, history_query
 from user_questions.outcomes import Outcome
 from user_questions.types import AskUserQuestionAnswer
 

@@ -1,10 +1,10 @@
 """`uq hook claude` and `uq hook codex`: an agent CLI's prompts asked in a host's inbox.
 
-Level 10, extra `web` (for `RemoteProvider`). The CLI runs the hook with one event as JSON on
-stdin and no terminal; `main` has already read it and left at once if it is not an event the
-hook asks about (`_hook_stdin`). Here the event becomes questions (`bridges.claude_code`,
-`bridges.codex`), asked through the host at `--url` (else `$UQ_URL`) in the CLI's session
-(`claude-code:<session_id>`), and the answer becomes the hook's JSON output on stdout.
+Extra `web` (for `RemoteProvider`). The CLI runs the hook with one event as JSON on stdin and no
+terminal; `main` has already read it and left at once if it is not an event the hook asks about
+(`_hook_stdin`). Here the event becomes questions (`bridges.claude_code`, `bridges.codex`), asked
+through the host at `--url` (else `$UQ_URL`) in the CLI's session (`claude-code:<session_id>`), and
+the answer becomes the hook's JSON output on stdout.
 
 Failing never allows anything: no URL, a host that does not answer within `--connect-timeout`,
 a refused token, an event that cannot be asked, no answer within `--timeout`, or any other error
@@ -33,8 +33,8 @@ from user_questions.bridges import codex as codex_bridge
 from user_questions.bridges._hook import HookAsk, HookOutput
 from user_questions.cli._hook_stdin import event_text
 from user_questions.cli._stopping import STOP_SIGNALS, StoppedError, until_stopped
+from user_questions.context import Context
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.kernel import Context
 from user_questions.service import (
     AskUserQuestionRequest,
     UserQuestionProvider,

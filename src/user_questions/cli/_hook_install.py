@@ -1,6 +1,6 @@
 """`uq hook install` and `uq hook uninstall`: uq's hooks in Claude Code's or Codex's own settings.
 
-Level 10, standard library only. Each CLI reads its hooks from a JSON file it documents:
+Standard library only. Each CLI reads its hooks from a JSON file it documents:
 
 - Claude Code: `~/.claude/settings.json` (user; `$CLAUDE_CONFIG_DIR` moves it),
   `<project>/.claude/settings.json` (project, shared) and `<project>/.claude/settings.local.json`

@@ -1,11 +1,11 @@
 """The one hook event on stdin, read once, and the quick look `uq` takes at it before anything
 else is loaded.
 
-Level 10, standard library only. `main` calls `hook_run_client` first: for `uq hook claude` or
-`uq hook codex` (run by the CLI with the event on stdin) it reads the event and leaves at once,
-printing nothing, when the event is not one `uq hook` asks about (`_hook_events.answers`); only
-an event it answers goes on to the command line parser and the ask (`cli._hook`), which reads
-the same text again through `event_text`.
+Standard library only. `main` calls `hook_run_client` first: for `uq hook claude` or `uq hook codex`
+(run by the CLI with the event on stdin) it reads the event and leaves at once, printing nothing,
+when the event is not one `uq hook` asks about (`_hook_events.answers`); only an event it answers
+goes on to the command line parser and the ask (`cli._hook`), which reads the same text again
+through `event_text`.
 """
 
 from __future__ import annotations

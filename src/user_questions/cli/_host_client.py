@@ -1,11 +1,11 @@
 """A running host as the terminal commands see it: its pending requests, responses, settlements.
 
-Level 10, for `uq pending`, `uq answer` and `uq history --url`; needs the `web` extra (httpx,
-websockets). It speaks the host's HTTP API and its page WebSocket (docs/protocol.md) with a
-token, as a page does: `GET /api/pending` lists the requests, `POST /api/respond` answers or
-dismisses one (with `X-UQ-Surface: terminal`, so the host records the terminal as the surface),
-`/ws` tells at once when a request settles (`question/resolved`), so a prompt can be withdrawn,
-and `GET /api/history` lists the settled ones.
+For `uq pending`, `uq answer` and `uq history --url`; needs the `web` extra (httpx, websockets). It
+speaks the host's HTTP API and its page WebSocket (docs/protocol.md) with a token, as a page does:
+`GET /api/pending` lists the requests, `POST /api/respond` answers or dismisses one (with
+`X-UQ-Surface: terminal`, so the host records the terminal as the surface), `/ws` tells at once when
+a request settles (`question/resolved`), so a prompt can be withdrawn, and `GET /api/history` lists
+the settled ones.
 
 The host is found as `RemoteProvider` finds it: `--url` (else `$UQ_URL`, else `DEFAULT_URL`);
 the token is `--token`, else the URL's `?token=`, else `$UQ_TOKEN`. `--host`, the option's old
@@ -35,7 +35,7 @@ from user_questions._tls import client_context, untrusted, wants_tls
 from user_questions._wire import describe_validation_error
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import ClientResponse, QuestionRequestedFrame, Receipt
-from user_questions.host.history import HistoryResponse
+from user_questions.host.web.history import HistoryResponse
 from user_questions.outcomes import Outcome, Surface
 from user_questions.providers.remote import _parse_host
 

@@ -1,9 +1,9 @@
 """`uq mcp`: an MCP server whose `ask_user_question` tool is answered by a host or a terminal.
 
-Level 10, extra `mcp` (and `terminal` or `web` for the provider). The server speaks stdio by
-default, streamable HTTP with `--http`. With stdio the protocol owns stdin and stdout (and the
-client usually collects stderr as a log), so the terminal provider reads and draws on the
-controlling terminal, `/dev/tty`; with `--http` it uses the process's stdin and stderr.
+Extra `mcp` (and `terminal` or `web` for the provider). The server speaks stdio by default,
+streamable HTTP with `--http`. With stdio the protocol owns stdin and stdout (and the client usually
+collects stderr as a log), so the terminal provider reads and draws on the controlling terminal,
+`/dev/tty`; with `--http` it uses the process's stdin and stderr.
 
 `--permission-tool` adds `approve`, Claude Code's permission prompt tool
 (`bridges.claude_permission`). With `--url` the host must answer at start (or `uq mcp` exits 1
@@ -29,8 +29,8 @@ from cyclopts import Parameter
 from user_questions import tool_ask_user
 from user_questions._json import load_json
 from user_questions.agents import AgentRegistry
+from user_questions.context import Context
 from user_questions.errors import UserQuestionError
-from user_questions.kernel import Context
 from user_questions.providers.scripted import ScriptedProvider
 from user_questions.service import UserQuestionProvider, UserQuestionService
 from user_questions.tools import ToolRegistry

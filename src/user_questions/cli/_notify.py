@@ -1,12 +1,11 @@
 """The notification flags of `uq serve`: services, webhooks and commands told of every question.
 
-Level 10. `notifications` turns `--notify`, `--notify-settled`, `--answer-links`,
-`--notify-webhook`, `--notify-command` and `--notify-secret` into the host task that runs the
-notifiers and the answer links it signs (docs/notify.md). Every flag is checked before the host
-listens, so a bad one is a one-line error (`BAD_NOTIFIER`, exit status 2). The webhook secret
-and the answer-link key are read from (or kept in) the store only when they are needed. The
-notifiers are made once the host is bound (`server.AddressedTasks`), since their links name the
-address it is reached at.
+`notifications` turns `--notify`, `--notify-settled`, `--answer-links`, `--notify-webhook`,
+`--notify-command` and `--notify-secret` into the host task that runs the notifiers and the answer
+links it signs (docs/notify.md). Every flag is checked before the host listens, so a bad one is a
+one-line error (`BAD_NOTIFIER`, exit status 2). The webhook secret and the answer-link key are read
+from (or kept in) the store only when they are needed. The notifiers are made once the host is bound
+(`server.AddressedTasks`), since their links name the address it is reached at.
 """
 
 from __future__ import annotations
@@ -16,18 +15,18 @@ from dataclasses import dataclass
 
 import anyio
 
-from user_questions.host.answer_links import AnswerLinks, answer_link_secret, lifetime
 from user_questions.host.app import HostTask
-from user_questions.host.notify import Notifier, notifying
-from user_questions.host.notify_apprise import AppriseNotifier, check_apprise_url
-from user_questions.host.notify_command import CommandNotifier
-from user_questions.host.notify_webhook import (
+from user_questions.host.gate.public_url import PublicUrl
+from user_questions.host.notify.apprise import AppriseNotifier, check_apprise_url
+from user_questions.host.notify.command import CommandNotifier
+from user_questions.host.notify.links import AnswerLinks, answer_link_secret, lifetime
+from user_questions.host.notify.notifier import Notifier, notifying
+from user_questions.host.notify.webhook import (
     WebhookNotifier,
     check_secret,
     check_webhook,
     webhook_secret,
 )
-from user_questions.host.public_url import PublicUrl
 from user_questions.host.stores import open_store
 
 __all__ = ["Notifications", "notifications", "stored_secret"]

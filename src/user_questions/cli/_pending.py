@@ -1,11 +1,11 @@
 """`uq pending`: list the questions waiting on a host, from any terminal (over SSH too).
 
-Level 10, extra `web`. Reads `GET /api/pending` of a running host (`_host_client`). Without
-`--json` it prints one line per request, oldest first: its rpcId (what `uq answer RPC_ID`
-takes), how long ago it was asked, its session (and where the asker said it comes from) and its
-first question. With `--json`, one JSON object per request and line:
-`{"rpcId", "sessionId", "askedAt", "origin"?, "questions"}`. Exit statuses: 0 listed (an empty
-list too), 1 the host cannot be reached or refused the token, 2 bad input.
+Extra `web`. Reads `GET /api/pending` of a running host (`_host_client`). Without `--json` it prints
+one line per request, oldest first: its rpcId (what `uq answer RPC_ID` takes), how long ago it was
+asked, its session (and where the asker said it comes from) and its first question. With `--json`,
+one JSON object per request and line: `{"rpcId", "sessionId", "askedAt", "origin"?, "questions"}`.
+Exit statuses: 0 listed (an empty list too), 1 the host cannot be reached or refused the token, 2
+bad input.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """`uq serve`: run the host, the web page where people answer the questions agents ask.
 
-Level 10. Prints one line on stdout, the URL with the token, once the host serves; errors are one
-line on stderr. Exit statuses: 0 stopped (Ctrl-C, SIGTERM), 1 could not start (store in use,
-address busy), 2 bad input (a token, store or notify flag that cannot be used).
+Prints one line on stdout, the URL with the token, once the host serves; errors are one line on
+stderr. Exit statuses: 0 stopped (Ctrl-C, SIGTERM), 1 could not start (store in use, address busy),
+2 bad input (a token, store or notify flag that cannot be used).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from cyclopts import Parameter
 
 from user_questions.cli._notify import notifications, stored_secret
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.logs import LogFormat, url_secrets
 from user_questions.host.server import serve as run_host
 from user_questions.host.stores import default_store_path
+from user_questions.host.telemetry.logs import LogFormat, url_secrets
 
 __all__ = ["fail", "serve"]
 

@@ -1,9 +1,9 @@
 """Running a prompt so that SIGTERM or SIGHUP withdraws it before the command stops.
 
-Level 10, shared by `uq ask`, `uq answer` and `uq hook`. A prompt that is cancelled erases
-itself and restores the terminal (`providers.terminal`), a question asked through a host is
-withdrawn; `until_stopped` turns a stop signal into that cancellation, then raises
-`StoppedError`, so the command can exit with 128+N.
+Shared by `uq ask`, `uq answer` and `uq hook`. A prompt that is cancelled erases itself and restores
+the terminal (`providers.terminal`), a question asked through a host is withdrawn; `until_stopped`
+turns a stop signal into that cancellation, then raises `StoppedError`, so the command can exit with
+128+N.
 """
 
 from __future__ import annotations

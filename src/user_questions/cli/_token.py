@@ -1,10 +1,9 @@
 """`uq token add | list | revoke`: the named tokens of the people who use a host.
 
-Level 10. Each command opens the host's store beside the running host (`_beside`); a host hears
-of the change at once (SQLite: within `WATCH_INTERVAL`; PostgreSQL: a NOTIFY), so a new token
-opens the page straight away and a revoked one is refused, its open connections closed.
-Exit statuses: 0 done, 1 the store cannot be reached, 2 bad input (a bad or taken name, no such
-token, an unusable store).
+Each command opens the host's store beside the running host (`_beside`); a host hears of the change
+at once (SQLite: within `WATCH_INTERVAL`; PostgreSQL: a NOTIFY), so a new token opens the page
+straight away and a revoked one is refused, its open connections closed. Exit statuses: 0 done, 1
+the store cannot be reached, 2 bad input (a bad or taken name, no such token, an unusable store).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from cyclopts import App, Parameter
 
 from user_questions.cli._beside import DB_HELP, local_time, with_store
 from user_questions.frames import iso
-from user_questions.host.people import add_person, revoke_person
+from user_questions.host.gate.people import add_person, revoke_person
 from user_questions.host.stores import Store, TokenRecord
 
 __all__ = ["token_app"]

@@ -1,21 +1,24 @@
 """The host: a durable inbox of questions that humans answer from a web page.
 
-Level 8, a module per job. `create_app()` (in `user_questions.host.app`) builds the Starlette app
-that `uq serve` runs (`server`); `Hub` (`hub`) holds the pending requests and hands out the
-in-process provider (`provider.HostProvider`); `open_store()` (`stores`) opens the store behind
-them. The two WebSocket protocols are `page_connection` and `asker_connection`, the HTTP API
-`http_api`, the pages `pages`; docs/protocol.md describes what they speak. Nothing is re-exported
-here, so importing one part never loads the web stack of another.
+`create_app()` (`app`) builds the Starlette app that `uq serve` runs (`server`), both from one
+`HostConfig` (`config`); `Hub` (`hub`) holds the pending requests over the store, first answer wins;
+`HostProvider` (`in_process`) lets an agent in the host's own process ask through it. Nothing is
+re-exported here, so importing one part never loads the web stack of another.
 
-The modules, lowest first (a module imports only lower ones; `tests/test_layers.py` checks it):
+The rooms, lowest first (each imports only from its own level or a lower one;
+`tests/test_layers.py` checks it, room by room):
 
-    stores, markdown, security, decoding,    the records and their storage; rendering; the gate;
-    public_url, proxy, logs                  the public address, trusted proxies, the access log
-    records, events, history, people,        retention; events; history; tokens; the in-process
-    provider, metrics, answer_links          provider; the numbers /metrics renders; answer links
-    hub, notify_message
-    connection, http_api, notify, pages, answer_pages
-    page_connection, asker_connection, notify_webhook, notify_command, notify_apprise
-    app
-    server
+    markdown/    question details rendered to safe HTML (markdown-it, raw HTML off)
+    stores/      the records and their storage: SQLite (embedded) and PostgreSQL (several hosts)
+    gate/        who may come in: the security middleware, tokens and people, trusted proxies,
+                 the public address
+    telemetry/   what an operator reads: the access log, the numbers /metrics renders
+    web/         what a browser is served: the inbox and history pages, static/, history's JSON
+    hub          the pending requests, fan-out to pages, first answer wins
+                 (with `shown`, `retention`, `_frame_text`, `_collector` below it)
+    protocols/   what the host speaks: the page and asker WebSockets, the HTTP API, decoding
+    notify/      telling people: events, notifiers (apprise, webhook, command), answer links
+    in_process   the provider of agents in the host's process
+    config       `HostConfig`, everything a host is started with
+    app, server  composition: the routes and middleware; the server that runs them
 """

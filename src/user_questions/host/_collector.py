@@ -1,11 +1,11 @@
 """`collector_paused()`: Python's cyclic garbage collector paused while a host reads many records.
 
-Level 0 of `host/`; standard library only. A host reads every pending request when it starts
-(and again when a shared store reconnects): each is a score of new objects (its questions'
-models, their lists and strings) that the collector scans again and again while the list grows,
-although none of them can be garbage. At 100,000 pending requests that was more than half of a
-host's start (`benchmarks/`). Reference counting still frees whatever is dropped meanwhile, and
-the collector runs again afterwards, unless it was off to begin with.
+Standard library only. A host reads every pending request when it starts (and again when a shared
+store reconnects): each is a score of new objects (its questions' models, their lists and strings)
+that the collector scans again and again while the list grows, although none of them can be garbage.
+At 100,000 pending requests that was more than half of a host's start (`benchmarks/`). Reference
+counting still frees whatever is dropped meanwhile, and the collector runs again afterwards, unless
+it was off to begin with.
 """
 
 from __future__ import annotations

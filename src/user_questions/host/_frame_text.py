@@ -1,13 +1,12 @@
 """The frames a host sends most, written as text: the JSON their models would write.
 
-Level 1 of `host/`: imports `stores`, `frames` and `outcomes`. Every request a host handles
-sends a page its `question/requested` and `question/resolved` frames and an asker its
-`ask/pending` and `ask/settled` replies. Building each through its model (validating what the
-host itself made, then serialising it) cost a large share of a host's start with 10,000 pending
-and a few percent of its CPU per answered request (`benchmarks/`); here each is written around
-the JSON it carries, which the store keeps (a request's questions) or the model writes once (an
-answer, an origin). The frame models in `frames` stay the definition: the tests read every
-frame written here back through its model, with quotes, control characters, non-ASCII text and
+Every request a host handles sends a page its `question/requested` and `question/resolved` frames
+and an asker its `ask/pending` and `ask/settled` replies. Building each through its model
+(validating what the host itself made, then serialising it) cost a large share of a host's start
+with 10,000 pending and a few percent of its CPU per answered request (`benchmarks/`); here each is
+written around the JSON it carries, which the store keeps (a request's questions) or the model
+writes once (an answer, an origin). The frame models in `frames` stay the definition: the tests read
+every frame written here back through its model, with quotes, control characters, non-ASCII text and
 every ending.
 """
 

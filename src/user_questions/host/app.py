@@ -1,24 +1,24 @@
 """`create_app()`: the host as a Starlette app, put together from the modules beside it.
 
-Level 8, the top of `host/` with `server`: it only composes. The routes, the security middleware,
-the lifespan that opens the store and runs the hub, the people and the host's tasks, and the one
-place where error codes become HTTP statuses. What each route does is in its own module:
+With `server`, the top of `host/`: it only composes. The routes, the security middleware, the
+lifespan that opens the store and runs the hub, the people and the host's tasks, and the one place
+where error codes become HTTP statuses. What each route does is in its own module:
 
-    GET  /              the inbox page (its shell needs no token)  `pages`
-    GET  /q/<rpcId>     on to the inbox, open on that card     `pages`
-    POST /session       a page signs in with a token           `pages`
-    GET  /history       the history page                       `pages`
-    GET  /static/...    the pages' modules and styles          `pages`
-    GET  /manifest.webmanifest, /sw.js   the installable inbox `pages`
-    GET/POST /a/<link>  an answer link: look, then send        `answer_pages`
-    WS   /ws            the page protocol                      `page_connection`
-    WS   /ws/ask        the asker protocol                     `asker_connection`
-    POST /api/respond   a client-response; the receipt         `http_api`
-    GET  /api/pending   every pending request's frame          `http_api`
-    GET  /api/history   settled requests, paginated            `http_api`
-    GET  /metrics       Prometheus' text format                `http_api`, `metrics`
-    GET  /healthz       `{"ok": true}`, without a token        `http_api`
-    GET  /readyz        200 while the store answers, else 503  `http_api`
+    GET  /              the inbox page (its shell needs no token)  `web.pages`
+    GET  /q/<rpcId>     on to the inbox, open on that card     `web.pages`
+    POST /session       a page signs in with a token           `web.pages`
+    GET  /history       the history page                       `web.pages`
+    GET  /static/...    the pages' modules and styles          `web.pages`
+    GET  /manifest.webmanifest, /sw.js   the installable inbox `web.pages`
+    GET/POST /a/<link>  an answer link: look, then send        `notify.link_pages`
+    WS   /ws            the page protocol                      `protocols.page`
+    WS   /ws/ask        the asker protocol                     `protocols.asker`
+    POST /api/respond   a client-response; the receipt         `protocols.http_api`
+    GET  /api/pending   every pending request's frame          `protocols.http_api`
+    GET  /api/history   settled requests, paginated            `protocols.http_api`
+    GET  /metrics       Prometheus' text format    `protocols.http_api`, `telemetry.metrics`
+    GET  /healthz       `{"ok": true}`, without a token        `protocols.http_api`
+    GET  /readyz        200 while the store answers, else 503  `protocols.http_api`
 
 Around the routes, outermost first: `ForwardedMiddleware` (only with `trust_proxy`: who the
 client is behind a reverse proxy), `AccessLogMiddleware` (request and connection ids, a log line
@@ -47,21 +47,23 @@ from starlette.routing import Mount, Route, WebSocketRoute
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import brief
-from user_questions.host import answer_pages, http_api, pages
-from user_questions.host.answer_links import AnswerLinks
-from user_questions.host.asker_connection import AskerConnection
-from user_questions.host.connection import REVOKED_CLOSE_CODE
-from user_questions.host.http_api import SURFACE_HEADER
+from user_questions.host.gate.people import TOKEN_PATTERN, People, check_token, host_token
+from user_questions.host.gate.proxy import ForwardedMiddleware, trusted_proxies
+from user_questions.host.gate.public_url import public_url as parse_public_url
+from user_questions.host.gate.security import SecurityMiddleware
 from user_questions.host.hub import HostTask, Hub
-from user_questions.host.logs import AccessLogMiddleware
-from user_questions.host.page_connection import PageConnection
-from user_questions.host.pages import STATIC_DIR
-from user_questions.host.people import TOKEN_PATTERN, People, check_token, host_token
-from user_questions.host.proxy import ForwardedMiddleware, trusted_proxies
-from user_questions.host.public_url import public_url as parse_public_url
-from user_questions.host.records import check_retain_days, keep_records
-from user_questions.host.security import SecurityMiddleware
+from user_questions.host.notify import link_pages
+from user_questions.host.notify.links import AnswerLinks
+from user_questions.host.protocols import http_api
+from user_questions.host.protocols.asker import AskerConnection
+from user_questions.host.protocols.connection import REVOKED_CLOSE_CODE
+from user_questions.host.protocols.http_api import SURFACE_HEADER
+from user_questions.host.protocols.page import PageConnection
+from user_questions.host.retention import check_retain_days, keep_records
 from user_questions.host.stores import Store, open_store
+from user_questions.host.telemetry.logs import AccessLogMiddleware
+from user_questions.host.web import pages
+from user_questions.host.web.pages import STATIC_DIR
 
 __all__ = [
     "REVOKED_CLOSE_CODE",
@@ -110,7 +112,7 @@ def create_app(
     the address people reach the host at through a proxy or a tunnel (`app.state.public_url`, a
     `PublicUrl`, or `None`): its origin is accepted as the host's own. `trust_proxy` names the
     peers (IP addresses or networks) whose `Forwarded` / `X-Forwarded-*` headers say who the
-    client is (`host/proxy.py`); nobody's by default. `answer_links` checks the answer links
+    client is (`host/gate/proxy.py`); nobody's by default. `answer_links` checks the answer links
     notifications carry (`app.state.answer_links`); without it every answer link is refused.
 
     Raises:
@@ -150,7 +152,7 @@ def create_app(
             Mount("/static", pages.static_files()),
             Route("/manifest.webmanifest", pages.manifest, methods=["GET", "HEAD"]),
             Route("/sw.js", pages.service_worker, methods=["GET", "HEAD"]),
-            Route("/a/{link}", answer_pages.answer_link, methods=["GET", "POST"]),
+            Route("/a/{link}", link_pages.answer_link, methods=["GET", "POST"]),
             WebSocketRoute("/ws", PageConnection.endpoint),
             WebSocketRoute("/ws/ask", AskerConnection.endpoint),
             Route("/api/respond", http_api.respond, methods=["POST"]),

@@ -1,8 +1,5 @@
 """The hub: pending requests, fan-out to pages, first answer wins.
 
-Level 8: imports `stores`, `records`, `decoding`, `markdown`, `metrics`, `provider`,
-`_collector`, `_frame_text`, `frames`, `outcomes`, `_checks`, `_text` and `_wire`.
-
 The store is the source of truth; the hub keeps a cache of the pending requests (each with its
 `question/requested` frame serialised once) so that a page that connects gets them replayed at
 once. Every change goes through the store first and reaches the cache through `_apply`, the one
@@ -19,7 +16,7 @@ place that updates it, announces it to the pages and releases the askers waiting
 Each settlement records the surface (`via`) and the person (`by`, a token's name). Handing the
 pending requests to a page (`subscribe`) records them as shown; so does `record_shown()`, which
 whoever lists `pending_frames()` to a person calls. The shown times are written in the
-background (`records.ShownRecorder`), never delaying a page.
+background (`shown.ShownRecorder`), never delaying a page.
 
 When the store reports that another host changed something (`Store.on_change`), the hub re-reads
 what changed and applies it the same way, so pages and askers on every host see every request.
@@ -44,7 +41,7 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from user_questions._checks import check_answer, check_request, quoted
+from user_questions._checks import check_answer, check_request, quoted, usable_id
 from user_questions._disposer import Disposer, nothing
 from user_questions._lifetime import AsyncLifetime
 from user_questions._text import text_problem
@@ -61,17 +58,15 @@ from user_questions.frames import (
 )
 from user_questions.host._collector import collector_paused
 from user_questions.host._frame_text import requested_frame, resolved_frame
-from user_questions.host.decoding import usable_id
 from user_questions.host.markdown import render_details
-from user_questions.host.metrics import HostMetrics
-from user_questions.host.provider import HostProvider
-from user_questions.host.records import ShownRecorder
+from user_questions.host.shown import ShownRecorder
 from user_questions.host.stores import (
     NewQuestion,
     QuestionStore,
     Settlement,
     StoredQuestion,
 )
+from user_questions.host.telemetry.metrics import HostMetrics
 from user_questions.outcomes import Outcome, Surface
 from user_questions.types import AskUserQuestionItem
 
@@ -80,7 +75,6 @@ __all__ = [
     "MAX_PENDING",
     "RENDER_WORKERS",
     "EventListener",
-    "HostProvider",
     "HostTask",
     "Hub",
     "PageSubscription",
@@ -130,11 +124,12 @@ class PageSubscription:
     snapshot: list[str]
     frames: MemoryObjectReceiveStream[str]
     _send: MemoryObjectSendStream[str]
-    _hub: Hub
+    _leave: Callable[[PageSubscription], None]
+    """Tells the hub to stop sending to this page."""
 
     def close(self) -> None:
         """Stop following; idempotent."""
-        self._hub._pages.discard(self)
+        self._leave(self)
         self._send.close()
         self.frames.close()
 
@@ -193,11 +188,6 @@ class Hub(AsyncLifetime):
         """Record (in the background) that every pending request has just been shown; one
         shown before keeps its first time."""
         self._show(self._entries.values())
-
-    def provider(self, session: str = "host", *, origin: Origin | None = None) -> HostProvider:
-        """A provider for agents running in this process; `session` names their requests and
-        `origin` says where they come from."""
-        return HostProvider(self, session, origin=origin)
 
     def on_event(self, listener: EventListener) -> Disposer:
         """Call `listener` after this host commits a new request or wins a settlement.
@@ -261,15 +251,13 @@ class Hub(AsyncLifetime):
             frame = requested_frame(asked)  # serialised once, kept if created
             _check_frame_size(frame)
             known, created = await self.store.submit(asked)
+        if not created:
+            # Decided before anything is applied or reported: a mismatch changes nothing here.
+            _check_same_request(known, session_id, questions)
         self._apply(known, frame if created else None)
         if created:
             self._committed(known)
         known = self._known(rpc_id) or known
-        if known.session_id != session_id or known.questions != questions:
-            raise UserQuestionError(
-                f"rpcId {quoted(rpc_id)} already names another request; use a new rpcId",
-                ErrorCode.BAD_REQUEST,
-            )
         entry = self._entries.get(rpc_id)
         if entry is None or watcher is None:
             return known, nothing
@@ -305,7 +293,7 @@ class Hub(AsyncLifetime):
         """Follow the pending requests: a snapshot now, then every frame as it happens. The
         snapshot is recorded as shown, as is every request pushed to a page later."""
         send, receive = anyio.create_memory_object_stream[str](MAX_CLIENT_BACKLOG)
-        page = PageSubscription(self.pending_frames(), receive, send, self)
+        page = PageSubscription(self.pending_frames(), receive, send, self._pages.discard)
         self.record_shown()
         self._pages.add(page)
         return page
@@ -454,6 +442,17 @@ def _check_id(what: str, value: str) -> None:
     problem = text_problem(value)
     if problem is not None:
         raise UserQuestionError(f"{what} {problem}", ErrorCode.BAD_REQUEST)
+
+
+def _check_same_request(
+    known: StoredQuestion, session_id: str, questions: tuple[AskUserQuestionItem, ...]
+) -> None:
+    """Refuse a submission whose rpcId already names a different request."""
+    if known.session_id != session_id or known.questions != questions:
+        raise UserQuestionError(
+            f"rpcId {quoted(known.rpc_id)} already names another request; use a new rpcId",
+            ErrorCode.BAD_REQUEST,
+        )
 
 
 def _check_origin(origin: Origin | None) -> None:

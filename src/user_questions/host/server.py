@@ -1,20 +1,18 @@
 """Running a host with uvicorn: bind, announce the URL, stop cleanly on Ctrl-C or SIGTERM.
 
-Level 8 (the top of `host/`): imports uvicorn, `_tls`, `app`, `hub`, `logs`, `people`, `proxy`,
-`records`, `frames`, `stores` and `_websocket_protocol`. `serve()` is what `uq serve` and `uq demo`
-run. The store is opened once before anything listens, so a locked or foreign store and a bad token
-are one-line errors too, and the token is settled before the URL is printed; so are the TLS
-certificate and key, the trusted proxies and the metrics address. The sockets are bound before
-uvicorn starts, so a busy port is a one-line error rather than a log record, and `--port 0` yields
-its real port. The URL is announced once the app has started (its store is open and its pending
-requests are loaded), so whoever reads it can connect at once. A signal stops the server gracefully
-(open sockets are closed, the app's lifespan ends, the store is closed) and the process then exits
-normally.
+`serve()` is what `uq serve` and `uq demo` run. The store is opened once before anything listens, so
+a locked or foreign store and a bad token are one-line errors too, and the token is settled before
+the URL is printed; so are the TLS certificate and key, the trusted proxies and the metrics address.
+The sockets are bound before uvicorn starts, so a busy port is a one-line error rather than a log
+record, and `--port 0` yields its real port. The URL is announced once the app has started (its
+store is open and its pending requests are loaded), so whoever reads it can connect at once. A
+signal stops the server gracefully (open sockets are closed, the app's lifespan ends, the store is
+closed) and the process then exits normally.
 
 With a certificate the host serves https and wss, and the URL says https. With a metrics
 address (`metrics_bind`) a second socket serves `GET /metrics` without a token; one uvicorn
 server serves both sockets, and each request goes to the app of the socket it arrived on.
-uvicorn's own proxy-header handling is off: `--trust-proxy` (`host/proxy.py`) decides whom to
+uvicorn's own proxy-header handling is off: `--trust-proxy` (`host/gate/proxy.py`) decides whom to
 believe.
 """
 
@@ -38,18 +36,18 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from user_questions._tls import server_context
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_FRAME_BYTES
-from user_questions.host import logs
-from user_questions.host._websocket_protocol import WebSocketProtocol
-from user_questions.host.answer_links import AnswerLinks
 from user_questions.host.app import create_app, create_metrics_app
+from user_questions.host.gate.people import check_token, host_token
+from user_questions.host.gate.proxy import trusted_proxies
+from user_questions.host.gate.public_url import PublicUrl
+from user_questions.host.gate.public_url import public_url as parse_public_url
 from user_questions.host.hub import HostTask
-from user_questions.host.logs import LogFormat
-from user_questions.host.people import check_token, host_token
-from user_questions.host.proxy import trusted_proxies
-from user_questions.host.public_url import PublicUrl
-from user_questions.host.public_url import public_url as parse_public_url
-from user_questions.host.records import check_retain_days
+from user_questions.host.notify.links import AnswerLinks
+from user_questions.host.protocols._websocket import WebSocketProtocol
+from user_questions.host.retention import check_retain_days
 from user_questions.host.stores import open_store
+from user_questions.host.telemetry import logs
+from user_questions.host.telemetry.logs import LogFormat
 
 __all__ = [
     "GRACEFUL_SHUTDOWN",
@@ -188,7 +186,7 @@ def run(
         log_level="warning",
         log_config=None if log_format == LogFormat.JSON else uvicorn.config.LOGGING_CONFIG,
         access_log=False,
-        proxy_headers=False,  # whom to believe is `--trust-proxy`'s decision (`host/proxy.py`)
+        proxy_headers=False,  # whom to believe is `--trust-proxy`'s decision (`host/gate/proxy.py`)
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
     )
     config.load()
@@ -222,8 +220,8 @@ def serve(
     on stderr. `retain_days` deletes the records of requests settled more than that many days ago
     (default: keep everything). `tls_cert` and `tls_key` (PEM files, given together) make it
     serve https and wss. `trust_proxy` names the proxies whose forwarding headers are believed
-    (`host/proxy.py`). `metrics_bind` (`ADDR:PORT`, or a port on loopback) serves `GET /metrics`
-    there without a token. `log_format` is how the log is written (`host/logs.py`); the host's
+    (`host/gate/proxy.py`). `metrics_bind` (`ADDR:PORT`, or a port on loopback) serves `GET /metrics`
+    there without a token. `log_format` is how the log is written (`host/telemetry/logs.py`); the host's
     token and `secrets` (the notify secret, notification URLs) never appear in it. `tasks` may be
     a function that makes them from the address people reach the host at (the public URL, else
     `bound_address`), called once it is bound; `answer_links` checks the answer links they send

@@ -1,7 +1,4 @@
-"""What the framework adapters share: asking several things at once, and approval cards.
-
-Level 9: imports `asker`, `approvals`, `abort` and `errors`.
-"""
+"""What the framework adapters share: asking several things at once, and approval cards."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """LangGraph: ask a person from inside a graph, and answer a graph's interrupts through the host.
 
-Level 9: imports `asker`, `approvals`, `_checks`, `_wire`, `errors` and `types`; needs the
-`langgraph` extra.
+Needs the `langgraph` extra.
 
 LangGraph pauses a graph with `interrupt(value)` inside a node: the value is saved with the
 thread's checkpoint, the run returns, and a client later resumes the thread with

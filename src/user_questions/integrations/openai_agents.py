@@ -1,6 +1,6 @@
 """OpenAI Agents SDK: the `ask_user_question` function tool, and tool-approval interruptions.
 
-Level 9: imports `asker`, `approvals` and `errors`; needs the `openai-agents` extra.
+Needs the `openai-agents` extra.
 
 - `ask_user_tool(asker)` is a `FunctionTool` built from `Tool.to_responses()` (the strict schema
   and our description); a call runs our tool through the asker, so the model reads our result

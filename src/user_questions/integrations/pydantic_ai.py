@@ -1,7 +1,6 @@
 """Pydantic AI: the `ask_user_question` tool as a toolset, and approvals of deferred tool calls.
 
-Level 9: imports `asker`, `approvals`, `tool_ask_user` and `errors`; needs the `pydantic-ai` extra
-(the slim package).
+Needs the `pydantic-ai` extra (the slim package).
 
 - `ask_user_toolset(asker)` is a `FunctionToolset` holding `ask_user_question` with our schema and
   description; a call runs our tool through the asker, so the model reads our result text: the

@@ -1,7 +1,7 @@
 """Providers: the surfaces that show questions to a human.
 
-Level 7. Only `ScriptedProvider` is re-exported here: the terminal and remote providers need
-extras and are imported from their modules (`user_questions.providers.terminal`, `.remote`).
+Only `ScriptedProvider` is re-exported here: the terminal and remote providers need extras and are
+imported from their modules (`user_questions.providers.terminal`, `.remote`).
 """
 
 from user_questions.providers.scripted import ScriptedAnswer, ScriptedProvider

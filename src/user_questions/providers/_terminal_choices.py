@@ -1,12 +1,12 @@
 """The interactive choice list as a state machine over key presses, and what it draws.
 
-Level 7, private to `providers.terminal`: no UI library but prompt_toolkit's measure of display
-width (through `_terminal_wrap`). The prompt (`_terminal_prompt`) maps keys to these methods and
-draws `choice_lines` at its terminal's width; tests press the same keys on a `ChoiceState` and read
-the same lines without a terminal. Lines are lists of `(style, text)` pairs, the formatted text of
-prompt_toolkit, with style names the prompt's style sheet colours. A label, a description or a
-note wider than the terminal is wrapped with a hanging indent: its lines start under its text,
-after the pointer, the tick box and the number.
+Private to `providers.terminal`. no UI library but prompt_toolkit's measure of display width
+(through `_terminal_wrap`). The prompt (`_terminal_prompt`) maps keys to these methods and draws
+`choice_lines` at its terminal's width; tests press the same keys on a `ChoiceState` and read the
+same lines without a terminal. Lines are lists of `(style, text)` pairs, the formatted text of
+prompt_toolkit, with style names the prompt's style sheet colours. A label, a description or a note
+wider than the terminal is wrapped with a hanging indent: its lines start under its text, after the
+pointer, the tick box and the number.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The line dialogue: questions as numbered text, answers as typed lines, for pipes and CI logs.
 
-Level 7, private to `providers.terminal`; it needs no extra. Each question is printed with its
-options numbered; a reply is one line:
+Private to `providers.terminal`; it needs no extra. Each question is printed with its options
+numbered; a reply is one line:
 
 - a number (`2`), or numbers (`1,3`) on a multi-select question; the number after the last option
   is "Other", whose text comes on the next line;

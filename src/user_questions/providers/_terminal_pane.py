@@ -1,12 +1,12 @@
 """The question's context (header, question, detail) as a pane above the list: how the terminal's
 rows are shared between the two, and which lines of a long context show.
 
-Level 7, private to `providers.terminal`; no UI library. The prompt (`_terminal_prompt`) asks
-`split_rows` on every redraw, with the rows of its terminal at that moment, so a resize shares
-the new height again. Everything fits when it can. Otherwise the list, which scrolls to keep its
-highlight in sight, takes what it needs, and the context keeps at least a third of the room (at
-least `CONTEXT_MIN_ROWS`, at most half); a context that does not fit in its rows is shown a
-window at a time, with a status line, and PageUp/PageDown scroll it.
+Private to `providers.terminal`; no UI library. The prompt (`_terminal_prompt`) asks `split_rows` on
+every redraw, with the rows of its terminal at that moment, so a resize shares the new height again.
+Everything fits when it can. Otherwise the list, which scrolls to keep its highlight in sight, takes
+what it needs, and the context keeps at least a third of the room (at least `CONTEXT_MIN_ROWS`, at
+most half); a context that does not fit in its rows is shown a window at a time, with a status line,
+and PageUp/PageDown scroll it.
 """
 
 from __future__ import annotations

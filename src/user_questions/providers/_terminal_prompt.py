@@ -1,13 +1,13 @@
 """The interactive terminal surface: a question drawn by prompt_toolkit as a prompt that gives way,
 when it ends, to a record of what was asked and answered.
 
-Level 7, private to `providers.terminal`; needs the `terminal` extra (rich and prompt_toolkit).
-The prompt is a small inline prompt_toolkit application: the question's context (header, question
-and markdown detail, rendered by rich) in a pane, the options under it, the key help last. It is
-drawn again at the new size whenever the terminal is resized, so nothing of the question scrolls
-away; how the rows are shared is `_terminal_pane`'s. When it ends it erases itself, and the
-context is printed once more, at the width of that moment, with one line that records the answer,
-so the scrollback reads as a transcript.
+Private to `providers.terminal`; needs the `terminal` extra (rich and prompt_toolkit). The prompt is
+a small inline prompt_toolkit application: the question's context (header, question and markdown
+detail, rendered by rich) in a pane, the options under it, the key help last. It is drawn again at
+the new size whenever the terminal is resized, so nothing of the question scrolls away; how the rows
+are shared is `_terminal_pane`'s. When it ends it erases itself, and the context is printed once
+more, at the width of that moment, with one line that records the answer, so the scrollback reads as
+a transcript.
 
 Cancellation: the application runs in a shielded task. When the asking task is cancelled (an
 abort, a timeout), the application is told to exit and is awaited, for at most

@@ -1,6 +1,6 @@
 """Reading typed lines from a stream without blocking the event loop.
 
-Level 7, private to `providers.terminal`: the line dialogue's input. A pipe or terminal is polled
+Private to `providers.terminal`. the line dialogue's input. A pipe or terminal is polled
 (`anyio.wait_readable`) before each read, so a cancelled ask leaves no thread behind, blocked in a
 read, that would swallow the next line. Lines are bounded by `MAX_LINE_CHARS`.
 """

@@ -1,8 +1,7 @@
 """What a terminal shows for a question, without any UI library.
 
-Level 7, private to `providers.terminal`: imports `presentation` and `types` only. Both terminal
-surfaces (the interactive prompt and the line dialogue) build on these views, so they order, number
-and mark options alike and describe answers in the same words.
+Both terminal surfaces (the interactive prompt and the line dialogue) build on these views, so they
+order, number and mark options alike and describe answers in the same words.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Breaking styled text into lines that fit a terminal, measured in display cells.
 
-Level 7, private to `providers.terminal`; needs the `terminal` extra (prompt_toolkit). Widths are
-measured with prompt_toolkit's `get_cwidth`, the measure its renderer draws with, so a line
-wrapped here is never wrapped again: a CJK wide character takes two cells, a combining mark none.
+Private to `providers.terminal`; needs the `terminal` extra (prompt_toolkit). Widths are measured
+with prompt_toolkit's `get_cwidth`, the measure its renderer draws with, so a line wrapped here is
+never wrapped again: a CJK wide character takes two cells, a combining mark none.
 
 Lines break at spaces, and between two characters where either is a Chinese or Japanese character
 (those scripts put no spaces between words); Korean, which does, breaks at spaces like English.

@@ -1,7 +1,6 @@
 """`RemoteProvider`: ask the humans of a host (`uq serve`) from another process or machine.
 
-Level 7: imports `frames`, `asking`, `_wire`, `_tls`, `errors`, `service` and `types`; needs the
-`web` extra (websockets) and the asyncio backend.
+Needs the `web` extra (websockets) and the asyncio backend.
 
 The asker protocol (docs/protocol.md) runs over one WebSocket, `/ws/ask`, shared by every ask of the
 provider. Each ask has an `rpcId` generated here, so it survives anything that cuts the

@@ -1,8 +1,8 @@
 """`ScriptedProvider`: answers from a script, for tests, CI and demos.
 
-Level 7. It is to this package what `httpx.MockTransport` is to httpx: a real provider whose
-human is a mapping or a function. It fails closed: a question the script does not answer is a
-dismissal (`ASK_CANCELLED`), never an invented choice or consent.
+It is to this package what `httpx.MockTransport` is to httpx: a real provider whose human is a
+mapping or a function. It fails closed: a question the script does not answer is a dismissal
+(`ASK_CANCELLED`), never an invented choice or consent.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """`TerminalProvider`: a person at a terminal answers the questions.
 
-Level 7. Importing this module needs no extra; asking at a real terminal needs the `terminal`
-extra (rich and prompt_toolkit), and fails on first use, with the line that
-installs it, when it is missing. The line dialogue used for pipes needs nothing.
+Importing this module needs no extra; asking at a real terminal needs the `terminal` extra (rich and
+prompt_toolkit), and fails on first use, with the line that installs it, when it is missing. The
+line dialogue used for pipes needs nothing.
 
 Two surfaces share one flow (`ask_with`): each question in turn, then, for a batch of two or
 more, a summary where the person can change any answer before submitting. The answer is built

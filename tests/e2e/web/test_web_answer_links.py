@@ -23,7 +23,7 @@ from playwright.sync_api import Browser, Page, expect
 from tests.e2e.host_process import answer_body, free_port
 from tests.e2e.web.conftest import Asker, Host, answer_of
 from tests.receivers import HttpReceiver, SmtpReceiver, body_text, http_receiver, smtp_receiver
-from user_questions.host.answer_links import AnswerLinks, Grant, answer_link_secret
+from user_questions.host.notify.links import AnswerLinks, Grant, answer_link_secret
 from user_questions.host.stores import open_store
 from user_questions.types import AskUserQuestionAnswer
 

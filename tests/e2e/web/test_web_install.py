@@ -17,8 +17,8 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.host_process import free_port
 from tests.e2e.web.conftest import Host
-from user_questions.host.pages import STATIC_DIR
-from user_questions.host.security import CONTENT_SECURITY_POLICY
+from user_questions.host.gate.security import CONTENT_SECURITY_POLICY
+from user_questions.host.web.pages import STATIC_DIR
 
 pytestmark = pytest.mark.e2e
 

@@ -1,9 +1,8 @@
 """The host's store: its records, its protocols, and `open_store(url)`.
 
-Level 8: imports `types`, `frames`, `outcomes` and `errors`. The store is the source of truth of
-a host: a request is committed to it before any page sees it, and its outcome before its asker
-is released. The hub keeps only a cache of what is pending, rebuilt from the store at start-up
-and whenever the store says something changed.
+The store is the source of truth of a host: a request is committed to it before any page sees it,
+and its outcome before its asker is released. The hub keeps only a cache of what is pending, rebuilt
+from the store at start-up and whenever the store says something changed.
 
 The records are in `stores/records.py`, the protocols (`Store`, and its parts `QuestionStore`,
 `HistoryStore`, `TokenStore`, `SettingStore`) in `stores/protocol.py`; both are re-exported here.

@@ -1,13 +1,13 @@
 """`GroupCommit`: writes that queue up while a commit is in flight share the next commit.
 
-Level 8; anyio only. A durable commit waits for the disk (an fsync), and the store's one
-connection does one thing at a time; when many asks and answers arrive at once, each would wait
-for the commits of all those before it. Here the first writer becomes the leader: it takes every
-write queued so far and hands them to `execute`, which runs them in one transaction in the
-store's worker thread (one thread hop and one fsync for the lot), or at once on the event loop
-when the store judges the commit fast (then nothing queues behind it). Writes that arrive
-meanwhile queue up; when the commit returns, each writer of the batch gets its own result, and
-the first writer still queued leads the next batch.
+Anyio only. A durable commit waits for the disk (an fsync), and the store's one connection does one
+thing at a time; when many asks and answers arrive at once, each would wait for the commits of all
+those before it. Here the first writer becomes the leader: it takes every write queued so far and
+hands them to `execute`, which runs them in one transaction in the store's worker thread (one thread
+hop and one fsync for the lot), or at once on the event loop when the store judges the commit fast
+(then nothing queues behind it). Writes that arrive meanwhile queue up; when the commit returns,
+each writer of the batch gets its own result, and the first writer still queued leads the next
+batch.
 
 Nothing is acknowledged early: a writer returns only after the commit that holds its write has
 returned, so each write is on disk before its caller (and anyone it tells) learns of it. One

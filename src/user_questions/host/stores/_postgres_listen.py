@@ -1,10 +1,10 @@
 """The connection on which a host's `PostgresStore` hears of the other nodes' writes.
 
-Level 8; needs psycopg. Every write sends `NOTIFY` on `CHANNEL` (the rpcId) or `TOKENS_CHANNEL`
-(a token's name). The listener `LISTEN`s to both on a connection of its own, checks it with a
-query after `LISTEN_HEARTBEAT` quiet seconds, and reconnects with backoff when it is cut. After
-a reconnection it tells `None` (re-read everything), because notifications sent while it was
-away are gone: a lost notification delays a change until the next reconnection at worst.
+Needs psycopg. Every write sends `NOTIFY` on `CHANNEL` (the rpcId) or `TOKENS_CHANNEL` (a token's
+name). The listener `LISTEN`s to both on a connection of its own, checks it with a query after
+`LISTEN_HEARTBEAT` quiet seconds, and reconnects with backoff when it is cut. After a reconnection
+it tells `None` (re-read everything), because notifications sent while it was away are gone: a lost
+notification delays a change until the next reconnection at worst.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The connections a `PostgresStore` runs its statements on.
 
-Level 8; needs psycopg. At most `POOL_SIZE` connections, opened on demand. A connection that
-fails is dropped; a statement that failed on a connection that had been idle (it may have died
-with a database restart) is retried once on a new one, and otherwise raises `STORE_UNAVAILABLE`.
-The next call connects again, so the store recovers by itself when the database is back.
+Needs psycopg. At most `POOL_SIZE` connections, opened on demand. A connection that fails is
+dropped; a statement that failed on a connection that had been idle (it may have died with a
+database restart) is retried once on a new one, and otherwise raises `STORE_UNAVAILABLE`. The next
+call connects again, so the store recovers by itself when the database is back.
 
 Every connection commits durably: one that starts with `synchronous_commit = off` (a server,
 database or role default) is set to `on`, so a write the store has reported committed survives

@@ -1,9 +1,9 @@
 """The tables of a `PostgresStore`, their version, and the migrations that bring them up to date.
 
-Level 8; needs psycopg. The tables live in the PostgreSQL schema `SCHEMA` (so they share a
-database with other applications without clashing), which carries its version in
-`SCHEMA.schema_version`. `migrate` runs at every start-up under an advisory lock, so nodes that
-start together migrate once; a database written by a newer version is refused.
+Needs psycopg. The tables live in the PostgreSQL schema `SCHEMA` (so they share a database with
+other applications without clashing), which carries its version in `SCHEMA.schema_version`.
+`migrate` runs at every start-up under an advisory lock, so nodes that start together migrate once;
+a database written by a newer version is refused.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ async def _records_and_people(connection: Connection) -> None:
 
 
 async def _rendered(connection: Connection) -> None:
-    """Version 4: each request's details rendered once and kept (`host/markdown.py`); rendered
+    """Version 4: each request's details rendered once and kept (`host/markdown`); rendered
     in a worker thread, so the event loop goes on meanwhile."""
     await connection.execute(
         f"ALTER TABLE {SCHEMA}.questions ADD COLUMN rendered jsonb NOT NULL DEFAULT '{{}}'"

@@ -1,10 +1,9 @@
 """What both store backends do the same way: the search text, the rendered details, the history
 filter and cursor, reading a row into a record, and telling the tokens listeners.
 
-Level 8: imports `types`, `frames`, `outcomes`, `errors`, `markdown`, `_collector` and the store's
-records. The search text of a request is kept in a column of its own, casefolded, so that a history
-search is a plain `LIKE` on both backends and never matches the JSON around the words (a search
-for "label" must not find every request).
+The search text of a request is kept in a column of its own, casefolded, so that a history search is
+a plain `LIKE` on both backends and never matches the JSON around the words (a search for "label"
+must not find every request).
 """
 
 from __future__ import annotations

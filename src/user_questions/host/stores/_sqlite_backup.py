@@ -1,12 +1,12 @@
 """A copy of a `SQLiteStore`'s file, taken while a host writes to it: `uq backup`.
 
-Level 8; standard library `sqlite3` only. The copy is made with SQLite's online backup API in one
-step, which reads the whole file inside one read transaction: in WAL mode the host's writes go
-on meanwhile, and the copy is the store exactly as it was when the step began, every request
-committed by then included, nothing half-written. It is written to a private temporary file
-beside the destination, checked (`PRAGMA quick_check`), turned into a single self-contained file
-(rollback journal, no `-wal`), flushed to disk, and only then renamed into place: a destination
-that exists is therefore always a whole, checked copy.
+Standard library `sqlite3` only. The copy is made with SQLite's online backup API in one step, which
+reads the whole file inside one read transaction: in WAL mode the host's writes go on meanwhile, and
+the copy is the store exactly as it was when the step began, every request committed by then
+included, nothing half-written. It is written to a private temporary file beside the destination,
+checked (`PRAGMA quick_check`), turned into a single self-contained file (rollback journal, no
+`-wal`), flushed to disk, and only then renamed into place: a destination that exists is therefore
+always a whole, checked copy.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Opening the file of a `SQLiteStore`: created private, locked against a second host, prepared.
 
-Level 8; standard library only. A host's store holds an exclusive lock on `<file>.lock`, which
-the kernel releases when the process dies, even by SIGKILL. A command beside the host opens the
-file without the lock, and only if it exists.
+Standard library only. A host's store holds an exclusive lock on `<file>.lock`, which the kernel
+releases when the process dies, even by SIGKILL. A command beside the host opens the file without
+the lock, and only if it exists.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The tables of a `SQLiteStore`, their version, and the migrations that bring them up to date.
 
-Level 8; standard library `sqlite3` only. The schema carries its version in
-`PRAGMA user_version`; a file written by a newer version is refused rather than guessed at,
-and so is a SQLite file of another application.
+Standard library `sqlite3` only. The schema carries its version in `PRAGMA user_version`; a file
+written by a newer version is refused rather than guessed at, and so is a SQLite file of another
+application.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _records_and_people(connection: sqlite3.Connection) -> None:
 
 
 def _rendered(connection: sqlite3.Connection) -> None:
-    """Version 4: each request's details rendered once and kept (`host/markdown.py`)."""
+    """Version 4: each request's details rendered once and kept (`host/markdown`)."""
     connection.execute("ALTER TABLE questions ADD COLUMN rendered TEXT NOT NULL DEFAULT '{}'")
     rows = connection.execute(
         "SELECT seq, questions FROM questions WHERE questions LIKE '%\"detail\"%'"

@@ -1,10 +1,9 @@
 """`Worker`: the one thread that runs a `SQLiteStore`'s calls on its connection, in order.
 
-Level 8; standard library and anyio. One thread, so the connection does one thing at a time,
-and a transaction is never seen half done. Handing a call over costs one queue put (a futex
-wake) and the answer one `call_soon_threadsafe`: about half the CPU of
-`anyio.to_thread.run_sync`, whose worker pool and capacity limiter a single connection does not
-need.
+Standard library and anyio. One thread, so the connection does one thing at a time, and a
+transaction is never seen half done. Handing a call over costs one queue put (a futex wake) and the
+answer one `call_soon_threadsafe`: about half the CPU of `anyio.to_thread.run_sync`, whose worker
+pool and capacity limiter a single connection does not need.
 
 On a disk whose commits take a fraction of a millisecond, the two wake-ups of a hop cost more
 than the commit itself (`benchmarks/`): so a caller that knows its call is quick may run it on

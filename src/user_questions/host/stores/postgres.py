@@ -1,13 +1,13 @@
 """`PostgresStore`: one PostgreSQL database shared by several hosts (`uq serve` nodes).
 
-Level 8; needs the `postgres` extra (psycopg 3) and the asyncio backend. The tables are the
-source of truth. Every write is one statement that also sends `NOTIFY user_questions, '<rpcId>'`,
-so the notification is committed with the write, or not at all. A notification only wakes the
-other nodes, which re-read the row: a dedicated connection `LISTEN`s, reconnects with backoff
-when it is cut, and after every (re)connection tells the listeners `None` (re-read everything),
-because notifications sent while it was away are gone. So a lost notification delays a change
-until the next reconnection at worst, and loses nothing. Adding or revoking a named token sends
-`NOTIFY user_questions_tokens` the same way, so every node reloads its tokens at once.
+Needs the `postgres` extra (psycopg 3) and the asyncio backend. The tables are the source of truth.
+Every write is one statement that also sends `NOTIFY user_questions, '<rpcId>'`, so the notification
+is committed with the write, or not at all. A notification only wakes the other nodes, which re-read
+the row: a dedicated connection `LISTEN`s, reconnects with backoff when it is cut, and after every
+(re)connection tells the listeners `None` (re-read everything), because notifications sent while it
+was away are gone. So a lost notification delays a change until the next reconnection at worst, and
+loses nothing. Adding or revoking a named token sends `NOTIFY user_questions_tokens` the same way,
+so every node reloads its tokens at once.
 
 A store opened with `host=False` (`uq token`, `uq history`) does not listen at all.
 

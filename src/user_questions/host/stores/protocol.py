@@ -1,9 +1,8 @@
 """The `Store` protocol, split by concern: questions, history, tokens and settings.
 
-Level 8 (the bottom of `host/`): imports the records beside it. Each part of the host takes the
-narrowest protocol it needs (the hub a `QuestionStore`, `People` a `TokenStore`, retention a
-`HistoryStore`, the token and the notify secret a `SettingStore`); a backend implements them
-all, as `Store`.
+Each part of the host takes the narrowest protocol it needs (the hub a `QuestionStore`, `People` a
+`TokenStore`, retention a `HistoryStore`, the token and the notify secret a `SettingStore`); a
+backend implements them all, as `Store`.
 
 A store is opened with `async with`, which connects, creates or migrates the schema (it has a
 version number) and closes again. Every method that writes has committed when it returns. A

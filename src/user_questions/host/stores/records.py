@@ -1,8 +1,8 @@
 """The records a store keeps and the questions it answers: requests, settlements, tokens, history.
 
-Level 8 (the bottom of `host/`): imports `types`, `frames` and `outcomes`. Plain frozen
-dataclasses, shared by the `Store` protocols (`stores/protocol.py`), both backends and the hub;
-and `StoreStats`, the one mutable record, which a store keeps up to date for the host's metrics.
+Plain frozen dataclasses, shared by the `Store` protocols (`stores/protocol.py`), both backends and
+the hub; and `StoreStats`, the one mutable record, which a store keeps up to date for the host's
+metrics.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class NewQuestion:
     origin: Origin | None = None
     """Where the asker says the request comes from."""
     rendered: Mapping[str, str] = field(default_factory=dict)
-    """Each question's `detail` as safe HTML, by question id (`host/markdown.py`): rendered once,
+    """Each question's `detail` as safe HTML, by question id (`host/markdown`): rendered once,
     before the request is stored, and kept with it."""
     questions_json: str = field(init=False, repr=False, compare=False)
     """`questions` as JSON text (`QUESTIONS`), made once here: the store writes it, and the

@@ -1,12 +1,12 @@
 """`SQLiteStore`: the embedded default store, one SQLite file in WAL mode.
 
-Level 8. Uses the standard library's `sqlite3` on one connection, in one thread of its own
-(`_sqlite_worker`, on the asyncio backend) that runs the store's calls in order, so the event
-loop does not wait on the disk. Every write is one statement in autocommit mode, committed with
-`synchronous=FULL`: when a method returns, the row survives a crash of the process and of the
-machine. Asks and settlements go through a group commit (`_group_commit`): those that arrive
-while a commit is in flight are committed together in the next transaction, one fsync for the
-lot, and each caller returns once the commit holding its write has returned.
+Uses the standard library's `sqlite3` on one connection, in one thread of its own (`_sqlite_worker`,
+on the asyncio backend) that runs the store's calls in order, so the event loop does not wait on the
+disk. Every write is one statement in autocommit mode, committed with `synchronous=FULL`: when a
+method returns, the row survives a crash of the process and of the machine. Asks and settlements go
+through a group commit (`_group_commit`): those that arrive while a commit is in flight are
+committed together in the next transaction, one fsync for the lot, and each caller returns once the
+commit holding its write has returned.
 
 A fast disk changes one thing: handing a commit to the thread and hearing back costs two
 wake-ups, more than a commit that takes a tenth of a millisecond. So while the store's recent

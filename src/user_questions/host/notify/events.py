@@ -1,0 +1,99 @@
+"""The events a host reports to notifiers: a question became pending, a question settled.
+
+`event_of(record)` turns a request the hub has just committed (`Hub.on_event`) into a `HostEvent`;
+its JSON is what a webhook receives as the body of its POST and a notify command reads on stdin. The
+shape is a stable contract (docs/notify.md): camelCase, optional fields absent rather than `null`,
+unknown keys to be ignored by receivers so that later versions can add fields.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import StrictStr
+
+from user_questions.frames import JSONObject, Origin, iso
+from user_questions.host.stores import StoredQuestion
+from user_questions.outcomes import Outcome, Surface
+from user_questions.types import WireModel
+
+__all__ = ["EVENT_PENDING", "EVENT_SETTLED", "EventType", "HostEvent", "event_of"]
+
+EVENT_PENDING = "question/pending"
+EVENT_SETTLED = "question/settled"
+EventType = Literal["question/pending", "question/settled"]
+
+
+class HostEvent(WireModel):
+    """A change to one request, as notifiers deliver it."""
+
+    type: EventType
+    """`question/pending` once a new request is stored; `question/settled` once it ends."""
+    id: StrictStr
+    """`<rpcId>:pending` or `<rpcId>:settled`: the same on every retry and unique per event, so a
+    receiver can drop a delivery it has already handled."""
+    rpc_id: StrictStr
+    """The request's id, as on the page and in `/api/pending`."""
+    session_id: StrictStr
+    """Which agent asked: the agent's id, or the asker's named session."""
+    asked_by: StrictStr | None = None
+    """The person whose token the asker presented (`owner` for the host's start-up token); absent
+    for an asker in the host's own process."""
+    origin: Origin | None = None
+    """Where the asker said the request comes from (the asking program, its folder)."""
+    questions: list[JSONObject]
+    """The request's `AskUserQuestionItem`s, as wire JSON."""
+    asked_at: StrictStr
+    """When the request was first stored, ISO 8601 UTC."""
+    at: StrictStr
+    """When this event happened (asked or settled), ISO 8601 UTC."""
+    outcome: Outcome | None = None
+    """Settled only: `answered`; `dismissed` (a person dismissed it); `timed-out` (its asker's
+    own timeout ran out); `withdrawn` (its asker gave up otherwise: an abort, a cancellation)."""
+    answer: JSONObject | None = None
+    """Settled and answered only: the `AskUserQuestionAnswer`, as wire JSON."""
+    via: Surface | None = None
+    """Settled only: the surface that settled it: `web` (a page), `terminal` (`uq answer`),
+    `editor`, `link`, `api` (another HTTP client), `asker` (withdrawn by its asker), `host` (an
+    in-process asker)."""
+    by: StrictStr | None = None
+    """Settled only, when a token was involved: the person who answered or dismissed it (the
+    name of their token, `owner` for the host's start-up token)."""
+    channel: StrictStr | None = None
+    """Settled through an answer link only: the notification channel that carried the link
+    (`ntfy`, `mailto`, `slack`, ...: the scheme of its `--notify` URL)."""
+
+
+def event_of(record: StoredQuestion) -> HostEvent:
+    """The event for a request just committed: pending, or settled."""
+    asked_at = iso(record.asked_at)
+    questions = [question.model_dump(mode="json") for question in record.questions]
+    if record.pending:
+        return HostEvent(
+            type=EVENT_PENDING,
+            id=f"{record.rpc_id}:pending",
+            rpc_id=record.rpc_id,
+            session_id=record.session_id,
+            asked_by=record.asked_by,
+            origin=record.origin,
+            questions=questions,
+            asked_at=asked_at,
+            at=asked_at,
+        )
+    return HostEvent(
+        type=EVENT_SETTLED,
+        id=f"{record.rpc_id}:settled",
+        rpc_id=record.rpc_id,
+        session_id=record.session_id,
+        asked_by=record.asked_by,
+        origin=record.origin,
+        questions=questions,
+        asked_at=asked_at,
+        at=iso(record.settled_at or datetime.now(UTC)),
+        outcome=record.outcome,
+        answer=None if record.answer is None else record.answer.model_dump(mode="json"),
+        via=record.settled_via,
+        by=record.settled_by,
+        channel=record.channel,
+    )

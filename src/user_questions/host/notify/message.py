@@ -1,0 +1,161 @@
+"""What a notification says: a host event as a title and a plain-text body people can read.
+
+A message names who asks (the session and where its asker runs), the header and the first question,
+its options, the link that opens the inbox on the question and, when the request can be answered in
+one tap, a signed answer link per option (`notify.links`). A settled notice says how the request
+ended.
+
+Everything a model wrote (questions, labels, sessions, origins) is made one line without control
+characters and cut to a length, and the body is plain text: a service that renders markdown or
+HTML is given text, so a question can never turn into a link or markup of its own.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from user_questions.frames import Origin
+from user_questions.host.gate.public_url import PublicUrl
+from user_questions.host.notify.events import EVENT_PENDING, HostEvent
+from user_questions.host.notify.links import AnswerLinks, answerable_options
+from user_questions.outcomes import Outcome, Surface
+from user_questions.types import AskUserQuestionItem
+
+__all__ = [
+    "MAX_LISTED_OPTIONS",
+    "MAX_TEXT_CHARS",
+    "Message",
+    "asker_line",
+    "message_of",
+    "one_line",
+]
+
+MAX_TEXT_CHARS = 300
+"""Characters of a question, a label or a description in a message; longer is cut with `…`."""
+MAX_LISTED_OPTIONS = 10
+"""Options listed in a message; the rest are counted."""
+
+_ENDINGS = {
+    Outcome.ANSWERED: "Answered",
+    Outcome.DISMISSED: "Dismissed",
+    Outcome.WITHDRAWN: "Withdrawn by its agent",
+    Outcome.TIMED_OUT: "Timed out",
+}
+_SURFACES = {
+    Surface.WEB: "in the web page",
+    Surface.TERMINAL: "in a terminal",
+    Surface.EDITOR: "in an editor",
+    Surface.LINK: "through an answer link",
+    Surface.API: "through the API",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A notification: a one-line title and a plain-text body."""
+
+    title: str
+    body: str
+
+
+def message_of(
+    event: HostEvent, address: PublicUrl, links: AnswerLinks | None, channel: str
+) -> Message:
+    """The message for `event`: a question waiting (with its links to `address`, and answer
+    links signed by `links` for `channel` when it has any), or how it ended."""
+    questions = [AskUserQuestionItem.model_validate(question) for question in event.questions]
+    first = questions[0]
+    lines = [_question_line(first)]
+    if event.type == EVENT_PENDING:
+        session = one_line(event.session_id, 60)
+        lines += [f"  {index}. {text}" for index, text in enumerate(_options(first), 1)]
+        lines += _more(questions)
+        lines.append(f"From {asker_line(event.session_id, event.origin)}")
+        lines += _answer_links(event.rpc_id, questions, address, links, channel)
+        lines.append(f"Open it: {address.question_link(event.rpc_id)}")
+        return Message(f"Question from {session}", "\n".join(lines))
+    assert event.outcome is not None
+    ending = _ENDINGS[event.outcome]
+    lines += _more(questions)
+    if event.outcome == Outcome.ANSWERED and event.answer is not None:
+        lines.append(f"{ending}: {_answer_text(event.answer)}")
+    else:
+        lines.append(f"{ending}.")
+    how = [f"by {one_line(event.by, 60)}"] if event.by else []
+    if event.via in _SURFACES:
+        how.append(_SURFACES[event.via])
+    if event.channel:
+        how.append(f"({event.channel})")
+    if how:
+        lines.append(" ".join(how).capitalize())
+    lines.append(f"Asked by {asker_line(event.session_id, event.origin)}")
+    return Message(f"{ending}: {one_line(first.question, 80)}", "\n".join(lines))
+
+
+def asker_line(session_id: str, origin: Origin | None) -> str:
+    """Who asks, on one line: `session (client · folder)`, either part of the origin optional."""
+    session = one_line(session_id, 60)
+    parts = [] if origin is None else [part for part in (origin.client, origin.cwd) if part]
+    where = " · ".join(one_line(part, 120) for part in parts)
+    return f"{session} ({where})" if where else session
+
+
+def one_line(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """Model-written `text` on one line, without control characters, cut to `limit`."""
+    kept = "".join(" " if unicodedata.category(char)[0] == "C" else char for char in text)
+    line = " ".join(kept.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _question_line(question: AskUserQuestionItem) -> str:
+    text = one_line(question.question)
+    return f"[{one_line(question.header, 60)}] {text}" if question.header else text
+
+
+def _options(question: AskUserQuestionItem) -> list[str]:
+    options = question.options or []
+    listed = [
+        one_line(option.label) + (f": {one_line(option.description)}" if option.description else "")
+        for option in options[:MAX_LISTED_OPTIONS]
+    ]
+    if len(options) > MAX_LISTED_OPTIONS:
+        listed.append(f"(+{len(options) - MAX_LISTED_OPTIONS} more options)")
+    return listed
+
+
+def _more(questions: Sequence[AskUserQuestionItem]) -> list[str]:
+    more = len(questions) - 1
+    return [f"(+{more} more question{'s' if more > 1 else ''})"] if more else []
+
+
+def _answer_links(
+    rpc_id: str,
+    questions: Sequence[AskUserQuestionItem],
+    address: PublicUrl,
+    links: AnswerLinks | None,
+    channel: str,
+) -> list[str]:
+    indexes = [] if links is None else answerable_options(questions)
+    if links is None or not indexes:
+        return []
+    options = questions[0].options or []
+    lines = ["", "Answer in one tap:"]
+    for index in indexes:
+        signed = links.sign(links.grant(rpc_id, 0, index, channel))
+        lines.append(f"  {one_line(options[index].label, 80)}: {address.link('a/' + signed)}")
+    lines.append("")
+    return lines
+
+
+def _answer_text(answer: dict[str, object]) -> str:
+    """The first question's answer: its labels and any typed text."""
+    items = answer.get("answers")
+    item = items[0] if isinstance(items, list) and items else {}
+    if not isinstance(item, dict):
+        return ""
+    chosen = [str(label) for label in item.get("selected") or []]
+    if item.get("custom"):
+        chosen.append(f"“{item['custom']}”")
+    return one_line(", ".join(chosen)) or "(skipped)"

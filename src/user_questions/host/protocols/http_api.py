@@ -1,0 +1,117 @@
+"""The host's HTTP API: answer, list what is pending, read the history, check health.
+
+Each handler reads the hub or the store from `request.app.state`; errors are raised as
+`UserQuestionError` and turned into JSON with their status by the app (`host/app.py`).
+docs/protocol.md has the requests and their answers.
+
+    POST /api/respond   a client-response; the receipt comes back
+    GET  /api/pending   every pending request's question/requested frame
+    GET  /api/history   settled requests, newest first, filtered and paginated
+    GET  /metrics       the host's metrics, in Prometheus' text format
+    GET  /healthz       `{"ok": true}`, without a token: the process serves
+    GET  /readyz        `{"ok": true}` while the store answers, else 503; without a token
+"""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import ClientResponse
+from user_questions.host.gate.security import person_of
+from user_questions.host.hub import Hub
+from user_questions.host.protocols.decoding import load, validate
+from user_questions.host.stores import HistoryPage, HistoryStore, Store
+from user_questions.host.telemetry.metrics import CONTENT_TYPE
+from user_questions.host.web.history import HistoryResponse, entry_of, query_of
+from user_questions.outcomes import claimed_surface
+
+__all__ = [
+    "READY_TIMEOUT",
+    "SURFACE_HEADER",
+    "healthz",
+    "history",
+    "metrics",
+    "pending",
+    "readyz",
+    "respond",
+]
+
+logger = logging.getLogger("user_questions.host")
+
+READY_TIMEOUT = 5.0
+"""Seconds the store has to answer `GET /readyz`; slower counts as not answering."""
+
+SURFACE_HEADER = "x-uq-surface"
+"""`POST /api/respond` with `X-UQ-Surface: terminal` (or `editor`) is recorded as settled through
+that surface; without it, or with any other value, through `api`."""
+_NOT_CACHED = {"cache-control": "no-store"}
+
+
+async def respond(request: Request) -> Response:
+    """Apply a client-response; the body is the receipt (200 whether or not it was accepted)."""
+    hub: Hub = request.app.state.hub
+    response = validate(ClientResponse, load(await request.body()), "client-response")
+    via = claimed_surface(request.headers.get(SURFACE_HEADER))
+    receipt = await hub.respond(response, via=via, by=person_of(request.scope))
+    # The frame's `type` says what a WebSocket payload is; an HTTP body needs no such label.
+    return Response(receipt.model_dump_json(exclude={"type"}), media_type="application/json")
+
+
+async def pending(request: Request) -> Response:
+    """`{"pending": [question/requested frames]}`, oldest first; each is now recorded as shown."""
+    hub: Hub = request.app.state.hub
+    body = '{"pending":[' + ",".join(hub.pending_frames()) + "]}"
+    hub.record_shown()
+    return Response(body, media_type="application/json", headers=_NOT_CACHED)
+
+
+async def history(request: Request) -> Response:
+    """One page of settled requests, `{"items", "next"?}`, for the query's filters."""
+    store: HistoryStore = request.app.state.store
+    page = await store.history(query_of(request.query_params))
+    body = await anyio.to_thread.run_sync(_history_body, page)
+    return Response(body, media_type="application/json", headers=_NOT_CACHED)
+
+
+async def metrics(request: Request) -> Response:
+    """Every metric of the host (`host/telemetry/metrics.py`), in Prometheus' text format."""
+    hub: Hub = request.app.state.hub
+    return Response(hub.metrics.exposition(), media_type=CONTENT_TYPE, headers=_NOT_CACHED)
+
+
+def _history_body(page: HistoryPage) -> str:
+    """A `HistoryResponse` as JSON, made in a worker thread: a page may hold megabytes, and the
+    event loop goes on meanwhile."""
+    entries = [entry_of(record, rendered=True) for record in page.records]
+    return HistoryResponse(items=entries, next=page.next).model_dump_json()
+
+
+async def healthz(request: Request) -> Response:
+    """`{"ok": true}`: the process serves (no token needed, nothing revealed)."""
+    return JSONResponse({"ok": True})
+
+
+async def readyz(request: Request) -> Response:
+    """`{"ok": true}` while the store answers; else 503 with its code and a message that
+    reveals nothing (no token needed; the host's log says what failed)."""
+    store: Store = request.app.state.store
+    code = ErrorCode.STORE_UNAVAILABLE
+    with anyio.move_on_after(READY_TIMEOUT) as waited:
+        try:
+            await store.ping()
+        except UserQuestionError as error:
+            logger.info("not ready: %s", error.message)
+            code = ErrorCode(error.code)
+        else:
+            return JSONResponse({"ok": True}, headers=_NOT_CACHED)
+    if waited.cancelled_caught:
+        logger.info("not ready: the store %s did not answer within %g s", store.url, READY_TIMEOUT)
+    message = "the host's store does not answer; the host's log says why"
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=503, headers=_NOT_CACHED
+    )

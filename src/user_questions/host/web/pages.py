@@ -1,0 +1,134 @@
+"""The pages a host serves to browsers: the inbox, the history, their static files, and what
+makes the inbox an installable web app.
+
+The pages are plain HTML, ES modules and CSS shipped as package data in `STATIC_DIR`. The inbox's
+shell (`/`, its files, the web app manifest and the service worker) is served without a token: it is
+the same for everyone and shows nothing until its WebSocket, which needs the token, delivers the
+questions. Serving a page to a request that presents an accepted token hands its browser the cookie
+that carries it, so the token can leave the address bar; a page without a session signs in with
+`POST /session`. A page missing from the installation is `PAGE_MISSING`, not a crash.
+
+    GET  /                       the inbox (`?q=<rpcId>` opens it on that request's card)
+    GET  /q/<rpcId>              the address notifications link to: sends the browser to the inbox
+    POST /session                sign in: the body is a token; the answer sets the cookie
+    GET  /history                the history page
+    GET  /manifest.webmanifest   the web app manifest (name, icons, colours)
+    GET  /sw.js                  the service worker, which keeps the shell for an offline start
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import quote
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, RedirectResponse, Response
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.gate.people import People
+from user_questions.host.gate.security import identity_of, token_cookie, token_of
+
+__all__ = [
+    "MAX_TOKEN_BYTES",
+    "STATIC_DIR",
+    "history_page",
+    "inbox_page",
+    "manifest",
+    "question_page",
+    "service_worker",
+    "session",
+    "static_files",
+]
+
+STATIC_DIR = Path(__file__).parent / "static"
+"""The pages' files, shipped as package data."""
+MAX_TOKEN_BYTES = 1024
+"""The longest body `POST /session` reads."""
+_NOT_CACHED = {"cache-control": "no-store"}
+
+
+async def inbox_page(request: Request) -> Response:
+    """`GET /`: the inbox (`index.html`)."""
+    return _html(request, "index.html")
+
+
+async def history_page(request: Request) -> Response:
+    """`GET /history`: the history page (`history.html`)."""
+    return _html(request, "history.html")
+
+
+async def question_page(request: Request) -> Response:
+    """`GET /q/<rpcId>`: on to the inbox, which opens on that request's card (303). The inbox
+    asks for the token when the browser has none, and shows nothing until it is given."""
+    target = "../?q=" + quote(request.path_params["rpc_id"], safe="")
+    token = request.query_params.get("token")
+    if token:
+        target += "&token=" + quote(token, safe="")
+    return RedirectResponse(target, status_code=303, headers=_NOT_CACHED)
+
+
+async def session(request: Request) -> Response:
+    """`POST /session`: the body is a token; an accepted one comes back as the page's cookie
+    (204), any other is `UNAUTHORIZED`."""
+    body = await request.body()
+    people: People = request.app.state.people
+    token = body[:MAX_TOKEN_BYTES].decode("utf-8", "replace").strip()
+    if len(body) > MAX_TOKEN_BYTES or people.authenticate(token) is None:
+        raise UserQuestionError("this host does not accept that token", ErrorCode.UNAUTHORIZED)
+    response = Response(status_code=204, headers=_NOT_CACHED)
+    response.headers.append("set-cookie", _cookie(request, token))
+    return response
+
+
+async def manifest(request: Request) -> Response:
+    """`GET /manifest.webmanifest`: what a browser installs the inbox with."""
+    return _file("manifest.webmanifest", "application/manifest+json")
+
+
+async def service_worker(request: Request) -> Response:
+    """`GET /sw.js`: the service worker, served beside `/` so that its scope is the whole host;
+    never cached by HTTP, so a new version reaches the browser at once."""
+    return _file("sw.js", "text/javascript", {"cache-control": "no-cache"})
+
+
+def static_files() -> ASGIApp:
+    """`/static/...`: the pages' modules and styles."""
+    if STATIC_DIR.is_dir():
+        return StaticFiles(directory=STATIC_DIR)
+
+    async def missing(scope: Scope, receive: Receive, send: Send) -> None:
+        raise _page_missing(STATIC_DIR)
+
+    return missing
+
+
+def _html(request: Request, name: str) -> Response:
+    """A page, with the cookie that carries the token the request presented, when the host
+    accepts it (the shell is served to anyone; only a real token becomes a cookie)."""
+    response = _file(name, "text/html", _NOT_CACHED)
+    token = token_of(request.scope)
+    if token is not None and identity_of(request.scope) is not None:
+        response.headers.append("set-cookie", _cookie(request, token))
+    return response
+
+
+def _cookie(request: Request, token: str) -> str:
+    """The token's cookie, `Secure` when the page is served over https (TLS here, or at a
+    trusted proxy: `host/gate/proxy.py`)."""
+    return token_cookie(token, secure=request.url.scheme == "https")
+
+
+def _file(name: str, media_type: str, headers: dict[str, str] | None = None) -> Response:
+    path = STATIC_DIR / name
+    if not path.is_file():
+        raise _page_missing(path)
+    return FileResponse(path, media_type=media_type, headers=headers)
+
+
+def _page_missing(path: Path) -> UserQuestionError:
+    return UserQuestionError(
+        f"the web page is not installed ({path} is missing); reinstall 'user-questions[web]'",
+        ErrorCode.PAGE_MISSING,
+    )
