@@ -30,6 +30,7 @@ from user_questions import (
 )
 from user_questions.asking import settled_answer
 from user_questions.host.app import create_app
+from user_questions.host.config import HostConfig
 from user_questions.host.hub import Hub
 from user_questions.host.notify.events import event_of
 from user_questions.host.stores import StoredQuestion
@@ -91,7 +92,7 @@ def test_every_surface_names_the_ending_as_the_table_says(
         finally:
             stop()
 
-    app = create_app(tmp_path / "host.db", token=TOKEN, tasks=[collect])
+    app = create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN, tasks=[collect]))
     with (
         TestClient(app) as client,
         client.websocket_connect("/ws/ask", headers=AUTH) as asker,

@@ -34,6 +34,7 @@ from tests.fuzz.oracle import (
 from tests.fuzz.strategies import FRESH, TARGET, TARGET_QUESTIONS, Probe
 from user_questions.frames import MAX_FRAME_BYTES
 from user_questions.host.app import create_app
+from user_questions.host.config import HostConfig
 from user_questions.host.server import bind
 
 __all__ = ["Channels", "HostLog", "in_process_host"]
@@ -77,7 +78,7 @@ def in_process_host(folder: Path) -> Iterator[tuple[str, HostLog]]:
     logging.getLogger().addHandler(log)
     sock = bind("127.0.0.1", 0)
     config = uvicorn.Config(
-        create_app(folder / "host.db", token=TOKEN),
+        create_app(HostConfig(store=folder / "host.db", token=TOKEN)),
         ws="websockets-sansio",
         ws_max_size=MAX_FRAME_BYTES,
         ws_per_message_deflate=False,

@@ -14,6 +14,7 @@ from starlette.websockets import WebSocketDisconnect
 from tests.host.conftest import MANY, PICK, PLAN
 from user_questions import ErrorCode, UserQuestionError
 from user_questions.host.app import create_app
+from user_questions.host.config import HostConfig
 from user_questions.host.gate.security import CONTENT_SECURITY_POLICY, MAX_FRAME_BYTES
 from user_questions.host.protocols import page as page_connection
 from user_questions.host.protocols.page import REPLAY_BATCH, replay_batches
@@ -28,7 +29,7 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as test_client:
+    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as test_client:
         yield test_client
 
 
@@ -96,7 +97,7 @@ def test_the_page_is_served_with_its_cookie_and_policy(
     (static / "index.html").write_text("<!doctype html><title>uq</title>")
     (static / "app.js").write_text("export {};")
     monkeypatch.setattr(pages, "STATIC_DIR", static)
-    with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as client:
+    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as client:
         page = client.get(f"/?token={TOKEN}")
         assert page.status_code == 200
         assert page.text == "<!doctype html><title>uq</title>"
@@ -150,7 +151,7 @@ def test_a_missing_page_is_a_clear_500_not_a_crash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pages, "STATIC_DIR", tmp_path / "nothing-here")
-    with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as client:
+    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as client:
         page = client.get("/", headers=AUTH)
         assert page.status_code == 500
         assert page.json()["error"]["code"] == "PAGE_MISSING"
@@ -502,25 +503,27 @@ def test_a_request_the_host_refuses_gets_an_error_with_its_code(
 
 
 def test_the_token_is_kept_with_the_store(tmp_path: Path) -> None:
-    with TestClient(create_app(tmp_path / "host.db")) as client:
+    with TestClient(create_app(HostConfig(store=tmp_path / "host.db"))) as client:
         generated = client.app.state.token  # type: ignore[attr-defined]
     assert len(generated) >= 32
-    with TestClient(create_app(tmp_path / "host.db")) as client:
+    with TestClient(create_app(HostConfig(store=tmp_path / "host.db"))) as client:
         assert client.app.state.token == generated  # type: ignore[attr-defined]
         assert (
             client.get("/api/pending", headers={"Authorization": f"Bearer {generated}"}).status_code
             == 200
         )
-    with TestClient(create_app(tmp_path / "host.db", token="chosen-token")) as client:
+    with TestClient(
+        create_app(HostConfig(store=tmp_path / "host.db", token="chosen-token"))
+    ) as client:
         pass
-    with TestClient(create_app(tmp_path / "host.db")) as client:
+    with TestClient(create_app(HostConfig(store=tmp_path / "host.db"))) as client:
         assert client.app.state.token == "chosen-token"  # type: ignore[attr-defined]
 
 
 def test_a_token_that_cannot_travel_in_a_url_is_refused(tmp_path: Path) -> None:
     for bad in ("short", "has space inside", "semi;colon-token", "x" * 513):
         with pytest.raises(UserQuestionError) as caught:
-            create_app(tmp_path / "host.db", token=bad)
+            create_app(HostConfig(store=tmp_path / "host.db", token=bad))
         assert caught.value.code == ErrorCode.BAD_TOKEN
 
 
@@ -538,7 +541,9 @@ def test_a_store_failure_while_answering_is_an_error_frame_and_nothing_is_lost(
                 raise UserQuestionError("the store is unavailable", ErrorCode.STORE_UNAVAILABLE)
             return await super().settle(rpc_id, settlement, pending=pending)
 
-    with TestClient(create_app(FlakyStore(tmp_path / "host.db"), token=TOKEN)) as client:
+    with TestClient(
+        create_app(HostConfig(store=FlakyStore(tmp_path / "host.db"), token=TOKEN))
+    ) as client:
         ask(client, "r1", PICK)
         with client.websocket_connect("/ws", headers=AUTH) as page:
             page.receive_json()

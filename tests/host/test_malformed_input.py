@@ -19,6 +19,7 @@ from tests.host.test_app import AUTH, TOKEN, answer_frame, ask, ask_frame, dismi
 from user_questions import UserQuestionError
 from user_questions.frames import MAX_MESSAGE_LENGTH
 from user_questions.host.app import create_app
+from user_questions.host.config import HostConfig
 from user_questions.host.gate.security import CONTENT_SECURITY_POLICY
 from user_questions.host.hub import Hub
 from user_questions.host.markdown import _parser as _markdown_parser
@@ -33,13 +34,15 @@ SLOW_DETAIL = "[" * 100_000
 @pytest.fixture(params=["sqlite", "postgresql"])
 def client(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TestClient]:
     store = request.getfixturevalue("pg_url") if request.param == "postgresql" else None
-    with TestClient(create_app(store or tmp_path / "host.db", token=TOKEN)) as test_client:
+    with TestClient(
+        create_app(HostConfig(store=store or tmp_path / "host.db", token=TOKEN))
+    ) as test_client:
         yield test_client
 
 
 @pytest.fixture
 def sqlite_client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as test_client:
+    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as test_client:
         yield test_client
 
 

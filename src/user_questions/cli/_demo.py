@@ -18,6 +18,7 @@ from user_questions.agents import Agent, AgentRegistry
 from user_questions.cli._serve import fail
 from user_questions.context import Context
 from user_questions.errors import UserQuestionError
+from user_questions.host.config import HostConfig
 from user_questions.host.hub import Hub
 from user_questions.host.in_process import HostProvider
 from user_questions.host.server import serve
@@ -96,7 +97,9 @@ def demo(*, host: str = "127.0.0.1", port: int = 0) -> None:
     """
     with tempfile.TemporaryDirectory(prefix="uq-demo-") as folder:
         try:
-            serve(Path(folder) / "host.db", host=host, port=port, tasks=[demo_agent])
+            serve(
+                HostConfig(store=Path(folder) / "host.db", host=host, port=port, tasks=[demo_agent])
+            )
         except UserQuestionError as error:
             fail("demo", error.message, 1)
 

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import sys
 from typing import Annotated, NoReturn
-from urllib.parse import urlsplit
 
 import anyio
 from cyclopts import Parameter
 
-from user_questions.cli._notify import notifications, stored_secret
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.config import HostConfig
+from user_questions.host.notify.webhook import check_secret, webhook_secret
 from user_questions.host.server import serve as run_host
-from user_questions.host.stores import default_store_path
-from user_questions.host.telemetry.logs import LogFormat, url_secrets
+from user_questions.host.stores import default_store_path, open_store
+from user_questions.host.telemetry.logs import LogFormat
 
-__all__ = ["fail", "serve"]
+__all__ = ["fail", "serve", "stored_secret"]
 
 _BAD_INPUT = frozenset(
     {ErrorCode.BAD_TOKEN, ErrorCode.BAD_STORE, ErrorCode.BAD_REQUEST, ErrorCode.BAD_NOTIFIER}
@@ -111,42 +111,36 @@ def serve(
         if print_notify_secret:
             print(anyio.run(stored_secret, store, notify_secret), flush=True)
             return
-        told = notifications(
-            store,
-            services=notify or (),
-            settled=notify_settled,
-            answer_links=answer_links,
-            webhooks=notify_webhook or (),
-            commands=notify_command or (),
-            secret=notify_secret,
-        )
-        run_host(
-            store,
+        config = HostConfig(
+            store=store,
             host=host,
             port=port,
             token=token,
             retain_days=retain_days,
-            tasks=told.tasks,
             public_url=public_url,
             trust_proxy=trust_proxy,
             tls_cert=tls_cert,
             tls_key=tls_key,
             metrics_bind=metrics_bind,
             log_format=log_format,
-            secrets=[
-                *([] if notify_secret is None else [notify_secret]),
-                *(part for url in notify_webhook or () for part in url_secrets(url)),
-                # apprise URLs may carry a token in any part, its host included (tgram://TOKEN/)
-                *(part for url in notify or () for part in (*url_secrets(url), _netloc(url))),
-            ],
-            answer_links=told.links,
+            notify=notify or (),
+            notify_settled=notify_settled,
+            answer_links=answer_links,
+            notify_webhooks=notify_webhook or (),
+            notify_commands=notify_command or (),
+            notify_secret=notify_secret,
         )
+        run_host(config)
     except UserQuestionError as error:
         fail("serve", error.message, 2 if error.code in _BAD_INPUT else 1)
 
 
-def _netloc(url: str) -> str:
-    return urlsplit(url).netloc
+async def stored_secret(store: str, given: str | None) -> str:
+    """The webhook secret of `store`: `given` (then kept), the stored one, or a new one (kept)."""
+    if given is not None:
+        check_secret(given)
+    async with open_store(store) as opened:
+        return await webhook_secret(opened, given)
 
 
 def fail(command: str, message: str, status: int) -> NoReturn:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import cast
 
 import anyio
@@ -47,20 +47,21 @@ from starlette.routing import Mount, Route, WebSocketRoute
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import brief
+from user_questions.host.config import HostConfig
 from user_questions.host.gate.people import TOKEN_PATTERN, People, check_token, host_token
-from user_questions.host.gate.proxy import ForwardedMiddleware, trusted_proxies
-from user_questions.host.gate.public_url import public_url as parse_public_url
+from user_questions.host.gate.proxy import ForwardedMiddleware
+from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.gate.security import SecurityMiddleware
 from user_questions.host.hub import HostTask, Hub
 from user_questions.host.notify import link_pages
-from user_questions.host.notify.links import AnswerLinks
+from user_questions.host.notify.assembly import check_addressed, notifications
 from user_questions.host.protocols import http_api
 from user_questions.host.protocols.asker import AskerConnection
 from user_questions.host.protocols.connection import REVOKED_CLOSE_CODE
 from user_questions.host.protocols.http_api import SURFACE_HEADER
 from user_questions.host.protocols.page import PageConnection
-from user_questions.host.retention import check_retain_days, keep_records
-from user_questions.host.stores import Store, open_store
+from user_questions.host.retention import keep_records
+from user_questions.host.stores import open_store
 from user_questions.host.telemetry.logs import AccessLogMiddleware
 from user_questions.host.web import pages
 from user_questions.host.web.pages import STATIC_DIR
@@ -92,54 +93,44 @@ _CODE_BY_STATUS = {status: code for code, status in _STATUS_BY_CODE.items()}
 _CODE_BY_STATUS[500] = ErrorCode.INTERNAL_ERROR  # a 500 of no known cause
 
 
-def create_app(
-    store: Store | str | os.PathLike[str],
-    *,
-    token: str | None = None,
-    tasks: Sequence[HostTask] = (),
-    retain_days: int | None = None,
-    public_url: str | None = None,
-    trust_proxy: str | Sequence[str] | None = None,
-    answer_links: AnswerLinks | None = None,
-) -> Starlette:
-    """The host's Starlette app over `store` (a `Store`, a path or a store URL).
+def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starlette:
+    """The host's Starlette app, as `config` describes it.
 
-    `token` is the host's token (default: the stored one, or a new one); once the app has
-    started, `app.state.token`, `app.state.store`, `app.state.hub` and `app.state.people` hold
-    the token, the open store, the `Hub` and the `People`. Each of `tasks` runs with the hub
-    while the app serves, and is cancelled when it stops. `retain_days` deletes the records of
-    requests settled more than that many days ago (default: keep everything). `public_url` is
-    the address people reach the host at through a proxy or a tunnel (`app.state.public_url`, a
-    `PublicUrl`, or `None`): its origin is accepted as the host's own. `trust_proxy` names the
-    peers (IP addresses or networks) whose `Forwarded` / `X-Forwarded-*` headers say who the
-    client is (`host/gate/proxy.py`); nobody's by default. `answer_links` checks the answer links
-    notifications carry (`app.state.answer_links`); without it every answer link is refused.
+    `address` is where people reach the host (`serve()` passes the bound address); the config's
+    public URL wins over it, and notifications link to it. Once the app has started,
+    `app.state.token`, `app.state.store`, `app.state.hub` and `app.state.people` hold the token,
+    the open store, the `Hub` and the `People`; `app.state.answer_links` the links notifications
+    carry (`None`: every answer link is refused). Each of the config's tasks, and the notifiers,
+    run with the hub while the app serves, and are cancelled when it stops. The public URL's
+    origin is accepted as the host's own; the trusted proxies' forwarding headers say who the
+    client is (`host/gate/proxy.py`).
 
     Raises:
-        UserQuestionError: `BAD_TOKEN` for a token, `BAD_REQUEST` for a retention, a public URL
-            or trusted proxies that cannot be used.
+        UserQuestionError: `BAD_REQUEST` for notifications with no address to link to.
     """
-    if token is not None:
-        check_token(token)
-    if retain_days is not None:
-        check_retain_days(retain_days)
-    public = None if public_url is None else parse_public_url(public_url)
-    proxies = None if trust_proxy is None else trusted_proxies(trust_proxy)
+    public = config.public
+    address = public or address
+    check_addressed(config.notifications, address)
+    store = config.store
     opened = open_store(store) if isinstance(store, str | os.PathLike) else store
+    proxies = config.proxies
+    proxy_middleware = [] if proxies is None else [Middleware(ForwardedMiddleware, trusted=proxies)]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             app.state.store = await stack.enter_async_context(opened)
-            app.state.token = await host_token(opened, token)
+            app.state.token = await host_token(opened, config.token)
             app.state.hub = hub = await stack.enter_async_context(Hub(opened))
             hub.metrics.watch_store(opened.stats)
             app.state.people = await stack.enter_async_context(People(opened, app.state.token))
             running = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(running.cancel_scope.cancel)
-            if retain_days is not None:
-                running.start_soon(keep_records, opened, retain_days)
-            for task in tasks:
+            if config.retain_days is not None:
+                running.start_soon(keep_records, opened, config.retain_days)
+            told = await notifications(config.notifications, opened, address)
+            app.state.answer_links = told.links
+            for task in (*config.tasks, *([] if told.task is None else [told.task])):
                 running.start_soon(task, hub)
             yield
 
@@ -163,7 +154,7 @@ def create_app(
             Route("/readyz", http_api.readyz, methods=["GET"]),
         ],
         middleware=[
-            *([] if proxies is None else [Middleware(ForwardedMiddleware, trusted=proxies)]),
+            *proxy_middleware,
             Middleware(AccessLogMiddleware),
             Middleware(
                 SecurityMiddleware,
@@ -179,7 +170,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.public_url = public
-    app.state.answer_links = answer_links
+    app.state.answer_links = None
     return app
 
 

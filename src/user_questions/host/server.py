@@ -33,31 +33,24 @@ import anyio
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from user_questions._tls import server_context
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_FRAME_BYTES
 from user_questions.host.app import create_app, create_metrics_app
-from user_questions.host.gate.people import check_token, host_token
-from user_questions.host.gate.proxy import trusted_proxies
-from user_questions.host.gate.public_url import PublicUrl
-from user_questions.host.gate.public_url import public_url as parse_public_url
-from user_questions.host.hub import HostTask
-from user_questions.host.notify.links import AnswerLinks
+from user_questions.host.config import HostConfig
+from user_questions.host.gate.people import host_token
+from user_questions.host.gate.public_url import PublicUrl, public_url
 from user_questions.host.protocols._websocket import WebSocketProtocol
-from user_questions.host.retention import check_retain_days
 from user_questions.host.stores import open_store
 from user_questions.host.telemetry import logs
 from user_questions.host.telemetry.logs import LogFormat
 
 __all__ = [
     "GRACEFUL_SHUTDOWN",
-    "AddressedTasks",
     "LogFormat",
     "bind",
     "bound_address",
     "host_url",
     "is_loopback",
-    "metrics_address",
     "run",
     "serve",
 ]
@@ -66,9 +59,6 @@ logger = logging.getLogger("user_questions.host")
 
 GRACEFUL_SHUTDOWN = 5
 """Seconds open connections get to finish when the host stops."""
-
-AddressedTasks = Callable[[PublicUrl], Sequence[HostTask]]
-"""Makes host tasks that link to the host (notifiers) from the address people reach it at."""
 
 
 def is_loopback(host: str) -> bool:
@@ -100,33 +90,13 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def host_url(sock: socket.socket, host: str, token: str, *, scheme: str = "http") -> str:
+def host_url(sock: socket.socket, host: str, token: str, scheme: str = "http") -> str:
     """The URL people open: the bound address with the token."""
     port = sock.getsockname()[1]
     name = host.strip("[]")
     if ":" in name:
         name = f"[{name}]"
     return f"{scheme}://{name}:{port}/?token={token}"
-
-
-def metrics_address(text: str) -> tuple[str, int]:
-    """Read `--metrics-bind`: `ADDR:PORT` (`[::1]:9464` for IPv6), or a port alone, on
-    loopback.
-
-    Raises:
-        UserQuestionError: `BAD_REQUEST` saying what is wrong with it.
-    """
-    host, colon, port = text.strip().rpartition(":")
-    if not colon:
-        host, port = "127.0.0.1", text.strip()
-    host = host.strip("[]") or "127.0.0.1"
-    if not port.isdigit() or int(port) > 65535:
-        raise UserQuestionError(
-            f"--metrics-bind {text!r} cannot be used: give ADDRESS:PORT, such as "
-            "127.0.0.1:9464, or a port",
-            ErrorCode.BAD_REQUEST,
-        )
-    return host, int(port)
 
 
 def bound_address(sock: socket.socket, host: str, scheme: str = "http") -> PublicUrl:
@@ -137,7 +107,7 @@ def bound_address(sock: socket.socket, host: str, scheme: str = "http") -> Publi
         name = socket.gethostname()
     if ":" in name:
         name = f"[{name}]"
-    return parse_public_url(f"{scheme}://{name}:{sock.getsockname()[1]}/")
+    return public_url(f"{scheme}://{name}:{sock.getsockname()[1]}/")
 
 
 class _Server(uvicorn.Server):
@@ -194,118 +164,70 @@ def run(
     _Server(config, started).run(sockets=list(sockets))
 
 
-def serve(
-    store: str | os.PathLike[str],
-    *,
-    host: str,
-    port: int,
-    token: str | None = None,
-    tasks: Sequence[HostTask] | AddressedTasks = (),
-    announce: Callable[[str], None] | None = None,
-    retain_days: int | None = None,
-    public_url: str | None = None,
-    tls_cert: str | os.PathLike[str] | None = None,
-    tls_key: str | os.PathLike[str] | None = None,
-    trust_proxy: str | Sequence[str] | None = None,
-    metrics_bind: str | None = None,
-    log_format: LogFormat = LogFormat.HUMAN,
-    secrets: Sequence[str] = (),
-    answer_links: AnswerLinks | None = None,
-) -> None:
-    """Run a host on `store` at `host:port` until SIGINT or SIGTERM.
+def serve(config: HostConfig, *, announce: Callable[[str], None] | None = None) -> None:
+    """Run the host `config` describes until SIGINT or SIGTERM.
 
     `announce` gets the URL (with the token) once the host serves; by default it is printed as
-    one line on stdout. It is the `public_url` people reach the host at, when given (a reverse
-    proxy or a tunnel in front), else the bound address. Binding beyond loopback prints a warning
-    on stderr. `retain_days` deletes the records of requests settled more than that many days ago
-    (default: keep everything). `tls_cert` and `tls_key` (PEM files, given together) make it
-    serve https and wss. `trust_proxy` names the proxies whose forwarding headers are believed
-    (`host/gate/proxy.py`). `metrics_bind` (`ADDR:PORT`, or a port on loopback) serves `GET /metrics`
-    there without a token. `log_format` is how the log is written (`host/telemetry/logs.py`); the host's
-    token and `secrets` (the notify secret, notification URLs) never appear in it. `tasks` may be
-    a function that makes them from the address people reach the host at (the public URL, else
-    `bound_address`), called once it is bound; `answer_links` checks the answer links they send
-    (`create_app`).
+    one line on stdout. It is the public URL people reach the host at, when the config has one
+    (a reverse proxy or a tunnel in front), else the bound address, which the notifications'
+    links name too. Binding beyond loopback prints a warning on stderr. The host's token and
+    the config's `secrets` never appear in the log.
 
     Raises:
-        UserQuestionError: `STORE_LOCKED`, `BAD_STORE` or `BAD_TOKEN`, `BAD_REQUEST` for a
-            retention, a public URL, a certificate, trusted proxies or a metrics address that
-            cannot be used, before anything listens; `CANNOT_LISTEN` when an address cannot be
-            bound.
+        UserQuestionError: `STORE_LOCKED`, `BAD_STORE`, before anything listens;
+            `CANNOT_LISTEN` when an address cannot be bound.
     """
-    if token is not None:
-        check_token(token)
-    if retain_days is not None:
-        check_retain_days(retain_days)
-    public = None if public_url is None else parse_public_url(public_url)
-    if trust_proxy is not None:
-        trusted_proxies(trust_proxy)
-    tls = _tls(tls_cert, tls_key)
-    metrics_at = None if metrics_bind is None else metrics_address(metrics_bind)
-    token = anyio.run(_settle_token, store, token)
-    sock = _listen(host, port, "--port")
+    token = config.token
+    if isinstance(config.store, str | os.PathLike):
+        # Opened once before anything listens: a locked or foreign store is a one-line error,
+        # and the token is kept before the URL is printed. (An open `Store` is the caller's.)
+        token = anyio.run(_settle_token, config.store, config.token)
+    sock = _listen(config.host, config.port, "--port")
     sockets = [sock]
-    if metrics_at is not None:
+    if config.metrics_at is not None:
         try:
-            sockets.append(_listen(*metrics_at, "--metrics-bind"))
+            sockets.append(_listen(*config.metrics_at, "--metrics-bind"))
         except UserQuestionError:
             sock.close()
             raise
-    logs.configure(log_format, secrets=[token, *secrets])
-    warn = _print_warning if log_format == LogFormat.HUMAN else logger.warning
-    if not is_loopback(host):
-        advice = (
-            ""
-            if tls is not None
-            else ", and plain http carries the token in clear: put TLS "
-            "in front of it (a reverse proxy, or --tls-cert) or use an SSH tunnel instead"
-        )
-        warn(
-            f"the host listens on {host}, so other machines can reach it. Anyone with "
-            f"the token can read and answer every question{advice}."
-        )
-    if metrics_at is not None and not is_loopback(metrics_at[0]):
-        warn(
-            f"the metrics listen on {metrics_at[0]} without a token: other machines "
-            "can read how many questions wait and how they end (never what they say)."
-        )
-    scheme = "http" if tls is None else "https"
-    url = host_url(sock, host, token, scheme=scheme) if public is None else public.link("", token)
-    show = announce or _print_line
-    if callable(tasks):
-        tasks = tasks(public or bound_address(sock, host, scheme))
-    app = create_app(
-        store,
-        token=token,
-        tasks=tasks,
-        retain_days=retain_days,
-        public_url=public_url,
-        trust_proxy=trust_proxy,
-        answer_links=answer_links,
-    )
+    scheme, public = config.scheme, config.public
+    app = create_app(config, address=public or bound_address(sock, config.host, scheme))
     served: ASGIApp = app
-    if metrics_at is not None:
+    if config.metrics_at is not None:
         served = _by_listener(app, create_metrics_app(app), sockets[1])
+    logs.configure(config.log_format, secrets=[*([token] if token else []), *config.secrets])
+    _warn_if_reachable(config)
+    show = announce or _print_line
 
     def started() -> None:
+        kept: str = app.state.token
+        url = host_url(sock, config.host, kept, scheme) if public is None else public.link("", kept)
         show(url)
         listening = ", ".join(_where(one, scheme) for one in sockets)
         logger.info("serving %s on %s", url.partition("?")[0], listening)
 
-    run(served, sockets, started=started, tls=tls, log_format=log_format)
+    run(served, sockets, started=started, tls=config.tls, log_format=config.log_format)
 
 
-def _tls(
-    cert: str | os.PathLike[str] | None, key: str | os.PathLike[str] | None
-) -> ssl.SSLContext | None:
-    if cert is None and key is None:
-        return None
-    if cert is None or key is None:
-        raise UserQuestionError(
-            "give --tls-cert and --tls-key together (the certificate chain and its key)",
-            ErrorCode.BAD_REQUEST,
+def _warn_if_reachable(config: HostConfig) -> None:
+    """A warning for each listener that other machines can reach."""
+    warn = _print_warning if config.log_format == LogFormat.HUMAN else logger.warning
+    if not is_loopback(config.host):
+        advice = (
+            ""
+            if config.tls is not None
+            else ", and plain http carries the token in clear: put TLS "
+            "in front of it (a reverse proxy, or --tls-cert) or use an SSH tunnel instead"
         )
-    return server_context(cert, key)
+        warn(
+            f"the host listens on {config.host}, so other machines can reach it. Anyone with "
+            f"the token can read and answer every question{advice}."
+        )
+    if config.metrics_at is not None and not is_loopback(config.metrics_at[0]):
+        warn(
+            f"the metrics listen on {config.metrics_at[0]} without a token: other machines "
+            "can read how many questions wait and how they end (never what they say)."
+        )
 
 
 def _listen(host: str, port: int, flag: str) -> socket.socket:

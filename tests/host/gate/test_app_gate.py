@@ -19,6 +19,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.testclient import TestClient, WebSocketDenialResponse
 
 from user_questions.host.app import create_app
+from user_questions.host.config import HostConfig
 from user_questions.host.gate.security import MAX_BODY_BYTES
 
 TOKEN = "test-token-123"
@@ -54,7 +55,7 @@ reveal nothing, and the routes that check a permission of their own; every other
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as test_client:
+    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as test_client:
         yield test_client
 
 

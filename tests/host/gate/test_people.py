@@ -20,6 +20,7 @@ from tests.host.conftest import PICK
 from tests.host.test_app import AUTH, TOKEN, answer_frame, ask_frame, dismiss_frame
 from user_questions import ErrorCode, UserQuestionError
 from user_questions.host.app import create_app
+from user_questions.host.config import HostConfig
 from user_questions.host.gate.people import (
     OWNER,
     People,
@@ -80,7 +81,7 @@ class Host:
 
 @pytest.fixture
 def host(tmp_path: Path) -> Iterator[Host]:
-    with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as client:
+    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as client:
         yield Host(client, tmp_path / "host.db")
 
 

@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 from tests.host.conftest import MANY, PICK, PLAN
 from tests.host.test_app import AUTH, TOKEN, ask, dismiss_frame
 from user_questions.host.app import create_app
+from user_questions.host.config import HostConfig
 from user_questions.host.gate.security import CONTENT_SECURITY_POLICY
 from user_questions.host.notify.link_pages import REFUSED_STATUS
 from user_questions.host.notify.links import AnswerLinks, Grant
@@ -23,8 +24,10 @@ LINKS = AnswerLinks("answer-link-key-for-tests")
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
-    app = create_app(tmp_path / "host.db", token=TOKEN, answer_links=LINKS)
+    app = create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))
     with TestClient(app) as test_client:
+        # The links a notifier of this host would carry, signed with a key the tests know.
+        app.state.answer_links = LINKS
         yield test_client
 
 
@@ -109,7 +112,7 @@ def test_every_link_that_cannot_be_used_gets_the_same_refusal(client: TestClient
 
 
 def test_a_host_without_answer_links_refuses_them_all(tmp_path: Path) -> None:
-    with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as client:
+    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as client:
         ask(client, "r1", PICK)
         assert client.get(link("r1", 0)).status_code == REFUSED_STATUS
         assert client.post(link("r1", 0)).status_code == REFUSED_STATUS

@@ -41,7 +41,7 @@ from user_questions.outcomes import Surface
 pytestmark = pytest.mark.anyio
 
 SECRET = "s3cret-for-the-tests-only"
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 EXAMPLE = DOCS / "examples" / "webhook_receiver.py"
 
 

@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 from tests.host.conftest import PICK
 from tests.host.test_app import AUTH, TOKEN, answer_frame, ask_frame, dismiss_frame
 from user_questions.host.app import create_app
+from user_questions.host.config import HostConfig
 from user_questions.host.stores import StoredQuestion
 
 ORIGIN = {"client": "claude-code", "cwd": "/home/ada/src/shop"}
@@ -21,7 +22,7 @@ ORIGIN = {"client": "claude-code", "cwd": "/home/ada/src/shop"}
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as test_client:
+    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as test_client:
         yield test_client
 
 

@@ -16,6 +16,7 @@ from starlette.testclient import TestClient, WebSocketDenialResponse
 from tests.host.conftest import PICK
 from tests.host.test_app import AUTH, TOKEN, answer_frame, ask_frame
 from user_questions.host.app import create_app
+from user_questions.host.config import HostConfig
 from user_questions.host.telemetry.logs import (
     ACCESS_LOGGER,
     REDACTED,
@@ -41,7 +42,7 @@ def lines(caplog: pytest.LogCaptureFixture) -> Lines:
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as test_client:
+    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as test_client:
         yield test_client
 
 

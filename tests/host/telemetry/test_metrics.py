@@ -27,6 +27,7 @@ from user_questions import (
 )
 from user_questions._version import __version__
 from user_questions.host.app import create_app
+from user_questions.host.config import HostConfig
 from user_questions.host.hub import HostTask, Hub
 from user_questions.host.in_process import HostProvider
 from user_questions.host.notify.events import HostEvent
@@ -80,7 +81,11 @@ def agent_done() -> threading.Event:
 
 @pytest.fixture
 def client(tmp_path: Path, agent_done: threading.Event) -> Iterator[TestClient]:
-    app = create_app(tmp_path / "host.db", token=TOKEN, tasks=[agent_that_times_out(agent_done)])
+    app = create_app(
+        HostConfig(
+            store=tmp_path / "host.db", token=TOKEN, tasks=[agent_that_times_out(agent_done)]
+        )
+    )
     with TestClient(app) as test_client:
         yield test_client
 
@@ -213,7 +218,7 @@ async def test_every_notifier_reports_its_queue_its_failures_and_its_drops(
 
 
 def test_every_metric_is_in_the_deployment_docs() -> None:
-    documented = (Path(__file__).resolve().parents[2] / "docs" / "deploy.md").read_text()
+    documented = (Path(__file__).resolve().parents[3] / "docs" / "deploy.md").read_text()
     families = list(text_string_to_metric_families(HostMetrics().exposition().decode()))
     assert len(families) == 13
     for family in families:

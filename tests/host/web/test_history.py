@@ -14,6 +14,7 @@ from tests.host.conftest import PICK, PLAN
 from tests.host.test_app import AUTH, TOKEN, answer_frame, ask, ask_frame, dismiss_frame
 from user_questions import AskUserQuestionAnswer, ErrorCode, UserQuestionError
 from user_questions.host.app import create_app
+from user_questions.host.config import HostConfig
 from user_questions.host.stores import HistoryQuery, StoredQuestion
 from user_questions.host.web.history import (
     MAX_LIMIT,
@@ -130,7 +131,7 @@ def test_an_answered_entry_carries_its_answer_and_on_request_its_details_as_stor
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(tmp_path / "host.db", token=TOKEN)) as test_client:
+    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as test_client:
         yield test_client
 
 

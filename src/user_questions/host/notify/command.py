@@ -37,6 +37,7 @@ __all__ = [
     "HIDDEN_VARIABLES",
     "SUMMARY_CHARS",
     "CommandNotifier",
+    "command_argv",
 ]
 
 logger = logging.getLogger("user_questions.host.notify")
@@ -51,12 +52,34 @@ HIDDEN_VARIABLES = frozenset({"UQ_TOKEN", "UQ_NOTIFY_SECRET", "UQ_NOTIFY"})
 """The host's secrets, kept out of the command's environment."""
 
 
-class CommandNotifier(Notifier):
-    """Runs `command` (a command line, split with `shlex`) once per event.
+def command_argv(command: str) -> list[str]:
+    """The program and arguments of a notify command line, split as a shell would.
 
     Raises:
         UserQuestionError: `BAD_NOTIFIER` when the command line cannot be split, is empty, or
             names a program that is not found.
+    """
+    try:
+        argv = shlex.split(command)
+    except ValueError as error:
+        raise UserQuestionError(
+            f"cannot read the notify command {command!r}: {error}", ErrorCode.BAD_NOTIFIER
+        ) from None
+    if not argv:
+        raise UserQuestionError("the notify command is empty", ErrorCode.BAD_NOTIFIER)
+    if shutil.which(argv[0]) is None:
+        raise UserQuestionError(
+            f"the notify command {argv[0]!r} is not found (or not executable)",
+            ErrorCode.BAD_NOTIFIER,
+        )
+    return argv
+
+
+class CommandNotifier(Notifier):
+    """Runs `command` (a command line, split with `shlex`) once per event.
+
+    Raises:
+        UserQuestionError: `BAD_NOTIFIER` as `command_argv` does.
     """
 
     def __init__(
@@ -68,19 +91,7 @@ class CommandNotifier(Notifier):
         capacity: int = QUEUE_CAPACITY,
     ) -> None:
         super().__init__(concurrency=concurrency, capacity=capacity)
-        try:
-            argv = shlex.split(command)
-        except ValueError as error:
-            raise UserQuestionError(
-                f"cannot read the notify command {command!r}: {error}", ErrorCode.BAD_NOTIFIER
-            ) from None
-        if not argv:
-            raise UserQuestionError("the notify command is empty", ErrorCode.BAD_NOTIFIER)
-        if shutil.which(argv[0]) is None:
-            raise UserQuestionError(
-                f"the notify command {argv[0]!r} is not found (or not executable)",
-                ErrorCode.BAD_NOTIFIER,
-            )
+        argv = command_argv(command)
         self.argv = argv
         self.target = f"command {argv[0]}"
         self._timeout = timeout

@@ -1,0 +1,91 @@
+"""The notifiers a host runs, made from its configuration once its store is open.
+
+The flags were checked when the `HostConfig` was made; what is made here needs the open store
+(the webhook secret and the answer-link key are kept in it, read only when needed) and the
+address people reach the host at (the links name it). `create_app` runs the result as one host
+task, so a Python caller of `serve()` gets the same notifications as `uq serve`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.gate.public_url import PublicUrl
+from user_questions.host.hub import HostTask
+from user_questions.host.notify.apprise import AppriseNotifier
+from user_questions.host.notify.command import CommandNotifier
+from user_questions.host.notify.links import AnswerLinks, answer_link_secret
+from user_questions.host.notify.notifier import Notifier, notifying
+from user_questions.host.notify.webhook import WebhookNotifier, webhook_secret
+from user_questions.host.stores import Store
+
+__all__ = ["Notifications", "Notifying", "check_addressed", "notifications"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Notifications:
+    """What a host is asked to tell, and whom (the notify part of `HostConfig`)."""
+
+    services: Sequence[str] = ()
+    """apprise URLs: messages with a link to the question and one-tap answer links."""
+    settled: bool = False
+    """Whether `services` are told how each question ended too."""
+    links_lifetime: timedelta | None = None
+    """How long an answer link works; `None`: the messages carry none."""
+    webhooks: Sequence[str] = ()
+    """URLs that get every event as signed JSON."""
+    commands: Sequence[str] = ()
+    """Command lines run for every event, with its JSON on stdin."""
+    secret: str | None = None
+    """The webhooks' signing secret; `None`: the stored one, or a new one (kept)."""
+
+    def __bool__(self) -> bool:
+        return bool(self.services or self.webhooks or self.commands)
+
+
+@dataclass(frozen=True, slots=True)
+class Notifying:
+    """The host task that runs a host's notifiers, and the links its messages carry."""
+
+    task: HostTask | None
+    links: AnswerLinks | None
+
+
+async def notifications(asked: Notifications, store: Store, address: PublicUrl | None) -> Notifying:
+    """The notifiers `asked` for, linking to `address`, with the secrets read from `store`.
+
+    Raises:
+        UserQuestionError: as `check_addressed`.
+    """
+    check_addressed(asked, address)
+    links = None
+    if asked.services and asked.links_lifetime is not None:
+        links = AnswerLinks(await answer_link_secret(store), lifetime=asked.links_lifetime)
+    notifiers: list[Notifier] = []
+    if asked.services and address is not None:
+        notifiers += [
+            AppriseNotifier(url, address=address, links=links, settled=asked.settled)
+            for url in asked.services
+        ]
+    notifiers += [CommandNotifier(command) for command in asked.commands]
+    if asked.webhooks:
+        key = await webhook_secret(store, asked.secret)
+        notifiers += [WebhookNotifier(url, secret=key) for url in asked.webhooks]
+    return Notifying(notifying(notifiers) if notifiers else None, links)
+
+
+def check_addressed(asked: Notifications, address: PublicUrl | None) -> None:
+    """Refuse apprise services without the address their messages link to.
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST` when `asked` has services and `address` is `None`.
+    """
+    if asked.services and address is None:
+        raise UserQuestionError(
+            "notifications link to the host: give the public URL people reach it at, or run it "
+            "with serve(), which knows the address it listens on",
+            ErrorCode.BAD_REQUEST,
+        )
