@@ -58,8 +58,10 @@ def test_the_config_is_frozen_and_keeps_what_it_read(tmp_path: Path) -> None:
         trust_proxy="127.0.0.1,10.0.0.0/8",
         metrics_bind="9464",
     )
-    assert config.public is not None and config.public.origin == "https://uq.example.com"
-    assert config.proxies is not None and len(config.proxies.networks) == 2
+    assert config.public is not None
+    assert config.public.origin == "https://uq.example.com"
+    assert config.proxies is not None
+    assert len(config.proxies.networks) == 2
     assert config.metrics_at == ("127.0.0.1", 9464)
     assert config.scheme == "http"
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -23,18 +23,21 @@ def test_a_refused_handshake_is_logged_once_at_info_without_the_token(
     bearer = {"Authorization": f"Bearer {TOKEN}"}
     # uvicorn's own logger as `uq serve` leaves it (another test's uvicorn.Config may have
     # raised its level).
-    with caplog.at_level(logging.INFO), caplog.at_level(logging.INFO, "uvicorn.error"):
-        with in_process_host(tmp_path) as (base, _):
-            address = base.replace("http", "ws", 1)
-            with pytest.raises(InvalidStatus) as no_token:
-                connect(f"{address}/ws")
-            with pytest.raises(InvalidStatus) as wrong_token:
-                connect(f"{address}/ws/ask?token={WRONG}")
-            with pytest.raises(InvalidStatus) as foreign:
-                connect(f"{address}/ws", additional_headers=bearer, origin=FOREIGN)
-            with connect(f"{address}/ws", additional_headers=bearer) as accepted:
-                accepted.send('{"type": "ping"}')
-                assert accepted.recv(timeout=10) == '{"payload":{"type":"pong"}}'
+    with (
+        caplog.at_level(logging.INFO),
+        caplog.at_level(logging.INFO, "uvicorn.error"),
+        in_process_host(tmp_path) as (base, _),
+    ):
+        address = base.replace("http", "ws", 1)
+        with pytest.raises(InvalidStatus) as no_token:
+            connect(f"{address}/ws")
+        with pytest.raises(InvalidStatus) as wrong_token:
+            connect(f"{address}/ws/ask?token={WRONG}")
+        with pytest.raises(InvalidStatus) as foreign:
+            connect(f"{address}/ws", additional_headers=bearer, origin=FOREIGN)
+        with connect(f"{address}/ws", additional_headers=bearer) as accepted:
+            accepted.send('{"type": "ping"}')
+            assert accepted.recv(timeout=10) == '{"payload":{"type":"pong"}}'
     statuses = [error.value.response.status_code for error in (no_token, wrong_token, foreign)]
     assert statuses == [401, 401, 403]
     server_side = [r for r in caplog.records if r.name.startswith(("uvicorn", "user_questions"))]
