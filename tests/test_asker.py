@@ -19,7 +19,8 @@ from user_questions import (
     connect,
 )
 from user_questions.asker import URL_VARIABLE
-from user_questions.providers.remote import Origin, RemoteProvider
+from user_questions.frames import Origin
+from user_questions.providers.remote import RemoteProvider
 from user_questions.service import AskUserQuestionRequest
 
 pytestmark = pytest.mark.anyio

@@ -92,7 +92,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
     "protocols": {
         "__init__": 0,
         "decoding": 0,
-        "_websocket": 0,
+        "websocket": 0,
         "connection": 1,
         "http_api": 1,
         "page": 2,
@@ -108,6 +108,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "apprise": 2,
         "command": 2,
         "webhook": 2,
+        "assembly": 3,
     },
 }
 

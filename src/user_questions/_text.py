@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["deliverable", "lone_surrogate", "surrogate_problem", "text_problem"]
+__all__ = ["deliverable", "lone_surrogate", "printable", "surrogate_problem", "text_problem"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -50,3 +50,12 @@ def text_problem(text: str) -> str | None:
     if "\x00" in text:
         return "holds a NUL character (U+0000)"
     return surrogate_problem(text)
+
+
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""Terminal control characters and bidirectional overrides: C0 but tab and newline, DEL, C1."""
+
+
+def printable(text: str) -> str:
+    """`text` without terminal control characters; newlines and tabs are kept."""
+    return _CONTROLS.sub("", text)

@@ -215,7 +215,8 @@ def _remote_provider(
     """The one place an asker's `RemoteProvider` is made, importing the `web` extra lazily so
     that `import user_questions` stays pydantic and anyio only."""
     try:
-        from user_questions.providers.remote import Origin, RemoteProvider
+        from user_questions.frames import Origin
+        from user_questions.providers.remote import RemoteProvider
     except ImportError as error:
         raise UserQuestionError(
             f"connect() to a host needs the web extra ({error}): pip install 'user-questions[web]'",

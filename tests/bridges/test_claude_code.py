@@ -14,9 +14,9 @@ import jsonschema
 import pytest
 
 from tests.bridges.conftest import hook_event
-from user_questions.bridges._hook import HookAsk, HookOutput
 from user_questions.bridges.claude import DISMISSED
 from user_questions.bridges.claude_code import ANSWERED_HERE, PLAN_DISMISSED, hook_ask
+from user_questions.bridges.hook import HookAsk, HookOutput
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 

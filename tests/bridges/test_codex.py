@@ -15,8 +15,8 @@ import jsonschema
 import pytest
 
 from tests.bridges.conftest import hook_event
-from user_questions.bridges._hook import HookAsk, HookOutput
 from user_questions.bridges.codex import DISMISSED, hook_ask
+from user_questions.bridges.hook import HookAsk, HookOutput
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codex"

@@ -6,13 +6,13 @@ from user_questions.presentation import AnswerDraft
 from user_questions.providers._terminal_choices import (
     SET_CURSOR,
     ChoiceState,
-    Fragments,
     choice_hint,
     choice_lines,
     field_prompt,
     review_lines,
 )
 from user_questions.providers._terminal_view import QuestionView, views_of
+from user_questions.providers._terminal_wrap import Fragments
 from user_questions.types import AskUserQuestionItem, AskUserQuestionOption, PlanReviewIntent
 
 WIDTH = 80

@@ -28,7 +28,6 @@ from mcp.client.session import ClientRequestContext, ElicitationFnT
 
 from user_questions.bridges._form_fields import (
     MAX_ATTEMPTS,
-    MAX_FIELDS,
     Filled,
     Unfilled,
     Unsupported,
@@ -40,7 +39,7 @@ from user_questions.errors import HarnessError
 from user_questions.service import UserQuestionProvider
 from user_questions.types import AskUserQuestionItem, AskUserQuestionOption
 
-__all__ = ["DECLINE", "MAX_ATTEMPTS", "MAX_FIELDS", "OPEN", "elicitation_handler"]
+__all__ = ["DECLINE", "OPEN", "elicitation_handler"]
 
 OPEN, DECLINE = "Open it", "Decline"
 _URL_ID = "open-url"

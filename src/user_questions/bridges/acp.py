@@ -28,19 +28,34 @@ except ImportError as error:  # pragma: no cover - exercised by hand on a core-o
 from user_questions.bridges._acp_client import (
     MAX_RENDERED,
     AcpClientHandlers,
+    AcpPrompt,
+    EditorAnswer,
     acp_client_handlers,
+    prompt_of_request,
 )
 from user_questions.bridges._acp_form import answer_from_elicitation, questions_to_elicitation
 from user_questions.bridges._acp_provider import AcpProvider
-from user_questions.bridges._form_fields import MAX_ATTEMPTS, MAX_FIELDS
+from user_questions.bridges._form_fields import (
+    MAX_ATTEMPTS,
+    MAX_FIELDS,
+    Filled,
+    FormOutcome,
+    fill_form,
+)
 
 __all__ = [
     "MAX_ATTEMPTS",
     "MAX_FIELDS",
     "MAX_RENDERED",
     "AcpClientHandlers",
+    "AcpPrompt",
     "AcpProvider",
+    "EditorAnswer",
+    "Filled",
+    "FormOutcome",
     "acp_client_handlers",
     "answer_from_elicitation",
+    "fill_form",
+    "prompt_of_request",
     "questions_to_elicitation",
 ]

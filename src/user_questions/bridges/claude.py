@@ -33,8 +33,6 @@ from pydantic import StrictBool, StrictStr
 from user_questions._checks import check_answer, check_request, quoted
 from user_questions._wire import parse_wire
 from user_questions.approvals import (
-    ALLOW,
-    DENY,
     approval_decision,
     approval_question,
     denial_message,
@@ -50,10 +48,8 @@ from user_questions.types import (
 )
 
 __all__ = [
-    "ALLOW",
     "ANSWER_SEPARATOR",
     "ASK_TOOL",
-    "DENY",
     "DISMISSED",
     "PLAN_TOOL",
     "Permission",

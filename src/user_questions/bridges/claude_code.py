@@ -34,7 +34,6 @@ from user_questions._hook_events import (
     answers,
 )
 from user_questions.approvals import ApprovalDecision, approval_question
-from user_questions.bridges._hook import HookAsk, HookOutput, approval_ask
 from user_questions.bridges.claude import (
     AGENT,
     DISMISSED,
@@ -42,6 +41,7 @@ from user_questions.bridges.claude import (
     describe_permission_updates,
     questions_from_claude,
 )
+from user_questions.bridges.hook import HookAsk, HookOutput, approval_ask
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.tool_exit_plan_mode import verdict, verdict_text
 from user_questions.types import AskUserQuestionAnswer

@@ -22,7 +22,7 @@ from typing import Any
 
 from user_questions._hook_events import answers
 from user_questions.approvals import approval_question
-from user_questions.bridges._hook import HookAsk, approval_ask
+from user_questions.bridges.hook import HookAsk, approval_ask
 
 __all__ = ["AGENT", "DISMISSED", "hook_ask"]
 

@@ -22,7 +22,8 @@ except ImportError as error:  # pragma: no cover - exercised by hand on a core-o
         "user_questions.bridges.mcp needs the MCP SDK: pip install 'user-questions[mcp]'"
     ) from error
 
-from user_questions.bridges._mcp_handler import MAX_ATTEMPTS, MAX_FIELDS, elicitation_handler
+from user_questions.bridges._form_fields import MAX_ATTEMPTS, MAX_FIELDS
+from user_questions.bridges._mcp_handler import elicitation_handler
 from user_questions.bridges._mcp_provider import ElicitationProvider, QuestionForm
 from user_questions.bridges._mcp_server import PROGRESS_INTERVAL, create_server
 

@@ -37,8 +37,14 @@ import anyio
 import anyio.abc
 
 from user_questions._json import JSONRefused, load_json
-from user_questions.bridges._acp_client import AcpPrompt, EditorAnswer, prompt_of_request
-from user_questions.bridges._form_fields import Filled, FormOutcome, fill_form
+from user_questions.bridges.acp import (
+    AcpPrompt,
+    EditorAnswer,
+    Filled,
+    FormOutcome,
+    fill_form,
+    prompt_of_request,
+)
 from user_questions.cli._host_client import HostAddress, HostClient
 from user_questions.errors import ErrorCode, HarnessError, UserQuestionError
 from user_questions.frames import (
@@ -46,10 +52,11 @@ from user_questions.frames import (
     AnswerValue,
     ClientResponse,
     ErrorResult,
+    Origin,
     ResponseError,
 )
 from user_questions.outcomes import Surface
-from user_questions.providers.remote import Origin, RemoteProvider
+from user_questions.providers.remote import RemoteProvider
 from user_questions.service import AskUserQuestionRequest
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 

@@ -30,7 +30,7 @@ from user_questions._hook_events import Client, hook_origin, parse_event
 from user_questions.abort import AbortSignal
 from user_questions.bridges import claude_code
 from user_questions.bridges import codex as codex_bridge
-from user_questions.bridges._hook import HookAsk, HookOutput
+from user_questions.bridges.hook import HookAsk, HookOutput
 from user_questions.cli._hook_stdin import event_text
 from user_questions.cli._stopping import STOP_SIGNALS, StoppedError, until_stopped
 from user_questions.context import Context
@@ -144,7 +144,8 @@ async def _hook(client: Client, options: _Options) -> HookOutput | None:
             "no host to ask through: set UQ_URL to the URL `uq serve` printed, or pass --url",
             ErrorCode.BAD_REQUEST,
         )
-    from user_questions.providers.remote import Origin, RemoteProvider
+    from user_questions.frames import Origin
+    from user_questions.providers.remote import RemoteProvider
 
     origin = hook_origin(client, event)
     provider = RemoteProvider(

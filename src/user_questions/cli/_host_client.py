@@ -37,7 +37,7 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import ClientResponse, QuestionRequestedFrame, Receipt
 from user_questions.host.web.history import HistoryResponse
 from user_questions.outcomes import Outcome, Surface
-from user_questions.providers.remote import _parse_host
+from user_questions.providers.remote import parse_host_url
 
 __all__ = [
     "CA_HELP",
@@ -108,7 +108,7 @@ def host_address(url: str | None, token: str | None, ca: str | None = None) -> H
         UserQuestionError: `BAD_REQUEST` for a URL that is not http(s) or a `ca` that cannot be
             read; `BAD_TOKEN` when no token is given anywhere.
     """
-    base, _, url_token = _parse_host(url or os.environ.get("UQ_URL") or DEFAULT_URL)
+    base, _, url_token = parse_host_url(url or os.environ.get("UQ_URL") or DEFAULT_URL)
     token = token or url_token or os.environ.get("UQ_TOKEN")
     if not token:
         raise UserQuestionError(

@@ -18,6 +18,7 @@ from typing import Annotated
 import anyio
 from cyclopts import Parameter
 
+from user_questions._text import printable
 from user_questions.cli._host_client import (
     CA_HELP,
     URL_HELP,
@@ -29,7 +30,6 @@ from user_questions.cli._host_client import (
 from user_questions.cli._serve import fail
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Origin, QuestionRequestedFrame
-from user_questions.providers._terminal_view import printable
 
 __all__ = ["TOKEN_HELP", "age", "asker_text", "from_line", "one_line", "pending", "summary"]
 

@@ -48,35 +48,22 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import brief
 from user_questions.host.config import HostConfig
-from user_questions.host.gate.people import TOKEN_PATTERN, People, check_token, host_token
+from user_questions.host.gate.people import People, host_token
 from user_questions.host.gate.proxy import ForwardedMiddleware
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.gate.security import SecurityMiddleware
-from user_questions.host.hub import HostTask, Hub
+from user_questions.host.hub import Hub
 from user_questions.host.notify import link_pages
 from user_questions.host.notify.assembly import check_addressed, notifications
 from user_questions.host.protocols import http_api
 from user_questions.host.protocols.asker import AskerConnection
-from user_questions.host.protocols.connection import REVOKED_CLOSE_CODE
-from user_questions.host.protocols.http_api import SURFACE_HEADER
 from user_questions.host.protocols.page import PageConnection
 from user_questions.host.retention import keep_records
 from user_questions.host.stores import open_store
 from user_questions.host.telemetry.logs import AccessLogMiddleware
 from user_questions.host.web import pages
-from user_questions.host.web.pages import STATIC_DIR
 
-__all__ = [
-    "REVOKED_CLOSE_CODE",
-    "STATIC_DIR",
-    "SURFACE_HEADER",
-    "TOKEN_PATTERN",
-    "HostTask",
-    "check_token",
-    "create_app",
-    "create_metrics_app",
-    "host_token",
-]
+__all__ = ["create_app", "create_metrics_app"]
 
 _STATUS_BY_CODE: dict[str, int] = {
     ErrorCode.UNAUTHORIZED: 401,

@@ -39,21 +39,12 @@ from user_questions.host.app import create_app, create_metrics_app
 from user_questions.host.config import HostConfig
 from user_questions.host.gate.people import host_token
 from user_questions.host.gate.public_url import PublicUrl, public_url
-from user_questions.host.protocols._websocket import WebSocketProtocol
+from user_questions.host.protocols.websocket import WebSocketProtocol
 from user_questions.host.stores import open_store
 from user_questions.host.telemetry import logs
 from user_questions.host.telemetry.logs import LogFormat
 
-__all__ = [
-    "GRACEFUL_SHUTDOWN",
-    "LogFormat",
-    "bind",
-    "bound_address",
-    "host_url",
-    "is_loopback",
-    "run",
-    "serve",
-]
+__all__ = ["GRACEFUL_SHUTDOWN", "bind", "bound_address", "host_url", "is_loopback", "run", "serve"]
 
 logger = logging.getLogger("user_questions.host")
 

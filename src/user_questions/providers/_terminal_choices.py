@@ -22,7 +22,6 @@ from user_questions.providers._terminal_wrap import Fragments, hang, text_width
 __all__ = [
     "REVIEW_HINT",
     "ChoiceState",
-    "Fragments",
     "RowKind",
     "choice_hint",
     "choice_lines",

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from user_questions._checks import cancelled_error
+from user_questions._text import printable
 from user_questions.presentation import AnswerDraft
 from user_questions.providers._terminal_reader import MAX_LINE_CHARS, LineReader, LineTooLongError
-from user_questions.providers._terminal_view import QuestionView, describe, printable
+from user_questions.providers._terminal_view import QuestionView, describe
 
 __all__ = ["Invalid", "LineDialogue", "NeedsText", "parse_reply", "render_question"]
 

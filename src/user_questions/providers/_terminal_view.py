@@ -6,25 +6,18 @@ order, number and mark options alike and describe answers in the same words.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from user_questions._text import printable
 from user_questions.presentation import AnswerDraft, parse_recommended_label, plan_review_of
 from user_questions.types import AskUserQuestionItem
 
-__all__ = ["OptionRow", "QuestionView", "describe", "printable", "views_of"]
+__all__ = ["OptionRow", "QuestionView", "describe", "views_of"]
+
 
 # C0 and C1 controls (except newline and tab) and the bidi overrides and isolates: model-written
 # text must not move the cursor, recolour the screen, retitle the window or reorder what is shown.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: str) -> str:
-    """`text` without terminal control characters; newlines and tabs are kept."""
-    return _CONTROLS.sub("", text)
-
-
 @dataclass(frozen=True, slots=True)
 class OptionRow:
     """One option as shown: its display text, and the full label the answer carries."""

@@ -71,16 +71,7 @@ from user_questions.frames import (
 from user_questions.service import AskUserQuestionRequest
 from user_questions.types import AskUserQuestionAnswer
 
-__all__ = [
-    "ASK_PATH",
-    "CONNECT_TIMEOUT",
-    "UNREACHABLE_LIMIT",
-    "WITHDRAW_TIMEOUT",
-    "Origin",
-    "RemoteProvider",
-    "settled_answer",
-    "withdraw_reason",
-]
+__all__ = ["parse_host_url", "ASK_PATH", "CONNECT_TIMEOUT", "UNREACHABLE_LIMIT", "RemoteProvider"]
 
 ASK_PATH = "ws/ask"
 """The asker endpoint, relative to the host's base URL."""
@@ -150,7 +141,7 @@ class RemoteProvider:
         origin: Origin | None = None,
         ca: str | os.PathLike[str] | None = None,
     ) -> None:
-        hosts = [_parse_host(one) for one in ([url] if isinstance(url, str) else url)]
+        hosts = [parse_host_url(one) for one in ([url] if isinstance(url, str) else url)]
         if not hosts:
             raise UserQuestionError("RemoteProvider needs a host URL", ErrorCode.BAD_REQUEST)
         token = token or hosts[0][2] or os.environ.get("UQ_TOKEN")
@@ -464,7 +455,7 @@ class RemoteProvider:
         self._down_since = None
 
 
-def _parse_host(url: str) -> tuple[str, str, str]:
+def parse_host_url(url: str) -> tuple[str, str, str]:
     """A host's base URL, its asker endpoint, and the token in its query (or `""`)."""
     parts = urlsplit(url)
     schemes = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}

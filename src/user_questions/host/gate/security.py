@@ -46,14 +46,11 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from user_questions.frames import MAX_FRAME_BYTES
-
 __all__ = [
     "CAPABILITY_PREFIXES",
     "CONTENT_SECURITY_POLICY",
     "IDENTITY_SCOPE_KEY",
     "MAX_BODY_BYTES",
-    "MAX_FRAME_BYTES",
     "PUBLIC_PATHS",
     "PUBLIC_PREFIXES",
     "TOKEN_COOKIE",
