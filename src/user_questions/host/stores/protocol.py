@@ -27,6 +27,7 @@ from user_questions.host.stores.records import (
     Settlement,
     StoredQuestion,
     StoreStats,
+    Role,
     TokenRecord,
     TokensListener,
 )
@@ -117,6 +118,20 @@ class TokenStore(Protocol):
 
     async def revoke_token(self, name: str) -> TokenRecord | None:
         """Revoke the active token called `name`; the revoked record, `None` if there was none."""
+        ...
+
+    async def change_token(
+        self,
+        name: str,
+        *,
+        role: Role | None = None,
+        groups: Sequence[str] | None = None,
+        routes: Sequence[str] | None = None,
+        notify: Sequence[str] | None = None,
+    ) -> TokenRecord | None:
+        """Change what the active token called `name` may do (each field given replaces the
+        stored one); the changed record, `None` if there is no such active token. Running hosts
+        hear of it as of an addition or a revocation (`on_tokens_change`)."""
         ...
 
     async def touch_token(self, name: str) -> None:
