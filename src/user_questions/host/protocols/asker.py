@@ -31,6 +31,7 @@ from user_questions.frames import (
     Withdraw,
 )
 from user_questions.host._frame_text import pending_reply, settled_reply
+from user_questions.host.gate.roles import audience_of, withdrawer
 from user_questions.host.protocols.connection import Connection
 from user_questions.host.protocols.decoding import PONG, FrameError, parse, receive_texts
 from user_questions.host.stores import StoredQuestion
@@ -104,6 +105,7 @@ class AskerConnection(Connection):
             watcher=watcher,
             asked_by=self.person,
             origin=frame.origin,
+            audience=audience_of(self.identity),
         )
         if not record.pending:
             return settled_reply(record)
@@ -116,7 +118,11 @@ class AskerConnection(Connection):
         if stop is not None:
             stop()
         record = await self.hub.withdraw(
-            frame.rpc_id, via=Surface.ASKER, by=self.person, reason=frame.reason
+            frame.rpc_id,
+            via=Surface.ASKER,
+            by=self.person,
+            reason=frame.reason,
+            sees=withdrawer(self.identity),
         )
         if record is None:
             raise UserQuestionError(

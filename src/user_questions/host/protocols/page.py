@@ -98,7 +98,7 @@ class PageConnection(Connection):
 
     async def serve(self) -> None:
         """Replay the pending requests, push every change, and answer each frame."""
-        self._subscription = subscription = self.hub.subscribe()
+        self._subscription = subscription = self.hub.subscribe(self.sees)
         try:
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(self._push, subscription)
@@ -140,7 +140,7 @@ class PageConnection(Connection):
             return PONG
         assert isinstance(frame, ClientResponse)
         try:
-            receipt = await self.hub.respond(frame, via=Surface.WEB, by=self.person)
+            receipt = await self.hub.respond(frame, via=Surface.WEB, by=self.person, sees=self.sees)
         except UserQuestionError as error:  # the store failed: nothing was settled; try again
             return _error_frame(error)
         except Exception:

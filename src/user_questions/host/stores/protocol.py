@@ -24,10 +24,10 @@ from user_questions.host.stores.records import (
     HistoryPage,
     HistoryQuery,
     NewQuestion,
+    Role,
     Settlement,
     StoredQuestion,
     StoreStats,
-    Role,
     TokenRecord,
     TokensListener,
 )
