@@ -94,9 +94,9 @@ def test_an_asker_token_is_refused_everywhere_but_asking(
 
 
 def test_an_asker_cannot_open_the_page_nor_sign_one_in(host: Host) -> None:
-    with pytest.raises(WebSocketDenialResponse) as refused:
-        with host.client.websocket_connect("/ws", headers=host.auth("agents")):
-            pass
+    page = host.client.websocket_connect("/ws", headers=host.auth("agents"))
+    with pytest.raises(WebSocketDenialResponse) as refused, page:
+        pass
     assert refused.value.status_code == 403
     signed_in = host.client.post("/session", content=host.tokens["agents"])
     assert signed_in.status_code == 403
@@ -209,13 +209,17 @@ def test_a_role_change_closes_the_sockets_of_what_the_token_was(host: Host) -> N
         assert changed.status_code == 200
         assert changed.json()["role"] == "asker"
         with pytest.raises(WebSocketDisconnect) as closed:
-            while True:
-                page.receive_json()
+            _read_until_closed(page)
     assert closed.value.code == 4401
-    with pytest.raises(WebSocketDenialResponse) as refused:
-        with host.client.websocket_connect("/ws", headers=host.auth("alice")):
-            pass
+    page = host.client.websocket_connect("/ws", headers=host.auth("alice"))
+    with pytest.raises(WebSocketDenialResponse) as refused, page:
+        pass
     assert refused.value.status_code == 403
+
+
+def _read_until_closed(page: Any) -> None:
+    while True:
+        page.receive_json()
 
 
 def test_only_an_admin_manages_tokens_and_never_sees_one(host: Host) -> None:
