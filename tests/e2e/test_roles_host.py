@@ -16,6 +16,7 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
+from websockets.sync.connection import Connection
 
 from tests.e2e.host_process import HostProcess, answer_body
 from tests.e2e.test_host_cli import uq
@@ -89,12 +90,12 @@ def inbox(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Inbox]:
         assert host.stop() == 0, host.stderr
 
 
-def first_frame(page: ClientConnection) -> dict[str, Any]:
+def first_frame(page: Connection) -> dict[str, Any]:
     frame: dict[str, Any] = json.loads(page.recv(timeout=15))
     return frame
 
 
-def read_until_closed(page: ClientConnection) -> None:
+def read_until_closed(page: Connection) -> None:
     while True:
         page.recv(timeout=15)
 
