@@ -702,7 +702,7 @@ function refusalOf(url: string, status: number, body: string): Refusal {
   if (status === 401) {
     return new Refusal(
       code ?? ErrorCode.UNAUTHORIZED,
-      `the host at ${url} refused the token (HTTP 401${message ? `: ${message}` : ""}); use the token that \`uq serve\` printed`,
+      `the host at ${url} refused the token (HTTP 401): ${message ?? "use the token that `uq serve` printed"}`,
     );
   }
   if (code !== undefined) {

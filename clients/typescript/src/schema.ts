@@ -7,6 +7,7 @@
  * tagged by a `discriminator`. What is read is copied, keeping only the properties the schema
  * names (unknown keys are dropped, as a receiver ignores them) and leaving out an optional
  * property that is `undefined` or `null` (an unset field is absent on the wire, never `null`).
+ * A camelCase property may also be spelled in snake_case (`multi_select`), as the host accepts.
  *
  * @module
  */
@@ -107,7 +108,7 @@ export function readValue(value: unknown, schema: SchemaNode, path: string): unk
     const copy: Record<string, unknown> = {};
     for (const [name, property] of Object.entries(node.properties)) {
       const inner = path ? `${path}.${name}` : name;
-      const given = Object.hasOwn(source, name) ? source[name] : undefined;
+      const given = Object.hasOwn(source, name) ? source[name] : aliasOf(source, name);
       if (given === undefined || (given === null && !required.has(name))) {
         if (required.has(name)) throw new SchemaProblem(`missing required property "${inner}"`);
         continue;
@@ -117,6 +118,12 @@ export function readValue(value: unknown, schema: SchemaNode, path: string): unk
     return copy;
   }
   return value;
+}
+
+/** The value of `name`'s snake_case spelling (`multi_select` for `multiSelect`), if given. */
+function aliasOf(source: Record<string, unknown>, name: string): unknown {
+  const snake = name.replace(/[A-Z]/g, (upper) => `_${upper.toLowerCase()}`);
+  return snake !== name && Object.hasOwn(source, snake) ? source[snake] : undefined;
 }
 
 function readTagged(value: unknown, node: SchemaNode, path: string): unknown {
