@@ -90,6 +90,11 @@ export interface RemoteProviderOptions {
   unreachableLimitMs?: number | null;
   /** Milliseconds one connection attempt may take (default 10,000). */
   connectTimeoutMs?: number;
+  /** Milliseconds between keepalive pings on an open connection (default 20,000). */
+  pingIntervalMs?: number;
+  /** Milliseconds a ping may wait for its pong before the connection is dropped and replaced,
+   * as a connection that died without closing is (default 10,000). */
+  pongTimeoutMs?: number;
 }
 
 type Reply =
@@ -161,6 +166,8 @@ export class RemoteProvider implements UserQuestionProvider {
   readonly #ca: ReadonlyArray<string | Buffer> | undefined;
   readonly #limit: number | null;
   readonly #connectTimeout: number;
+  readonly #pingInterval: number;
+  readonly #pongTimeout: number;
   readonly #defaultSession: string;
   readonly #calls = new Map<string, Call>();
   #ws: WebSocket | null = null;
@@ -199,8 +206,13 @@ export class RemoteProvider implements UserQuestionProvider {
     this.session = options.session;
     this.origin = options.origin === undefined ? undefined : readOrigin(options.origin);
     this.#ca = this.#hosts.some((host) => host.tls) ? trustedAuthorities(options.ca) : undefined;
-    this.#limit = options.unreachableLimitMs === undefined ? UNREACHABLE_LIMIT_MS : options.unreachableLimitMs;
-    this.#connectTimeout = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+    this.#limit =
+      options.unreachableLimitMs === null
+        ? null
+        : positive("unreachableLimitMs", options.unreachableLimitMs, UNREACHABLE_LIMIT_MS);
+    this.#connectTimeout = positive("connectTimeoutMs", options.connectTimeoutMs, CONNECT_TIMEOUT_MS);
+    this.#pingInterval = positive("pingIntervalMs", options.pingIntervalMs, PING_INTERVAL_MS);
+    this.#pongTimeout = positive("pongTimeoutMs", options.pongTimeoutMs, PONG_TIMEOUT_MS);
     this.#defaultSession = defaultSession();
   }
 
@@ -585,8 +597,8 @@ export class RemoteProvider implements UserQuestionProvider {
     const ping = setInterval(() => {
       if (ws.readyState !== WebSocket.OPEN) return;
       ws.send(JSON.stringify({ type: "ping" }));
-      pong ??= setTimeout(() => ws.terminate(), PONG_TIMEOUT_MS); // no pong: replace the socket
-    }, PING_INTERVAL_MS);
+      pong ??= setTimeout(() => ws.terminate(), this.#pongTimeout); // no pong: replace the socket
+    }, this.#pingInterval);
     this.#closed = new Promise<void>((closed) => {
       ws.on("close", (code: number, reason: Buffer) => {
         clearInterval(ping);
@@ -813,6 +825,14 @@ function describe(problem: unknown): string {
     return typeof code === "string" && !problem.message.includes(code) ? `${code}: ${problem.message}` : problem.message;
   }
   return String(problem);
+}
+
+function positive(name: string, value: number | undefined, otherwise: number): number {
+  if (value === undefined) return otherwise;
+  if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
+    throw new UserQuestionError(`${name} must be a positive number of milliseconds, got ${value}`, ErrorCode.BAD_REQUEST);
+  }
+  return value;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -7,6 +7,7 @@ import { after, before, describe, test } from "node:test";
 import { RemoteProvider, UserQuestionError } from "user-questions-client";
 
 import { Host, rejectionOf, sessionName, sleep, waitFor } from "./helpers/host.mjs";
+import { FreezingProxy } from "./helpers/proxy.mjs";
 
 const TIMEOUT = { timeout: 30_000 };
 const SHIP = {
@@ -235,6 +236,44 @@ describe("RemoteProvider across a host restart", () => {
     const next = provider.ask({ questions: [{ id: "next", question: "Next?" }] });
     await waitFor(async () => (await host.history(session)).some((entry) => entry.rpcId === rpcId), {
       what: "the owed withdrawal to be recorded",
+    });
+    assert.equal((await host.history(session)).find((entry) => entry.rpcId === rpcId).outcome, "withdrawn");
+    const frame = await host.pendingOf(session);
+    await host.answer(frame.rpcId, [{ id: "next", selected: [] }]);
+    await next;
+  });
+
+  test("a connection that dies without closing is replaced: the answer given meanwhile arrives", { timeout: 60_000 }, async () => {
+    const proxy = await new FreezingProxy(host.port).start();
+    try {
+      const session = sessionName("frozen");
+      const provider = new RemoteProvider(proxy.url(host.token), { session, pingIntervalMs: 300, pongTimeoutMs: 300 });
+      const asked = provider.ask({ questions: [SHIP] });
+      const { rpcId } = await host.pendingOf(session);
+      assert.equal(proxy.freeze(), 1, "the provider's one connection is cut off");
+      await host.answer(rpcId, [{ id: "ship", selected: ["Ship (Recommended)"] }]);
+      // The answer's frame is lost in the frozen connection; the missing pong gives it away,
+      // and the provider re-attaches on a new one.
+      assert.deepEqual(await asked, { answers: [{ id: "ship", selected: ["Ship (Recommended)"] }] });
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test("a host away longer than unreachableLimitMs fails the ask with HOST_UNREACHABLE; its question is withdrawn when it is back", { timeout: 60_000 }, async () => {
+    const session = sessionName("unreachable");
+    const provider = new RemoteProvider(host.askerUrl, { session, unreachableLimitMs: 1_000 });
+    const asked = rejectionOf(provider.ask({ questions: [SHIP] }));
+    const { rpcId } = await host.pendingOf(session);
+    await host.stop("SIGKILL");
+    const { error, ms } = await asked;
+    assert.equal(error.code, "HOST_UNREACHABLE");
+    assert.match(error.message, /has been unreachable for 1 s/);
+    assert.ok(ms < 10_000, `gave up after ${ms} ms`);
+    await host.start();
+    const next = provider.ask({ questions: [{ id: "next", question: "Next?" }] });
+    await waitFor(async () => (await host.history(session)).some((entry) => entry.rpcId === rpcId), {
+      what: "the abandoned question to be withdrawn",
     });
     assert.equal((await host.history(session)).find((entry) => entry.rpcId === rpcId).outcome, "withdrawn");
     const frame = await host.pendingOf(session);

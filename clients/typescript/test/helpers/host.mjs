@@ -7,6 +7,8 @@
 // token) has its askers use that URL; else they use the first one.
 
 import { spawn } from "node:child_process";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -43,8 +45,11 @@ function cleanEnv() {
 }
 
 export class Host {
-  /** @param {{ name?: string }} [options] */
-  constructor({ name = "host" } = {}) {
+  /** @param {{ name?: string, args?: string[], ca?: string | Buffer }} [options] `args` are more
+   * flags for `uq serve` (TLS, say); `ca` is the authority its certificate is checked against. */
+  constructor({ name = "host", args = [], ca } = {}) {
+    this.args = args;
+    this.ca = ca;
     this.dir = mkdtempSync(join(tmpdir(), `uq-ts-${name}-`));
     this.db = join(this.dir, "uq.db");
     this.port = 0;
@@ -56,6 +61,7 @@ export class Host {
   async start({ timeoutMs = 30_000 } = {}) {
     const args = ["serve", "--host", "127.0.0.1", "--port", String(this.port), "--db", this.db];
     if (this.token) args.push("--token", this.token);
+    args.push(...this.args);
     const child = spawn(findUq(), args, { env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] });
     children.add(child);
     this.process = child;
@@ -93,11 +99,30 @@ export class Host {
 
   async #healthy() {
     try {
-      const response = await fetch(`${this.base}healthz`, { signal: AbortSignal.timeout(2_000) });
-      return response.ok;
+      return (await this.#request("healthz", { auth: false, timeoutMs: 2_000 })).status === 200;
     } catch {
       return false;
     }
+  }
+
+  /** One HTTP request to the host (over https with its authority, when it has one). */
+  #request(path, { method = "GET", body, auth = true, timeoutMs = 10_000 } = {}) {
+    const url = new URL(path, this.base);
+    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    const headers = {};
+    if (auth) headers.Authorization = `Bearer ${this.token}`;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    return new Promise((resolve, reject) => {
+      const outgoing = send(url, { method, headers, timeout: timeoutMs, ...(this.ca ? { ca: this.ca } : {}) }, (response) => {
+        const chunks = [];
+        response.on("data", (chunk) => chunks.push(chunk));
+        response.on("end", () => resolve({ status: response.statusCode, text: Buffer.concat(chunks).toString("utf8") }));
+        response.on("error", reject);
+      });
+      outgoing.on("timeout", () => outgoing.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`)));
+      outgoing.on("error", reject);
+      outgoing.end(body === undefined ? undefined : JSON.stringify(body));
+    });
   }
 
   /** Stop the host: SIGTERM (or SIGKILL, a crash), waiting until it has exited. */
@@ -137,17 +162,9 @@ export class Host {
   }
 
   async api(path, { method = "GET", body } = {}) {
-    const response = await fetch(new URL(path, this.base), {
-      method,
-      headers: {
-        Authorization: `Bearer ${this.token}`,
-        ...(body === undefined ? {} : { "Content-Type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(10_000),
-    });
-    const data = await response.json();
-    if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${JSON.stringify(data)}`);
+    const response = await this.#request(path, { method, body });
+    const data = JSON.parse(response.text);
+    if (response.status !== 200) throw new Error(`${method} ${path}: HTTP ${response.status} ${response.text}`);
     return data;
   }
 
