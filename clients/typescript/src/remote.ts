@@ -114,6 +114,8 @@ interface Call {
   withdrawnOn: number;
   /** Called with the first reply; absent for a withdrawal nobody waits for (it is owed). */
   settle?: ((reply: Reply) => void) | undefined;
+  /** Rejects the ask waiting for this call, if one still does. */
+  abandon?: ((error: UserQuestionError) => void) | undefined;
 }
 
 interface Host {
@@ -302,6 +304,7 @@ export class RemoteProvider implements UserQuestionProvider {
         const reason: WithdrawReason = isTimeout(signal?.reason) ? "timed-out" : "aborted";
         this.#withdraw(call, reason, () => finish(() => reject(error)));
       };
+      call.abandon = (error) => finish(() => reject(error));
       signal?.addEventListener("abort", onAbort, { once: true });
       this.#send(call);
       this.#run();
@@ -318,14 +321,17 @@ export class RemoteProvider implements UserQuestionProvider {
    *   timeout, `UNAUTHORIZED` (or the host's own code) when the host refused the connection.
    */
   async connect({ keepOpen = true }: { keepOpen?: boolean } = {}): Promise<void> {
-    if (keepOpen) this.#held = true;
-    if (this.connected) return;
+    if (this.connected) {
+      if (keepOpen) this.#held = true;
+      return;
+    }
     let problem: unknown;
     for (let tried = 0; tried < this.#hosts.length; tried += 1) {
       const outcome = await this.#attempt();
       if (outcome instanceof WebSocket) {
         if (this.#ws !== outcome) this.#adopt(outcome);
-        setTimeout(() => this.#leaveIfIdle(), 0); // unless an ask follows at once
+        if (keepOpen) this.#held = true;
+        else setTimeout(() => this.#leaveIfIdle(), 0); // unless an ask follows at once
         return;
       }
       if (outcome instanceof Refusal) throw new UserQuestionError(outcome.message, outcome.code);
@@ -355,13 +361,9 @@ export class RemoteProvider implements UserQuestionProvider {
           if (call.withdrawal !== undefined) {
             this.#withdraw(call, call.withdrawal, done); // an owed withdrawal: deliver it now
           } else {
-            const settle = call.settle;
+            const abandon = call.abandon;
             this.#withdraw(call, "cancelled", () => {
-              settle?.({
-                kind: "failed",
-                code: ErrorCode.ASK_ABORTED,
-                message: "the provider was closed before the user answered",
-              });
+              abandon?.(new UserQuestionError("the provider was closed before the user answered", ErrorCode.ASK_ABORTED));
               done();
             });
           }
@@ -406,11 +408,12 @@ export class RemoteProvider implements UserQuestionProvider {
   #confirmation(call: Call): Promise<void> {
     return new Promise((done) => {
       const settle = call.settle;
+      const timer = setTimeout(done, WITHDRAW_TIMEOUT_MS);
       call.settle = (reply) => {
+        clearTimeout(timer);
         settle?.(reply);
         done();
       };
-      setTimeout(done, WITHDRAW_TIMEOUT_MS);
     });
   }
 
@@ -482,6 +485,7 @@ export class RemoteProvider implements UserQuestionProvider {
 
   async #loop(): Promise<void> {
     let delay = BACKOFF_FIRST_MS;
+    if (this.#ws === null) this.#downSince = null; // the host is unreachable from the first failure on
     while (this.#wanted()) {
       if (this.#ws !== null) {
         await this.#closed;

@@ -50,6 +50,18 @@ describe("the plugin in the seed's harness", () => {
     await ctx.fiber.dispose();
   });
 
+  test("apply() has registered the provider when it returns, before any connection", TIMEOUT, async () => {
+    const ctx = await harness();
+    const fiber = ctx.plugin({ name: "probe", inject: ["userQuestions"], apply: (inner) => {
+      assert.equal(uq.apply(inner, { url: "http://127.0.0.1:9/?token=t" }), undefined, "apply is synchronous");
+      assert.throws(() => inner.userQuestions.registerProvider({ ask: async () => ({ answers: [] }) }), {
+        code: "DUPLICATE_PROVIDER",
+      });
+    } });
+    await fiber; // rejects if an assertion inside apply failed
+    await ctx.fiber.dispose();
+  });
+
   test("ask_user_question executed through ctx.tools is answered at the host's HTTP API", TIMEOUT, async () => {
     const ctx = await harness();
     const session = sessionName("tool");
