@@ -57,7 +57,7 @@ describe("request checks", () => {
 
   test("each bad request is refused with the host's own code and message", TIMEOUT, async () => {
     const ws = new WebSocket(`${host.base.replace(/^http/, "ws")}ws/ask`, {
-      headers: { Authorization: `Bearer ${host.token}` },
+      headers: { Authorization: `Bearer ${host.askerToken}` },
     });
     await new Promise((resolve, reject) => {
       ws.once("open", resolve);

@@ -247,7 +247,7 @@ describe("RemoteProvider across a host restart", () => {
     const proxy = await new FreezingProxy(host.port).start();
     try {
       const session = sessionName("frozen");
-      const provider = new RemoteProvider(proxy.url(host.token), { session, pingIntervalMs: 300, pongTimeoutMs: 300 });
+      const provider = new RemoteProvider(proxy.url(host.askerToken), { session, pingIntervalMs: 300, pongTimeoutMs: 300 });
       const asked = provider.ask({ questions: [SHIP] });
       const { rpcId } = await host.pendingOf(session);
       assert.equal(proxy.freeze(), 1, "the provider's one connection is cut off");

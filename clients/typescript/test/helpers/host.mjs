@@ -19,7 +19,10 @@ export const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), ".."
 
 /** The `uq` command: $UQ_BIN, else `.venv/bin/uq` in the first folder above this package that has one. */
 export function findUq() {
-  if (process.env.UQ_BIN) return process.env.UQ_BIN;
+  if (process.env.UQ_BIN) {
+    if (!existsSync(process.env.UQ_BIN)) throw new Error(`UQ_BIN is ${process.env.UQ_BIN}, which does not exist`);
+    return process.env.UQ_BIN;
+  }
   for (let dir = PACKAGE_DIR; ; dir = dirname(dir)) {
     const candidate = join(dir, ".venv", "bin", "uq");
     if (existsSync(candidate)) return candidate;
@@ -71,7 +74,10 @@ export class Host {
       this.stderr = (this.stderr + text).slice(-20_000);
     });
     const lines = [];
-    const exited = new Promise((done) => child.once("exit", (code, signal) => done({ code, signal })));
+    const exited = new Promise((done) => {
+      child.once("exit", (code, signal) => done({ code, signal }));
+      child.once("error", (error) => done({ error: error.message }));
+    });
     child.once("exit", () => children.delete(child));
     const reader = createInterface({ input: child.stdout });
     reader.on("line", (line) => lines.push(line));
@@ -94,6 +100,8 @@ export class Host {
     }
     const exported = lines.slice(1).map((line) => /^export UQ_URL=(.+)$/.exec(line.trim())).find(Boolean);
     this.askerUrl = exported ? exported[1].replace(/^(['"])(.*)\1$/, "$2") : this.pageUrl;
+    /** The token askers present: the asker URL's. */
+    this.askerToken = new URL(this.askerUrl).searchParams.get("token") ?? this.token;
     return this;
   }
 
