@@ -499,6 +499,7 @@ export class RemoteProvider implements UserQuestionProvider {
       if (outcome instanceof WebSocket) {
         delay = BACKOFF_FIRST_MS;
         if (this.#ws !== outcome) this.#adopt(outcome);
+        this.#leaveIfIdle(); // everybody stopped waiting while it connected
         continue;
       }
       if (outcome instanceof Refusal) {

@@ -2,11 +2,12 @@
 // host restarted while its question waits.
 
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 
 import { RemoteProvider, UserQuestionError } from "user-questions-client";
 
-import { Host, rejectionOf, sessionName, sleep, waitFor } from "./helpers/host.mjs";
+import { Host, PACKAGE_DIR, rejectionOf, sessionName, sleep, waitFor } from "./helpers/host.mjs";
 import { FreezingProxy } from "./helpers/proxy.mjs";
 
 const TIMEOUT = { timeout: 30_000 };
@@ -279,5 +280,27 @@ describe("RemoteProvider across a host restart", () => {
     const frame = await host.pendingOf(session);
     await host.answer(frame.rpcId, [{ id: "next", selected: [] }]);
     await next;
+  });
+
+  test("a program whose host is down exits once it closed its provider: nothing is left running", { timeout: 60_000 }, async () => {
+    await host.stop("SIGKILL");
+    try {
+      const program = `
+        import { RemoteProvider } from "user-questions-client";
+        const provider = new RemoteProvider(${JSON.stringify(host.askerUrl)}, { session: "leaving" });
+        const asked = provider.ask({ questions: [{ id: "q", question: "Anyone?" }] }).catch((error) => error.code);
+        setTimeout(async () => { await provider.close(); console.log(await asked); }, 500);
+      `;
+      const child = spawn(process.execPath, ["--input-type=module", "-e", program], { cwd: PACKAGE_DIR });
+      let stdout = "";
+      child.stdout.on("data", (text) => (stdout += text));
+      const started = Date.now();
+      const code = await new Promise((resolve) => child.once("exit", resolve));
+      assert.equal(code, 0);
+      assert.equal(stdout.trim(), "ASK_ABORTED");
+      assert.ok(Date.now() - started < 10_000, `exited after ${Date.now() - started} ms`);
+    } finally {
+      await host.start();
+    }
   });
 });
