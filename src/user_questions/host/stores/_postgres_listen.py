@@ -19,7 +19,7 @@ import psycopg
 from anyio.abc import TaskStatus
 
 from user_questions.errors import UserQuestionError
-from user_questions.host.stores._postgres_pool import Connection, Pool, first_line
+from user_questions.host.stores._postgres_pool import PgConnection, Pool, first_line
 
 __all__ = [
     "BACKOFF_FIRST",
@@ -66,7 +66,7 @@ class Listener:
             UserQuestionError: `STORE_UNAVAILABLE` when the first connection cannot be made.
         """
         name = f"{self._pool.name} listener"
-        connection: Connection | None = await self._listening(name)
+        connection: PgConnection | None = await self._listening(name)
         task_status.started()
         while True:
             assert connection is not None
@@ -92,7 +92,7 @@ class Listener:
             self._tell(None)
             self._tell_tokens()
 
-    async def _listening(self, name: str) -> Connection:
+    async def _listening(self, name: str) -> PgConnection:
         connection = await self._pool.connect(name)
         try:
             await connection.execute(f"LISTEN {CHANNEL}; LISTEN {TOKENS_CHANNEL}")
@@ -102,7 +102,7 @@ class Listener:
             raise
         return connection
 
-    async def _follow(self, connection: Connection) -> None:
+    async def _follow(self, connection: PgConnection) -> None:
         """Pass on each notification until the connection fails; check it when it is quiet."""
         while True:
             async for notification in connection.notifies(timeout=LISTEN_HEARTBEAT):
