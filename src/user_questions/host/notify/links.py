@@ -178,7 +178,7 @@ def lifetime(text: str) -> timedelta | None:
 
 async def answer_link_secret(store: SettingStore) -> str:
     """The key answer links are signed with: the stored one, else a new one (kept)."""
-    return await store.setting(SECRET_SETTING, secrets.token_urlsafe(32))
+    return await store.ensure_setting(SECRET_SETTING, secrets.token_urlsafe(32))
 
 
 def _encode(data: bytes) -> str:

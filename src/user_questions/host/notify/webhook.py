@@ -126,7 +126,8 @@ async def webhook_secret(store: Store, given: str | None = None) -> str:
     if given is not None:
         await store.set_setting(SECRET_SETTING, check_secret(given))
         return given
-    return await store.setting(SECRET_SETTING, new_token())  # may be given as --notify-secret
+    # may be given as --notify-secret
+    return await store.ensure_setting(SECRET_SETTING, new_token())
 
 
 def sign(secret: str, body: bytes) -> str:

@@ -170,7 +170,10 @@ class PostgresStore(AsyncLifetime):
 
         await self._pool.run(select)
 
-    async def setting(self, key: str, default: str) -> str:
+    async def setting(self, key: str) -> str | None:
+        return await self._pool.run(lambda connection: _setting(connection, key))
+
+    async def ensure_setting(self, key: str, default: str) -> str:
         async def read(connection: PgConnection) -> str:
             async with connection.transaction():
                 await connection.execute(
@@ -179,12 +182,9 @@ class PostgresStore(AsyncLifetime):
                     (key, default),
                 )
                 # A statement of its own: its snapshot sees a value another node just stored.
-                cursor = await connection.execute(
-                    f"SELECT value FROM {SCHEMA}.settings WHERE key = %s", (key,)
-                )
-                row = await cursor.fetchone()
-            assert row is not None
-            return cast(str, row[0])
+                value = await _setting(connection, key)
+            assert value is not None  # stored just now, or before
+            return value
 
         return await self._pool.run(read)
 
@@ -392,6 +392,12 @@ def printable_url(url: str) -> str:
     path, _, query = tail.partition("?")
     kept = [pair for pair in query.split("&") if pair and pair.partition("=")[0] != "password"]
     return f"{scheme}{sep}{authority}{path}" + ("?" + "&".join(kept) if kept else "")
+
+
+async def _setting(connection: PgConnection, key: str) -> str | None:
+    cursor = await connection.execute(f"SELECT value FROM {SCHEMA}.settings WHERE key = %s", (key,))
+    row = await cursor.fetchone()
+    return None if row is None else cast(str, row[0])
 
 
 async def _records(
