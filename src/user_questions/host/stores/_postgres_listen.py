@@ -1,10 +1,10 @@
 """The connection on which a host's `PostgresStore` hears of the other nodes' writes.
 
 Needs psycopg. Every write sends `NOTIFY` on `CHANNEL` (the rpcId) or `TOKENS_CHANNEL` (a token's
-name). The listener `LISTEN`s to both on a connection of its own, checks it with a query after
-`LISTEN_HEARTBEAT` quiet seconds, and reconnects with backoff when it is cut. After a reconnection
-it tells `None` (re-read everything), because notifications sent while it was away are gone: a lost
-notification delays a change until the next reconnection at worst.
+name). The `NotificationRelay` `LISTEN`s to both on a connection of its own (the listener), checks
+it with a query after `LISTEN_HEARTBEAT` quiet seconds, and reconnects with backoff when it is cut.
+After a reconnection it tells `None` (re-read everything), because notifications sent while it was
+away are gone: a lost notification delays a change until the next reconnection at worst.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ __all__ = [
     "CHANNEL",
     "LISTEN_HEARTBEAT",
     "TOKENS_CHANNEL",
-    "Listener",
+    "NotificationRelay",
 ]
 
 logger = logging.getLogger("user_questions.host")
@@ -44,7 +44,7 @@ BACKOFF_MAX = 2.0
 """The longest pause between the listener's reconnection attempts."""
 
 
-class Listener:
+class NotificationRelay:
     """Passes the other nodes' notifications on: an rpcId (or `None`, re-read everything) to
     `tell`, a token change to `tell_tokens`. Notifications from `pool`'s own connections are
     skipped: whoever made those writes has told whoever needs to know."""

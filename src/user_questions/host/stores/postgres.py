@@ -39,7 +39,7 @@ from user_questions.host.stores._postgres_listen import (
     CHANNEL,
     LISTEN_HEARTBEAT,
     TOKENS_CHANNEL,
-    Listener,
+    NotificationRelay,
 )
 from user_questions.host.stores._postgres_pool import POOL_SIZE, PgConnection, Pool
 from user_questions.host.stores._postgres_schema import SCHEMA, SCHEMA_VERSION, migrate
@@ -161,8 +161,8 @@ class PostgresStore(AsyncLifetime):
             return
         listening = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(listening.cancel_scope.cancel)
-        listener = Listener(self._pool, self._tell, self._tokens_listeners.tell)
-        await listening.start(listener.run)
+        relay = NotificationRelay(self._pool, self._tell, self._tokens_listeners.tell)
+        await listening.start(relay.run)
 
     async def ping(self) -> None:
         async def select(connection: PgConnection) -> None:
