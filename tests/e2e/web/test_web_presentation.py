@@ -28,7 +28,7 @@ from user_questions.types import AskUserQuestionItem
 pytestmark = pytest.mark.e2e
 
 ORIGIN = "http://page.test"
-STATIC = files("user_questions.host").joinpath("static")
+STATIC = files("user_questions.host.web").joinpath("static")
 MIRROR = settings(max_examples=60, deadline=None)
 
 
