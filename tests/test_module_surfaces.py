@@ -182,7 +182,6 @@ PINNED: dict[str, list[str]] = {
         "AskUserQuestionIntent",
         "AskUserQuestionItem",
         "AskUserQuestionOption",
-        "JSONValue",
         "PlanReviewIntent",
         "WireModel",
     ],

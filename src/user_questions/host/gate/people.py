@@ -89,7 +89,7 @@ async def host_token(store: SettingStore, given: str | None = None) -> str:
     if given is not None:
         await store.set_setting(TOKEN_SETTING, check_token(given))
         return given
-    return await store.setting(TOKEN_SETTING, new_token())
+    return await store.ensure_setting(TOKEN_SETTING, new_token())
 
 
 def new_token() -> str:

@@ -1,4 +1,5 @@
-"""`Connection`: one WebSocket of a host, whoever opened it, until it ends or its token is revoked.
+"""`HostConnection`: one WebSocket of a host, whoever opened it, until it ends or its token is
+revoked.
 
 Each protocol is a subclass that owns its per-connection state and implements `serve()`
 (`page.PageConnection` for `/ws`, `asker.AskerConnection` for `/ws/ask`); `endpoint` is the route's
@@ -22,7 +23,7 @@ from user_questions.host.gate.people import People
 from user_questions.host.gate.security import INTERNAL_ERROR_MESSAGE, identity_of, person_of
 from user_questions.host.hub import Hub
 
-__all__ = ["REVOKED_CLOSE_CODE", "Connection"]
+__all__ = ["REVOKED_CLOSE_CODE", "HostConnection"]
 
 logger = logging.getLogger("user_questions.host")
 
@@ -30,7 +31,7 @@ REVOKED_CLOSE_CODE = 4401
 """The close code of a WebSocket whose token was revoked while it was open."""
 
 
-class Connection:
+class HostConnection:
     """One open WebSocket: its peer, the hub it talks to, and the person behind its token."""
 
     kind: str = ""
