@@ -184,7 +184,6 @@ PINNED: dict[str, list[str]] = {
         "AskUserQuestionIntent",
         "AskUserQuestionItem",
         "AskUserQuestionOption",
-        "JSONValue",
         "PlanReviewIntent",
         "WireModel",
     ],

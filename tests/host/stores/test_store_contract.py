@@ -188,25 +188,33 @@ async def test_settling_an_unknown_request_does_nothing(store: Store) -> None:
     assert await store.get("nope") is None
 
 
+async def test_reading_a_missing_setting_stores_nothing(store: Store) -> None:
+    assert await store.setting("token") is None
+    assert await store.setting("token") is None
+    assert await store.ensure_setting("token", "first") == "first"
+
+
 async def test_settings_keep_the_first_default_until_set(store: Store) -> None:
-    assert await store.setting("token", "first") == "first"
-    assert await store.setting("token", "second") == "first"
+    assert await store.ensure_setting("token", "first") == "first"
+    assert await store.setting("token") == "first"
+    assert await store.ensure_setting("token", "second") == "first"
     await store.set_setting("token", "third")
-    assert await store.setting("token", "fourth") == "third"
+    assert await store.setting("token") == "third"
+    assert await store.ensure_setting("token", "fourth") == "third"
 
 
 async def test_concurrent_defaults_for_one_setting_all_get_the_first_stored(store: Store) -> None:
     values: list[str] = []
 
     async def read(default: str) -> None:
-        values.append(await store.setting("token", default))
+        values.append(await store.ensure_setting("token", default))
 
     async with anyio.create_task_group() as task_group:
         for index in range(8):
             task_group.start_soon(read, f"default-{index}")
     assert len(set(values)) == 1
     assert values[0] in {f"default-{index}" for index in range(8)}
-    assert await store.setting("token", "later") == values[0]
+    assert await store.ensure_setting("token", "later") == values[0]
 
 
 async def test_everything_survives_closing_and_reopening(make_store: StoreFactory) -> None:
@@ -220,7 +228,7 @@ async def test_everything_survives_closing_and_reopening(make_store: StoreFactor
         answered = await store.get("answered-one")
         assert answered is not None
         assert answered.answer == ANSWER
-        assert await store.setting("token", "new") == "kept"
+        assert await store.setting("token") == "kept"
 
 
 async def test_on_change_returns_a_remover_that_can_be_called_twice(
