@@ -155,6 +155,8 @@ PINNED: dict[str, list[str]] = {
         "Ping",
         "Pong",
         "PongFrame",
+        "QuestionReplay",
+        "QuestionReplayFrame",
         "QuestionRequested",
         "QuestionRequestedFrame",
         "QuestionResolved",

@@ -518,3 +518,20 @@ async def test_the_origin_goes_with_every_ask_and_a_timed_out_request_is_ask_tim
     assert caught.value.code == ErrorCode.ASK_TIMED_OUT
     (asked,) = host.frames("ask")
     assert asked["origin"] == {"client": "langgraph", "cwd": "/srv/agents"}
+
+
+async def test_a_settlement_whose_answer_cannot_be_read_fails_its_ask(host: FakeHost) -> None:
+    async with RemoteProvider(host.url) as provider, anyio.create_task_group() as task_group:
+
+        async def answer_badly() -> None:
+            await host.wait_for(lambda: bool(host.requests))
+            broken = {"answers": [{"id": "pick", "selected": "b"}]}
+            await host.settle(next(iter(host.requests)), "answered", broken)
+
+        task_group.start_soon(answer_badly)
+        with pytest.raises(UserQuestionError) as caught, anyio.fail_after(5):
+            await provider.ask(AskUserQuestionRequest(questions=[PICK]))
+    assert caught.value.code == ErrorCode.BAD_ANSWER
+    assert caught.value.message == (
+        'invalid answer: property "answers[0].selected" must be an array, got string'
+    )

@@ -54,8 +54,9 @@ from pydantic import ValidationError
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
+from user_questions._json import JSONRefused, load_json
 from user_questions._tls import client_context, untrusted, wants_tls
-from user_questions._wire import parse_answer
+from user_questions._wire import frame_refusal
 from user_questions.asking import WITHDRAW_TIMEOUT, settled_answer, withdraw_reason
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
@@ -250,10 +251,7 @@ class RemoteProvider:
             )
         session = request.agent.id if request.agent is not None else self.session
         ask = Ask(
-            rpc_id=rpc_id,
-            session_id=session,
-            questions=[question.model_dump(mode="json") for question in request.questions],
-            origin=self.origin,
+            rpc_id=rpc_id, session_id=session, questions=request.questions, origin=self.origin
         )
         frame = ask.model_dump_json()
         if len(frame.encode()) > MAX_FRAME_BYTES:
@@ -279,8 +277,7 @@ class RemoteProvider:
             if reply.code == ErrorCode.HOST_UNREACHABLE:
                 self._withdraw_later(call, "cancelled")  # if the host comes back, take it down
             raise UserQuestionError(reply.message, reply.code)
-        answer = None if reply.answer is None else parse_answer(reply.answer)
-        return settled_answer(reply.outcome, answer)
+        return settled_answer(reply.outcome, reply.answer)
 
     # -- the connection -----------------------------------------------------------------------
 
@@ -349,8 +346,9 @@ class RemoteProvider:
         """Hand a frame to its call; `False` when the host's store could not take it."""
         try:
             reply = AskerReply.model_validate_json(message)
-        except ValidationError:
-            return True  # a frame from a newer host: nothing any call waits for
+        except ValidationError as error:
+            self._unreadable(message, error)
+            return True
         payload = reply.payload
         call = None if reply.rpc_id is None else self._calls.get(reply.rpc_id)
         if call is None or not isinstance(payload, AskSettled | AskFailed):
@@ -361,6 +359,21 @@ class RemoteProvider:
         call.reply = payload
         call.wake.set()
         return True
+
+    def _unreadable(self, message: str | bytes, error: ValidationError) -> None:
+        """A frame that is no `AskerReply`: from a newer host, nothing any call waits for; but
+        a settlement whose answer cannot be read fails its ask, `BAD_ANSWER` saying why."""
+        refused = frame_refusal(error, what="reply")
+        if refused.code != ErrorCode.BAD_ANSWER:
+            return
+        try:
+            rpc_id = load_json(message).get("rpcId")  # an object: only its answer is wrong
+        except JSONRefused:
+            return
+        call = self._calls.get(rpc_id) if isinstance(rpc_id, str) else None
+        if call is not None:
+            call.reply = AskFailed(code=refused.code, message=refused.message)
+            call.wake.set()
 
     async def _ask_again_later(self, ws: ClientConnection) -> None:
         """Leave a host whose store is down; every call is sent again on the next connection,
