@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from user_questions import frames
 from user_questions.frames import (
     MAX_ORIGIN_CLIENT,
     MAX_ORIGIN_CWD,
@@ -18,6 +21,8 @@ from user_questions.frames import (
     PageFrame,
     Ping,
     PongFrame,
+    QuestionReplay,
+    QuestionReplayFrame,
     QuestionRequested,
     QuestionRequestedFrame,
     QuestionResolved,
@@ -26,12 +31,15 @@ from user_questions.frames import (
     ReceiptFrame,
 )
 from user_questions.outcomes import Outcome
+from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
 
 def test_question_requested_is_the_seam_payload_plus_the_pages_extras() -> None:
     frame = QuestionRequestedFrame(
         rpc_id="r1",
-        payload=QuestionRequested(session_id="s", questions=[{"id": "q", "question": "?"}]),
+        payload=QuestionRequested(
+            session_id="s", questions=[AskUserQuestionItem(id="q", question="?")]
+        ),
         rendered={},
         asked_at="2025-01-02T03:04:05.000Z",
     )
@@ -40,6 +48,23 @@ def test_question_requested_is_the_seam_payload_plus_the_pages_extras() -> None:
         '"questions":[{"id":"q","question":"?"}]},"rendered":{},'
         '"askedAt":"2025-01-02T03:04:05.000Z"}'
     )
+
+
+def test_a_replay_batch_carries_requested_frames_and_the_count_of_the_whole_replay() -> None:
+    empty = QuestionReplayFrame(payload=QuestionReplay(pending=0, requests=[]))
+    assert empty.model_dump_json() == (
+        '{"payload":{"type":"question/replay","pending":0,"requests":[]}}'
+    )
+    batch = QuestionReplayFrame.model_validate_json(
+        '{"payload":{"type":"question/replay","pending":2,"requests":[{"rpcId":"r1",'
+        '"payload":{"type":"question/requested","sessionId":"s","questions":[{"id":"q",'
+        '"question":"?"}]},"rendered":{},"askedAt":"2025-01-02T03:04:05.000Z"}]}}'
+    )
+    (request,) = batch.payload.requests
+    assert request.payload.questions == [AskUserQuestionItem(id="q", question="?")]
+    for pending in (-1, "2", 2.0, True):
+        with pytest.raises(ValidationError):
+            QuestionReplay.model_validate({"pending": pending, "requests": []})
 
 
 def test_question_resolved_names_the_request_its_seam_outcome_and_the_exact_one() -> None:
@@ -81,7 +106,7 @@ def test_a_client_response_is_an_answer_or_a_dismissal() -> None:
     )
     assert isinstance(answer, ClientResponse)
     assert not isinstance(answer.result, ErrorResult)
-    assert answer.result.value.answer == {"answers": []}
+    assert answer.result.value.answer == AskUserQuestionAnswer(answers=[])
     dismissal = pages.validate_json(
         '{"type":"client-response","rpcId":"r1","result":{"ok":false,'
         '"error":{"code":"cancelled","message":"dismissed in the browser"}}}'
@@ -139,3 +164,29 @@ def test_an_answer_may_leave_out_the_session() -> None:
     )
     assert not isinstance(response.result, ErrorResult)
     assert response.result.value.session_id is None
+
+
+def test_questions_and_answers_are_carried_typed_under_their_own_names() -> None:
+    """`_wire.frame_refusal` tells a problem inside a frame's `questions` or `answer` as reading
+    them alone would: in every frame those names carry the vocabulary, and nothing else does."""
+    carried = {
+        "questions": list[AskUserQuestionItem],
+        "answer": AskUserQuestionAnswer,
+    }
+    vocabulary = {AskUserQuestionItem, AskUserQuestionAnswer}
+    checked = 0
+    for name in frames.__all__:
+        model = getattr(frames, name)
+        if not (isinstance(model, type) and issubclass(model, frames.Frame)):
+            continue
+        for field_name, field in model.model_fields.items():
+            annotation = field.annotation
+            if field_name in carried:
+                assert annotation in (carried[field_name], carried[field_name] | None), name
+                checked += 1
+            else:
+                assert not vocabulary & set(get_args(annotation) or [annotation]), (
+                    name,
+                    field_name,
+                )
+    assert checked == 4  # an ask's and a requested frame's questions, two answers

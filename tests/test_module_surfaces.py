@@ -157,6 +157,8 @@ PINNED: dict[str, list[str]] = {
         "Ping",
         "Pong",
         "PongFrame",
+        "QuestionReplay",
+        "QuestionReplayFrame",
         "QuestionRequested",
         "QuestionRequestedFrame",
         "QuestionResolved",

@@ -5,6 +5,10 @@ anywhere is reported the same way: one line that names the field, never a traceb
 read by `read_json` (within the bounds of `_json.load_json`: nesting depth, lone surrogates, `NaN`),
 so a document too deep or holding a lone surrogate is refused with the same code as any other
 malformed one.
+
+A frame (`user_questions.frames`) carries the vocabulary, an ask's questions or a page's answer,
+and is read with it, once; a problem inside them is still told as reading them alone tells it
+(`frame_refusal`), so that what a sender is told does not depend on where the document travels.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from user_questions._json import JSONRefused, load_json
 from user_questions._jsonschema import json_type_name
@@ -22,6 +27,7 @@ from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem, Wir
 
 __all__ = [
     "describe_validation_error",
+    "frame_refusal",
     "parse_answer",
     "parse_questions",
     "parse_wire",
@@ -60,7 +66,12 @@ def _path(loc: Sequence[int | str]) -> str:
 def describe_validation_error(error: ValidationError) -> str:
     """The first problem of a validation error, as one line naming the property."""
     first = error.errors(include_url=False)[0]
-    path, kind, value = _path(first["loc"]), first["type"], first.get("input")
+    return _problem(first, first["loc"])
+
+
+def _problem(first: ErrorDetails, loc: Sequence[int | str]) -> str:
+    """One problem, as one line naming the property at `loc`."""
+    path, kind, value = _path(loc), first["type"], first.get("input")
     where = f'property "{path}"' if path else "the document"
     if kind == "missing":
         return f'missing required property "{path}"'
@@ -76,6 +87,42 @@ def describe_validation_error(error: ValidationError) -> str:
         expected = str(context.get("expected_tags", "")).replace("True", "true")
         return f'property "{where}" must be one of {expected.replace("False", "false")}'
     return f"{where}: {first['msg']}"
+
+
+def _carried(loc: Sequence[int | str]) -> tuple[str, str, Sequence[int | str]] | None:
+    """The vocabulary document of a frame that a problem at `loc` lies inside: what it is, its
+    code, and the problem's place in it; `None` for a problem of the frame's own.
+
+    In a frame, `questions` are always `AskUserQuestionItem`s, read as a request's
+    (`{"questions": [...]}`, `parse_questions`), and `answer` is always an
+    `AskUserQuestionAnswer`, read on its own (`parse_answer`); tests/test_frames.py checks that
+    every frame keeps to it. A question or an answer that is not an object at all is the frame's
+    own problem, as it was when frames held them as JSON objects.
+    """
+    for index, part in enumerate(loc):
+        if part == "questions" and len(loc) > index + 2:
+            return "request", ErrorCode.BAD_REQUEST, loc[index:]
+        if part == "answer" and len(loc) > index + 1:
+            return "answer", ErrorCode.BAD_ANSWER, loc[index + 1 :]
+    return None
+
+
+def frame_refusal(error: ValidationError, *, what: str) -> UserQuestionError:
+    """What a frame that broke its model is refused with.
+
+    Its own first problem comes first: `invalid <what>: …` (`BAD_REQUEST`). Failing one, the first
+    problem inside the questions or the answer it carries, told as reading those alone tells it:
+    `invalid request: …` (`BAD_REQUEST`) or `invalid answer: …` (`BAD_ANSWER`).
+    """
+    problems = error.errors(include_url=False)
+    for problem in problems:
+        if _carried(problem["loc"]) is None:
+            message = f"invalid {what}: {_problem(problem, problem['loc'])}"
+            return UserQuestionError(message, ErrorCode.BAD_REQUEST)
+    carried = _carried(problems[0]["loc"])
+    assert carried is not None
+    inside, inside_code, loc = carried
+    return UserQuestionError(f"invalid {inside}: {_problem(problems[0], loc)}", inside_code)
 
 
 def read_json(text: str | bytes, *, what: str, code: str) -> Any:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from user_questions.cli._pending import _json_line, from_line
 from user_questions.frames import Origin, QuestionRequested, QuestionRequestedFrame
+from user_questions.types import AskUserQuestionItem
 
 
 def frame(origin: Origin | None) -> QuestionRequestedFrame:
     return QuestionRequestedFrame(
         rpc_id="r1",
-        payload=QuestionRequested(session_id="agent-1", questions=[{"id": "q", "question": "?"}]),
+        payload=QuestionRequested(
+            session_id="agent-1", questions=[AskUserQuestionItem(id="q", question="?")]
+        ),
         rendered={},
         asked_at="2025-01-02T03:04:05.000Z",
         origin=origin,

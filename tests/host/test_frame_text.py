@@ -1,37 +1,200 @@
-"""The asker's replies a host writes as text (`host/_frame_text.py`) read back through their
-model as the model's own JSON, whatever the rpcId and the answer hold and however the request
-ended. (The page's frames are checked the same way in tests/host/test_hub.py.)"""
+"""The frames a host writes as text (`host/_frame_text.py`) are exactly the text their models
+would write, whatever the ids, the questions, the answer, the origin and the ending hold: every
+writer against its model, on generated records and on records a store has kept."""
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tests.host.conftest import PICK
-from user_questions.frames import AskerReply, AskPending, AskSettled
-from user_questions.host._frame_text import pending_reply, settled_reply
-from user_questions.host.stores import NewQuestion, Settlement
+from tests.host.conftest import MANY, PICK, PLAN
+from user_questions.frames import (
+    AskerReply,
+    AskPending,
+    AskSettled,
+    Origin,
+    QuestionReplay,
+    QuestionReplayFrame,
+    QuestionRequested,
+    QuestionRequestedFrame,
+    QuestionResolved,
+    QuestionResolvedFrame,
+    iso,
+)
+from user_questions.host._frame_text import (
+    pending_reply,
+    replay_frame,
+    requested_frame,
+    resolved_frame,
+    settled_reply,
+)
+from user_questions.host.stores import (
+    NewQuestion,
+    Settlement,
+    StoredQuestion,
+    pending_record,
+    settled_record,
+)
 from user_questions.host.stores.sqlite import SQLiteStore
-from user_questions.outcomes import Outcome, Surface
-from user_questions.types import AskUserQuestionAnswer
+from user_questions.outcomes import Outcome, Surface, resolved_outcome
+from user_questions.types import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+    AskUserQuestionOption,
+    PlanReviewIntent,
+)
 
 pytestmark = pytest.mark.anyio
 
-AWKWARD = 'quote " backslash \\ newline \n tab \t bell \x07 é 漢字 🙂 \u2028 </script>'
+AWKWARD = 'quote " backslash \\ newline \n tab \t bell \x07 del \x7f é 漢字 🙂 \u2028 </script>'
+"""What JSON writers may escape differently: quotes, control characters, non-ASCII text."""
+
+_TEXT = st.one_of(st.text(), st.sampled_from([AWKWARD, "", "\x00\x1f", "\ufeff", "\U0010ffff"]))
+_OPTIONAL = st.one_of(st.none(), _TEXT)
+_OPTIONS = st.builds(AskUserQuestionOption, label=_TEXT, description=_OPTIONAL)
+QUESTIONS = st.builds(
+    AskUserQuestionItem,
+    id=_TEXT,
+    question=_TEXT,
+    detail=_OPTIONAL,
+    header=_OPTIONAL,
+    options=st.one_of(st.none(), st.lists(_OPTIONS, max_size=3)),
+    multi_select=st.one_of(st.none(), st.booleans()),
+    intent=st.one_of(st.none(), st.builds(PlanReviewIntent, approve=_TEXT)),
+)
+ANSWERS = st.builds(
+    AskUserQuestionAnswer,
+    answers=st.lists(
+        st.builds(
+            AskUserQuestionAnswerItem,
+            id=_TEXT,
+            selected=st.lists(_TEXT, max_size=3),
+            custom=_OPTIONAL,
+        ),
+        max_size=3,
+    ),
+)
+ORIGINS = st.one_of(
+    st.none(),
+    st.builds(
+        Origin,
+        client=st.one_of(st.none(), st.text(min_size=1, max_size=20)),
+        cwd=st.one_of(st.none(), st.text(min_size=1, max_size=40)),
+    ),
+)
+MOMENTS = st.datetimes(
+    min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
+)
 
 
-def test_the_pending_reply_is_the_models_json() -> None:
-    text = pending_reply(f"r {AWKWARD}")
-    expected = AskerReply(rpc_id=f"r {AWKWARD}", payload=AskPending())
-    assert AskerReply.model_validate_json(text) == expected
-    assert json.loads(text) == json.loads(expected.model_dump_json())
+@st.composite
+def new_questions(draw: st.DrawFn) -> NewQuestion:
+    questions = draw(st.lists(QUESTIONS, min_size=1, max_size=3))
+    rendered = {question.id: draw(_TEXT) for question in questions if question.detail is not None}
+    return NewQuestion(
+        draw(_TEXT),
+        draw(_TEXT),
+        questions,
+        draw(MOMENTS),
+        origin=draw(ORIGINS),
+        rendered=rendered,
+    )
+
+
+@st.composite
+def settled_records(draw: st.DrawFn) -> StoredQuestion:
+    pending = pending_record(draw(new_questions()))
+    ending = draw(st.sampled_from(list(Outcome)))
+    answer = draw(ANSWERS) if ending is Outcome.ANSWERED else None
+    settlement = Settlement(ending, answer, Surface.WEB, by=draw(_OPTIONAL))
+    return settled_record(pending, settlement, pending.asked_at + timedelta(seconds=1), None)
+
+
+def requested_model(record: StoredQuestion | NewQuestion) -> QuestionRequestedFrame:
+    return QuestionRequestedFrame(
+        rpc_id=record.rpc_id,
+        payload=QuestionRequested(session_id=record.session_id, questions=list(record.questions)),
+        rendered=dict(record.rendered),
+        asked_at=iso(record.asked_at),
+        origin=record.origin,
+    )
+
+
+def resolved_model(record: StoredQuestion) -> QuestionResolvedFrame:
+    assert record.outcome is not None
+    return QuestionResolvedFrame(
+        payload=QuestionResolved(
+            session_id=record.session_id,
+            question_rpc_id=record.rpc_id,
+            outcome=resolved_outcome(record.outcome),
+            settled=record.outcome,
+        )
+    )
+
+
+def settled_model(record: StoredQuestion) -> AskerReply:
+    assert record.outcome is not None
+    return AskerReply(
+        rpc_id=record.rpc_id, payload=AskSettled(outcome=record.outcome, answer=record.answer)
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(new_questions())
+def test_the_requested_frame_is_the_models_text_however_the_record_was_made(
+    asked: NewQuestion,
+) -> None:
+    expected = requested_model(asked).model_dump_json()
+    assert requested_frame(asked) == expected
+    assert requested_frame(pending_record(asked)) == expected  # the text the store keeps
+    made_outside = StoredQuestion(
+        asked.rpc_id,
+        asked.session_id,
+        tuple(asked.questions),
+        asked.asked_at,
+        pending_record(asked).state,
+        origin=asked.origin,
+        rendered=asked.rendered,
+    )
+    assert requested_frame(made_outside) == expected  # no stored text: serialised here
+
+
+@settings(max_examples=200, deadline=None)
+@given(settled_records())
+def test_the_resolved_frame_and_the_settled_reply_are_the_models_text(
+    record: StoredQuestion,
+) -> None:
+    assert resolved_frame(record) == resolved_model(record).model_dump_json()
+    assert settled_reply(record) == settled_model(record).model_dump_json()
+
+
+@given(_TEXT)
+def test_the_pending_reply_is_the_models_text(rpc_id: str) -> None:
+    assert (
+        pending_reply(rpc_id) == AskerReply(rpc_id=rpc_id, payload=AskPending()).model_dump_json()
+    )
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(new_questions(), max_size=4), st.integers(min_value=0, max_value=100_000))
+def test_a_replay_batch_is_the_models_text(batch: list[NewQuestion], pending: int) -> None:
+    expected = QuestionReplayFrame(
+        payload=QuestionReplay(pending=pending, requests=[requested_model(one) for one in batch])
+    )
+    assert replay_frame(pending, [requested_frame(one) for one in batch]) == (
+        expected.model_dump_json()
+    )
 
 
 @pytest.mark.parametrize("ending", list(Outcome))
-async def test_every_settled_reply_is_the_models_json(tmp_path: Path, ending: Outcome) -> None:
+async def test_the_frames_of_a_request_a_store_kept_are_the_models_text(
+    tmp_path: Path, ending: Outcome
+) -> None:
     answer = AskUserQuestionAnswer.model_validate(
         {"answers": [{"id": PICK.id, "selected": ["a"], "custom": AWKWARD}]}
     )
@@ -39,18 +202,22 @@ async def test_every_settled_reply_is_the_models_json(tmp_path: Path, ending: Ou
         ending, answer if ending is Outcome.ANSWERED else None, Surface.WEB, by=AWKWARD
     )
     rpc_id = f"r {AWKWARD}"
-    async with SQLiteStore(tmp_path / "host.db") as store:
-        await store.submit(NewQuestion(rpc_id, f"s {AWKWARD}", [PICK], datetime.now(UTC)))
-        record = await store.settle(rpc_id, settlement)
-    assert record is not None
-    text = settled_reply(record)
-    expected = AskerReply(
-        rpc_id=rpc_id,
-        payload=AskSettled(
-            outcome=ending,
-            answer=None if record.answer is None else record.answer.model_dump(mode="json"),
-        ),
+    plan = PLAN.model_copy(update={"detail": AWKWARD})
+    asked = NewQuestion(
+        rpc_id,
+        f"s {AWKWARD}",
+        [PICK, MANY, plan],
+        datetime.now(UTC),
+        origin=Origin(client=AWKWARD, cwd="/srv"),
+        rendered={plan.id: f"<p>{AWKWARD}</p>"},
     )
-    assert AskerReply.model_validate_json(text) == expected
-    assert json.loads(text) == json.loads(expected.model_dump_json())
-    assert ("answer" in json.loads(text)["payload"]) is (ending is Outcome.ANSWERED)
+    async with SQLiteStore(tmp_path / "host.db") as store:
+        await store.submit(asked)
+        (stored,) = await store.pending()
+        record = await store.settle(rpc_id, settlement)
+    assert stored.questions_json is not None  # the frame embeds the store's own text
+    assert requested_frame(stored) == requested_model(stored).model_dump_json()
+    assert record is not None
+    assert resolved_frame(record) == resolved_model(record).model_dump_json()
+    assert settled_reply(record) == settled_model(record).model_dump_json()
+    assert ("answer" in settled_reply(record)) is (ending is Outcome.ANSWERED)

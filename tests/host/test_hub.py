@@ -130,7 +130,6 @@ async def test_two_answers_at_once_exactly_one_wins(hub: Hub) -> None:
         ([], "for question pick: missing"),
         ([{"id": "pick", "selected": []}, {"id": "other", "selected": []}], "no such question"),
         ([{"id": "pick", "selected": [], "custom": "  "}], "custom text is blank"),
-        ([{"id": "pick", "selected": "a"}], 'property "answers[0].selected" must be an array'),
     ],
 )
 async def test_an_answer_breaking_the_rules_is_a_bad_response_and_stays_pending(
@@ -286,7 +285,7 @@ async def test_every_requested_frame_is_the_models_json_for_new_and_restored_req
             rpc_id=record.rpc_id,
             payload=QuestionRequested(
                 session_id=record.session_id,
-                questions=[item.model_dump(mode="json") for item in record.questions],
+                questions=list(record.questions),
             ),
             rendered=dict(record.rendered),
             asked_at=iso(record.asked_at),

@@ -182,6 +182,53 @@ def test_a_nul_never_reaches_the_store_and_history_refuses_to_search_for_one(
     still_serves(client)
 
 
+def test_questions_and_answers_of_the_wrong_shape_are_told_as_if_read_alone(
+    sqlite_client: TestClient,
+) -> None:
+    """The frames carry the vocabulary's models, read with the frame; a problem inside them is
+    still told as `parse_questions` and `parse_answer` tell it, after the frame's own."""
+    asked = ask_frame("r1", PICK)
+    asked["questions"][0]["question"] = 7
+    message = 'invalid request: property "questions[0].question" must be a string, got integer'
+    refused(asker_reply(sqlite_client, asked), "BAD_REQUEST", message, rpc_id="r1")
+    asked["sessionId"] = 8
+    message = 'invalid ask: property "sessionId" must be a string, got integer'
+    refused(asker_reply(sqlite_client, asked), "BAD_REQUEST", message, rpc_id="r1")
+    not_an_object = {**ask_frame("r1", PICK), "questions": [9]}
+    message = 'invalid ask: property "questions[0]" must be an object, got integer'
+    refused(asker_reply(sqlite_client, not_an_object), "BAD_REQUEST", message, rpc_id="r1")
+    ask(sqlite_client, "r2", PICK)
+    typed = answer_frame("r2", "s", {"id": "pick", "selected": "a"})
+    message = 'invalid answer: property "answers[0].selected" must be an array, got string'
+    receipt = {"accepted": False, "reason": "bad-response", "message": message}
+    assert page_reply(sqlite_client, typed) == {
+        "rpcId": "r2",
+        "payload": {"type": "client-response/receipt", **receipt},
+    }
+    response = sqlite_client.post("/api/respond", headers=AUTH, json=typed)
+    assert (response.status_code, response.json()) == (200, receipt)
+    typed["result"]["value"]["answer"] = []
+    message = 'invalid client-response: property "result[1].value.answer" must be an object'
+    response = sqlite_client.post("/api/respond", headers=AUTH, json=typed)
+    assert response.status_code == 400
+    assert response.json()["error"]["message"].startswith(message)
+    still_serves(sqlite_client)
+
+
+def test_a_malformed_answer_is_a_bad_response_whether_or_not_its_request_is_pending(
+    sqlite_client: TestClient,
+) -> None:
+    """Like any other part of a client-response, its answer is read before the hub is asked:
+    a malformed one is refused as such, even for a request that has settled or never was."""
+    still_serves(sqlite_client)  # asks "still-serving", and answers it
+    message = 'invalid answer: property "answers[0].selected" must be an array, got string'
+    for rpc_id in ("never-asked", "still-serving"):
+        typed = answer_frame(rpc_id, "s", {"id": "pick", "selected": "b"})
+        response = sqlite_client.post("/api/respond", headers=AUTH, json=typed)
+        assert response.json() == {"accepted": False, "reason": "bad-response", "message": message}
+        assert page_reply(sqlite_client, typed)["payload"]["reason"] == "bad-response"
+
+
 @pytest.mark.parametrize(
     ("fields", "message"),
     [

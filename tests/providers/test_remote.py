@@ -23,6 +23,7 @@ from user_questions import (
     AbortController,
     AbortSignal,
     Agent,
+    AskUserQuestionAnswer,
     AskUserQuestionItem,
     AskUserQuestionOption,
     AskUserQuestionRequest,
@@ -518,3 +519,80 @@ async def test_the_origin_goes_with_every_ask_and_a_timed_out_request_is_ask_tim
     assert caught.value.code == ErrorCode.ASK_TIMED_OUT
     (asked,) = host.frames("ask")
     assert asked["origin"] == {"client": "langgraph", "cwd": "/srv/agents"}
+
+
+async def test_a_settlement_whose_answer_cannot_be_read_fails_its_ask(host: FakeHost) -> None:
+    async with RemoteProvider(host.url) as provider, anyio.create_task_group() as task_group:
+
+        async def answer_badly() -> None:
+            await host.wait_for(lambda: bool(host.requests))
+            broken = {"answers": [{"id": "pick", "selected": "b"}]}
+            await host.settle(next(iter(host.requests)), "answered", broken)
+
+        task_group.start_soon(answer_badly)
+        with pytest.raises(UserQuestionError) as caught, anyio.fail_after(5):
+            await provider.ask(AskUserQuestionRequest(questions=[PICK]))
+    assert caught.value.code == ErrorCode.BAD_ANSWER
+    assert caught.value.message == (
+        'invalid answer: property "answers[0].selected" must be an array, got string'
+    )
+
+
+async def test_a_reader_cancelled_while_it_resends_leaves_nothing_unsent(
+    host: FakeHost, fast_backoff: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ask whose task reads is cancelled while, on a new connection, the calls are sent
+    again: the reader that takes over sends what it had not, so the other ask is answered."""
+    scopes: dict[str, anyio.CancelScope] = {}
+    send = RemoteProvider._send
+
+    async def cancelled_on_the_way(self: RemoteProvider, call: Any) -> None:
+        first = scopes["first"]
+        if host.connected_total == 2 and call.rpc_id == "first" and not first.cancel_called:
+            first.cancel()  # the first ask, whose task reads, as it is sent again
+            await anyio.lowlevel.checkpoint()
+        await send(self, call)
+
+    monkeypatch.setattr(RemoteProvider, "_send", cancelled_on_the_way)
+    answers: list[AskUserQuestionAnswer] = []
+    request = AskUserQuestionRequest(questions=[PICK])
+
+    async def asker(provider: RemoteProvider, rpc_id: str) -> None:
+        with anyio.CancelScope() as scope:
+            scopes[rpc_id] = scope
+            answers.append(await provider.ask_with_id(rpc_id, request))
+
+    def asked(rpc_id: str) -> int:
+        return [frame["rpcId"] for frame in host.frames("ask")].count(rpc_id)
+
+    with within(5, "the second ask to be sent again on the new connection and answered"):
+        async with RemoteProvider(host.url) as provider, anyio.create_task_group() as task_group:
+            task_group.start_soon(asker, provider, "first")
+            await host.wait_for(lambda: asked("first") == 1)
+            task_group.start_soon(asker, provider, "second")
+            await host.wait_for(lambda: asked("second") == 1)
+            await host.drop_connections()
+            await host.wait_for(lambda: asked("second") == 2)
+            await host.settle("second", "answered", ANSWER)
+    assert [answer.model_dump(mode="json") for answer in answers] == [ANSWER]
+    assert host.outcomes["first"]["outcome"] == "withdrawn"
+
+
+async def test_a_withdrawal_owed_after_an_outage_is_delivered_and_then_forgotten(
+    host: FakeHost, fast_backoff: None
+) -> None:
+    """Without `async with`, the connection still closes after the last ask once the
+    withdrawal owed since the host was unreachable has been confirmed."""
+    await host.stop()
+    provider = RemoteProvider(host.url, unreachable_limit=0.2)
+    request = AskUserQuestionRequest(questions=[PICK])
+    with pytest.raises(UserQuestionError) as caught:
+        await provider.ask_with_id("lost", request)
+    assert caught.value.code == ErrorCode.HOST_UNREACHABLE
+    await host.start()
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(provider.ask_with_id, "next", request)
+        await host.wait_for(lambda: "next" in host.requests)
+        await host.settle("next", "answered", ANSWER)
+    assert host.outcomes["lost"]["outcome"] == "withdrawn"
+    await host.wait_for(lambda: not host.connections)

@@ -102,7 +102,7 @@ class HostInbox:
         if answer is None:
             result = ErrorResult(ok=False, error=ResponseError(code="cancelled"))
         else:
-            value = AnswerValue(session_id=self.session, answer=answer.model_dump(mode="json"))
+            value = AnswerValue(session_id=self.session, answer=answer)
             result = AnswerResult(ok=True, value=value)
         try:
             async with HostClient(self.address) as client:

@@ -25,7 +25,6 @@ import anyio
 from cyclopts import Parameter
 
 from user_questions._checks import quoted
-from user_questions._wire import parse_questions
 from user_questions.cli._host_client import (
     CA_HELP,
     URL_HELP,
@@ -145,9 +144,8 @@ async def _answer(
     async with HostClient(address) as client:
         waiting = await client.pending()
         frame = await _choose(waiting, rpc_id, pick, provider)
-        questions = parse_questions({"questions": frame.payload.questions})
         print(_heading(frame, waiting), file=sys.stderr, flush=True)
-        given = await _shown(client, frame.rpc_id, questions, provider)
+        given = await _shown(client, frame.rpc_id, frame.payload.questions, provider)
         if isinstance(given, str):
             elsewhere = f"question {frame.rpc_id} {_ELSEWHERE[given]}; nothing was sent"
             return elsewhere, EXIT_NOT_PENDING
@@ -264,5 +262,5 @@ def _response(frame: QuestionRequestedFrame, given: AskUserQuestionAnswer | None
                 ok=False, error=ResponseError(code="cancelled", message="dismissed at a terminal")
             ),
         )
-    value = AnswerValue(session_id=frame.payload.session_id, answer=given.model_dump(mode="json"))
+    value = AnswerValue(session_id=frame.payload.session_id, answer=given)
     return ClientResponse(rpc_id=frame.rpc_id, result=AnswerResult(ok=True, value=value))

@@ -83,7 +83,7 @@ def _json_line(frame: QuestionRequestedFrame) -> dict[str, object]:
     }
     if frame.origin is not None:
         line["origin"] = frame.origin.model_dump(mode="json")
-    line["questions"] = frame.payload.questions
+    line["questions"] = [question.model_dump(mode="json") for question in frame.payload.questions]
     return line
 
 
@@ -104,7 +104,7 @@ def _print_table(frames: Sequence[QuestionRequestedFrame]) -> None:
 def summary(frame: QuestionRequestedFrame) -> str:
     """The first question's text on one line, and how many more the request holds."""
     questions = frame.payload.questions
-    first = one_line(str(questions[0].get("question", ""))) if questions else ""
+    first = one_line(questions[0].question) if questions else ""
     if len(first) > SUMMARY_CHARS:
         first = first[: SUMMARY_CHARS - 1] + "…"
     more = len(questions) - 1

@@ -1,24 +1,26 @@
 """The frames a host sends most, written as text: the JSON their models would write.
 
-Every request a host handles sends a page its `question/requested` and `question/resolved` frames
-and an asker its `ask/pending` and `ask/settled` replies. Building each through its model
-(validating what the host itself made, then serialising it) cost a large share of a host's start
-with 10,000 pending and a few percent of its CPU per answered request (`benchmarks/`); here each is
-written around the JSON it carries, which the store keeps (a request's questions) or the model
-writes once (an answer, an origin). The frame models in `frames` stay the definition: the tests read
-every frame written here back through its model, with quotes, control characters, non-ASCII text and
+Every request a host handles sends a page its `question/requested` frame (alone, or in a
+`question/replay` batch) and its `question/resolved` frame, and an asker its `ask/pending` and
+`ask/settled` replies. Building each through its model (validating what the host itself made, then
+serialising it) cost a large share of a host's start with 10,000 pending and a few percent of its
+CPU per answered request (`benchmarks/`); here each is written around the JSON it carries, which
+the store keeps (a request's questions) or the model writes once (an answer, an origin). Each
+writes a model of `frames`, which stays the definition: tests/host/test_frame_text.py checks that
+each writes exactly the text its model would, with quotes, control characters, non-ASCII text and
 every ending.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from user_questions.frames import iso
 from user_questions.host.stores import QUESTIONS, NewQuestion, StoredQuestion
 from user_questions.outcomes import resolved_outcome
 
-__all__ = ["pending_reply", "requested_frame", "resolved_frame", "settled_reply"]
+__all__ = ["pending_reply", "replay_frame", "requested_frame", "resolved_frame", "settled_reply"]
 
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """Compact JSON as pydantic writes it; one encoder (`json.dumps` with options makes one a call)."""
@@ -40,6 +42,15 @@ def requested_frame(record: StoredQuestion | NewQuestion) -> str:
         f'{{"rpcId":{_json_text(record.rpc_id)},"payload":{{"type":"question/requested",'
         f'"sessionId":{_json_text(record.session_id)},"questions":{questions}}},'
         f'"rendered":{_json_text(dict(record.rendered))},"askedAt":"{iso(record.asked_at)}"{origin}}}'
+    )
+
+
+def replay_frame(pending: int, requests: Sequence[str]) -> str:
+    """A `question/replay` batch (a `QuestionReplayFrame`) of a replay of `pending` requests,
+    carrying `requests` (their `question/requested` frames, as written here) joined as they are."""
+    return (
+        f'{{"payload":{{"type":"question/replay","pending":{pending},'
+        f'"requests":[{",".join(requests)}]}}}}'
     )
 
 

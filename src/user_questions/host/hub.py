@@ -45,7 +45,6 @@ from user_questions._checks import check_answer, check_request, quoted, usable_i
 from user_questions._disposer import Disposer, nothing
 from user_questions._lifetime import AsyncLifetime
 from user_questions._text import text_problem
-from user_questions._wire import parse_answer
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     MAX_FRAME_BYTES,
@@ -527,7 +526,7 @@ def _settlement(
             f"not {quoted(named)}",
             ErrorCode.BAD_ANSWER,
         )
-    answer = check_answer(record.questions, parse_answer(result.value.answer))
+    answer = check_answer(record.questions, result.value.answer)
     return Settlement(Outcome.ANSWERED, answer, via, by, channel)
 
 

@@ -11,11 +11,11 @@ ask is cancelled (the service's abort or timeout) the provider sends `Withdraw`,
 the host records (`withdraw_reason`), which takes the request off every page; a withdrawal that
 cannot be delivered within `WITHDRAW_TIMEOUT` is sent again on the next connection.
 
-There is no background task: the asks themselves read the socket. One waiting ask at a time is
-the reader; it hands every frame to the ask it belongs to, and when its own answer arrives (or
-it is cancelled) another waiting ask takes over. So the provider needs no task group, and works
-with or without `async with`. Inside `async with` the connection stays open between asks;
-without it, the connection closes when the last ask ends.
+There is no background task: the waiting asks read the socket themselves, one at a time, each
+for all of them, handing the socket over as each gets its reply (`RemoteProvider` draws the
+states). So the provider needs no task group, and works with or without `async with`. Inside
+`async with` the connection stays open between asks; without it, the connection closes when the
+last ask ends.
 
 A host that stays unreachable for `unreachable_limit` seconds (default `UNREACHABLE_LIMIT`)
 fails the waiting asks with `HOST_UNREACHABLE`; it never turns into an answer. Each connection
@@ -54,8 +54,9 @@ from pydantic import ValidationError
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
+from user_questions._json import JSONRefused, load_json
 from user_questions._tls import client_context, untrusted, wants_tls
-from user_questions._wire import parse_answer
+from user_questions._wire import frame_refusal
 from user_questions.ask_endings import WITHDRAW_TIMEOUT, settled_answer, withdraw_reason
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
@@ -89,26 +90,70 @@ MAX_REPLY_BYTES = 4 * 1024 * 1024
 
 @dataclass(eq=False)
 class _Call:
-    """One request in flight: an ask, or the withdrawal of a cancelled one."""
+    """One request in flight, an ask or the withdrawal of a cancelled one: the frames it
+    delivers, in order, on every connection until its reply arrives (it is in
+    `RemoteProvider._calls` until then)."""
 
     rpc_id: str
-    ask: str
-    """The `Ask` frame; sent on every new connection until the call completes."""
-    withdrawal: bool = False
-    """Whether this call withdraws the request: `Withdraw` follows the `Ask`."""
-    reason: WithdrawReason | None = None
-    """Why the withdrawal is made, sent with it."""
+    frames: tuple[str] | tuple[str, str]
+    """Its `Ask`, then, for a withdrawal, its `Withdraw`: a withdrawal never reaches a
+    connection before the `Ask` it withdraws."""
+    on: ClientConnection | None = None
+    """The connection its first `sent` frames went on; on any other, none has gone yet."""
+    sent: int = 0
     reply: AskSettled | AskFailed | None = None
-    wake: anyio.Event = field(default_factory=anyio.Event)
-    """Set when the reply arrives or the reader steps down."""
-    asked_on: int = -1
-    """The connection the `Ask` was last sent on."""
-    withdrawn_on: int = -1
-    """The connection the `Withdraw` was last sent on."""
+    woken: anyio.Event = field(default_factory=anyio.Event)
+    """Set once, to wake its waiting ask: when its reply arrives, or when the ask is handed the
+    socket to read."""
+
+    @property
+    def withdrawal(self) -> bool:
+        """Whether it withdraws the request (its ask was cancelled)."""
+        return len(self.frames) == 2
+
+    def owes(self, ws: ClientConnection) -> bool:
+        """Whether `ws` has not had all its frames yet."""
+        return self.on is not ws or self.sent < len(self.frames)
 
 
 class RemoteProvider:
     """A `UserQuestionProvider` that asks through a host, for agents in another process.
+
+    The connection (`_ws`, `_down_since`) is in one of three states:
+
+        closed ──a reader connects──> connected ──lost──> down ──a reader reconnects──> connected
+        down ──unreachable for `unreachable_limit`, or a host refuses us──> closed
+        connected ──`aclose()`──> closed
+
+    Closed is where it starts; down, a reader tries host after host with backoff, and giving
+    up fails the waiting asks (`HOST_UNREACHABLE`, or the refusal).
+
+    Each request in flight is a call (`_Call`):
+
+        asking ──its reply (settled, refused, failed)──> done
+        asking ──its ask is cancelled──> withdrawing (a new call) ──confirmed──> done
+
+    A call is in `_calls`, by rpcId, until it is done; a withdrawal that could not be delivered
+    stays there, and goes with the next connection.
+
+    On a connection a call sends the frames it has not sent on that one (`_Call.sent`, counted
+    per connection), `Ask` before `Withdraw`: at once when it is made while connected, and on
+    every new connection.
+
+    Reading: the asks waiting for their reply (`_waiting`) read the socket themselves, one at
+    a time; `_reader` is the call whose ask reads, `None` while none waits:
+
+        waiting ──its reply, read by the reader──> done
+        waiting ──nobody reads, or it is handed the socket──> reading
+        reading ──its own reply, or its ask cancelled──> done, handing the socket over
+
+    The reader connects when the connection is closed or down and hands every reply to its
+    call (waking its ask: `_Call.woken`); when it is done it hands the socket to the ask that
+    began to wait last (`_hand_over`), which first sends what a reader cancelled mid-send left
+    unsent. So exactly one task reads while any ask waits, none does when none waits, and no
+    task outlives its ask, with or without `async with`. There is no reader task: one in a
+    task group of the provider's own would need `async with` (without it, no scope outlives
+    every ask), and a reader task beside each ask, tried, doubled the asker's CPU per ask.
 
     Args:
         url: The host's URL as `uq serve` printed it; a `?token=` in it is used as the token.
@@ -168,8 +213,10 @@ class RemoteProvider:
         self._ws: ClientConnection | None = None
         self._host = 0
         """The index of the host to connect to next."""
-        self._generation = 0
-        self._reading = False
+        self._waiting: dict[_Call, None] = {}
+        """The calls whose asks wait for their reply, in the order they began to wait."""
+        self._reader: _Call | None = None
+        """The call whose ask reads the socket for every call; `None` while none waits."""
         self._entered = False
         self._down_since: float | None = None
         self._pause = BACKOFF_FIRST
@@ -195,9 +242,8 @@ class RemoteProvider:
         """Deliver pending withdrawals (for up to `WITHDRAW_TIMEOUT`), then close the socket."""
         with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
             for call in list(self._calls.values()):
-                if call.withdrawal and call.reply is None and not self._reading:
+                if call.withdrawal and call not in self._waiting:  # else its ask delivers it
                     await self._complete(call)
-                    self._forget(call)
             if self._ws is not None:
                 ws, self._ws = self._ws, None
                 await ws.close()
@@ -250,10 +296,7 @@ class RemoteProvider:
             )
         session = request.agent.id if request.agent is not None else self.session
         ask = Ask(
-            rpc_id=rpc_id,
-            session_id=session,
-            questions=[question.model_dump(mode="json") for question in request.questions],
-            origin=self.origin,
+            rpc_id=rpc_id, session_id=session, questions=request.questions, origin=self.origin
         )
         frame = ask.model_dump_json()
         if len(frame.encode()) > MAX_FRAME_BYTES:
@@ -262,25 +305,22 @@ class RemoteProvider:
                 f"{MAX_FRAME_BYTES}: shorten the detail or split the questions",
                 ErrorCode.REQUEST_TOO_LARGE,
             )
-        call = self._calls[rpc_id] = _Call(rpc_id, frame)
+        call = self._calls[rpc_id] = _Call(rpc_id, (frame,))
         try:
             reply = await self._complete(call)
         except anyio.get_cancelled_exc_class():
             withdrawal = self._withdraw_later(call, withdraw_reason(request.signal))
             with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
                 await self._complete(withdrawal)
-                self._forget(withdrawal)
             raise
         finally:
-            self._forget(call)
             if not self._entered and not self._calls:
                 await self.aclose()
         if isinstance(reply, AskFailed):
-            if reply.code == ErrorCode.HOST_UNREACHABLE:
+            if reply.code == ErrorCode.HOST_UNREACHABLE and rpc_id not in self._calls:
                 self._withdraw_later(call, "cancelled")  # if the host comes back, take it down
             raise UserQuestionError(reply.message, reply.code)
-        answer = None if reply.answer is None else parse_answer(reply.answer)
-        return settled_answer(reply.outcome, answer)
+        return settled_answer(reply.outcome, reply.answer)
 
     # -- the connection -----------------------------------------------------------------------
 
@@ -290,53 +330,72 @@ class RemoteProvider:
         On a new connection the `Ask` goes first, so the withdrawal can never reach the host
         before the `Ask` it withdraws, whichever connection that `Ask` travelled on.
         """
-        withdrawal = _Call(
-            call.rpc_id, call.ask, withdrawal=True, reason=reason, asked_on=call.asked_on
-        )
+        withdraw = Withdraw(rpc_id=call.rpc_id, reason=reason).model_dump_json()
+        # It has sent what its ask had sent on the same connection: the `Ask` at most.
+        sent = min(call.sent, 1)
+        withdrawal = _Call(call.rpc_id, (call.frames[0], withdraw), call.on, sent)
         self._calls[call.rpc_id] = withdrawal
         return withdrawal
 
-    def _forget(self, call: _Call) -> None:
-        if call.reply is not None and self._calls.get(call.rpc_id) is call:
-            del self._calls[call.rpc_id]
+    def _done(self, call: _Call, reply: AskSettled | AskFailed) -> None:
+        """`call` (one of `_calls`) is done: it leaves them, and its ask wakes with `reply`."""
+        del self._calls[call.rpc_id]
+        call.reply = reply
+        call.woken.set()
 
     async def _complete(self, call: _Call) -> AskSettled | AskFailed:
-        """Send `call`, then wait for its reply, reading the socket whenever nobody else is."""
+        """Send `call`, then wait for its reply, reading the socket while handed it."""
         await self._send(call)
-        while call.reply is None:
-            if self._reading:
-                call.wake = anyio.Event()
-                await call.wake.wait()
-                continue
-            self._reading = True
-            try:
-                await self._read_until(call)
-            finally:
-                self._reading = False
-                for other in self._calls.values():
-                    other.wake.set()
+        self._waiting[call] = None
+        if self._reader is None:
+            self._reader = call
+        try:
+            while call.reply is None:
+                if self._reader is call:
+                    await self._read_until(call)
+                else:
+                    await call.woken.wait()
+        finally:
+            del self._waiting[call]
+            if self._reader is call:
+                self._hand_over()
         return call.reply
 
+    def _hand_over(self) -> None:
+        """Hand the socket to the ask that began to wait last, if any: its reply is likely to
+        come last, so it reads the most replies for the others before handing it over again
+        (to the oldest, each would read one reply: one pass of the event loop more per ask)."""
+        waiting = (call for call in reversed(self._waiting) if call.reply is None)
+        self._reader = next(waiting, None)
+        if self._reader is not None:
+            self._reader.woken.set()
+
     async def _send(self, call: _Call) -> None:
-        ws, generation = self._ws, self._generation
+        """Send the frames of `call` that the connection has not had, if connected."""
+        ws = self._ws
         if ws is None or call.reply is not None:
             return
         try:
-            if call.asked_on != generation:
-                call.asked_on = generation
-                await ws.send(call.ask)
-            if call.withdrawal and call.withdrawn_on != generation:
-                call.withdrawn_on = generation
-                withdraw = Withdraw(rpc_id=call.rpc_id, reason=call.reason)
-                await ws.send(withdraw.model_dump_json())
+            if call.on is not ws:
+                call.on, call.sent = ws, 0  # nothing has gone on this connection yet
+            # Counted before it is sent, so that a task sending the same call meanwhile sends
+            # the next frame; a new connection (adopted meanwhile) starts the count again.
+            while call.on is ws and call.sent < len(call.frames):
+                call.sent += 1
+                await ws.send(call.frames[call.sent - 1])
         except ConnectionClosed:
             self._drop(ws)
 
     async def _read_until(self, call: _Call) -> None:
+        """Read the socket for every call, connecting when needed, until `call` has its reply
+        (the asks failing meanwhile, when the host stays unreachable, is one too)."""
+        if (ws := self._ws) is not None:  # send what a reader cancelled mid-send left unsent
+            for other in [other for other in self._calls.values() if other.owes(ws)]:
+                await self._send(other)
         while call.reply is None:
             ws = self._ws or await self._connect()
             if ws is None:
-                return  # the asks have failed: unreachable, or refused
+                continue  # the asks have failed; a withdrawal tries the host again
             try:
                 message = await ws.recv()
             except ConnectionClosed:
@@ -349,8 +408,9 @@ class RemoteProvider:
         """Hand a frame to its call; `False` when the host's store could not take it."""
         try:
             reply = AskerReply.model_validate_json(message)
-        except ValidationError:
-            return True  # a frame from a newer host: nothing any call waits for
+        except ValidationError as error:
+            self._unreadable(message, error)
+            return True
         payload = reply.payload
         call = None if reply.rpc_id is None else self._calls.get(reply.rpc_id)
         if call is None or not isinstance(payload, AskSettled | AskFailed):
@@ -358,9 +418,22 @@ class RemoteProvider:
         if isinstance(payload, AskFailed) and payload.code == ErrorCode.STORE_UNAVAILABLE:
             return False
         self._pause = BACKOFF_FIRST
-        call.reply = payload
-        call.wake.set()
+        self._done(call, payload)
         return True
+
+    def _unreadable(self, message: str | bytes, error: ValidationError) -> None:
+        """A frame that is no `AskerReply`: from a newer host, nothing any call waits for; but
+        a settlement whose answer cannot be read fails its ask, `BAD_ANSWER` saying why."""
+        refused = frame_refusal(error, what="reply")
+        if refused.code != ErrorCode.BAD_ANSWER:
+            return
+        try:
+            rpc_id = load_json(message).get("rpcId")  # an object: only its answer is wrong
+        except JSONRefused:
+            return
+        call = self._calls.get(rpc_id) if isinstance(rpc_id, str) else None
+        if call is not None:
+            self._done(call, AskFailed(code=refused.code, message=refused.message))
 
     async def _ask_again_later(self, ws: ClientConnection) -> None:
         """Leave a host whose store is down; every call is sent again on the next connection,
@@ -441,7 +514,6 @@ class RemoteProvider:
         """Make `ws` the connection and send every call on it again."""
         self._ws, self._down_since = ws, None
         self.url = self.urls[self._host]
-        self._generation += 1
         for call in list(self._calls.values()):
             await self._send(call)
 
@@ -449,9 +521,8 @@ class RemoteProvider:
         """Fail every waiting ask; withdrawals stay, to be sent if the host comes back, unless
         the host refused us (then they could never be delivered)."""
         for call in list(self._calls.values()):
-            if call.reply is None and (withdrawals or not call.withdrawal):
-                call.reply = failure
-                call.wake.set()
+            if withdrawals or not call.withdrawal:
+                self._done(call, failure)
         self._down_since = None
 
 

@@ -20,7 +20,6 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from user_questions._checks import usable_id
 from user_questions._disposer import Disposer
-from user_questions._wire import parse_questions
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     Ask,
@@ -96,12 +95,11 @@ class AskerConnection(HostConnection):
             return _failed(usable_id(frame.rpc_id), self.internal_error())
 
     async def _ask(self, frame: Ask) -> str:
-        questions = parse_questions({"questions": frame.questions})
         watcher = None if frame.rpc_id in self._watching else self._settled
         record, stop = await self.hub.submit(
             frame.rpc_id,
             frame.session_id,
-            questions,
+            frame.questions,
             watcher=watcher,
             asked_by=self.person,
             origin=frame.origin,

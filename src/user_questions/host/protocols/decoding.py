@@ -6,9 +6,10 @@ their input here, so a frame is limited, parsed and refused the same way everywh
 - `receive_texts(websocket)` yields each frame's text (a binary frame's bytes, which must be
   UTF-8); a frame over `MAX_FRAME_BYTES` (counted in UTF-8 bytes, as the asker counts what it
   sends) closes the connection with code 1009;
-- `parse` turns a frame's text into its model, or raises `FrameError` (`BAD_REQUEST`, with a
-  one-line message and the rpcId the frame named, if usable: a refusal is answered by name);
-  JSON is read within the bounds of `_json.load_json` (nesting depth, lone surrogates);
+- `parse` turns a frame's text into its model, questions and answer included, or raises
+  `FrameError` (`BAD_REQUEST`, or `BAD_ANSWER` for a problem inside an answer, with a one-line
+  message and the rpcId the frame named, if usable: a refusal is answered by name); JSON is
+  read within the bounds of `_json.load_json` (nesting depth, lone surrogates);
 - `load` and `validate` do the same for an HTTP body; only an rpcId that a request can have
   (`_checks.usable_id`: 1 to `MAX_ID_LENGTH` characters of text) is echoed in a refusal.
 """
@@ -19,14 +20,15 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from starlette.websockets import WebSocket
 
 from user_questions._checks import usable_id
 from user_questions._json import JSONRefused, load_json
-from user_questions._wire import describe_validation_error, read_json
+from user_questions._wire import frame_refusal, read_json
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_FRAME_BYTES, Frame, JSONObject, PongFrame
+from user_questions.types import WireModel
 
 __all__ = [
     "PONG",
@@ -43,14 +45,15 @@ PONG = PongFrame().model_dump_json()
 TOO_LARGE_CLOSE_CODE = 1009
 """The WebSocket close code of a connection that sent a frame over `MAX_FRAME_BYTES`."""
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound=WireModel)
 
 
 class FrameError(UserQuestionError):
-    """A frame refused (`BAD_REQUEST`), and the rpcId it named if a reply may name it."""
+    """A frame refused (`BAD_REQUEST`, or `BAD_ANSWER` for the answer it carries), and the
+    rpcId it named if a reply may name it."""
 
-    def __init__(self, message: str, rpc_id: str | None) -> None:
-        super().__init__(message, ErrorCode.BAD_REQUEST)
+    def __init__(self, message: str, rpc_id: str | None, code: str = ErrorCode.BAD_REQUEST) -> None:
+        super().__init__(message, code)
         self.rpc_id = rpc_id
 
 
@@ -96,7 +99,8 @@ def parse(text: str | bytes, kinds: Mapping[str, type[Frame]]) -> Frame:
     Raises:
         FrameError: `BAD_REQUEST` for text that is not JSON (or bytes not UTF-8), nests too deep
             or holds a lone surrogate, another type, or a frame that breaks its model; with the
-            frame's rpcId when it named a usable one.
+            frame's rpcId when it named a usable one; `BAD_ANSWER` when only the answer it
+            carries is wrong.
     """
     try:
         data = load_json(text)
@@ -109,21 +113,21 @@ def parse(text: str | bytes, kinds: Mapping[str, type[Frame]]) -> Frame:
     try:
         return validate(kinds[kind], data, kind)
     except UserQuestionError as error:
-        raise FrameError(error.message, _rpc_id_of(data)) from None
+        raise FrameError(error.message, _rpc_id_of(data), error.code) from None
 
 
 def validate(model: type[M], data: Any, what: str) -> M:
-    """`data` read as `model`; `what` names it in the message.
+    """`data` read as the frame (or body) `model`; `what` names it in the message.
 
     Raises:
-        UserQuestionError: `BAD_REQUEST`, saying which property is wrong and how.
+        UserQuestionError: `BAD_REQUEST`, saying which property is wrong and how, or, when only
+            the questions or the answer it carries are wrong, as `_wire.frame_refusal` tells it
+            (`BAD_ANSWER` for an answer).
     """
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        raise UserQuestionError(
-            f"invalid {what}: {describe_validation_error(error)}", ErrorCode.BAD_REQUEST
-        ) from None
+        raise frame_refusal(error, what=what) from None
 
 
 def _rpc_id_of(data: Any) -> str | None:

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.frames import ClientResponse
+from user_questions.frames import ClientResponse, Receipt
 from user_questions.host.gate.roles import may_answer, seen_by, viewer
 from user_questions.host.gate.security import Identity, identity_of
 from user_questions.host.hub import Hub
@@ -56,12 +56,20 @@ _NOT_CACHED = {"cache-control": "no-store"}
 
 
 async def respond(request: Request) -> Response:
-    """Apply a client-response; the body is the receipt (200 whether or not it was accepted)."""
+    """Apply a client-response; the body is the receipt (200 whether or not it was accepted).
+    A body that is not a client-response is a 400; one whose answer is malformed is a
+    client-response that broke the answer rules, refused by its receipt as a page's is."""
     hub: Hub = request.app.state.hub
-    response = validate(ClientResponse, load(await request.body()), "client-response")
-    via = claimed_surface(request.headers.get(SURFACE_HEADER))
-    identity = _identity(request)
-    receipt = await hub.respond(response, via=via, by=identity.name, sees=viewer(identity))
+    try:
+        response = validate(ClientResponse, load(await request.body()), "client-response")
+    except UserQuestionError as error:
+        if error.code != ErrorCode.BAD_ANSWER:
+            raise
+        receipt = Receipt(accepted=False, reason="bad-response", message=error.message)
+    else:
+        via = claimed_surface(request.headers.get(SURFACE_HEADER))
+        identity = _identity(request)
+        receipt = await hub.respond(response, via=via, by=identity.name, sees=viewer(identity))
     # The frame's `type` says what a WebSocket payload is; an HTTP body needs no such label.
     return Response(receipt.model_dump_json(exclude={"type"}), media_type="application/json")
 

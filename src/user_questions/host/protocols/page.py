@@ -35,6 +35,7 @@ from user_questions.frames import (
     Receipt,
     ReceiptFrame,
 )
+from user_questions.host._frame_text import replay_frame
 from user_questions.host.hub import PageSubscription
 from user_questions.host.protocols.connection import HostConnection
 from user_questions.host.protocols.decoding import PONG, FrameError, parse, receive_texts
@@ -66,14 +67,13 @@ def replay_batches(frames: Sequence[str]) -> Iterator[str]:
     """The `question/replay` frames that carry `frames` (serialised `question/requested`
     frames, oldest first), in order, each joined as it is needed; one frame with no requests
     when there are none."""
-    head = f'{{"payload":{{"type":"question/replay","pending":{len(frames)},"requests":['
     start, limit = 0, _FIRST_BATCH
     while True:
         end, size = start, 0
         while end < len(frames) and end - start < limit and (end == start or size < _BATCH_BYTES):
             size += len(frames[end])
             end += 1
-        yield head + ",".join(frames[start:end]) + "]}}"
+        yield replay_frame(len(frames), frames[start:end])
         if end == len(frames):
             return
         start, limit = end, REPLAY_BATCH
