@@ -76,7 +76,7 @@ class Health:
     def stop(self) -> list[tuple[float, float, bool]]:
         """End the probes; each as `(began, seconds, ok)`."""
         out, _ = self._process.communicate("", timeout=30)
-        self.samples = [tuple(sample) for sample in json.loads(out)]  # type: ignore[misc]
+        self.samples = [(began, seconds, ok) for began, seconds, ok in json.loads(out)]
         return self.samples
 
     def durations(self, outside: tuple[float, float] | None = None) -> list[float]:
@@ -139,6 +139,8 @@ class Asker:
     host: HostProcess
     ws: ClientConnection | None = None
     settled: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    acked: list[str] = field(default_factory=list)
+    """The asks the host answered `ask/pending`: each must get exactly one `ask/settled`."""
     _waiting: dict[str, Any] = field(default_factory=dict)
 
     @contextlib.asynccontextmanager
@@ -160,7 +162,10 @@ class Asker:
             self._waiting[rpc_id] = send
             await self.ws.send(ask_frame(rpc_id, detail))
             with anyio.fail_after(30):
-                return await receive.receive()
+                reply = await receive.receive()
+        if reply["type"] == "ask/pending":
+            self.acked.append(rpc_id)
+        return reply
 
     async def all_settled(self, rpc_ids: Iterable[str], seconds: float = 30) -> None:
         """Wait until each of `rpc_ids` has had its `ask/settled` pushed."""
@@ -272,3 +277,19 @@ def fault_lines(log: Path) -> list[str]:
 
 def tracebacks(log: Path) -> int:
     return log.read_text().count("Traceback")
+
+
+async def page_pongs(host: HostProcess, rtts: list[float], stop: anyio.Event) -> None:
+    """A page that only pings, every 0.2 s until `stop`: how long each pong took (is the page
+    live?)."""
+    url = host.base.replace("http", "ws", 1) + "/ws"
+    headers = {"Origin": host.base, "Cookie": f"uq_token={host.token}"}
+    async with connect(url, additional_headers=headers) as ws:
+        while not stop.is_set():
+            began = time.monotonic()
+            await ws.send('{"type": "ping"}')
+            with anyio.fail_after(30):
+                while json.loads(await ws.recv())["payload"]["type"] != "pong":
+                    pass  # the replay and the pushed requests
+            rtts.append(time.monotonic() - began)
+            await anyio.sleep(0.2)

@@ -25,7 +25,12 @@ TIMEOUT = 5.0
 
 def main(base: str) -> None:
     stopped = threading.Event()
-    threading.Thread(target=lambda: (sys.stdin.read(), stopped.set()), daemon=True).start()
+
+    def wait_for_eof() -> None:
+        sys.stdin.read()
+        stopped.set()
+
+    threading.Thread(target=wait_for_eof, daemon=True).start()
     samples: list[tuple[float, float, bool]] = []
     with httpx.Client(timeout=TIMEOUT) as client:
         while not stopped.wait(INTERVAL):
