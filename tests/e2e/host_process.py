@@ -63,6 +63,8 @@ class HostProcess:
     """The private CA an https host's askers are given (`RemoteProvider(ca=)`)."""
     log: Path | None = None
     """Where its stderr goes while it runs, when a test reads it before the host stops."""
+    wrapper: tuple[str, ...] = ()
+    """A command that runs the host (`setpriv ... --`, to start it without some privilege)."""
 
     @property
     def base(self) -> str:
@@ -78,7 +80,7 @@ class HostProcess:
         return {"Authorization": f"Bearer {self.token}"}
 
     def start(self) -> str:
-        command = [sys.executable, "-m", "user_questions.cli", self.command]
+        command = [*self.wrapper, sys.executable, "-m", "user_questions.cli", self.command]
         command += ["--port", str(self.port), *self.args]
         if self.db is not None:
             command += ["--db", str(self.db)]

@@ -269,7 +269,8 @@ class StoreStats:
         if self.fault is not None:
             raise UserQuestionError(self.fault.message, self.fault.code)
 
-    def back(self) -> None:
+    def back(self, how: str = "") -> None:
+        """The store works again (`how`: what the store did to make it so, for the log)."""
         if not self.down:
             return
         self.down = False
@@ -278,10 +279,11 @@ class StoreStats:
         if fault is not None:
             seconds = time.monotonic() - self._since
             logger.warning(
-                "store fault cleared after %.1f s: %s works again (was %s)",
+                "store fault cleared after %.1f s: %s works again (was %s)%s",
                 seconds,
                 self.url or "the store",
                 fault.code,
+                f"; {how}" if how else "",
             )
             self._tell(None)
 

@@ -366,6 +366,7 @@ class SQLiteStore(AsyncLifetime):
         is written back), the disk keeps pace again; `stats.back()` once it has."""
         fault = self.stats.fault
         assert fault is not None
+        how = ""
         try:
             if fault.code == ErrorCode.STORE_BUSY:
                 if time.monotonic() - self._committed_at >= WATCH_INTERVAL:
@@ -375,11 +376,11 @@ class SQLiteStore(AsyncLifetime):
             elif fault.code == ErrorCode.STORE_FULL and self._free_space() < FREE_SPACE_MARGIN:
                 return
             else:
-                await self._worker.run(self._restore_file)
+                how = await self._worker.run(self._restore_file)
                 await self._worker.run(self._probe)
         except (sqlite3.Error, _FileMoved):
             return  # not yet: the fault stays as it was reported
-        self.stats.back()
+        self.stats.back(how)
 
     def _check_pace(self) -> None:
         """Report a slow disk (`STORE_BUSY`) while no other fault is reported."""
@@ -501,14 +502,15 @@ class SQLiteStore(AsyncLifetime):
                 "runs; put the host's file back, or restart the host to use the new one"
             )
 
-    def _restore_file(self) -> None:
+    def _restore_file(self) -> str:
         """Write the open database back to its path if the file was deleted, and reopen it
-        there (the lock too, if it went with it); a replaced file is left alone."""
+        there (the lock too, if it went with it); a replaced file is left alone. What it did,
+        for the log."""
         old = self._connection
         if old is not None:
             if self.path.exists():
                 self._check_file()  # `_FileMoved` while it is another file
-                return
+                return ""
             try:
                 copy_store(old, self.path, self.url)
             except UserQuestionError as error:  # its folder is gone, read-only, full
@@ -523,7 +525,7 @@ class SQLiteStore(AsyncLifetime):
             raise _FileMoved(message) from None
         self._file = _identity(self.path)
         self._relock()
-        logger.warning("the store's file %s had been deleted; it was written back", self.url)
+        return "its deleted file was written back from the open database"
 
     def _relock(self) -> None:
         """Hold `<file>.lock` again if it was deleted with the file."""
