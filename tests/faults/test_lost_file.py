@@ -1,5 +1,6 @@
 """A host on SQLite whose file is deleted, replaced, or whose folder is made read-only while
-askers ask and a page answers.
+askers ask and a page answers (on a tmpfs of its own, whose fsyncs never turn slow on a busy
+machine).
 
 - Deleted (the file and its write-ahead log): the host still holds the database open, so it
   writes it back to its path and carries on; a write caught in between is refused with
@@ -58,9 +59,11 @@ def stored(db: Path) -> dict[str, str]:
         return dict(connection.execute("SELECT rpc_id, state FROM questions").fetchall())
 
 
-async def test_a_deleted_file_is_written_back_and_nothing_is_lost(tmp_path: Path) -> None:
+async def test_a_deleted_file_is_written_back_and_nothing_is_lost(
+    small_disk: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "host.log"
-    folder = tmp_path / "store"
+    folder = small_disk
     host = HostProcess(folder / "uq.db", log=log)
     host.start()
     try:
@@ -98,23 +101,25 @@ async def test_a_deleted_file_is_written_back_and_nothing_is_lost(tmp_path: Path
     assert tracebacks(log) == 0
 
 
-async def test_a_replaced_file_is_refused_until_it_is_put_back(tmp_path: Path) -> None:
+async def test_a_replaced_file_is_refused_until_it_is_put_back(
+    small_disk: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "host.log"
-    db = tmp_path / "uq.db"
+    db = small_disk / "uq.db"
     host = HostProcess(db, log=log)
     host.start()
     try:
         with health(host.base) as monitor:
             async with Page(host).running(), Asker(host).open() as asker:
                 await ask_through(asker, "before", 5)
-                db.rename(tmp_path / "aside.db")
-                shutil.copyfile(tmp_path / "aside.db", db)  # another file, the same rows
+                db.rename(small_disk / "aside.db")
+                shutil.copyfile(small_disk / "aside.db", db)  # another file, the same rows
                 await until_ready(host, 503, 5)
                 assert await readiness(host) == (503, "STORE_UNAVAILABLE")
                 during = await ask_through(asker, "during", 5)
                 assert set(during.values()) == {"STORE_UNAVAILABLE"}
                 await anyio.sleep(1)  # the fault lasts; the host keeps answering its probes
-                (tmp_path / "aside.db").rename(db)
+                (small_disk / "aside.db").rename(db)
                 back = await until_ready(host, 200, 10)
                 again = await ask_through(asker, "during", 5)
                 await asker.all_settled(asker.acked)
@@ -134,12 +139,12 @@ async def test_a_replaced_file_is_refused_until_it_is_put_back(tmp_path: Path) -
 
 
 async def test_a_read_only_folder_holds_back_a_deleted_file_until_it_is_writable(
-    tmp_path: Path,
+    small_disk: Path, tmp_path: Path
 ) -> None:
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root and setpriv, to run a host that a folder's permissions bind")
     log = tmp_path / "host.log"
-    folder = tmp_path / "store"
+    folder = small_disk
     host = HostProcess(folder / "uq.db", log=log, wrapper=WITHOUT_OVERRIDE)
     host.start()
     try:
