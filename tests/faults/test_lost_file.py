@@ -70,6 +70,7 @@ async def test_a_deleted_file_is_written_back_and_nothing_is_lost(
         with health(host.base) as monitor:
             async with Page(host).running(), Asker(host).open() as asker:
                 before = await ask_through(asker, "before", 5)
+                await anyio.sleep(0.5)  # the probe watches a host at work
                 deleted = time.monotonic()
                 for name in ("uq.db", "uq.db-wal", "uq.db-shm"):
                     (folder / name).unlink()
