@@ -24,7 +24,7 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.e2e.host_process import ROOT, HostProcess
+from tests.e2e.host_process import ROOT, HostProcess, read_line
 
 HEALTH_LIMIT = 0.1
 """Seconds `GET /healthz` may take, throughout every fault (the issue's bound)."""
@@ -72,10 +72,12 @@ class Health:
             text=True,
         )
         self.samples: list[tuple[float, float, bool]] = []
+        assert self._process.stdout is not None
+        assert read_line(self._process.stdout, 30).strip() == "probing"
 
     def stop(self) -> list[tuple[float, float, bool]]:
         """End the probes; each as `(began, seconds, ok)`."""
-        out, _ = self._process.communicate("", timeout=30)
+        out, _ = self._process.communicate("", timeout=30)  # after the `probing` line
         self.samples = [(began, seconds, ok) for began, seconds, ok in json.loads(out)]
         return self.samples
 

@@ -2,7 +2,7 @@
 
     python -m tests.faults.probe BASE_URL
 
-Then it prints one JSON line: each probe as `[began, seconds, ok]`, `began` on the system's
+It prints `probing` once the first probe is made; then, once stdin closes, one JSON line: each probe as `[began, seconds, ok]`, `began` on the system's
 monotonic clock (the one `time.monotonic()` reads in every process), so that a test can leave out
 a window in which it stopped the host. A process of its own, so that what it measures is the host,
 not the test's own event loop.
@@ -40,6 +40,8 @@ def main(base: str) -> None:
             except httpx.HTTPError:
                 ok = False
             samples.append((began, time.monotonic() - began, ok))
+            if len(samples) == 1:
+                print("probing", flush=True)
     print(json.dumps(samples), flush=True)
 
 
