@@ -29,7 +29,7 @@ from tests.e2e.host_process import ROOT, HostProcess, read_line
 HEALTH_LIMIT = 0.1
 """Seconds `GET /healthz` may take, throughout every fault (the issue's bound)."""
 STRAY_SHARE = 0.05
-"""The share of probes (one at least) that may take longer than `HEALTH_LIMIT` (never longer
+"""The share of probes (two at least) that may take longer than `HEALTH_LIMIT` (never longer
 than `STRAY_LIMIT`): the machine is shared, and one probe can wait for a core for a few hundred
 milliseconds. A host that waits on its disk shows as every probe of the stall failing, and
 seconds, not as a stray probe."""
@@ -102,7 +102,7 @@ class Health:
         """`/healthz` answered within `HEALTH_LIMIT` throughout (`STRAY_SHARE`)."""
         durations = self.durations(outside)
         late = [duration for duration in durations if duration > HEALTH_LIMIT]
-        assert len(late) <= max(1, STRAY_SHARE * len(durations)), self.report(outside)
+        assert len(late) <= max(2, STRAY_SHARE * len(durations)), self.report(outside)
         assert max(durations) < STRAY_LIMIT, self.report(outside)
 
 
