@@ -2,10 +2,10 @@
 
     python -m tests.faults.probe BASE_URL
 
-It prints `probing` once the first probe is made; then, once stdin closes, one JSON line: each probe as `[began, seconds, ok]`, `began` on the system's
-monotonic clock (the one `time.monotonic()` reads in every process), so that a test can leave out
-a window in which it stopped the host. A process of its own, so that what it measures is the host,
-not the test's own event loop.
+It prints `probing` once its first probe is made; once stdin closes, one JSON line: each probe as
+`[began, seconds, ok]`, `began` on the system's monotonic clock (the one `time.monotonic()` reads
+in every process), so that a test can leave out a window in which it stopped the host. A process
+of its own, so that what it measures is the host, not the test's own event loop.
 """
 
 from __future__ import annotations

@@ -86,9 +86,7 @@ BACKOFF_MAX = 2.0
 """The longest pause between reconnection attempts."""
 MAX_REPLY_BYTES = 4 * 1024 * 1024
 """The largest frame accepted from the host."""
-_WAIT_OUT = frozenset(
-    {ErrorCode.STORE_UNAVAILABLE, ErrorCode.STORE_FULL, ErrorCode.STORE_BUSY}
-)
+_WAIT_OUT = frozenset({ErrorCode.STORE_UNAVAILABLE, ErrorCode.STORE_FULL, ErrorCode.STORE_BUSY})
 """The refusals of a host whose store cannot take the ask for now: asked again later."""
 
 

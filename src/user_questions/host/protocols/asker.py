@@ -7,6 +7,10 @@ task that read the frame; a settlement (reported by the hub as it happens, witho
 through an outbox to a task of its own. Both send under one lock, so frames never interleave, and a
 request's reply goes out before its settlement can: the settlement needs an answer to the request,
 which no page has before the reply's turn. docs/protocol.md has the frames.
+
+On a database that several hosts share, a host that loses it (`STORE_UNAVAILABLE`) tells each
+request it watches for this asker with an `ask/error` of that code, and stops watching them: the
+asker asks again, on another host that may still reach the database, and re-attaches there.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import anyio
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from user_questions._checks import usable_id
-from user_questions._disposer import Disposer
+from user_questions._disposer import Disposer, nothing
 from user_questions._wire import parse_questions
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
@@ -55,6 +59,8 @@ class AskerConnection(Connection):
 
     async def serve(self) -> None:
         """Take asks and withdrawals; report each request's settlement once it happens."""
+        stats = self.websocket.app.state.store.stats
+        lost = stats.on_fault(self._store_lost) if stats.shared else nothing
         try:
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(self._deliver)
@@ -63,6 +69,7 @@ class AskerConnection(Connection):
                         await self._send(await self._reply(text))
                 task_group.cancel_scope.cancel()
         finally:
+            lost()
             for stop in self._watching.values():
                 stop()
             self._outbox.close()
@@ -123,6 +130,16 @@ class AskerConnection(Connection):
                 f"no request has rpcId {json.dumps(frame.rpc_id)}", ErrorCode.NOT_FOUND
             )
         return settled_reply(record)
+
+    def _store_lost(self, fault: UserQuestionError | None) -> None:
+        """Send the asker elsewhere for every request it waits for here, once this host has
+        lost the database it shares with others."""
+        if fault is None or fault.code != ErrorCode.STORE_UNAVAILABLE:
+            return
+        watching, self._watching = self._watching, {}
+        for rpc_id, stop in watching.items():
+            stop()
+            self._outbox.send_nowait(_failed(rpc_id, fault))
 
     def _settled(self, record: StoredQuestion) -> None:
         self._watching.pop(record.rpc_id, None)

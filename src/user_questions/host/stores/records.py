@@ -244,6 +244,12 @@ class StoreStats:
     """Why it is down (`STORE_UNAVAILABLE`, `STORE_FULL`, `STORE_BUSY`), while it is."""
     url: str = field(default="", compare=False)
     """The store, as the log lines name it."""
+    open: bool = field(default=False, compare=False)
+    """Set once the store is open: a fault met while opening is the opener's to report (`uq
+    serve` exits with one line), not logged here."""
+    shared: bool = field(default=False, compare=False)
+    """Whether other hosts share the database (PostgreSQL), so that while this one cannot
+    reach it, its askers may go to another (the host tells them so)."""
     _since: float = field(default=0.0, compare=False)
     _listeners: list[Callable[[UserQuestionError | None], None]] = field(
         default_factory=list, compare=False
@@ -261,6 +267,8 @@ class StoreStats:
         if self.fault is None:
             self._since = time.monotonic()
         self.fault = fault
+        if not self.open:
+            return
         logger.warning("store fault, refusing with %s until it clears: %s", fault.code, fault)
         self._tell(fault)
 
@@ -276,7 +284,7 @@ class StoreStats:
         self.down = False
         self.reconnects += 1
         fault, self.fault = self.fault, None
-        if fault is not None:
+        if fault is not None and self.open:
             seconds = time.monotonic() - self._since
             logger.warning(
                 "store fault cleared after %.1f s: %s works again (was %s)%s",

@@ -175,6 +175,7 @@ class SQLiteStore(AsyncLifetime):
             watching = await stack.enter_async_context(anyio.create_task_group())
             watching.start_soon(self._watch, await self._run(self._data_version))
             stack.callback(watching.cancel_scope.cancel)
+        self.stats.open = True
 
     async def _close_file(self) -> None:
         with anyio.CancelScope(shield=True):
