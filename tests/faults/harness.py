@@ -200,12 +200,16 @@ class Page:
     accepted: list[str] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     connections: int = 0
+    go: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the person starts answering (at once, unless the test clears it first)."""
     _queue: dict[str, str] = field(default_factory=dict)
     """The requests to answer: the id of each one's question, by rpcId."""
     _replies: Any = None
 
     @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[Page]:
+    async def running(self, *, answering: bool = True) -> AsyncIterator[Page]:
+        if answering:
+            self.go.set()
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self._run)
             yield self
@@ -240,6 +244,7 @@ class Page:
                     send.send_nowait(frame)
 
     async def _answer(self, ws: ClientConnection) -> None:
+        await self.go.wait()
         while True:
             if not self._queue:
                 await anyio.sleep(0.01)

@@ -20,7 +20,7 @@ import json
 import math
 
 import anyio
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
 from user_questions._checks import usable_id
 from user_questions._disposer import Disposer, nothing
@@ -42,6 +42,9 @@ from user_questions.outcomes import Surface
 
 __all__ = ["AskerConnection"]
 
+_GONE = (WebSocketDisconnect, WebSocketDisconnected)
+"""The peer left: read (a disconnect), or found by a send after it closed (a reply that took long,
+as one does while the store is away)."""
 _KINDS: dict[str, type[Frame]] = {"ask": Ask, "withdraw": Withdraw, "ping": Ping}
 
 
@@ -64,7 +67,7 @@ class AskerConnection(Connection):
         try:
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(self._deliver)
-                with contextlib.suppress(WebSocketDisconnect):
+                with contextlib.suppress(*_GONE):
                     async for text in receive_texts(self.websocket):
                         await self._send(await self._reply(text))
                 task_group.cancel_scope.cancel()
@@ -80,7 +83,7 @@ class AskerConnection(Connection):
             await self.websocket.send_text(frame)
 
     async def _deliver(self) -> None:
-        with contextlib.suppress(WebSocketDisconnect):  # the asker left: it will re-attach
+        with contextlib.suppress(*_GONE):  # the asker left: it will re-attach
             async for frame in self._settlements:
                 await self._send(frame)
 
