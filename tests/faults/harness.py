@@ -245,22 +245,24 @@ class Page:
 
     async def _answer(self, ws: ClientConnection) -> None:
         await self.go.wait()
-        while True:
-            if not self._queue:
-                await anyio.sleep(0.01)
-                continue
-            rpc_id, question_id = next(iter(self._queue.items()))
-            await ws.send(answer_frame(rpc_id, question_id))
-            with anyio.fail_after(30):
-                reply = await self._replies.receive()
-            payload = reply["payload"]
-            if payload["type"] == "error":
-                self.errors[payload["code"]] += 1
-                await anyio.sleep(0.2)  # the person tries again in a moment
-                continue
-            self._queue.pop(rpc_id, None)
-            if payload["accepted"]:
-                self.accepted.append(rpc_id)
+        with contextlib.suppress(ConnectionClosed, TimeoutError):
+            while True:
+                if not self._queue:
+                    await anyio.sleep(0.01)
+                    continue
+                rpc_id, question_id = next(iter(self._queue.items()))
+                await ws.send(answer_frame(rpc_id, question_id))
+                with anyio.fail_after(30):
+                    reply = await self._replies.receive()
+                payload = reply["payload"]
+                if payload["type"] == "error":
+                    self.errors[payload["code"]] += 1
+                    await anyio.sleep(0.2)  # the person tries again in a moment
+                    continue
+                self._queue.pop(rpc_id, None)
+                if payload["accepted"]:
+                    self.accepted.append(rpc_id)
+        await ws.close()  # no reply: the host went away; the page connects again
 
 
 def fill(folder: Path) -> Path:

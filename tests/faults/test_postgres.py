@@ -8,6 +8,7 @@ starts and one as it ends, and is ready again by itself."""
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -85,6 +86,17 @@ def stored(cluster: PostgresCluster, pg_url: str) -> dict[str, str]:
         rows = connection.execute(
             "SELECT questions->0->>'id', state FROM user_questions.questions"
         ).fetchall()
+    return _by_name(rows)
+
+
+def stored_sqlite(db: Path) -> dict[str, str]:
+    """The same, from a SQLite store."""
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute("SELECT questions->0->>'id', state FROM questions").fetchall()
+    return _by_name(rows)
+
+
+def _by_name(rows: list[tuple[object, object]]) -> dict[str, str]:
     names = [name for name, _ in rows]
     assert len(names) == len(set(names)), "an ask was stored twice"
     return {str(name): str(state) for name, state in rows}
