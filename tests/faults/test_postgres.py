@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import anyio
@@ -96,7 +96,7 @@ def stored_sqlite(db: Path) -> dict[str, str]:
     return _by_name(rows)
 
 
-def _by_name(rows: list[tuple[object, object]]) -> dict[str, str]:
+def _by_name(rows: Sequence[Sequence[object]]) -> dict[str, str]:
     names = [name for name, _ in rows]
     assert len(names) == len(set(names)), "an ask was stored twice"
     return {str(name): str(state) for name, state in rows}
