@@ -18,6 +18,7 @@ import anyio
 import pytest
 
 from tests.host.stores.test_store_contract import ANSWER, new
+from user_questions.errors import UserQuestionError
 from user_questions.host.stores import Settlement, StoredQuestion, sqlite
 from user_questions.host.stores._group_commit import YIELD_INTERVAL, GroupCommit, Work
 from user_questions.host.stores.sqlite import SQLiteStore
@@ -241,3 +242,34 @@ async def test_a_task_that_only_writes_on_a_fast_disk_still_lets_the_others_run(
         task_group.cancel_scope.cancel()
     assert disk.ways[3:] == ["blocked"] * index
     assert turns >= 5
+
+
+async def test_writes_waiting_beyond_the_capacity_are_refused_and_answers_always_wait() -> None:
+    release = anyio.Event()
+
+    async def execute(batch: Sequence[Work]) -> list[Any]:
+        await release.wait()
+        return [work() for work in batch]
+
+    writes = GroupCommit(execute, capacity=100)
+    results: list[Any] = []
+
+    async def write(value: str, size: int) -> None:
+        try:
+            results.append(await writes.run(lambda: value, size))
+        except UserQuestionError as error:
+            results.append(str(error.code))
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(write, "leader", 500)  # alone: admitted whatever its size
+            await anyio.wait_all_tasks_blocked()
+            for index in range(3):
+                task_group.start_soon(write, f"ask-{index}", 40)  # the third would make 120
+                await anyio.wait_all_tasks_blocked()
+            task_group.start_soon(write, "answer", 0)  # size 0: always waits its turn
+            await anyio.wait_all_tasks_blocked()
+            assert writes.queued == 80
+            release.set()
+    assert results == ["STORE_BUSY", "leader", "ask-0", "ask-1", "answer"]
+    assert writes.queued == 0
