@@ -29,7 +29,7 @@ LEVELS: dict[str, int] = {
     "agents": 4,
     "_checks": 5,
     "service": 5,
-    "asking": 5,
+    "ask_endings": 5,
     "tools": 6,
     "context": 6,
     "tool_ask_user": 6,
@@ -86,7 +86,14 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "postgres": 3,
         "sqlite": 4,
     },
-    "gate": {"__init__": 0, "security": 0, "proxy": 0, "public_url": 0, "people": 1},
+    "gate": {
+        "__init__": 0,
+        "security": 0,
+        "proxy": 0,
+        "public_url": 0,
+        "people": 1,
+        "roles": 1,
+    },
     "telemetry": {"__init__": 0, "logs": 0, "metrics": 0},
     "web": {"__init__": 0, "history": 0, "pages": 0},
     "protocols": {
@@ -95,6 +102,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "websocket": 0,
         "connection": 1,
         "http_api": 1,
+        "tokens_api": 1,
         "page": 2,
         "asker": 2,
     },
@@ -108,7 +116,8 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "apprise": 2,
         "command": 2,
         "webhook": 2,
-        "assembly": 3,
+        "personal": 3,
+        "assembly": 4,
     },
 }
 

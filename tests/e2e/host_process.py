@@ -1,7 +1,8 @@
 """Helpers for the host's end-to-end tests: `uq serve` and asker processes as subprocesses.
 
-`HostProcess` runs `uq serve` and reads the one line it prints (the URL with the token), so the
-tests also hold the CLI to its output. `AskerProcess` runs `tests/e2e/asker_process.py`: another
+`HostProcess` runs `uq serve` and reads the two lines it prints (the page's URL with the admin's
+token, then `export UQ_URL=...` with the agents' asker token), so the tests also hold the CLI to
+its output. `AskerProcess` runs `tests/e2e/asker_process.py`: another
 Python process asking through `RemoteProvider`, printing one JSON line per settled request.
 """
 
@@ -11,6 +12,7 @@ import contextlib
 import json
 import os
 import select
+import shlex
 import signal
 import socket
 import ssl
@@ -36,12 +38,15 @@ def free_port() -> int:
         return port
 
 
-def read_line(stream: IO[str], seconds: float) -> str:
-    """The next line of a subprocess's output, or `TimeoutError` after `seconds`."""
+def read_line(stream: IO[str] | IO[bytes], seconds: float) -> str:
+    """The next line of a subprocess's output, or `TimeoutError` after `seconds`. A stream that
+    reads ahead (text) may hold a second line where `select` cannot see it: read several lines
+    from an unbuffered binary stream (`Popen(bufsize=0)`), which reads no further than asked."""
     ready, _, _ = select.select([stream], [], [], seconds)
     if not ready:
         raise TimeoutError(f"no output within {seconds} s")
-    return stream.readline()
+    line = stream.readline()
+    return line.decode() if isinstance(line, bytes) else line
 
 
 @dataclass
@@ -52,8 +57,11 @@ class HostProcess:
     port: int = 0
     args: tuple[str, ...] = ()
     command: str = "serve"
-    process: subprocess.Popen[str] | None = None
+    process: subprocess.Popen[bytes] | None = None
     url: str = ""
+    """The page's URL with the admin's token (the first line)."""
+    asker_url: str = ""
+    """The agents' URL, with the host's asker token (the second line, `export UQ_URL=...`)."""
     env: dict[str, str] = field(default_factory=dict)
     rest_of_stdout: str = ""
     stderr: str | None = None
@@ -79,6 +87,11 @@ class HostProcess:
     def auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
 
+    @property
+    def asker_auth(self) -> dict[str, str]:
+        """The agents' token's header: it can ask, never answer."""
+        return {"Authorization": f"Bearer {self.asker_url.partition('?token=')[2]}"}
+
     def start(self) -> str:
         command = [*self.wrapper, sys.executable, "-m", "user_questions.cli", self.command]
         command += ["--port", str(self.port), *self.args]
@@ -91,7 +104,7 @@ class HostProcess:
                 cwd=ROOT,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE if log is None else log,
-                text=True,
+                bufsize=0,  # unbuffered: each line is read from the pipe as it comes
                 env={**os.environ, **self.env},
             )
         assert self.process.stdout is not None
@@ -102,8 +115,13 @@ class HostProcess:
         if not line.startswith(("http://", "https://")):
             self.process.kill()
             _, stderr = self.process.communicate()
-            raise AssertionError(f"uq {self.command} printed {line!r}, not a URL:\n{stderr}")
+            shown = (stderr or b"").decode()
+            raise AssertionError(f"uq {self.command} printed {line!r}, not a URL:\n{shown}")
         self.url = line
+        export = read_line(self.process.stdout, STARTUP_SECONDS).strip()
+        name, _, value = export.partition("=")
+        assert name == "export UQ_URL", export
+        (self.asker_url,) = shlex.split(value)
         return line
 
     def line(self, seconds: float = 15.0) -> str:
@@ -117,7 +135,8 @@ class HostProcess:
         process printed after the URL is kept in `rest_of_stdout` and `stderr`."""
         assert self.process is not None
         self.process.send_signal(sig)
-        self.rest_of_stdout, self.stderr = self.process.communicate(timeout=30)
+        out, err = self.process.communicate(timeout=30)
+        self.rest_of_stdout, self.stderr = out.decode(), None if err is None else err.decode()
         return self.process.returncode
 
     def kill(self) -> None:

@@ -239,7 +239,7 @@ def test_a_request_whose_frame_would_pass_the_frame_limit_is_refused(
 def test_a_failing_route_is_the_documented_json_500_with_every_security_header(
     sqlite_client: TestClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(self: Hub) -> list[str]:
+    def broken(self: Hub, *args: object) -> list[str]:
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(Hub, "pending_frames", broken)

@@ -1,8 +1,9 @@
 """`uq serve`: run the host, the web page where people answer the questions agents ask.
 
-Prints one line on stdout, the URL with the token, once the host serves; errors are one line on
-stderr. Exit statuses: 0 stopped (Ctrl-C, SIGTERM), 1 could not start (store in use, address busy),
-2 bad input (a token, store or notify flag that cannot be used).
+Prints two lines on stdout once the host serves: the page's URL with the admin's token (open it,
+keep it to yourself), then `export UQ_URL=...` with the asker token for agents (it can ask, never
+answer); errors are one line on stderr. Exit statuses: 0 stopped (Ctrl-C, SIGTERM), 1 could not
+start (store in use, address busy), 2 bad input (a token, store or notify flag that cannot be used).
 """
 
 from __future__ import annotations

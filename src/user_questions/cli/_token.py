@@ -1,4 +1,4 @@
-"""`uq token add | list | revoke`: the named tokens of the people who use a host.
+"""`uq token add | change | list | revoke`: the named tokens of the people and agents of a host.
 
 Each command opens the host's store beside the running host (`_beside`); a host hears of the change
 at once (SQLite: within `WATCH_INTERVAL`; PostgreSQL: a NOTIFY), so a new token opens the page
@@ -15,9 +15,8 @@ from typing import Annotated
 from cyclopts import App, Parameter
 
 from user_questions.cli._beside import DB_HELP, local_time, with_store
-from user_questions.frames import iso
-from user_questions.host.gate.people import add_person, revoke_person
-from user_questions.host.stores import Store, TokenRecord
+from user_questions.host.gate.people import add_person, change_person, revoke_person, token_json
+from user_questions.host.stores import Role, Store, TokenRecord
 
 __all__ = ["token_app"]
 
@@ -29,29 +28,92 @@ token_app = App(
 Db = Annotated[str | None, Parameter(env_var="UQ_DB", help=DB_HELP)]
 
 
+Many = Annotated[list[str] | None, Parameter(negative="")]
+
+
 @token_app.command(name="add")
-def add(name: str, *, db: Db = None, url: str = "http://127.0.0.1:8765/") -> None:
+def add(
+    name: str,
+    *,
+    role: Role = Role.PERSON,
+    group: Many = None,
+    route: Many = None,
+    notify: Many = None,
+    db: Db = None,
+    url: str = "http://127.0.0.1:8765/",
+) -> None:
     """Make a token for NAME; print it (shown this once) and the page's URL with it.
 
     Parameters
     ----------
     name
         Who the token is for: 1 to 64 characters from A-Z a-z 0-9 . _ -.
+    role
+        person (the default: answers what is routed to them), asker (an agent: asks, never
+        answers) or admin (everything, tokens included).
+    group
+        Put a person or an admin in this group (routes name it as @GROUP); repeat for several.
+    route
+        Send an asker's questions to this person (NAME) or group (@GROUP) only; repeat for
+        several. Without one they go to every person and admin.
+    notify
+        Tell this person of every question routed to them at this apprise URL (ntfy://,
+        mailto://, ...), with answer links that answer as them; repeat for several.
     url
         The host's address, to print the page's URL with the token.
     """
 
     async def work(store: Store) -> str:
-        return await add_person(store, name)
+        _check_notify(notify)
+        return await add_person(
+            store, name, role=role, groups=group or (), routes=route or (), notify=notify or ()
+        )
 
     token = with_store("token", db, work)
     print(token)
     print(f"{url.rstrip('/')}/?token={token}")
     print(
-        f"{name}'s token is shown this once: the store keeps only its hash. Running hosts "
-        "accept it now.",
+        f"{name}'s {role} token is shown this once: the store keeps only its hash. Running "
+        "hosts accept it now.",
         file=sys.stderr,
     )
+
+
+@token_app.command(name="change")
+def change(
+    name: str,
+    *,
+    role: Role | None = None,
+    group: Many = None,
+    route: Many = None,
+    notify: Many = None,
+    db: Db = None,
+) -> None:
+    """Change what NAME's token may do; running hosts apply it at once (its open pages and
+    askers reconnect with the new permissions).
+
+    Parameters
+    ----------
+    name
+        Whose token to change.
+    role
+        Its new role: person, asker or admin.
+    group
+        Its groups, replacing the ones it has (a person or an admin); repeat for several.
+    route
+        Its routes, replacing the ones it has (an asker); repeat for several.
+    notify
+        Its notification URLs, replacing the ones it has (a person or an admin).
+    """
+
+    async def work(store: Store) -> TokenRecord:
+        _check_notify(notify)
+        return await change_person(
+            store, name, role=role, groups=group, routes=route, notify=notify
+        )
+
+    changed = with_store("token", db, work)
+    print(f"{name} is now: {_grants(changed)}", file=sys.stderr)
 
 
 @token_app.command(name="list")
@@ -60,7 +122,8 @@ def list_tokens(
     db: Db = None,
     json_: Annotated[bool, Parameter(name="--json", negative="")] = False,
 ) -> None:
-    """List the named tokens: name, created, last used, revoked (never the tokens themselves).
+    """List the named tokens: name, role, groups or routes, created, last used, revoked (never
+    the tokens themselves).
 
     Parameters
     ----------
@@ -74,19 +137,27 @@ def list_tokens(
     tokens = with_store("token", db, work)
     if json_:
         for token in tokens:
-            print(json.dumps(_json_of(token), ensure_ascii=False))
+            print(json.dumps(token_json(token), ensure_ascii=False))
         return
     if not tokens:
         print("no named tokens yet; add one with `uq token add NAME`", file=sys.stderr)
         return
-    rows = [("NAME", "CREATED", "LAST USED", "REVOKED")]
+    rows = [("NAME", "ROLE", "GROUPS / ROUTES", "CREATED", "LAST USED", "REVOKED")]
     rows += [
-        (t.name, local_time(t.created_at), local_time(t.last_used_at), local_time(t.revoked_at))
+        (
+            t.name,
+            str(t.role),
+            ",".join(t.groups or t.routes) or "-",
+            local_time(t.created_at),
+            local_time(t.last_used_at),
+            local_time(t.revoked_at),
+        )
         for t in tokens
     ]
-    width = max(len(row[0]) for row in rows)
-    for name, *times in rows:
-        print(f"{name:<{width}}  " + "  ".join(f"{time:<16}" for time in times).rstrip())
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    for name, token_role, grants, *times in rows:
+        head = f"{name:<{widths[0]}}  {token_role:<{widths[1]}}  {grants:<{widths[2]}}  "
+        print(head + "  ".join(f"{time:<16}" for time in times).rstrip())
 
 
 @token_app.command(name="revoke")
@@ -106,11 +177,20 @@ def revoke(name: str, *, db: Db = None) -> None:
     print(f"revoked {name}'s token; hosts refuse it from now on", file=sys.stderr)
 
 
-def _json_of(token: TokenRecord) -> dict[str, str]:
-    """A token as JSON for scripts: camelCase, times ISO 8601 UTC, absent when not set."""
-    times = {
-        "createdAt": token.created_at,
-        "lastUsedAt": token.last_used_at,
-        "revokedAt": token.revoked_at,
-    }
-    return {"name": token.name} | {key: iso(at) for key, at in times.items() if at is not None}
+def _grants(token: TokenRecord) -> str:
+    """What a token may do, in a few words: `person in oncall, ops`, `asker routed to @oncall`."""
+    if token.groups:
+        return f"{token.role} in {', '.join(token.groups)}"
+    if token.routes:
+        return f"{token.role} routed to {', '.join(token.routes)}"
+    return str(token.role)
+
+
+def _check_notify(urls: list[str] | None) -> None:
+    """Check notification URLs (`BAD_NOTIFIER`, exit status 2) before the token is written."""
+    if not urls:
+        return
+    from user_questions.host.notify.apprise import check_apprise_url
+
+    for url in urls:
+        check_apprise_url(url)

@@ -16,6 +16,8 @@ where error codes become HTTP statuses. What each route does is in its own modul
     POST /api/respond   a client-response; the receipt         `protocols.http_api`
     GET  /api/pending   every pending request's frame          `protocols.http_api`
     GET  /api/history   settled requests, paginated            `protocols.http_api`
+    GET  /api/me        who the token is: its name and role    `protocols.http_api`
+    *    /api/tokens...  the tokens, for admins                 `protocols.tokens_api`
     GET  /metrics       Prometheus' text format    `protocols.http_api`, `telemetry.metrics`
     GET  /healthz       `{"ok": true}`, without a token        `protocols.http_api`
     GET  /readyz        200 while the store answers, else 503  `protocols.http_api`
@@ -48,14 +50,15 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import brief
 from user_questions.host.config import HostConfig
-from user_questions.host.gate.people import People, host_token
+from user_questions.host.gate.people import People, agents_token, host_token
 from user_questions.host.gate.proxy import ForwardedMiddleware
 from user_questions.host.gate.public_url import PublicUrl
+from user_questions.host.gate.roles import refusal_of
 from user_questions.host.gate.security import SecurityMiddleware
 from user_questions.host.hub import Hub
 from user_questions.host.notify import link_pages
 from user_questions.host.notify.assembly import check_addressed, notifications
-from user_questions.host.protocols import http_api
+from user_questions.host.protocols import http_api, tokens_api
 from user_questions.host.protocols.asker import AskerConnection
 from user_questions.host.protocols.page import PageConnection
 from user_questions.host.retention import keep_records
@@ -68,6 +71,7 @@ __all__ = ["create_app", "create_metrics_app"]
 _STATUS_BY_CODE: dict[str, int] = {
     ErrorCode.UNAUTHORIZED: 401,
     ErrorCode.FORBIDDEN_ORIGIN: 403,
+    ErrorCode.FORBIDDEN: 403,
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.METHOD_NOT_ALLOWED: 405,
     ErrorCode.REQUEST_TOO_LARGE: 413,
@@ -113,14 +117,16 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             app.state.token = await host_token(opened, config.token)
             app.state.hub = hub = await stack.enter_async_context(Hub(opened))
             hub.metrics.watch_store(opened.stats)
-            app.state.people = await stack.enter_async_context(People(opened, app.state.token))
+            app.state.asker_token = await agents_token(opened)
+            people = People(opened, app.state.token, app.state.asker_token)
+            app.state.people = await stack.enter_async_context(people)
             running = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(running.cancel_scope.cancel)
             if config.retain_days is not None:
                 running.start_soon(keep_records, opened, config.retain_days)
-            told = await notifications(config.notifications, opened, address)
+            told = await notifications(config.notifications, opened, address, people)
             app.state.answer_links = told.links
-            for task in (*config.tasks, *([] if told.task is None else [told.task])):
+            for task in (*config.tasks, *told.tasks):
                 running.start_soon(task, hub)
             yield
 
@@ -139,6 +145,11 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             Route("/api/respond", http_api.respond, methods=["POST"]),
             Route("/api/pending", http_api.pending, methods=["GET"]),
             Route("/api/history", http_api.history, methods=["GET"]),
+            Route("/api/me", http_api.me, methods=["GET"]),
+            Route("/api/tokens", tokens_api.list_tokens, methods=["GET"]),
+            Route("/api/tokens", tokens_api.add_token, methods=["POST"]),
+            Route("/api/tokens/{name}", tokens_api.change_token, methods=["PATCH"]),
+            Route("/api/tokens/{name}", tokens_api.revoke_token, methods=["DELETE"]),
             Route("/metrics", http_api.metrics, methods=["GET"]),
             Route("/healthz", http_api.healthz, methods=["GET"]),
             Route("/readyz", http_api.readyz, methods=["GET"]),
@@ -149,6 +160,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             Middleware(
                 SecurityMiddleware,
                 authenticate=lambda given: app.state.people.authenticate(given),
+                authorize=refusal_of,
                 deny=_deny,
                 public_origin=None if public is None else public.origin,
             ),
@@ -184,8 +196,10 @@ def _error(code: str, message: str) -> JSONResponse:
     )
 
 
-def _deny(status: int, message: str) -> Response:
-    return _error(_CODE_BY_STATUS.get(status, ErrorCode.BAD_REQUEST), message)
+def _deny(status: int, code: str, message: str) -> Response:
+    response = _error(code, message)
+    response.status_code = status
+    return response
 
 
 async def _http_error(request: Request, error: Exception) -> Response:

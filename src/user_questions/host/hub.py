@@ -78,6 +78,7 @@ __all__ = [
     "HostTask",
     "Hub",
     "PageSubscription",
+    "Sees",
     "Watcher",
 ]
 
@@ -94,6 +95,9 @@ _SETTLED_MEMORY = 1024
 """Recently settled requests remembered, so that a re-attachment or a late frame racing a
 settlement is answered without a store read and never revives the request."""
 
+Sees = Callable[[StoredQuestion], bool]
+"""Whether a page (or a client of the HTTP API) may see a request (`host/gate/roles.py`);
+`None` where one is expected: it sees every request."""
 Watcher = Callable[[StoredQuestion], None]
 """Called once, on the event loop, with the settled record of the request it watches."""
 EventListener = Callable[[StoredQuestion], None]
@@ -126,6 +130,8 @@ class PageSubscription:
     _send: MemoryObjectSendStream[str]
     _leave: Callable[[PageSubscription], None]
     """Tells the hub to stop sending to this page."""
+    _sees: Sees | None
+    """Which requests' frames this page gets; `None`: all of them."""
 
     def close(self) -> None:
         """Stop following; idempotent."""
@@ -179,15 +185,19 @@ class Hub(AsyncLifetime):
         """How many requests are pending (as far as this host knows)."""
         return len(self._entries)
 
-    def pending_frames(self) -> list[str]:
-        """The `question/requested` frame of every pending request, oldest first. Reading them
-        records nothing: whoever shows them to a person calls `record_shown()`."""
-        return [entry.frame for entry in self._entries.values()]
+    def pending_frames(self, sees: Sees | None = None) -> list[str]:
+        """The `question/requested` frame of every pending request `sees` accepts, oldest
+        first. Reading them records nothing: whoever shows them to a person calls
+        `record_shown()`."""
+        if sees is None:
+            return [entry.frame for entry in self._entries.values()]
+        return [entry.frame for entry in self._entries.values() if sees(entry.record)]
 
-    def record_shown(self) -> None:
-        """Record (in the background) that every pending request has just been shown; one
-        shown before keeps its first time."""
-        self._show(self._entries.values())
+    def record_shown(self, sees: Sees | None = None) -> None:
+        """Record (in the background) that every pending request `sees` accepts has just been
+        shown; one shown before keeps its first time."""
+        entries = self._entries.values()
+        self._show(entries if sees is None else [e for e in entries if sees(e.record)])
 
     def on_event(self, listener: EventListener) -> Disposer:
         """Call `listener` after this host commits a new request or wins a settlement.
@@ -209,10 +219,12 @@ class Hub(AsyncLifetime):
         watcher: Watcher | None = None,
         asked_by: str | None = None,
         origin: Origin | None = None,
+        audience: tuple[str, ...] = (),
     ) -> tuple[StoredQuestion, Disposer]:
         """Store and show a request, or re-attach to the one with this rpcId; `asked_by` is the
-        person whose token the asker presented, `origin` where the asker says it comes from
-        (kept from the first submission: a re-attachment does not change it).
+        person whose token the asker presented, `origin` where the asker says it comes from and
+        `audience` whom it is routed to (both kept from the first submission: a re-attachment
+        does not change them). Only the token that asked a request may re-attach to it.
 
         Returns the request as it is now and a function that stops `watcher`. When the request
         is pending, `watcher` is called once it settles; when it has already settled (answered
@@ -246,14 +258,14 @@ class Hub(AsyncLifetime):
             # With pages connected it is shown the moment it is stored: one write, not two.
             shown = now if self._pages else None
             asked = NewQuestion(
-                rpc_id, session_id, questions, now, asked_by, shown, origin, rendered
+                rpc_id, session_id, questions, now, asked_by, shown, origin, rendered, audience
             )
             frame = requested_frame(asked)  # serialised once, kept if created
             _check_frame_size(frame)
             known, created = await self.store.submit(asked)
         if not created:
             # Decided before anything is applied or reported: a mismatch changes nothing here.
-            _check_same_request(known, session_id, questions)
+            _check_same_request(known, session_id, questions, asked_by)
         self._apply(known, frame if created else None)
         if created:
             self._committed(known)
@@ -271,14 +283,20 @@ class Hub(AsyncLifetime):
         via: Surface,
         by: str | None = None,
         reason: WithdrawReason | None = None,
+        sees: Sees | None = None,
     ) -> StoredQuestion | None:
         """Settle a pending request as withdrawn (`timed-out` when that is the `reason`); the
-        request as it ends up, `None` if unknown."""
+        request as it ends up, `None` if unknown, or not one `sees` accepts (an asker
+        withdraws only what it asked)."""
         if usable_id(rpc_id) is None:  # no request can have it: never ask the store about it
             return None
         outcome = Outcome.TIMED_OUT if reason == "timed-out" else Outcome.WITHDRAWN
         entry = self._entries.get(rpc_id)
         pending = None if entry is None else entry.record
+        if sees is not None:
+            known = pending or self._settled.get(rpc_id) or await self.store.get(rpc_id)
+            if known is None or not sees(known):
+                return None
         won = await self.store.settle(rpc_id, Settlement(outcome, via=via, by=by), pending=pending)
         settled = won or self._settled.get(rpc_id) or await self.store.get(rpc_id)
         if settled is not None:
@@ -289,12 +307,14 @@ class Hub(AsyncLifetime):
 
     # -- pages --------------------------------------------------------------------------------
 
-    def subscribe(self) -> PageSubscription:
-        """Follow the pending requests: a snapshot now, then every frame as it happens. The
-        snapshot is recorded as shown, as is every request pushed to a page later."""
+    def subscribe(self, sees: Sees | None = None) -> PageSubscription:
+        """Follow the pending requests `sees` accepts (all of them by default): a snapshot now,
+        then every frame about them as it happens. The snapshot is recorded as shown, as is
+        every request pushed to a page later."""
         send, receive = anyio.create_memory_object_stream[str](MAX_CLIENT_BACKLOG)
-        page = PageSubscription(self.pending_frames(), receive, send, self._pages.discard)
-        self.record_shown()
+        snapshot = self.pending_frames(sees)
+        page = PageSubscription(snapshot, receive, send, self._pages.discard, sees)
+        self.record_shown(sees)
         self._pages.add(page)
         return page
 
@@ -305,9 +325,11 @@ class Hub(AsyncLifetime):
         via: Surface,
         by: str | None = None,
         channel: str | None = None,
+        sees: Sees | None = None,
     ) -> Receipt:
         """Apply an answer or a dismissal given through surface `via` by person `by` (or, for
-        an answer link, through notification `channel`); the receipt says whether it won."""
+        an answer link, through notification `channel`); the receipt says whether it won. A
+        request `sees` does not accept is refused as if it did not exist."""
         rpc_id = response.rpc_id
         if usable_id(rpc_id) is None:  # no request can have it: never ask the store about it
             return _not_pending(
@@ -318,7 +340,7 @@ class Hub(AsyncLifetime):
             # Not cached: another host may have stored it a moment ago.
             await self._refresh(rpc_id)
             entry = self._entries.get(rpc_id)
-        if entry is None:
+        if entry is None or (sees is not None and not sees(entry.record)):
             return _not_pending(f"no pending question has rpcId {quoted(rpc_id)}")
         try:
             settlement = _settlement(entry.record, response, via, by, channel)
@@ -351,7 +373,7 @@ class Hub(AsyncLifetime):
                 entry.shown = record.shown_at is not None
                 if self._pages:
                     self._show((entry,))
-                self._broadcast(entry.frame)
+                self._broadcast(entry.frame, record)
             return
         self._settled[rpc_id] = record
         if len(self._settled) > _SETTLED_MEMORY:
@@ -360,7 +382,7 @@ class Hub(AsyncLifetime):
         if settled_entry is None:
             return
         logger.info("question %s settled: %s", rpc_id, record.state)
-        self._broadcast(resolved_frame(record))
+        self._broadcast(resolved_frame(record), record)
         for watcher in settled_entry.watchers:
             try:
                 watcher(record)
@@ -395,8 +417,10 @@ class Hub(AsyncLifetime):
         for page in tuple(self._pages):
             page.close()
 
-    def _broadcast(self, frame: str) -> None:
+    def _broadcast(self, frame: str, record: StoredQuestion) -> None:
         for page in tuple(self._pages):
+            if page._sees is not None and not page._sees(record):
+                continue
             try:
                 page._send.send_nowait(frame)
             except anyio.WouldBlock:
@@ -445,10 +469,15 @@ def _check_id(what: str, value: str) -> None:
 
 
 def _check_same_request(
-    known: StoredQuestion, session_id: str, questions: tuple[AskUserQuestionItem, ...]
+    known: StoredQuestion,
+    session_id: str,
+    questions: tuple[AskUserQuestionItem, ...],
+    asked_by: str | None,
 ) -> None:
-    """Refuse a submission whose rpcId already names a different request."""
-    if known.session_id != session_id or known.questions != questions:
+    """Refuse a submission whose rpcId already names a different request, or one another
+    token asked (an asker may not follow another's request: it would learn its answer)."""
+    different = known.session_id != session_id or known.questions != questions
+    if different or known.asked_by != asked_by:
         raise UserQuestionError(
             f"rpcId {quoted(known.rpc_id)} already names another request; use a new rpcId",
             ErrorCode.BAD_REQUEST,

@@ -22,6 +22,7 @@ import contextlib
 import ipaddress
 import logging
 import os
+import shlex
 import signal
 import socket
 import ssl
@@ -37,7 +38,7 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_FRAME_BYTES
 from user_questions.host.app import create_app, create_metrics_app
 from user_questions.host.config import HostConfig
-from user_questions.host.gate.people import host_token
+from user_questions.host.gate.people import agents_token, host_token
 from user_questions.host.gate.public_url import PublicUrl, public_url
 from user_questions.host.protocols.websocket import WebSocketProtocol
 from user_questions.host.stores import open_store
@@ -158,21 +159,22 @@ def run(
 def serve(config: HostConfig, *, announce: Callable[[str], None] | None = None) -> None:
     """Run the host `config` describes until SIGINT or SIGTERM.
 
-    `announce` gets the URL (with the token) once the host serves; by default it is printed as
-    one line on stdout. It is the public URL people reach the host at, when the config has one
-    (a reverse proxy or a tunnel in front), else the bound address, which the notifications'
-    links name too. Binding beyond loopback prints a warning on stderr. The host's token and
-    the config's `secrets` never appear in the log.
+    `announce` gets the URL (with the admin's token) once the host serves; by default it is printed
+    on stdout, followed by a second line for agents, `export UQ_URL=...` with the host's asker token
+    (it can ask, never answer). It is the public URL people reach the host at, when the config has
+    one (a reverse proxy or a tunnel in front), else the bound address, which the notifications'
+    links name too. Binding beyond loopback prints a warning on stderr. The host's token and the
+    config's `secrets` never appear in the log.
 
     Raises:
         UserQuestionError: `STORE_LOCKED`, `BAD_STORE`, before anything listens;
             `CANNOT_LISTEN` when an address cannot be bound.
     """
-    token = config.token
+    secrets = [] if config.token is None else [config.token]
     if isinstance(config.store, str | os.PathLike):
         # Opened once before anything listens: a locked or foreign store is a one-line error,
-        # and the token is kept before the URL is printed. (An open `Store` is the caller's.)
-        token = anyio.run(_settle_token, config.store, config.token)
+        # and the tokens are kept before the URL is printed. (An open `Store` is the caller's.)
+        secrets = list(anyio.run(_settle_tokens, config.store, config.token))
     sock = _listen(config.host, config.port, "--port")
     sockets = [sock]
     if config.metrics_at is not None:
@@ -186,14 +188,22 @@ def serve(config: HostConfig, *, announce: Callable[[str], None] | None = None) 
     served: ASGIApp = app
     if config.metrics_at is not None:
         served = _by_listener(app, create_metrics_app(app), sockets[1])
-    logs.configure(config.log_format, secrets=[*([token] if token else []), *config.secrets])
+    logs.configure(config.log_format, secrets=[*secrets, *config.secrets])
     _warn_if_reachable(config)
-    show = announce or _print_line
+
+    def link(token: str) -> str:
+        return (
+            host_url(sock, config.host, token, scheme) if public is None else public.link("", token)
+        )
 
     def started() -> None:
-        kept: str = app.state.token
-        url = host_url(sock, config.host, kept, scheme) if public is None else public.link("", kept)
-        show(url)
+        url = link(app.state.token)
+        if announce is not None:
+            announce(url)
+        else:
+            _print_line(url)
+            # What agents are given: a token that can ask and never answer.
+            _print_line(f"export UQ_URL={shlex.quote(link(app.state.asker_token))}")
         listening = ", ".join(_where(one, scheme) for one in sockets)
         logger.info("serving %s on %s", url.partition("?")[0], listening)
 
@@ -250,9 +260,10 @@ def _by_listener(app: ASGIApp, metrics_app: ASGIApp, metrics_socket: socket.sock
     return dispatch
 
 
-async def _settle_token(store: str | os.PathLike[str], token: str | None) -> str:
+async def _settle_tokens(store: str | os.PathLike[str], token: str | None) -> tuple[str, str]:
+    """The host's start-up token and its agents' token, kept in the store."""
     async with open_store(store) as opened:
-        return await host_token(opened, token)
+        return await host_token(opened, token), await agents_token(opened)
 
 
 def _print_line(line: str) -> None:

@@ -57,7 +57,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 
 from user_questions._tls import client_context, untrusted, wants_tls
 from user_questions._wire import parse_answer
-from user_questions.asking import WITHDRAW_TIMEOUT, settled_answer, withdraw_reason
+from user_questions.ask_endings import WITHDRAW_TIMEOUT, settled_answer, withdraw_reason
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     MAX_FRAME_BYTES,

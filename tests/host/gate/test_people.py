@@ -22,6 +22,7 @@ from user_questions import ErrorCode, UserQuestionError
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig
 from user_questions.host.gate.people import (
+    AGENTS,
     OWNER,
     People,
     add_person,
@@ -31,7 +32,7 @@ from user_questions.host.gate.people import (
     revoke_person,
 )
 from user_questions.host.gate.security import Identity
-from user_questions.host.stores import Store, StoredQuestion
+from user_questions.host.stores import Role, Store, StoredQuestion
 from user_questions.host.stores.sqlite import SQLiteStore
 
 
@@ -137,11 +138,14 @@ async def test_people_name_the_owner_and_each_named_token_and_refuse_the_rest(
 ) -> None:
     async with SQLiteStore(tmp_path / "host.db") as store:
         alice = await add_person(store, "alice")
-        async with People(store, "the-owner-token") as people:
+        async with People(store, "the-owner-token", "the-agents-token") as people:
             assert people.authenticate("the-owner-token") == Identity(
-                OWNER, hash_token("the-owner-token")
+                OWNER, hash_token("the-owner-token"), Role.ADMIN
             )
-            assert people.authenticate(alice) == Identity("alice", hash_token(alice))
+            assert people.authenticate("the-agents-token") == Identity(
+                AGENTS, hash_token("the-agents-token"), Role.ASKER
+            )
+            assert people.authenticate(alice) == Identity("alice", hash_token(alice), Role.PERSON)
             for wrong in ("", "the-owner-token ", alice[:-1], hash_token(alice)):
                 assert people.authenticate(wrong) is None
 
@@ -150,7 +154,7 @@ async def test_people_name_the_owner_and_each_named_token_and_refuse_the_rest(
 async def test_a_revocation_beside_the_host_closes_what_its_token_opened(tmp_path: Path) -> None:
     async with SQLiteStore(tmp_path / "host.db") as store:
         alice = await add_person(store, "alice")
-        async with People(store, "the-owner-token") as people:
+        async with People(store, "the-owner-token", "the-agents-token") as people:
             identity = people.authenticate(alice)
             assert identity is not None
             closed = anyio.Event()
@@ -181,7 +185,7 @@ class TouchedStore(SQLiteStore):
 async def test_a_tokens_use_is_recorded_as_its_last_use(tmp_path: Path) -> None:
     async with TouchedStore(tmp_path / "host.db") as store:
         alice = await add_person(store, "alice")
-        async with People(store, "the-owner-token") as people:
+        async with People(store, "the-owner-token", "the-agents-token") as people:
             people.authenticate(alice)
             with anyio.fail_after(5):
                 await store.touched.wait()

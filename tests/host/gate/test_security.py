@@ -38,15 +38,23 @@ def authenticate(token: str) -> Identity | None:
     return Identity("owner", "key") if token == TOKEN else None
 
 
-def deny(status: int, message: str) -> Response:
-    return JSONResponse({"error": {"code": f"E{status}", "message": message}}, status_code=status)
+def deny(status: int, code: str, message: str) -> Response:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+def authorize(identity: Identity, method: str, path: str) -> str | None:
+    return None
 
 
 def gated(*routes: BaseRoute) -> Starlette:
     """An app of these routes behind the middleware."""
     return Starlette(
         routes=list(routes),
-        middleware=[Middleware(SecurityMiddleware, authenticate=authenticate, deny=deny)],
+        middleware=[
+            Middleware(
+                SecurityMiddleware, authenticate=authenticate, authorize=authorize, deny=deny
+            )
+        ],
     )
 
 
@@ -65,7 +73,7 @@ def test_every_request_needs_the_token(client: TestClient) -> None:
     for headers in ({}, {"Authorization": "Bearer wrong-token"}, {"Cookie": "uq_token=nope"}):
         response = client.get("/echo", headers=headers)
         assert response.status_code == 401
-        assert response.json()["error"]["code"] == "E401"
+        assert response.json()["error"]["code"] == "UNAUTHORIZED"
     assert client.get("/echo?token=wrong").status_code == 401
 
 
@@ -134,7 +142,7 @@ def test_a_declared_oversize_body_is_refused_before_the_application_runs() -> No
     assert response.status_code == 413
     assert response.json() == {
         "error": {
-            "code": "E413",
+            "code": "REQUEST_TOO_LARGE",
             "message": f"the request body is larger than {MAX_BODY_BYTES} bytes",
         }
     }
@@ -162,6 +170,7 @@ def test_the_public_origin_is_the_hosts_own_whatever_host_the_proxy_passes_on() 
             Middleware(
                 SecurityMiddleware,
                 authenticate=authenticate,
+                authorize=authorize,
                 deny=deny,
                 public_origin="https://uq.example.com",
             )

@@ -1,10 +1,12 @@
 """People: the tokens that open a host, and who is behind each request.
 
-A host is opened by its start-up token (the one `uq serve` prints, recorded as the person `owner`;
-`check_token` says what it may hold and `host_token` settles it at start-up) and by any number of
-named tokens made with `uq token add NAME`. A named token is 256 random bits; the store keeps only
-its SHA-256 (hashing is enough: the token is not a password anyone could guess), so it is shown
-once, when it is made, and never again.
+A host is opened by its start-up token (the one `uq serve` prints, the admin `owner`; `check_token`
+says what it may hold and `host_token` settles it at start-up), by its agents' token (the asker
+`agents`, which `uq serve` prints as an `export UQ_URL=...` line: it can ask, never answer) and by
+any number of named tokens made with `uq token add NAME --role person|asker|admin`, each with the
+groups a person is in or the routes an asker's questions take (`roles.py`). A named token is 256
+random bits; the store keeps only its SHA-256 (hashing is enough: the token is not a password anyone
+could guess), so it is shown once, when it is made, and never again.
 
 `People` is a host's view of them: it authenticates each request (`authenticate`, given to the
 security middleware), and reloads the tokens as soon as the store says they changed (another
@@ -24,7 +26,7 @@ import math
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 import anyio
@@ -32,11 +34,14 @@ import anyio
 from user_questions._disposer import Disposer, nothing
 from user_questions._lifetime import AsyncLifetime
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import iso
 from user_questions.host.gate.security import Identity
-from user_questions.host.stores import SettingStore, TokenRecord, TokenStore
+from user_questions.host.stores import Role, SettingStore, TokenRecord, TokenStore
 
 __all__ = [
     "NAME_PATTERN",
+    "AGENTS",
+    "ASKER_TOKEN_SETTING",
     "OWNER",
     "RELOAD_RETRY",
     "TOKEN_PATTERN",
@@ -44,18 +49,26 @@ __all__ = [
     "TOUCH_INTERVAL",
     "People",
     "add_person",
+    "agents_token",
+    "change_person",
+    "check_grants",
     "check_name",
     "check_token",
     "hash_token",
     "host_token",
     "new_token",
     "revoke_person",
+    "token_json",
 ]
 
 logger = logging.getLogger("user_questions.host")
 
 OWNER = "owner"
-"""The person the host's start-up token stands for; no named token may take this name."""
+"""The admin the host's start-up token stands for; no named token may take this name."""
+AGENTS = "agents"
+"""The asker the host's agents' token stands for; no named token may take this name."""
+ASKER_TOKEN_SETTING = "asker_token"
+"""The store setting that keeps the agents' token."""
 NAME_PATTERN = "1 to 64 characters from A-Z a-z 0-9 . _ -, starting with a letter or a digit"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 TOUCH_INTERVAL = 60.0
@@ -89,7 +102,12 @@ async def host_token(store: SettingStore, given: str | None = None) -> str:
     if given is not None:
         await store.set_setting(TOKEN_SETTING, check_token(given))
         return given
-    return await store.setting(TOKEN_SETTING, new_token())
+    return await store.ensure_setting(TOKEN_SETTING, new_token())
+
+
+async def agents_token(store: SettingStore) -> str:
+    """The host's agents' token (the asker `agents`): the stored one, else a new one (kept)."""
+    return await store.ensure_setting(ASKER_TOKEN_SETTING, new_token())
 
 
 def new_token() -> str:
@@ -121,19 +139,112 @@ def check_name(name: str) -> str:
             f'"{OWNER}" is the host\'s start-up token (uq serve --token); choose another name',
             ErrorCode.BAD_REQUEST,
         )
+    if name == AGENTS:
+        raise UserQuestionError(
+            f"\"{AGENTS}\" is the host's agents' token (uq serve prints it); choose another name",
+            ErrorCode.BAD_REQUEST,
+        )
     return name
 
 
-async def add_person(store: TokenStore, name: str) -> str:
-    """Make a new token called `name` and return it: the only time it is ever seen in clear.
+def check_grants(
+    role: Role, groups: Sequence[str], routes: Sequence[str], notify: Sequence[str]
+) -> None:
+    """Refuse groups, routes or notification URLs that the role cannot have, or that are
+    malformed: groups and notifications are people's, routes askers'.
 
     Raises:
-        UserQuestionError: `BAD_REQUEST` for a bad name, `TOKEN_EXISTS` when an active token
-            has it already.
+        UserQuestionError: `BAD_REQUEST` saying which and why.
     """
+    if role is Role.ASKER and (groups or notify):
+        raise UserQuestionError(
+            "an asker is in no group and is notified of nothing; route its questions to "
+            "people or groups with --route NAME or --route @GROUP",
+            ErrorCode.BAD_REQUEST,
+        )
+    if role is not Role.ASKER and routes:
+        raise UserQuestionError(
+            f"only an asker's questions are routed; a {role} sees what is routed to them",
+            ErrorCode.BAD_REQUEST,
+        )
+    for group in groups:
+        _check_part("group", group)
+    for route in routes:
+        _check_part("route", route.removeprefix("@"))
+
+
+def _check_part(what: str, value: str) -> None:
+    if _NAME.fullmatch(value) is None:
+        shown = json.dumps(value, ensure_ascii=False)
+        raise UserQuestionError(
+            f"a {what} must be {NAME_PATTERN} (a route: a name, or @ and a group), got {shown}",
+            ErrorCode.BAD_REQUEST,
+        )
+
+
+async def add_person(
+    store: TokenStore,
+    name: str,
+    *,
+    role: Role = Role.PERSON,
+    groups: Sequence[str] = (),
+    routes: Sequence[str] = (),
+    notify: Sequence[str] = (),
+) -> str:
+    """Make a new token called `name` with `role` and return it: the only time it is ever seen
+    in clear. (A person's `notify` URLs are checked by the caller, who knows the notifiers.)
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST` for a bad name, group or route, or one the role cannot
+            have; `TOKEN_EXISTS` when an active token has the name already.
+    """
+    check_grants(role, groups, routes, notify)
     token = new_token()
-    await store.add_token(TokenRecord(check_name(name), hash_token(token), datetime.now(UTC)))
+    record = TokenRecord(
+        check_name(name),
+        hash_token(token),
+        datetime.now(UTC),
+        role=role,
+        groups=tuple(groups),
+        routes=tuple(routes),
+        notify=tuple(notify),
+    )
+    await store.add_token(record)
     return token
+
+
+async def change_person(
+    store: TokenStore,
+    name: str,
+    *,
+    role: Role | None = None,
+    groups: Sequence[str] | None = None,
+    routes: Sequence[str] | None = None,
+    notify: Sequence[str] | None = None,
+) -> TokenRecord:
+    """Change what the token called `name` may do; every running host applies it at once (its
+    open sockets are closed, and reconnect with the new permissions).
+
+    Raises:
+        UserQuestionError: `NOT_FOUND` when no active token has that name; `BAD_REQUEST` as
+            `check_grants` (a role changed to asker drops the groups and notifications it can
+            no longer have, and one changed from asker its routes, unless they are given).
+    """
+    current = next((t for t in await store.tokens() if t.name == name and t.active), None)
+    if current is None:
+        raise _no_token(name)
+    role = current.role if role is None else role
+    kept_groups = () if role is Role.ASKER else current.groups
+    kept_notify = () if role is Role.ASKER else current.notify
+    kept_routes = current.routes if role is Role.ASKER else ()
+    groups = kept_groups if groups is None else tuple(groups)
+    routes = kept_routes if routes is None else tuple(routes)
+    notify = kept_notify if notify is None else tuple(notify)
+    check_grants(role, groups, routes, notify)
+    changed = await store.change_token(name, role=role, groups=groups, routes=routes, notify=notify)
+    if changed is None:  # revoked meanwhile
+        raise _no_token(name)
+    return changed
 
 
 async def revoke_person(store: TokenStore, name: str) -> TokenRecord:
@@ -144,34 +255,61 @@ async def revoke_person(store: TokenStore, name: str) -> TokenRecord:
     """
     revoked = await store.revoke_token(name)
     if revoked is None:
-        raise UserQuestionError(
-            f"no active token is called {json.dumps(name, ensure_ascii=False)} "
-            "(uq token list shows them)",
-            ErrorCode.NOT_FOUND,
-        )
+        raise _no_token(name)
     return revoked
 
 
-class People(AsyncLifetime):
-    """Who may use a host: its start-up token and the store's named tokens.
+def token_json(token: TokenRecord) -> dict[str, object]:
+    """A token as JSON (`uq token list --json`, `GET /api/tokens`): camelCase, times ISO 8601
+    UTC, empty and unset fields absent; a notification URL only by its scheme (the rest may be
+    a secret)."""
+    shown: dict[str, object] = {"name": token.name, "role": token.role}
+    for key, values in (("groups", token.groups), ("routes", token.routes)):
+        if values:
+            shown[key] = list(values)
+    if token.notify:
+        shown["notify"] = [url.partition("://")[0] for url in token.notify]
+    times = {
+        "createdAt": token.created_at,
+        "lastUsedAt": token.last_used_at,
+        "revokedAt": token.revoked_at,
+    }
+    return shown | {key: iso(at) for key, at in times.items() if at is not None}
 
-    Use as `async with People(store, token) as people`: it loads the tokens, then follows their
-    changes until it is closed.
+
+def _no_token(name: str) -> UserQuestionError:
+    return UserQuestionError(
+        f"no active token is called {json.dumps(name, ensure_ascii=False)} "
+        "(uq token list shows them)",
+        ErrorCode.NOT_FOUND,
+    )
+
+
+class People(AsyncLifetime):
+    """Who may use a host: its start-up token, its agents' token and the store's named tokens.
+
+    Use as `async with People(store, token, agents_token) as people`: it loads the tokens, then
+    follows their changes until it is closed.
     """
 
-    def __init__(self, store: TokenStore, owner_token: str) -> None:
+    def __init__(self, store: TokenStore, owner_token: str, asker_token: str) -> None:
         self.store = store
         self._owner_token = owner_token.encode()
-        self._owner = Identity(OWNER, hash_token(owner_token))
-        self._names: dict[str, str] = {}
-        """Active named tokens: the name by the token's hash."""
-        self._watchers: dict[str, list[Callable[[], None]]] = {}
+        self._owner = Identity(OWNER, hash_token(owner_token), Role.ADMIN)
+        self._asker_token = asker_token.encode()
+        self._agents = Identity(AGENTS, hash_token(asker_token), Role.ASKER)
+        self._identities: dict[str, Identity] = {}
+        """Active named tokens: who each is, by the token's hash."""
+        self._notify: dict[str, tuple[str, ...]] = {}
+        """The notification URLs of each person (or admin) who has some, by name."""
+        self._listeners: list[Callable[[], None]] = []
+        self._watchers: dict[Identity, list[Callable[[], None]]] = {}
         self._touched: dict[str, float] = {}
         self._changed = anyio.Event()
         self._touches_in, self._touches = anyio.create_memory_object_stream[str](math.inf)
 
     def __repr__(self) -> str:
-        return f"<People owner and {len(self._names)} named tokens>"
+        return f"<People owner, agents and {len(self._identities)} named tokens>"
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
         stack.callback(self._touches.close)
@@ -189,42 +327,86 @@ class People(AsyncLifetime):
         The start-up token is compared in constant time; a named token is looked up by its
         SHA-256, so what a timing could reveal is a hash, never the token.
         """
-        if hmac.compare_digest(token.encode(), self._owner_token):
+        given = token.encode()
+        if hmac.compare_digest(given, self._owner_token):
             return self._owner
-        key = hash_token(token)
-        name = self._names.get(key)
-        if name is None:
+        if hmac.compare_digest(given, self._asker_token):
+            return self._agents
+        identity = self._identities.get(hash_token(token))
+        if identity is None:
             return None
-        self._note_use(name)
-        return Identity(name, key)
+        self._note_use(identity.name)
+        return identity
+
+    def named(self, name: str) -> Identity | None:
+        """Who the active token called `name` is now (`owner` and `agents` included)."""
+        for identity in (self._owner, self._agents, *self._identities.values()):
+            if identity.name == name:
+                return identity
+        return None
+
+    @property
+    def notified(self) -> dict[str, tuple[str, ...]]:
+        """The notification URLs of every active person and admin who has some, by name."""
+        return dict(self._notify)
+
+    def on_change(self, listener: Callable[[], None]) -> Disposer:
+        """Call `listener` after each reload of the tokens (one was added, revoked or
+        changed, here or by another process); returns a remover."""
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return remove
 
     def accepts(self, identity: Identity) -> bool:
-        """Whether the token behind `identity` still opens the host."""
-        return identity == self._owner or self._names.get(identity.key) == identity.name
+        """Whether the token behind `identity` still opens the host with the same role, groups
+        and routes: a change counts as a revocation of what the identity was."""
+        return identity in (self._owner, self._agents) or (
+            self._identities.get(identity.key) == identity
+        )
 
     def on_revoke(self, identity: Identity, callback: Callable[[], None]) -> Disposer:
-        """Call `callback` once the token behind `identity` is revoked (at once if it already
-        is); returns a remover."""
+        """Call `callback` once the token behind `identity` is revoked or what it may do is
+        changed (at once if it already is); returns a remover."""
         if not self.accepts(identity):
             callback()
             return nothing
-        callbacks = self._watchers.setdefault(identity.key, [])
+        callbacks = self._watchers.setdefault(identity, [])
         callbacks.append(callback)
 
         def remove() -> None:
             with contextlib.suppress(ValueError):
                 callbacks.remove(callback)
-            if not callbacks and self._watchers.get(identity.key) is callbacks:
-                del self._watchers[identity.key]
+            if not callbacks and self._watchers.get(identity) is callbacks:
+                del self._watchers[identity]
 
         return remove
 
     async def _load(self) -> None:
         tokens = await self.store.tokens()
-        self._names = {token.token_hash: token.name for token in tokens if token.active}
-        gone = [key for key in self._watchers if key != self._owner.key and key not in self._names]
-        for key in gone:
-            for callback in self._watchers.pop(key):
+        self._identities = {
+            token.token_hash: Identity(
+                token.name, token.token_hash, token.role, token.groups, token.routes
+            )
+            for token in tokens
+            if token.active
+        }
+        self._notify = {
+            token.name: token.notify
+            for token in tokens
+            if token.active and token.notify and token.role is not Role.ASKER
+        }
+        for listener in tuple(self._listeners):
+            try:
+                listener()
+            except Exception:
+                logger.exception("a listener of the tokens raised")
+        gone = [identity for identity in self._watchers if not self.accepts(identity)]
+        for identity in gone:
+            for callback in self._watchers.pop(identity):
                 try:
                     callback()
                 except Exception:

@@ -46,6 +46,9 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from user_questions.errors import ErrorCode
+from user_questions.host.stores import Role
+
 __all__ = [
     "CAPABILITY_PREFIXES",
     "CONTENT_SECURITY_POLICY",
@@ -57,13 +60,13 @@ __all__ = [
     "TOKEN_COOKIE_SECONDS",
     "Access",
     "Authenticate",
+    "Authorize",
     "Deny",
     "Identity",
     "SecurityMiddleware",
     "access_of",
     "identity_of",
     "origin_allowed",
-    "person_of",
     "quiet_refusals",
     "token_cookie",
     "token_of",
@@ -106,20 +109,27 @@ INTERNAL_ERROR_CLOSE_CODE = 1011
 IDENTITY_SCOPE_KEY = "user_questions.identity"
 """Where the middleware leaves the `Identity` of an accepted request in its ASGI scope."""
 
-Deny = Callable[[int, str], Response]
-"""Builds the refusal for an HTTP status and a one-line message."""
+Deny = Callable[[int, str, str], Response]
+"""Builds the refusal for an HTTP status, its error code and a one-line message."""
 
 
 @dataclass(frozen=True, slots=True)
 class Identity:
-    """The person behind an accepted token."""
+    """The person (or agent) behind an accepted token, and what its role lets it do."""
 
     name: str
     """The token's name (`owner` for the host's start-up token): what the records show."""
     key: str
     """The SHA-256 of the token, in hexadecimal: what a revocation is matched against."""
+    role: Role = Role.PERSON
+    groups: tuple[str, ...] = ()
+    """A person's or an admin's groups, which routes name as `@group`."""
+    routes: tuple[str, ...] = ()
+    """An asker's routes: whose inbox its questions go to; empty: everyone's."""
 
 
+Authorize = Callable[[Identity, str, str], str | None]
+"""Why an identity's role may not use a method and path (`roles.refusal_of`), or `None`."""
 Authenticate = Callable[[str], Identity | None]
 """The person a presented token belongs to, or `None` when the host does not accept it."""
 
@@ -129,14 +139,6 @@ def identity_of(scope: Scope) -> Identity | None:
     accepts, on a path that needs none)."""
     identity: Identity | None = scope.get(IDENTITY_SCOPE_KEY)
     return identity
-
-
-def person_of(scope: Scope) -> str:
-    """The name of the person whose token opened a route that needs one (`access_of` says
-    `token`)."""
-    identity = identity_of(scope)
-    assert identity is not None, "the security middleware lets no one in without a token"
-    return identity.name
 
 
 def token_of(scope: Scope) -> str | None:
@@ -224,11 +226,13 @@ class SecurityMiddleware:
         app: ASGIApp,
         *,
         authenticate: Authenticate,
+        authorize: Authorize,
         deny: Deny,
         public_origin: str | None = None,
     ) -> None:
         self.app = app
         self._authenticate = authenticate
+        self._authorize = authorize
         self._deny = deny
         self._public_origin = public_origin
         quiet_refusals()
@@ -242,13 +246,12 @@ class SecurityMiddleware:
             send = _with_headers(send)
         refusal = self._refusal(scope)
         if refusal is not None:
-            status, message = refusal
-            await self._refuse(scope, receive, send, status, message)
+            await self._refuse(scope, receive, send, *refusal)
             return
         if kind == "http":
             length = Headers(scope=scope).get("content-length", "")
             if length.isdigit() and int(length) > MAX_BODY_BYTES:
-                await self._refuse(scope, receive, send, 413, _too_large())
+                await self._refuse(scope, receive, send, 413, _TOO_LARGE, _too_large())
                 return
             receive = _bounded(receive)
         await self._guarded(scope, receive, send)
@@ -267,28 +270,37 @@ class SecurityMiddleware:
         except Exception:
             logger.exception("%s %s failed", scope.get("method", "WebSocket"), scope["path"])
             if not started:
-                await self._answer(scope, receive, send, 500, INTERNAL_ERROR_MESSAGE)
+                failed = (500, ErrorCode.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE)
+                await self._answer(scope, receive, send, *failed)
             elif scope["type"] == "websocket":
                 with contextlib.suppress(Exception):  # the socket may be closed or gone already
                     close = {"code": INTERNAL_ERROR_CLOSE_CODE, "reason": INTERNAL_ERROR_MESSAGE}
                     await send({"type": "websocket.close", **close})
 
-    def _refusal(self, scope: Scope) -> tuple[int, str] | None:
+    def _refusal(self, scope: Scope) -> tuple[int, str, str] | None:
+        """The status, code and message a request is refused with, or `None`: the token
+        first, then the origin, then what the token's role may do."""
         given = token_of(scope)
         identity = None if given is None else self._authenticate(given)
         if identity is not None:
             scope[IDENTITY_SCOPE_KEY] = identity
-        access = access_of(scope["path"])
+        path = scope["path"]
+        access = access_of(path)
         if access == "public":
             return None
         if access == "token" and identity is None:
-            return 401, "this host needs its token: open the URL `uq serve` printed"
+            message = "this host needs its token: open the URL `uq serve` printed"
+            return 401, ErrorCode.UNAUTHORIZED, message
         if not origin_allowed(scope, self._public_origin):
-            return 403, "requests from another origin are refused"
+            return 403, ErrorCode.FORBIDDEN_ORIGIN, "requests from another origin are refused"
+        if access == "token" and identity is not None:
+            why = self._authorize(identity, scope.get("method", "GET"), path)
+            if why is not None:
+                return 403, ErrorCode.FORBIDDEN, why
         return None
 
     async def _refuse(
-        self, scope: Scope, receive: Receive, send: Send, status: int, message: str
+        self, scope: Scope, receive: Receive, send: Send, status: int, code: str, message: str
     ) -> None:
         if scope["type"] == "websocket":
             client = scope.get("client") or ("?", 0)
@@ -301,16 +313,19 @@ class SecurityMiddleware:
                 message,
             )
             _refused.set(True)
-        await self._answer(scope, receive, send, status, message)
+        await self._answer(scope, receive, send, status, code, message)
 
     async def _answer(
-        self, scope: Scope, receive: Receive, send: Send, status: int, message: str
+        self, scope: Scope, receive: Receive, send: Send, status: int, code: str, message: str
     ) -> None:
         """The error response, or a WebSocket closed before accept where there can be none."""
         if scope["type"] == "http" or "websocket.http.response" in scope.get("extensions", {}):
-            await self._deny(status, message)(scope, receive, send)
+            await self._deny(status, code, message)(scope, receive, send)
             return
         await send({"type": "websocket.close", "code": 4000 + status, "reason": message})
+
+
+_TOO_LARGE = ErrorCode.REQUEST_TOO_LARGE
 
 
 def _too_large() -> str:

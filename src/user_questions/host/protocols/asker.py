@@ -35,7 +35,8 @@ from user_questions.frames import (
     Withdraw,
 )
 from user_questions.host._frame_text import pending_reply, settled_reply
-from user_questions.host.protocols.connection import Connection
+from user_questions.host.gate.roles import audience_of, withdrawer
+from user_questions.host.protocols.connection import HostConnection
 from user_questions.host.protocols.decoding import PONG, FrameError, parse, receive_texts
 from user_questions.host.stores import StoredQuestion
 from user_questions.outcomes import Surface
@@ -48,7 +49,7 @@ as one does while the store is away)."""
 _KINDS: dict[str, type[Frame]] = {"ask": Ask, "withdraw": Withdraw, "ping": Ping}
 
 
-class AskerConnection(Connection):
+class AskerConnection(HostConnection):
     """An asker's WebSocket: the requests it watches and the outbox of its replies."""
 
     kind = "asker"
@@ -114,6 +115,7 @@ class AskerConnection(Connection):
             watcher=watcher,
             asked_by=self.person,
             origin=frame.origin,
+            audience=audience_of(self.identity),
         )
         if not record.pending:
             return settled_reply(record)
@@ -126,7 +128,11 @@ class AskerConnection(Connection):
         if stop is not None:
             stop()
         record = await self.hub.withdraw(
-            frame.rpc_id, via=Surface.ASKER, by=self.person, reason=frame.reason
+            frame.rpc_id,
+            via=Surface.ASKER,
+            by=self.person,
+            reason=frame.reason,
+            sees=withdrawer(self.identity),
         )
         if record is None:
             raise UserQuestionError(

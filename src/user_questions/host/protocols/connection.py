@@ -1,4 +1,5 @@
-"""`Connection`: one WebSocket of a host, whoever opened it, until it ends or its token is revoked.
+"""`HostConnection`: one WebSocket of a host, whoever opened it, until it ends or its token is
+revoked.
 
 Each protocol is a subclass that owns its per-connection state and implements `serve()`
 (`page.PageConnection` for `/ws`, `asker.AskerConnection` for `/ws/ask`); `endpoint` is the route's
@@ -19,18 +20,23 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.gate.people import People
-from user_questions.host.gate.security import INTERNAL_ERROR_MESSAGE, identity_of, person_of
-from user_questions.host.hub import Hub
+from user_questions.host.gate.roles import viewer
+from user_questions.host.gate.security import INTERNAL_ERROR_MESSAGE, Identity, identity_of
+from user_questions.host.hub import Hub, Sees
 
-__all__ = ["REVOKED_CLOSE_CODE", "Connection"]
+__all__ = ["REVOKED_CLOSE_CODE", "ROLE_HEADER", "HostConnection"]
 
 logger = logging.getLogger("user_questions.host")
 
 REVOKED_CLOSE_CODE = 4401
-"""The close code of a WebSocket whose token was revoked while it was open."""
+"""The close code of a WebSocket whose token was revoked (or its role changed) while it was
+open."""
+ROLE_HEADER = "x-uq-role"
+"""The handshake's answer says the role of the token it was opened with (`asker`, `person`,
+`admin`), so a client can tell whether the token it holds could answer."""
 
 
-class Connection:
+class HostConnection:
     """One open WebSocket: its peer, the hub it talks to, and the person behind its token."""
 
     kind: str = ""
@@ -39,8 +45,13 @@ class Connection:
     def __init__(self, websocket: WebSocket) -> None:
         self.websocket = websocket
         self.hub: Hub = websocket.app.state.hub
-        self.person = person_of(websocket.scope)
+        identity = identity_of(websocket.scope)
+        assert identity is not None, "the security middleware lets no one in without a token"
+        self.identity: Identity = identity
+        self.person = identity.name
         """The name of the token that opened it (`owner` for the start-up token)."""
+        self.sees: Sees | None = viewer(identity)
+        """Which requests it may see; `None`: all of them."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of {self.person}>"
@@ -64,12 +75,11 @@ class Connection:
         """Accept, then `serve()` until the peer leaves or the token is revoked (then close the
         socket with `REVOKED_CLOSE_CODE`)."""
         people: People = self.websocket.app.state.people
-        identity = identity_of(self.websocket.scope)
-        assert identity is not None, "the security middleware lets no one in without a token"
         with anyio.CancelScope() as revoked, self.hub.metrics.connected(self.kind):
-            stop = people.on_revoke(identity, revoked.cancel)
+            stop = people.on_revoke(self.identity, revoked.cancel)
             try:
-                await self.websocket.accept()
+                role = [(ROLE_HEADER.encode(), self.identity.role.encode())]
+                await self.websocket.accept(headers=role)
                 await self.serve()
             finally:
                 stop()
@@ -79,4 +89,4 @@ class Connection:
             self.websocket.application_state,
         ):
             with contextlib.suppress(WebSocketDisconnect, RuntimeError):  # the peer left meanwhile
-                await self.websocket.close(REVOKED_CLOSE_CODE, "this token has been revoked")
+                await self.websocket.close(REVOKED_CLOSE_CODE, "this token was revoked or changed")

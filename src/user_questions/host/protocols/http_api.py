@@ -14,13 +14,16 @@ docs/protocol.md has the requests and their answers.
 
 from __future__ import annotations
 
+import dataclasses
+
 import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import ClientResponse
-from user_questions.host.gate.security import person_of
+from user_questions.host.gate.roles import may_answer, seen_by, viewer
+from user_questions.host.gate.security import Identity, identity_of
 from user_questions.host.hub import Hub
 from user_questions.host.protocols.decoding import load, validate
 from user_questions.host.stores import HistoryPage, HistoryStore, Store
@@ -35,6 +38,7 @@ __all__ = [
     "history",
     "metrics",
     "pending",
+    "me",
     "readyz",
     "respond",
 ]
@@ -53,23 +57,29 @@ async def respond(request: Request) -> Response:
     hub: Hub = request.app.state.hub
     response = validate(ClientResponse, load(await request.body()), "client-response")
     via = claimed_surface(request.headers.get(SURFACE_HEADER))
-    receipt = await hub.respond(response, via=via, by=person_of(request.scope))
+    identity = _identity(request)
+    receipt = await hub.respond(response, via=via, by=identity.name, sees=viewer(identity))
     # The frame's `type` says what a WebSocket payload is; an HTTP body needs no such label.
     return Response(receipt.model_dump_json(exclude={"type"}), media_type="application/json")
 
 
 async def pending(request: Request) -> Response:
-    """`{"pending": [question/requested frames]}`, oldest first; each is now recorded as shown."""
+    """`{"pending": [question/requested frames]}`, oldest first, of the requests the token may
+    see (an asker: the ones it asked); each is now recorded as shown, unless an asker listed it."""
     hub: Hub = request.app.state.hub
-    body = '{"pending":[' + ",".join(hub.pending_frames()) + "]}"
-    hub.record_shown()
+    identity = _identity(request)
+    sees = viewer(identity)
+    body = '{"pending":[' + ",".join(hub.pending_frames(sees)) + "]}"
+    if may_answer(identity):
+        hub.record_shown(sees)
     return Response(body, media_type="application/json", headers=_NOT_CACHED)
 
 
 async def history(request: Request) -> Response:
     """One page of settled requests, `{"items", "next"?}`, for the query's filters."""
     store: HistoryStore = request.app.state.store
-    page = await store.history(query_of(request.query_params))
+    query = dataclasses.replace(query_of(request.query_params), seen_by=seen_by(_identity(request)))
+    page = await store.history(query)
     body = await anyio.to_thread.run_sync(_history_body, page)
     return Response(body, media_type="application/json", headers=_NOT_CACHED)
 
@@ -78,6 +88,24 @@ async def metrics(request: Request) -> Response:
     """Every metric of the host (`host/telemetry/metrics.py`), in Prometheus' text format."""
     hub: Hub = request.app.state.hub
     return Response(hub.metrics.exposition(), media_type=CONTENT_TYPE, headers=_NOT_CACHED)
+
+
+async def me(request: Request) -> Response:
+    """`{"name", "role", "groups"?, "routes"?}`: who the token is, for a client to check what
+    it holds (an agent's hook refuses a token that could answer)."""
+    identity = _identity(request)
+    body: dict[str, object] = {"name": identity.name, "role": identity.role}
+    if identity.groups:
+        body["groups"] = list(identity.groups)
+    if identity.routes:
+        body["routes"] = list(identity.routes)
+    return JSONResponse(body, headers=_NOT_CACHED)
+
+
+def _identity(request: Request) -> Identity:
+    identity = identity_of(request.scope)
+    assert identity is not None, "the security middleware lets no one in without a token"
+    return identity
 
 
 def _history_body(page: HistoryPage) -> str:

@@ -36,7 +36,7 @@ from user_questions.frames import (
     ReceiptFrame,
 )
 from user_questions.host.hub import PageSubscription
-from user_questions.host.protocols.connection import Connection
+from user_questions.host.protocols.connection import HostConnection
 from user_questions.host.protocols.decoding import PONG, FrameError, parse, receive_texts
 from user_questions.outcomes import Surface
 
@@ -82,7 +82,7 @@ def replay_batches(frames: Sequence[str]) -> Iterator[str]:
         start, limit = end, REPLAY_BATCH
 
 
-class PageConnection(Connection):
+class PageConnection(HostConnection):
     """A page's WebSocket: its subscription to the hub and the lock its frames are sent under."""
 
     kind = "page"
@@ -101,7 +101,7 @@ class PageConnection(Connection):
 
     async def serve(self) -> None:
         """Replay the pending requests, push every change, and answer each frame."""
-        self._subscription = subscription = self.hub.subscribe()
+        self._subscription = subscription = self.hub.subscribe(self.sees)
         try:
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(self._push, subscription)
@@ -143,7 +143,7 @@ class PageConnection(Connection):
             return PONG
         assert isinstance(frame, ClientResponse)
         try:
-            receipt = await self.hub.respond(frame, via=Surface.WEB, by=self.person)
+            receipt = await self.hub.respond(frame, via=Surface.WEB, by=self.person, sees=self.sees)
         except UserQuestionError as error:  # the store failed: nothing was settled; try again
             return _error_frame(error)
         except Exception:

@@ -35,7 +35,7 @@ __all__ = [
     "CONNECT_TIMEOUT",
     "POOL_SIZE",
     "QUERY_TIMEOUT",
-    "Connection",
+    "PgConnection",
     "Pool",
     "deadline",
     "first_line",
@@ -52,7 +52,8 @@ QUERY_TIMEOUT = 10.0
 APPLICATION_NAME = "user-questions"
 """How the store's connections appear in `pg_stat_activity`, unless the URL names them."""
 
-Connection = psycopg.AsyncConnection[TupleRow]
+PgConnection = psycopg.AsyncConnection[TupleRow]
+"""One psycopg connection to the database, its rows read as tuples."""
 T = TypeVar("T")
 
 _DOWN = (psycopg.OperationalError, psycopg.InterfaceError)
@@ -85,7 +86,7 @@ class Pool:
         self.name = str(given.get("application_name") or APPLICATION_NAME)
         """The application name of the pool's connections."""
         self._timeout = None if "connect_timeout" in given else CONNECT_TIMEOUT
-        self._idle: list[Connection] = []
+        self._idle: list[PgConnection] = []
         self._pids: set[int] = set()
         self._slots: anyio.Semaphore | None = None
         self.stats = StoreStats()
@@ -103,7 +104,7 @@ class Pool:
         sent is one of the store's own writes)."""
         return pid in self._pids
 
-    async def connect(self, application_name: str) -> Connection:
+    async def connect(self, application_name: str) -> PgConnection:
         """A new autocommit connection whose commits are durable; `STORE_UNAVAILABLE` when the
         database cannot be reached."""
         options: dict[str, Any] = {"autocommit": True, "application_name": application_name}
@@ -123,7 +124,7 @@ class Pool:
         self.stats.back()
         return connection
 
-    async def run(self, operation: Callable[[Connection], Awaitable[T]]) -> T:
+    async def run(self, operation: Callable[[PgConnection], Awaitable[T]]) -> T:
         """Run `operation` on a pooled connection, once more on a new one if an idle one was
         dead. Every operation is safe to repeat: submit and settings are upserts, and a
         settle recognises its own earlier win by its `settle_id`.
@@ -166,7 +167,7 @@ class Pool:
             await self._close(connection)
 
     @contextlib.asynccontextmanager
-    async def _borrow(self) -> AsyncIterator[tuple[Connection, bool]]:
+    async def _borrow(self) -> AsyncIterator[tuple[PgConnection, bool]]:
         """A connection of the pool, and whether it had been idle (so it may have died since).
 
         A connection whose statement raised anything is closed rather than reused: it may be
@@ -188,7 +189,7 @@ class Pool:
             else:
                 self._idle.append(connection)
 
-    async def _close(self, connection: Connection) -> None:
+    async def _close(self, connection: PgConnection) -> None:
         self._pids.discard(connection.info.backend_pid)
         with anyio.CancelScope(shield=True):
             await connection.close()
@@ -213,7 +214,7 @@ class _Cut:
 
 
 @contextlib.contextmanager
-def deadline(connection: Connection, cut: _Cut | None = None) -> Iterator[None]:
+def deadline(connection: PgConnection, cut: _Cut | None = None) -> Iterator[None]:
     """Cut `connection` (shut its socket down: the statement waiting on it fails at once, as
     when the database goes away) if the block has not ended within `QUERY_TIMEOUT`; `cut` says
     whether it was. Cancelling the statement instead would have psycopg ask the database to

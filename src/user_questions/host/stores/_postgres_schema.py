@@ -15,7 +15,7 @@ from typing import cast
 import anyio
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores._postgres_pool import Connection
+from user_questions.host.stores._postgres_pool import PgConnection
 from user_questions.host.stores._shared import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA", "SCHEMA_VERSION", "migrate"]
@@ -24,13 +24,13 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
 
 
-async def _records_and_people(connection: Connection) -> None:
+async def _records_and_people(connection: PgConnection) -> None:
     """Version 2: who asked, when first shown, who settled, the search text, the `timed-out`
     state; named tokens."""
     await connection.execute(
@@ -66,7 +66,7 @@ async def _records_and_people(connection: Connection) -> None:
         )
 
 
-async def _rendered(connection: Connection) -> None:
+async def _rendered(connection: PgConnection) -> None:
     """Version 4: each request's details rendered once and kept (`host/markdown`); rendered
     in a worker thread, so the event loop goes on meanwhile."""
     await connection.execute(
@@ -88,7 +88,7 @@ async def _rendered(connection: Connection) -> None:
         )
 
 
-MIGRATIONS: Sequence[str | Callable[[Connection], Awaitable[None]]] = (
+MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
     f"""
     CREATE TABLE {SCHEMA}.settings (key text PRIMARY KEY, value text NOT NULL);
     CREATE TABLE {SCHEMA}.questions (
@@ -120,10 +120,22 @@ MIGRATIONS: Sequence[str | Callable[[Connection], Awaitable[None]]] = (
     _rendered,
     # Version 5: the notification channel that carried the answer link a request was settled by.
     f"ALTER TABLE {SCHEMA}.questions ADD COLUMN channel text",
+    # Version 6: who may answer what. Each token's role (tokens made before roles are people),
+    # a person's groups, an asker's routes, a person's own notification URLs; each request's
+    # audience, as its asker's routes made it. Constant defaults: no table is rewritten.
+    f"""
+    ALTER TABLE {SCHEMA}.tokens
+        ADD COLUMN role text NOT NULL DEFAULT 'person'
+            CHECK (role IN ('asker', 'person', 'admin')),
+        ADD COLUMN groups jsonb NOT NULL DEFAULT '[]',
+        ADD COLUMN routes jsonb NOT NULL DEFAULT '[]',
+        ADD COLUMN notify jsonb NOT NULL DEFAULT '[]';
+    ALTER TABLE {SCHEMA}.questions ADD COLUMN audience jsonb NOT NULL DEFAULT '[]';
+    """,
 )
 
 
-async def migrate(connection: Connection, url: str) -> None:
+async def migrate(connection: PgConnection, url: str) -> None:
     """Create or upgrade the schema to `SCHEMA_VERSION`, one node at a time; `url` names the
     store in the log and in errors.
 
@@ -158,7 +170,7 @@ async def migrate(connection: Connection, url: str) -> None:
             logger.info("migrated %s to schema version %d", url, number + 1)
 
 
-async def _schema_version(connection: Connection) -> int | None:
+async def _schema_version(connection: PgConnection) -> int | None:
     """The stored schema version; `None` when the database has no store yet."""
     cursor = await connection.execute(
         "SELECT to_regclass(%s) IS NOT NULL", (f"{SCHEMA}.schema_version",)

@@ -24,6 +24,7 @@ from user_questions.host.stores.records import (
     HistoryPage,
     HistoryQuery,
     NewQuestion,
+    Role,
     Settlement,
     StoredQuestion,
     StoreStats,
@@ -119,12 +120,27 @@ class TokenStore(Protocol):
         """Revoke the active token called `name`; the revoked record, `None` if there was none."""
         ...
 
+    async def change_token(
+        self,
+        name: str,
+        *,
+        role: Role | None = None,
+        groups: Sequence[str] | None = None,
+        routes: Sequence[str] | None = None,
+        notify: Sequence[str] | None = None,
+    ) -> TokenRecord | None:
+        """Change what the active token called `name` may do (each field given replaces the
+        stored one); the changed record, `None` if there is no such active token. Running hosts
+        hear of it as of an addition or a revocation (`on_tokens_change`)."""
+        ...
+
     async def touch_token(self, name: str) -> None:
         """Record that the token called `name` was used just now."""
         ...
 
     def on_tokens_change(self, listener: TokensListener) -> Callable[[], None]:
-        """Call `listener` soon after any process adds or revokes a token; returns a remover.
+        """Call `listener` soon after any process adds, changes or revokes a token; returns a
+        remover.
 
         Only a store opened as a host's (`open_store(url, host=True)`) follows other processes'
         changes; every store tells its listeners about its own.
@@ -135,8 +151,13 @@ class TokenStore(Protocol):
 class SettingStore(Protocol):
     """Small named values kept with the store: the host's token, the notify secret."""
 
-    async def setting(self, key: str, default: str) -> str:
-        """The value of `key`, storing `default` first when there is none (atomically)."""
+    async def setting(self, key: str) -> str | None:
+        """The value of `key`, `None` when there is none; a read only, it stores nothing."""
+        ...
+
+    async def ensure_setting(self, key: str, default: str) -> str:
+        """The value of `key`, storing `default` first when there is none (atomically, so that
+        hosts starting together on one database all get the one value stored first)."""
         ...
 
     async def set_setting(self, key: str, value: str) -> None:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 
 from pydantic import TypeAdapter
 
@@ -31,6 +32,7 @@ __all__ = [
     "Settlement",
     "StoreStats",
     "StoredQuestion",
+    "Role",
     "TokenRecord",
     "TokensListener",
     "pending_record",
@@ -49,7 +51,7 @@ QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
 ChangeListener = Callable[[str | None], None]
 """Told that the request with this rpcId may have changed, or (`None`) that anything may have."""
 TokensListener = Callable[[], None]
-"""Told that the named tokens may have changed (one was added or revoked)."""
+"""Told that the named tokens may have changed (one was added, changed or revoked)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,9 @@ class NewQuestion:
     rendered: Mapping[str, str] = field(default_factory=dict)
     """Each question's `detail` as safe HTML, by question id (`host/markdown`): rendered once,
     before the request is stored, and kept with it."""
+    audience: tuple[str, ...] = ()
+    """Whose inbox it goes to, as its asker's token routed it: people by name, groups as
+    `@group`; empty: every person and admin. Fixed when it is asked."""
     questions_json: str = field(init=False, repr=False, compare=False)
     """`questions` as JSON text (`QUESTIONS`), made once here: the store writes it, and the
     pages' `question/requested` frame embeds it as it is."""
@@ -118,6 +123,8 @@ class StoredQuestion:
     """Settled through an answer link only: the notification channel that carried the link."""
     rendered: Mapping[str, str] = field(default_factory=dict)
     """Each question's `detail` as safe HTML, by question id, as rendered when it was stored."""
+    audience: tuple[str, ...] = ()
+    """Whose inbox it goes to (`NewQuestion.audience`); empty: every person and admin."""
     questions_json: str | None = field(default=None, repr=False, compare=False)
     """`questions` as JSON text, as the store holds them, when the record was read from the
     store or just written to it; the pages' frame embeds it rather than serialise the questions
@@ -149,6 +156,7 @@ def pending_record(question: NewQuestion) -> StoredQuestion:
         shown_at=question.shown_at,
         origin=question.origin,
         rendered=question.rendered,
+        audience=question.audience,
         questions_json=question.questions_json,
     )
 
@@ -181,13 +189,25 @@ def settled_record(
         origin=pending.origin,
         channel=settlement.channel,
         rendered=pending.rendered,
+        audience=pending.audience,
         questions_json=pending.questions_json,
     )
 
 
+class Role(StrEnum):
+    """What a token may do, decided by the host from the token alone (`host/gate/roles.py`)."""
+
+    ASKER = "asker"
+    """An agent or a program: asks, re-attaches, withdraws and reads its own requests."""
+    PERSON = "person"
+    """Answers what is routed to them, and reads the history of it; may ask too."""
+    ADMIN = "admin"
+    """Everything: sees and answers every request, manages tokens and routes."""
+
+
 @dataclass(frozen=True, slots=True)
 class TokenRecord:
-    """A person's named token, as the store keeps it: the token itself is never stored."""
+    """A named token, as the store keeps it: the token itself is never stored."""
 
     name: str
     token_hash: str
@@ -196,6 +216,14 @@ class TokenRecord:
     last_used_at: datetime | None = None
     """Approximate: a host records a use at most once a minute per token."""
     revoked_at: datetime | None = None
+    role: Role = Role.PERSON
+    """What the token may do; tokens made before roles existed are people."""
+    groups: tuple[str, ...] = ()
+    """A person's or an admin's groups (`uq token add --group`), which routes name as `@group`."""
+    routes: tuple[str, ...] = ()
+    """An asker's: whose inbox its questions go to (names, `@group`s); empty: everyone's."""
+    notify: tuple[str, ...] = ()
+    """A person's own notification URLs (apprise), beside the host-wide `--notify`."""
 
     @property
     def active(self) -> bool:
@@ -219,6 +247,9 @@ class HistoryQuery:
     before: str | None = None
     """A cursor (`HistoryPage.next`): only requests settled before the last one of that page."""
     limit: int = 50
+    seen_by: tuple[str, ...] | None = None
+    """Only requests routed to one of these (a person's name and `@group` for each of their
+    groups) or to everyone (an empty audience); `None`: every request (an admin's view)."""
 
 
 @dataclass(slots=True)

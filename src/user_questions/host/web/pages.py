@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.gate.people import People
+from user_questions.host.gate.roles import may_answer, refusal_of
 from user_questions.host.gate.security import identity_of, token_cookie, token_of
 
 __all__ = [
@@ -70,13 +71,17 @@ async def question_page(request: Request) -> Response:
 
 
 async def session(request: Request) -> Response:
-    """`POST /session`: the body is a token; an accepted one comes back as the page's cookie
-    (204), any other is `UNAUTHORIZED`."""
+    """`POST /session`: the body is a token; an accepted one that may answer comes back as the
+    page's cookie (204), an asker's is `FORBIDDEN`, any other is `UNAUTHORIZED`."""
     body = await request.body()
     people: People = request.app.state.people
     token = body[:MAX_TOKEN_BYTES].decode("utf-8", "replace").strip()
-    if len(body) > MAX_TOKEN_BYTES or people.authenticate(token) is None:
+    identity = None if len(body) > MAX_TOKEN_BYTES else people.authenticate(token)
+    if identity is None:
         raise UserQuestionError("this host does not accept that token", ErrorCode.UNAUTHORIZED)
+    why = refusal_of(identity, "POST", "/session")
+    if why is not None:
+        raise UserQuestionError(why, ErrorCode.FORBIDDEN)
     response = Response(status_code=204, headers=_NOT_CACHED)
     response.headers.append("set-cookie", _cookie(request, token))
     return response
@@ -106,10 +111,12 @@ def static_files() -> ASGIApp:
 
 def _html(request: Request, name: str) -> Response:
     """A page, with the cookie that carries the token the request presented, when the host
-    accepts it (the shell is served to anyone; only a real token becomes a cookie)."""
+    accepts it and it may answer (the shell is served to anyone; only a real token that can
+    open the page becomes a cookie)."""
     response = _file(name, "text/html", _NOT_CACHED)
     token = token_of(request.scope)
-    if token is not None and identity_of(request.scope) is not None:
+    identity = identity_of(request.scope)
+    if token is not None and identity is not None and may_answer(identity):
         response.headers.append("set-cookie", _cookie(request, token))
     return response
 

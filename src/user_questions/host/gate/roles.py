@@ -1,0 +1,114 @@
+"""Roles: what each kind of token may do, and whom a request is for.
+
+Authority comes from the kind of credential, never from what a request says about itself: the
+host decides a token's role when it authenticates it (`people.People`), and every route and
+socket is checked against that role before anything else (`SecurityMiddleware` asks
+`refusal_of`). The credential an agent asks with is an `asker` token, which can never answer:
+
+- `asker`: asks, re-attaches, withdraws and reads its own requests (`/ws/ask`,
+  `GET /api/pending`, `GET /api/me`); never answers or dismisses, opens the page, reads history
+  or metrics, sees another's request or manages tokens.
+- `person`: asks too; sees, answers and dismisses what is routed to them, and its history.
+- `admin`: everything: every request (recorded as answered by them), tokens and routes.
+
+A request's audience is fixed when it is asked: the asking token's routes when it is an asker's
+(people by name, groups as `@group`), else everyone. A person sees a request whose audience is
+empty, names them, or names one of their groups; an asker sees only the requests it asked. A
+request one may not see is refused as if it did not exist, so no refusal tells whether it does.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from user_questions.host.gate.security import Identity
+from user_questions.host.stores import Role, StoredQuestion
+
+__all__ = [
+    "ANSWERING_ROLES",
+    "audience_of",
+    "may_answer",
+    "refusal_of",
+    "seen_by",
+    "sees",
+    "viewer",
+    "withdrawer",
+]
+
+ANSWERING_ROLES = frozenset({Role.PERSON, Role.ADMIN})
+"""The roles whose tokens may answer and dismiss: never an asker's."""
+
+_ASKER_MAY = frozenset({("GET", "/api/pending"), ("GET", "/api/me"), ("GET", "/ws/ask")})
+"""What an asker's token opens besides the public paths (a WebSocket handshake is a GET)."""
+_ASKER_REFUSALS = (
+    ("/ws", "this token can ask but not answer: it cannot open the page"),
+    ("/api/respond", "this token can ask but not answer"),
+    ("/session", "this token can ask but not answer: it cannot sign a page in"),
+    ("/api/history", "this token can ask but not read the history"),
+    ("/history", "this token can ask but not read the history"),
+    ("/metrics", "this token can ask but not read the host's metrics"),
+    ("/api/tokens", "this token can ask but not manage tokens"),
+)
+_ADMIN_PATHS = ("/api/tokens",)
+"""Paths only an admin's token opens."""
+
+
+def may_answer(identity: Identity) -> bool:
+    """Whether the token behind `identity` may answer or dismiss requests at all."""
+    return identity.role in ANSWERING_ROLES
+
+
+def refusal_of(identity: Identity, method: str, path: str) -> str | None:
+    """Why `identity`'s role may not use `method path` (a route that needs a token), or `None`."""
+    if identity.role is Role.ASKER:
+        if (method, path) in _ASKER_MAY:
+            return None
+        for prefix, message in _ASKER_REFUSALS:
+            if path == prefix or path.startswith(prefix + "/"):
+                return message
+        return "this token can ask but not answer"
+    if identity.role is Role.PERSON and path.startswith(_ADMIN_PATHS):
+        return "this token can answer but not manage tokens: that needs an admin's token"
+    return None
+
+
+def audience_of(identity: Identity | None) -> tuple[str, ...]:
+    """Whose inbox a request asked with `identity`'s token goes to: an asker's routes, else
+    everyone (`()`); `None` is an asker inside the host's own process."""
+    if identity is None or identity.role is not Role.ASKER:
+        return ()
+    return identity.routes
+
+
+def seen_by(identity: Identity) -> tuple[str, ...] | None:
+    """What a request's audience must name for `identity` to see it (their name and groups),
+    or `None` when they see everything (an admin)."""
+    if identity.role is Role.ADMIN:
+        return None
+    return (identity.name, *(f"@{group}" for group in identity.groups))
+
+
+def sees(identity: Identity, record: StoredQuestion) -> bool:
+    """Whether `identity` may see (and, if its role answers, answer) `record`."""
+    if identity.role is Role.ASKER:
+        return record.asked_by == identity.name
+    keys = seen_by(identity)
+    return keys is None or not record.audience or any(key in record.audience for key in keys)
+
+
+def viewer(identity: Identity) -> Callable[[StoredQuestion], bool] | None:
+    """`sees` for `identity`, or `None` when it sees every request (an admin: no filter)."""
+    return None if identity.role is Role.ADMIN else functools.partial(sees, identity)
+
+
+def withdrawer(identity: Identity) -> Callable[[StoredQuestion], bool] | None:
+    """Which requests `identity` may withdraw through the asker protocol: the ones it asked,
+    or (an admin) every one."""
+    if identity.role is Role.ADMIN:
+        return None
+    return functools.partial(_asked_by, identity.name)
+
+
+def _asked_by(name: str, record: StoredQuestion) -> bool:
+    return record.asked_by == name

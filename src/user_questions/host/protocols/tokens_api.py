@@ -1,0 +1,96 @@
+"""The tokens over HTTP, for admins: an admin's URL is enough to manage a host.
+
+    GET    /api/tokens          every named token (never a token itself)
+    POST   /api/tokens          make one: {"name", "role"?, "groups"?, "routes"?, "notify"?};
+                                201 with the token, shown this once, and the page's URL with it
+    PATCH  /api/tokens/<name>   change its role, groups, routes or notification URLs
+    DELETE /api/tokens/<name>   revoke it
+
+Only an admin's token reaches these routes (`roles.refusal_of`); what they change reaches every
+running host and node at once, as `uq token` does.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, StrictStr
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from user_questions.host.gate.people import add_person, change_person, revoke_person, token_json
+from user_questions.host.gate.public_url import PublicUrl
+from user_questions.host.notify.apprise import check_apprise_url
+from user_questions.host.protocols.decoding import load, validate
+from user_questions.host.stores import Role, Store
+from user_questions.types import WireModel
+
+__all__ = ["TokenChange", "add_token", "change_token", "list_tokens", "revoke_token"]
+
+_NOT_CACHED = {"cache-control": "no-store"}
+
+
+class TokenChange(WireModel):
+    """What `PATCH /api/tokens/<name>` changes; a field left out is kept."""
+
+    role: Role | None = None
+    groups: list[StrictStr] | None = Field(default=None, max_length=64)
+    routes: list[StrictStr] | None = Field(default=None, max_length=64)
+    notify: list[StrictStr] | None = Field(default=None, max_length=16)
+
+
+class NewToken(TokenChange):
+    """The body of `POST /api/tokens`."""
+
+    name: StrictStr
+
+
+async def list_tokens(request: Request) -> Response:
+    """`{"tokens": [...]}`, by name, revoked ones included."""
+    store: Store = request.app.state.store
+    tokens = [token_json(token) for token in await store.tokens()]
+    return JSONResponse({"tokens": tokens}, headers=_NOT_CACHED)
+
+
+async def add_token(request: Request) -> Response:
+    """Make a token; 201 with it and the page's URL with it (for a person or admin) or the
+    `UQ_URL` an agent is given (for an asker)."""
+    asked = validate(NewToken, load(await request.body()), "token")
+    _check_notify(asked.notify)
+    store: Store = request.app.state.store
+    token = await add_person(
+        store,
+        asked.name,
+        role=asked.role or Role.PERSON,
+        groups=asked.groups or (),
+        routes=asked.routes or (),
+        notify=asked.notify or (),
+    )
+    made = next(t for t in await store.tokens() if t.name == asked.name and t.active)
+    address: PublicUrl | None = request.app.state.public_url
+    url = f"{request.base_url}?token={token}" if address is None else address.link("", token)
+    return JSONResponse(token_json(made) | {"token": token, "url": url}, status_code=201)
+
+
+async def change_token(request: Request) -> Response:
+    """Change a token's role, groups, routes or notification URLs; the changed token."""
+    change = validate(TokenChange, load(await request.body()), "token change")
+    _check_notify(change.notify)
+    changed = await change_person(
+        request.app.state.store,
+        request.path_params["name"],
+        role=change.role,
+        groups=change.groups,
+        routes=change.routes,
+        notify=change.notify,
+    )
+    return JSONResponse(token_json(changed), headers=_NOT_CACHED)
+
+
+async def revoke_token(request: Request) -> Response:
+    """Revoke a token; running hosts refuse it at once and close its connections."""
+    revoked = await revoke_person(request.app.state.store, request.path_params["name"])
+    return JSONResponse(token_json(revoked), headers=_NOT_CACHED)
+
+
+def _check_notify(urls: list[str] | None) -> None:
+    for url in urls or ():
+        check_apprise_url(url)
