@@ -35,7 +35,8 @@ logger = logging.getLogger("user_questions.host")
 CHANNEL = "user_questions"
 """The NOTIFY channel; each payload is the rpcId of the request that changed."""
 TOKENS_CHANNEL = "user_questions_tokens"
-"""The NOTIFY channel of named tokens; each payload is the name of the token added or revoked."""
+"""The NOTIFY channel of named tokens; each payload is the name of the token added, changed or
+revoked."""
 LISTEN_HEARTBEAT = 30.0
 """Seconds of silence after which the listening connection is checked with a query."""
 BACKOFF_FIRST = 0.05

@@ -24,7 +24,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -120,6 +120,18 @@ MIGRATIONS: Sequence[str | Callable[[Connection], Awaitable[None]]] = (
     _rendered,
     # Version 5: the notification channel that carried the answer link a request was settled by.
     f"ALTER TABLE {SCHEMA}.questions ADD COLUMN channel text",
+    # Version 6: who may answer what. Each token's role (tokens made before roles are people),
+    # a person's groups, an asker's routes, a person's own notification URLs; each request's
+    # audience, as its asker's routes made it. Constant defaults: no table is rewritten.
+    f"""
+    ALTER TABLE {SCHEMA}.tokens
+        ADD COLUMN role text NOT NULL DEFAULT 'person'
+            CHECK (role IN ('asker', 'person', 'admin')),
+        ADD COLUMN groups jsonb NOT NULL DEFAULT '[]',
+        ADD COLUMN routes jsonb NOT NULL DEFAULT '[]',
+        ADD COLUMN notify jsonb NOT NULL DEFAULT '[]';
+    ALTER TABLE {SCHEMA}.questions ADD COLUMN audience jsonb NOT NULL DEFAULT '[]';
+    """,
 )
 
 

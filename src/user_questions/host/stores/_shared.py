@@ -1,5 +1,6 @@
-"""What both store backends do the same way: the search text, the rendered details, the history
-filter and cursor, reading a row into a record, and telling the tokens listeners.
+"""What both store backends do the same way: the search text, the rendered details, lists of names
+as JSON, the history filter and cursor, reading a row into a record, and telling the tokens
+listeners.
 
 The search text of a request is kept in a column of its own, casefolded, so that a history search is
 a plain `LIKE` on both backends and never matches the JSON around the words (a search for "label"
@@ -24,7 +25,9 @@ from user_questions.host.markdown import RENDER_BUDGET, rendered_details
 from user_questions.host.stores.records import (
     QUESTIONS,
     HistoryQuery,
+    Role,
     StoredQuestion,
+    TokenRecord,
     TokensListener,
 )
 from user_questions.outcomes import RequestState, Surface
@@ -32,12 +35,15 @@ from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
 __all__ = [
     "COLUMNS",
+    "TOKEN_COLUMNS",
     "TokensListeners",
     "answer_text",
     "decode_cursor",
     "encode_cursor",
     "history_filter",
     "like_pattern",
+    "names",
+    "names_json",
     "origin_json",
     "question_text",
     "render_stored",
@@ -45,6 +51,8 @@ __all__ = [
     "search_text",
     "stored_question",
     "stored_questions",
+    "token_fields",
+    "token_record",
 ]
 
 logger = logging.getLogger("user_questions.host")
@@ -64,9 +72,23 @@ COLUMNS = (
     "origin",
     "channel",
     "rendered",
+    "audience",
 )
 """The columns of a `questions` row that make a `StoredQuestion`, in `stored_question`'s order
 (a backend may cast them, as PostgreSQL casts its JSON to text)."""
+TOKEN_COLUMNS = (
+    "name",
+    "token_hash",
+    "created_at",
+    "last_used_at",
+    "revoked_at",
+    "role",
+    "groups",
+    "routes",
+    "notify",
+)
+"""The columns of a `tokens` row that make a `TokenRecord`, in `token_record`'s order (cast as
+`COLUMNS` may be)."""
 
 
 def origin_json(origin: Origin | None) -> str | None:
@@ -79,6 +101,19 @@ def rendered_json(rendered: Mapping[str, str]) -> str:
     if not rendered:
         return "{}"  # most requests have no detail
     return json.dumps(dict(rendered), ensure_ascii=False)
+
+
+def names_json(items: Sequence[str]) -> str:
+    """A list of names (a request's audience, a token's groups, routes or notification URLs) as
+    both backends store it: a JSON array."""
+    if not items:
+        return "[]"  # most requests are routed to everyone: no encoding on the hot path
+    return json.dumps(list(items), ensure_ascii=False)
+
+
+def names(text: str) -> tuple[str, ...]:
+    """A stored JSON array of names (`names_json`) as a tuple."""
+    return () if text == "[]" else tuple(json.loads(text))
 
 
 def render_stored(questions: str) -> str:
@@ -123,12 +158,14 @@ def like_pattern(term: str) -> str:
 
 
 def history_filter(
-    query: HistoryQuery, mark: str, settled: Callable[[str], object]
+    query: HistoryQuery, mark: str, settled: Callable[[str], object], shares: str
 ) -> tuple[str, list[object]]:
     """The `WHERE` condition of a history page, and its parameters (the limit is the caller's).
 
     `mark` is the driver's placeholder (`?` or `%s`); `settled` turns the settled time in the
-    cursor into the value the database compares with `settled_at`.
+    cursor into the value the database compares with `settled_at`; `shares` is the backend's
+    condition that the `audience` column shares a name with a JSON array of names, its one
+    placeholder (`query.seen_by`, as `names_json`).
     """
     where = ["state <> 'pending'"]
     parameters: list[object] = []
@@ -143,6 +180,9 @@ def history_filter(
     for term in query.terms:
         where.append(f"search LIKE {mark} ESCAPE '\\'")
         parameters.append(like_pattern(term))
+    if query.seen_by is not None:
+        where.append(f"(audience = '[]' OR {shares})")
+        parameters.append(names_json(query.seen_by))
     if query.before is not None:
         settled_at, seq = decode_cursor(query.before)
         where.append(f"(settled_at, seq) < ({mark}, {mark})")  # a range on the index, not a filter
@@ -215,7 +255,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     """A row of `COLUMNS` as a record; `moment` reads the backend's timestamps (a datetime on
     PostgreSQL, ISO text on SQLite) as UTC datetimes."""
     rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
-    asked_by, shown_at, settled_by, origin, channel, rendered = row[8:14]
+    asked_by, shown_at, settled_by, origin, channel, rendered, audience = row[8:15]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
     items = tuple(QUESTIONS.validate_json(questions))
@@ -237,5 +277,39 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         channel=channel,
         # In question order, whatever order the database keeps a JSON object's keys in.
         rendered={item.id: html[item.id] for item in items if item.id in html},
+        audience=names(audience),
         questions_json=questions,
+    )
+
+
+def token_fields(
+    role: Role | None,
+    groups: Sequence[str] | None,
+    routes: Sequence[str] | None,
+    notify: Sequence[str] | None,
+) -> tuple[str | None, str | None, str | None, str | None]:
+    """A token's role, groups, routes and notification URLs as both backends write them; `None`
+    stays `None` (`change_token`: keep the stored value)."""
+    return (None if role is None else str(role), _listed(groups), _listed(routes), _listed(notify))
+
+
+def _listed(items: Sequence[str] | None) -> str | None:
+    return None if items is None else names_json(items)
+
+
+def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> TokenRecord:
+    """A row of `TOKEN_COLUMNS` as a record; `moment` as for `stored_question`."""
+    name, token_hash, created_at, last_used_at, revoked_at, role, groups, routes, notify = row[:9]
+    created = moment(created_at)
+    assert created is not None  # created_at is NOT NULL in both schemas
+    return TokenRecord(
+        name=name,
+        token_hash=token_hash,
+        created_at=created,
+        last_used_at=moment(last_used_at),
+        revoked_at=moment(revoked_at),
+        role=Role(role),
+        groups=names(groups),
+        routes=names(routes),
+        notify=names(notify),
     )

@@ -16,7 +16,7 @@ from user_questions.host.stores._shared import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -78,6 +78,17 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     _rendered,
     # Version 5: the notification channel that carried the answer link a request was settled by.
     "ALTER TABLE questions ADD COLUMN channel TEXT",
+    # Version 6: who may answer what. Each token's role (tokens made before roles are people),
+    # a person's groups, an asker's routes, a person's own notification URLs; each request's
+    # audience, as its asker's routes made it. Lists of names are JSON arrays.
+    """
+    ALTER TABLE tokens ADD COLUMN role TEXT NOT NULL DEFAULT 'person'
+        CHECK (role IN ('asker', 'person', 'admin'));
+    ALTER TABLE tokens ADD COLUMN groups TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE tokens ADD COLUMN routes TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE tokens ADD COLUMN notify TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE questions ADD COLUMN audience TEXT NOT NULL DEFAULT '[]';
+    """,
 )
 
 

@@ -6,8 +6,8 @@ is committed with the write, or not at all. A notification only wakes the other 
 the row: a dedicated connection `LISTEN`s, reconnects with backoff when it is cut, and after every
 (re)connection tells the listeners `None` (re-read everything), because notifications sent while it
 was away are gone. So a lost notification delays a change until the next reconnection at worst, and
-loses nothing. Adding or revoking a named token sends `NOTIFY user_questions_tokens` the same way,
-so every node reloads its tokens at once.
+loses nothing. Adding, changing or revoking a named token sends `NOTIFY user_questions_tokens` the
+same way, so every node reloads its tokens at once.
 
 A store opened with `host=False` (`uq token`, `uq history`) does not listen at all.
 
@@ -45,21 +45,26 @@ from user_questions.host.stores._postgres_pool import POOL_SIZE, Connection, Poo
 from user_questions.host.stores._postgres_schema import SCHEMA, SCHEMA_VERSION, migrate
 from user_questions.host.stores._shared import (
     COLUMNS,
+    TOKEN_COLUMNS,
     TokensListeners,
     answer_text,
     encode_cursor,
     history_filter,
+    names_json,
     origin_json,
     question_text,
     rendered_json,
     stored_question,
     stored_questions,
+    token_fields,
+    token_record,
 )
 from user_questions.host.stores.records import (
     ChangeListener,
     HistoryPage,
     HistoryQuery,
     NewQuestion,
+    Role,
     Settlement,
     StoredQuestion,
     TokenRecord,
@@ -80,16 +85,25 @@ __all__ = [
 
 logger = logging.getLogger("user_questions.host")
 
-_JSON_COLUMNS = frozenset({"questions", "answer", "origin", "rendered"})
-_COLUMNS = ", ".join(f"{column}::text" if column in _JSON_COLUMNS else column for column in COLUMNS)
+_JSON_COLUMNS = frozenset(
+    {"questions", "answer", "origin", "rendered", "audience", "groups", "routes", "notify"}
+)
+
+
+def _selected(columns: Sequence[str]) -> str:
+    """`columns` as a select list, JSON as its text (which the shared readers parse)."""
+    return ", ".join(f"{column}::text" if column in _JSON_COLUMNS else column for column in columns)
+
+
+_COLUMNS = _selected(COLUMNS)
 _SELECT = f"SELECT {_COLUMNS} FROM {SCHEMA}.questions"
 _NOTIFY = f"pg_notify('{CHANNEL}', rpc_id)"
 _SUBMIT = f"""
     WITH created AS (
         INSERT INTO {SCHEMA}.questions
             (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search,
-             rendered)
-        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb)
+             rendered, audience)
+        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb)
         ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )
     SELECT {_COLUMNS}, {_NOTIFY} FROM created
@@ -109,13 +123,18 @@ _SETTLE_ROW = _SETTLE.format(schema=SCHEMA, columns=_COLUMNS, notify=_NOTIFY)
 """Settles a request and reads back its whole row."""
 _SETTLE_TIMES = _SETTLE.format(schema=SCHEMA, columns="settled_at, shown_at", notify=_NOTIFY)
 """Settles a request whose pending record the caller holds: only the times are read back."""
-_TOKEN_COLUMNS = "name, token_hash, created_at, last_used_at, revoked_at"
+_SHARES = "audience ?| ARRAY(SELECT jsonb_array_elements_text(%s::jsonb))"
+"""A request's audience shares a name with the JSON array bound (`history_filter`)."""
+_TOKEN_COLUMNS = _selected(TOKEN_COLUMNS)
 _TOKENS_NOTIFY = f"pg_notify('{TOKENS_CHANNEL}', name)"
 _ADD_TOKEN = f"""
     WITH added AS (
-        INSERT INTO {SCHEMA}.tokens (name, token_hash, created_at) VALUES (%s, %s, %s)
+        INSERT INTO {SCHEMA}.tokens (name, token_hash, created_at, role, groups, routes, notify)
+        VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb)
         ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash,
-            created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL
+            created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL,
+            role = excluded.role, groups = excluded.groups, routes = excluded.routes,
+            notify = excluded.notify
         WHERE {SCHEMA}.tokens.revoked_at IS NOT NULL
         RETURNING name
     )
@@ -127,6 +146,15 @@ _REVOKE_TOKEN = f"""
         WHERE name = %s AND revoked_at IS NULL RETURNING *
     )
     SELECT {_TOKEN_COLUMNS}, {_TOKENS_NOTIFY} FROM revoked
+"""
+_CHANGE_TOKEN = f"""
+    WITH changed AS (
+        UPDATE {SCHEMA}.tokens SET role = coalesce(%s, role),
+            groups = coalesce(%s::jsonb, groups), routes = coalesce(%s::jsonb, routes),
+            notify = coalesce(%s::jsonb, notify)
+        WHERE name = %s AND revoked_at IS NULL RETURNING *
+    )
+    SELECT {_TOKEN_COLUMNS}, {_TOKENS_NOTIFY} FROM changed
 """
 
 
@@ -209,6 +237,7 @@ class PostgresStore(AsyncLifetime):
             origin_json(question.origin),
             question_text(question.questions),
             rendered_json(question.rendered),
+            names_json(question.audience),
         )
 
         async def insert(connection: Connection) -> tuple[StoredQuestion, bool]:
@@ -292,7 +321,7 @@ class PostgresStore(AsyncLifetime):
         await self._pool.run(update)
 
     async def history(self, query: HistoryQuery) -> HistoryPage:
-        where, parameters = history_filter(query, "%s", datetime.fromisoformat)
+        where, parameters = history_filter(query, "%s", datetime.fromisoformat, _SHARES)
         sql = (
             f"SELECT {_COLUMNS}, seq FROM {SCHEMA}.questions WHERE {where} "
             "ORDER BY settled_at DESC, seq DESC LIMIT %s"
@@ -332,8 +361,9 @@ class PostgresStore(AsyncLifetime):
 
     async def add_token(self, token: TokenRecord) -> None:
         async def insert(connection: Connection) -> bool:
+            fields = token_fields(token.role, token.groups, token.routes, token.notify)
             cursor = await connection.execute(
-                _ADD_TOKEN, (token.name, token.token_hash, token.created_at)
+                _ADD_TOKEN, (token.name, token.token_hash, token.created_at, *fields)
             )
             return await cursor.fetchone() is not None
 
@@ -346,15 +376,34 @@ class PostgresStore(AsyncLifetime):
         self._tokens_listeners.tell()
 
     async def revoke_token(self, name: str) -> TokenRecord | None:
+        return await self._update_token(_REVOKE_TOKEN, (name,))
+
+    async def change_token(
+        self,
+        name: str,
+        *,
+        role: Role | None = None,
+        groups: Sequence[str] | None = None,
+        routes: Sequence[str] | None = None,
+        notify: Sequence[str] | None = None,
+    ) -> TokenRecord | None:
+        return await self._update_token(
+            _CHANGE_TOKEN, (*token_fields(role, groups, routes, notify), name)
+        )
+
+    async def _update_token(self, sql: str, parameters: Sequence[object]) -> TokenRecord | None:
+        """The token an update (which notifies the other nodes) changed, once this store's
+        listeners are told; `None` (nobody told) when it matched none."""
+
         async def update(connection: Connection) -> TokenRecord | None:
-            cursor = await connection.execute(_REVOKE_TOKEN, (name,))
+            cursor = await connection.execute(sql, parameters)
             row = await cursor.fetchone()
             return None if row is None else _token(row)
 
-        revoked = await self._pool.run(update)
-        if revoked is not None:
+        changed = await self._pool.run(update)
+        if changed is not None:
             self._tokens_listeners.tell()
-        return revoked
+        return changed
 
     async def touch_token(self, name: str) -> None:
         async def update(connection: Connection) -> None:
@@ -365,8 +414,8 @@ class PostgresStore(AsyncLifetime):
         await self._pool.run(update)
 
     def on_tokens_change(self, listener: TokensListener) -> Callable[[], None]:
-        """Call `listener` after a token is added or revoked, through this store or (when open
-        as a host's) any other, and after the listening connection reconnects."""
+        """Call `listener` after a token is added, changed or revoked, through this store or
+        (when open as a host's) any other, and after the listening connection reconnects."""
         return self._tokens_listeners.add(listener)
 
     def _tell(self, rpc_id: str | None) -> None:
@@ -410,14 +459,7 @@ def _record(row: TupleRow) -> StoredQuestion:
 
 
 def _token(row: TupleRow) -> TokenRecord:
-    name, token_hash, created_at, last_used_at, revoked_at = row[:5]
-    return TokenRecord(
-        name=name,
-        token_hash=token_hash,
-        created_at=cast(datetime, created_at).astimezone(UTC),
-        last_used_at=_utc(last_used_at),
-        revoked_at=_utc(revoked_at),
-    )
+    return token_record(row, _utc)
 
 
 def _utc(moment: datetime | None) -> datetime | None:

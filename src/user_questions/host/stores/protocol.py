@@ -139,7 +139,8 @@ class TokenStore(Protocol):
         ...
 
     def on_tokens_change(self, listener: TokensListener) -> Callable[[], None]:
-        """Call `listener` soon after any process adds or revokes a token; returns a remover.
+        """Call `listener` soon after any process adds, changes or revokes a token; returns a
+        remover.
 
         Only a store opened as a host's (`open_store(url, host=True)`) follows other processes'
         changes; every store tells its listeners about its own.

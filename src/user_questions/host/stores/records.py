@@ -40,7 +40,7 @@ QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
 ChangeListener = Callable[[str | None], None]
 """Told that the request with this rpcId may have changed, or (`None`) that anything may have."""
 TokensListener = Callable[[], None]
-"""Told that the named tokens may have changed (one was added or revoked)."""
+"""Told that the named tokens may have changed (one was added, changed or revoked)."""
 
 
 @dataclass(frozen=True, slots=True)

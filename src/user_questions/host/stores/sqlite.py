@@ -20,9 +20,9 @@ the process dies, even by SIGKILL), because a second host on the same file would
 the first one's questions. So this store never calls its `on_change` listeners.
 
 Commands beside the host (`uq token`, `uq history`) open the file with `host=False`: no lock,
-and WAL lets them read while the host writes. To hear at once of a token they add or revoke, a
-host's store reads `PRAGMA data_version` every `WATCH_INTERVAL` seconds; it changes whenever
-another connection has committed, and the store then tells its tokens listeners.
+and WAL lets them read while the host writes. To hear at once of a token they add, change or
+revoke, a host's store reads `PRAGMA data_version` every `WATCH_INTERVAL` seconds; it changes
+whenever another connection has committed, and the store then tells its tokens listeners.
 
 The store puts together the modules beside it: `_sqlite_file` (opening the file under its
 lock), `_sqlite_schema` (the tables, their version and their migrations), `_sqlite_backup`
@@ -52,15 +52,19 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._group_commit import GroupCommit, Work
 from user_questions.host.stores._shared import (
     COLUMNS,
+    TOKEN_COLUMNS,
     TokensListeners,
     answer_text,
     encode_cursor,
     history_filter,
+    names_json,
     origin_json,
     question_text,
     rendered_json,
     stored_question,
     stored_questions,
+    token_fields,
+    token_record,
 )
 from user_questions.host.stores._sqlite_backup import BackupSummary, copy_store
 from user_questions.host.stores._sqlite_file import open_file
@@ -71,6 +75,7 @@ from user_questions.host.stores.records import (
     HistoryPage,
     HistoryQuery,
     NewQuestion,
+    Role,
     Settlement,
     StoredQuestion,
     StoreStats,
@@ -91,7 +96,7 @@ __all__ = [
 logger = logging.getLogger("user_questions.host")
 
 WATCH_INTERVAL = 0.2
-"""Seconds between a host's checks for tokens added or revoked by another process."""
+"""Seconds between a host's checks for tokens added, changed or revoked by another process."""
 INLINE_COMMIT_LIMIT = 0.001
 """Seconds: while the store's commits take less than this on average, one is run on the event
 loop when the store's thread is idle (see the module docstring); 1 ms keeps a pause of the loop
@@ -101,7 +106,11 @@ _PACE_WEIGHT = 0.25
 commit back to the event loop."""
 
 _COLUMNS = ", ".join(COLUMNS)
-_TOKEN_COLUMNS = "name, token_hash, created_at, last_used_at, revoked_at"
+_TOKEN_COLUMNS = ", ".join(TOKEN_COLUMNS)
+_SHARES = (
+    "EXISTS (SELECT 1 FROM json_each(audience) WHERE value IN (SELECT value FROM json_each(?)))"
+)
+"""A request's audience shares a name with the JSON array bound (`history_filter`)."""
 
 T = TypeVar("T")
 
@@ -188,6 +197,7 @@ class SQLiteStore(AsyncLifetime):
             origin_json(question.origin),
             question_text(question.questions),
             rendered_json(question.rendered),
+            names_json(question.audience),
         )
         return await self._write(lambda: self._submit(question, row))
 
@@ -244,7 +254,7 @@ class SQLiteStore(AsyncLifetime):
         )
 
     async def history(self, query: HistoryQuery) -> HistoryPage:
-        where, parameters = history_filter(query, "?", str)
+        where, parameters = history_filter(query, "?", str, _SHARES)
         rows = await self._run(
             self._execute,
             f"SELECT {_COLUMNS}, seq FROM questions WHERE {where} "
@@ -275,11 +285,17 @@ class SQLiteStore(AsyncLifetime):
         # A revoked token of the same name is replaced; an active one is left alone.
         added = await self._run(
             self._execute,
-            f"INSERT INTO tokens ({_TOKEN_COLUMNS}) VALUES (?, ?, ?, NULL, NULL) "
+            f"INSERT INTO tokens ({_TOKEN_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?) "
             "ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash, "
-            "created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL "
-            "WHERE tokens.revoked_at IS NOT NULL RETURNING name",
-            (token.name, token.token_hash, _iso(token.created_at)),
+            "created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL, "
+            "role = excluded.role, groups = excluded.groups, routes = excluded.routes, "
+            "notify = excluded.notify WHERE tokens.revoked_at IS NOT NULL RETURNING name",
+            (
+                token.name,
+                token.token_hash,
+                _iso(token.created_at),
+                *token_fields(token.role, token.groups, token.routes, token.notify),
+            ),
         )
         if not added:
             raise UserQuestionError(
@@ -290,12 +306,32 @@ class SQLiteStore(AsyncLifetime):
         self._tokens_listeners.tell()
 
     async def revoke_token(self, name: str) -> TokenRecord | None:
-        rows = await self._run(
-            self._execute,
+        return await self._update_token(
             "UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL "
             f"RETURNING {_TOKEN_COLUMNS}",
             (_now(), name),
         )
+
+    async def change_token(
+        self,
+        name: str,
+        *,
+        role: Role | None = None,
+        groups: Sequence[str] | None = None,
+        routes: Sequence[str] | None = None,
+        notify: Sequence[str] | None = None,
+    ) -> TokenRecord | None:
+        return await self._update_token(
+            "UPDATE tokens SET role = coalesce(?, role), groups = coalesce(?, groups), "
+            "routes = coalesce(?, routes), notify = coalesce(?, notify) "
+            f"WHERE name = ? AND revoked_at IS NULL RETURNING {_TOKEN_COLUMNS}",
+            (*token_fields(role, groups, routes, notify), name),
+        )
+
+    async def _update_token(self, sql: str, parameters: Sequence[object]) -> TokenRecord | None:
+        """The token an `UPDATE ... RETURNING` changed, once the listeners are told; `None`
+        (nobody told) when it matched none."""
+        rows = await self._run(self._execute, sql, parameters)
         if not rows:
             return None
         self._tokens_listeners.tell()
@@ -420,7 +456,7 @@ class SQLiteStore(AsyncLifetime):
     ) -> tuple[StoredQuestion, bool]:
         inserted = self._db().execute(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
-            "origin, search, rendered) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "origin, search, rendered, audience) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (rpc_id) DO NOTHING",
             row,
         )
@@ -445,14 +481,7 @@ def _record(row: Sequence[Any]) -> StoredQuestion:
 
 
 def _token(row: Sequence[Any]) -> TokenRecord:
-    name, token_hash, created_at, last_used_at, revoked_at = row
-    return TokenRecord(
-        name=name,
-        token_hash=token_hash,
-        created_at=datetime.fromisoformat(created_at),
-        last_used_at=_moment(last_used_at),
-        revoked_at=_moment(revoked_at),
-    )
+    return token_record(row, _moment)
 
 
 def _moment(text: str | None) -> datetime | None:
