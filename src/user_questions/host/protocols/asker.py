@@ -122,6 +122,7 @@ class AskerConnection(Connection):
             via=Surface.ASKER,
             by=self.person,
             reason=frame.reason,
+            note=frame.note,
             sees=withdrawer(self.identity),
         )
         if record is None:

@@ -218,7 +218,7 @@ class SQLiteStore(AsyncLifetime):
             _iso(now),
             settlement.via,
             settlement.by,
-            settlement.channel,
+            settlement.detail,
             answer_text(settlement.answer),
             rpc_id,
         )
