@@ -116,7 +116,8 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "apprise": 2,
         "command": 2,
         "webhook": 2,
-        "assembly": 3,
+        "personal": 3,
+        "assembly": 4,
     },
 }
 

@@ -1,7 +1,8 @@
 """Helpers for the host's end-to-end tests: `uq serve` and asker processes as subprocesses.
 
-`HostProcess` runs `uq serve` and reads the one line it prints (the URL with the token), so the
-tests also hold the CLI to its output. `AskerProcess` runs `tests/e2e/asker_process.py`: another
+`HostProcess` runs `uq serve` and reads the two lines it prints (the page's URL with the admin's
+token, then `export UQ_URL=...` with the agents' asker token), so the tests also hold the CLI to
+its output. `AskerProcess` runs `tests/e2e/asker_process.py`: another
 Python process asking through `RemoteProvider`, printing one JSON line per settled request.
 """
 
@@ -11,6 +12,7 @@ import contextlib
 import json
 import os
 import select
+import shlex
 import signal
 import socket
 import ssl
@@ -54,6 +56,9 @@ class HostProcess:
     command: str = "serve"
     process: subprocess.Popen[str] | None = None
     url: str = ""
+    """The page's URL with the admin's token (the first line)."""
+    asker_url: str = ""
+    """The agents' URL, with the host's asker token (the second line, `export UQ_URL=...`)."""
     env: dict[str, str] = field(default_factory=dict)
     rest_of_stdout: str = ""
     stderr: str | None = None
@@ -76,6 +81,11 @@ class HostProcess:
     @property
     def auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
+
+    @property
+    def asker_auth(self) -> dict[str, str]:
+        """The agents' token's header: it can ask, never answer."""
+        return {"Authorization": f"Bearer {self.asker_url.partition('?token=')[2]}"}
 
     def start(self) -> str:
         command = [sys.executable, "-m", "user_questions.cli", self.command]
@@ -102,6 +112,10 @@ class HostProcess:
             _, stderr = self.process.communicate()
             raise AssertionError(f"uq {self.command} printed {line!r}, not a URL:\n{stderr}")
         self.url = line
+        export = read_line(self.process.stdout, STARTUP_SECONDS).strip()
+        name, _, value = export.partition("=")
+        assert name == "export UQ_URL", export
+        (self.asker_url,) = shlex.split(value)
         return line
 
     def line(self, seconds: float = 15.0) -> str:

@@ -30,20 +30,26 @@ def uq(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPro
     )
 
 
-def test_serve_prints_one_url_with_the_real_port_and_keeps_its_token(tmp_path: Path) -> None:
+def test_serve_prints_the_admin_url_and_the_agents_url_with_the_real_port(tmp_path: Path) -> None:
     host = HostProcess(tmp_path / "host.db")
     first = host.start()
     match = URL.match(first)
     assert match is not None, first
     assert match.group(1) != "0"
+    assert host.asker_url.startswith(f"{host.base}/?token=")
+    assert host.asker_url != first
     assert httpx.get(f"{host.base}/healthz", timeout=10).json() == {"ok": True}
     assert httpx.get(f"{host.base}/api/pending", timeout=10).status_code == 401
+    me = httpx.get(f"{host.base}/api/me", headers=host.asker_auth, timeout=10).json()
+    assert me == {"name": "agents", "role": "asker"}
+    assert httpx.get(f"{host.base}/api/me", headers=host.auth, timeout=10).json()["role"] == "admin"
     assert host.stop(signal.SIGINT) == 0
-    assert host.rest_of_stdout == ""  # one line, the URL, and nothing else on stdout
+    assert host.rest_of_stdout == ""  # the two lines, and nothing else on stdout
 
     again = HostProcess(tmp_path / "host.db")
     again.start()
     assert again.token == host.token
+    assert again.asker_url == host.asker_url  # the agents keep their token across restarts
     assert again.stop() == 0
 
 

@@ -121,9 +121,9 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             stack.callback(running.cancel_scope.cancel)
             if config.retain_days is not None:
                 running.start_soon(keep_records, opened, config.retain_days)
-            told = await notifications(config.notifications, opened, address)
+            told = await notifications(config.notifications, opened, address, people)
             app.state.answer_links = told.links
-            for task in (*config.tasks, *([] if told.task is None else [told.task])):
+            for task in (*config.tasks, *told.tasks):
                 running.start_soon(task, hub)
             yield
 

@@ -52,7 +52,7 @@ class Host:
         return receipt
 
 
-PEOPLE = {
+PEOPLE: dict[str, dict[str, Any]] = {
     "alice": {"role": "person", "groups": ["oncall"]},
     "bob": {"role": "person"},
     "carol": {"role": "admin"},

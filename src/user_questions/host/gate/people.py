@@ -300,6 +300,9 @@ class People(AsyncLifetime):
         self._agents = Identity(AGENTS, hash_token(asker_token), Role.ASKER)
         self._identities: dict[str, Identity] = {}
         """Active named tokens: who each is, by the token's hash."""
+        self._notify: dict[str, tuple[str, ...]] = {}
+        """The notification URLs of each person (or admin) who has some, by name."""
+        self._listeners: list[Callable[[], None]] = []
         self._watchers: dict[Identity, list[Callable[[], None]]] = {}
         self._touched: dict[str, float] = {}
         self._changed = anyio.Event()
@@ -335,6 +338,29 @@ class People(AsyncLifetime):
         self._note_use(identity.name)
         return identity
 
+    def named(self, name: str) -> Identity | None:
+        """Who the active token called `name` is now (`owner` and `agents` included)."""
+        for identity in (self._owner, self._agents, *self._identities.values()):
+            if identity.name == name:
+                return identity
+        return None
+
+    @property
+    def notified(self) -> dict[str, tuple[str, ...]]:
+        """The notification URLs of every active person and admin who has some, by name."""
+        return dict(self._notify)
+
+    def on_change(self, listener: Callable[[], None]) -> Disposer:
+        """Call `listener` after each reload of the tokens (one was added, revoked or
+        changed, here or by another process); returns a remover."""
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return remove
+
     def accepts(self, identity: Identity) -> bool:
         """Whether the token behind `identity` still opens the host with the same role, groups
         and routes: a change counts as a revocation of what the identity was."""
@@ -368,6 +394,16 @@ class People(AsyncLifetime):
             for token in tokens
             if token.active
         }
+        self._notify = {
+            token.name: token.notify
+            for token in tokens
+            if token.active and token.notify and token.role is not Role.ASKER
+        }
+        for listener in tuple(self._listeners):
+            try:
+                listener()
+            except Exception:
+                logger.exception("a listener of the tokens raised")
         gone = [identity for identity in self._watchers if not self.accepts(identity)]
         for identity in gone:
             for callback in self._watchers.pop(identity):

@@ -97,7 +97,7 @@ def check_apprise_url(url: str) -> Apprise:
 class AppriseNotifier(Notifier):
     """Sends each question that becomes pending (and, with `settled`, each that ends) to the
     service at `url`, linking to the host at `address`; `links` signs one-tap answer links
-    (`None`: no answer links).
+    (`None`: no answer links); a `person`'s notifier signs links that answer as them.
 
     Raises:
         UserQuestionError: `BAD_NOTIFIER`, as `check_apprise_url`.
@@ -110,6 +110,7 @@ class AppriseNotifier(Notifier):
         address: PublicUrl,
         links: AnswerLinks | None = None,
         settled: bool = False,
+        person: str | None = None,
         timeout: float = APPRISE_TIMEOUT,
         concurrency: int = APPRISE_CONCURRENCY,
         capacity: int = QUEUE_CAPACITY,
@@ -124,6 +125,9 @@ class AppriseNotifier(Notifier):
         self._address = address
         self._links = links
         self._settled = settled
+        self.person = person
+        """Whose own notifications these are (their answer links answer as them), or `None`
+        for the host's (`--notify`)."""
         self._timeout = timeout
 
     def notify(self, event: HostEvent) -> None:
@@ -133,7 +137,7 @@ class AppriseNotifier(Notifier):
         super().notify(event)
 
     async def deliver(self, event: HostEvent) -> bool:
-        message = message_of(event, self._address, self._links, self.channel)
+        message = message_of(event, self._address, self._links, self.channel, self.person)
         problem = "took too long"
         with anyio.move_on_after(self._timeout):
             result = await _in_daemon_thread(

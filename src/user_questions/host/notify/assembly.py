@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.gate.people import People
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.hub import HostTask
 from user_questions.host.notify.apprise import AppriseNotifier
 from user_questions.host.notify.command import CommandNotifier
 from user_questions.host.notify.links import AnswerLinks, answer_link_secret
 from user_questions.host.notify.notifier import Notifier, notifying
+from user_questions.host.notify.personal import personal_notifying
 from user_questions.host.notify.webhook import WebhookNotifier, webhook_secret
 from user_questions.host.stores import Store
 
@@ -48,21 +50,25 @@ class Notifications:
 
 @dataclass(frozen=True, slots=True)
 class Notifying:
-    """The host task that runs a host's notifiers, and the links its messages carry."""
+    """The host tasks that run a host's notifiers, and the links their messages carry."""
 
-    task: HostTask | None
+    tasks: list[HostTask]
     links: AnswerLinks | None
 
 
-async def notifications(asked: Notifications, store: Store, address: PublicUrl | None) -> Notifying:
-    """The notifiers `asked` for, linking to `address`, with the secrets read from `store`.
+async def notifications(
+    asked: Notifications, store: Store, address: PublicUrl | None, people: People
+) -> Notifying:
+    """The notifiers `asked` for, and each person's own (`personal.py`), linking to `address`,
+    with the secrets read from `store`. Without an address only the notifiers that link to
+    nothing run (webhooks, commands).
 
     Raises:
         UserQuestionError: as `check_addressed`.
     """
     check_addressed(asked, address)
     links = None
-    if asked.services and asked.links_lifetime is not None:
+    if address is not None and asked.links_lifetime is not None:
         links = AnswerLinks(await answer_link_secret(store), lifetime=asked.links_lifetime)
     notifiers: list[Notifier] = []
     if asked.services and address is not None:
@@ -74,7 +80,10 @@ async def notifications(asked: Notifications, store: Store, address: PublicUrl |
     if asked.webhooks:
         key = await webhook_secret(store, asked.secret)
         notifiers += [WebhookNotifier(url, secret=key) for url in asked.webhooks]
-    return Notifying(notifying(notifiers) if notifiers else None, links)
+    tasks = [notifying(notifiers)] if notifiers else []
+    if address is not None:
+        tasks.append(personal_notifying(people, address, links, settled=asked.settled))
+    return Notifying(tasks, links)
 
 
 def check_addressed(asked: Notifications, address: PublicUrl | None) -> None:

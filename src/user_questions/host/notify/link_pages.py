@@ -26,6 +26,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from user_questions.frames import ClientResponse
+from user_questions.host.gate.people import People
+from user_questions.host.gate.roles import may_answer, viewer
+from user_questions.host.gate.roles import sees as seen
 from user_questions.host.hub import Hub
 from user_questions.host.notify.links import AnswerLinks, Grant, answerable_options
 from user_questions.host.notify.message import asker_line
@@ -51,10 +54,24 @@ async def answer_link(request: Request) -> Response:
     option = None if record is None else _option(record, grant)
     if record is None or option is None:
         return _refused()
+    sees = None
+    if grant.person is not None:
+        # A person's link answers as them only while their token may answer this request.
+        people: People = request.app.state.people
+        identity = people.named(grant.person)
+        if identity is None or not may_answer(identity) or not seen(identity, record):
+            return _refused()
+        sees = viewer(identity)
     if request.method == "GET":
         return _page("Send this answer?", _confirmation(record, option), 200)
     hub: Hub = request.app.state.hub
-    receipt = await hub.respond(_answer(record, option), via=Surface.LINK, channel=grant.channel)
+    receipt = await hub.respond(
+        _answer(record, option),
+        via=Surface.LINK,
+        by=grant.person,
+        channel=grant.channel,
+        sees=sees,
+    )
     if not receipt.accepted:
         return _refused()
     return _page("Answer sent", _sent(record, option), 200)

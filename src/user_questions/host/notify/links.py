@@ -10,7 +10,9 @@ A link is `<host address>a/<grant>.<signature>`:
 - `grant` is the URL-safe base64 (unpadded) of the JSON array
   `[1, rpcId, question index, option index, expires, channel]`: the format version, the
   request, the question and option (indexes into the stored request), the expiry (Unix
-  seconds) and the notification channel it was sent through (`ntfy`, `mailto`, ...);
+  seconds) and the notification channel it was sent through (`ntfy`, `mailto`, ...); a link
+  in a person's own notification is `[2, ..., channel, person]`, and answers as that person,
+  only while their token may see and answer the request;
 - `signature` is the URL-safe base64 of the HMAC-SHA256 of `grant`'s text under the host's
   answer-link key, a random secret kept in the store (`answer-link-secret`) and used for
   nothing else (not the webhook secret, which receivers know).
@@ -66,6 +68,8 @@ SECRET_SETTING = "answer-link-secret"
 """The store setting that keeps the key answer links are signed with."""
 
 _VERSION = 1
+_PERSONAL = 2
+"""The format of a link that answers as a person."""
 _CHANNEL = re.compile(r"[a-z][a-z0-9+.-]{0,31}")
 _LIFETIME = re.compile(r"(\d{1,6})([mhd])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
@@ -81,6 +85,8 @@ class Grant:
     option: int
     expires: int
     channel: str
+    person: str | None = None
+    """Whose notification carried it, when a person's own did: it answers as them."""
 
 
 class AnswerLinks:
@@ -93,15 +99,19 @@ class AnswerLinks:
     def __repr__(self) -> str:
         return f"<AnswerLinks lifetime={self.lifetime}>"
 
-    def grant(self, rpc_id: str, question: int, option: int, channel: str) -> Grant:
-        """A grant for this option, expiring `lifetime` from now."""
+    def grant(
+        self, rpc_id: str, question: int, option: int, channel: str, person: str | None = None
+    ) -> Grant:
+        """A grant for this option, expiring `lifetime` from now (for `person`'s link)."""
         expires = int(time.time() + self.lifetime.total_seconds())
-        return Grant(rpc_id, question, option, expires, check_channel(channel))
+        return Grant(rpc_id, question, option, expires, check_channel(channel), person)
 
     def sign(self, grant: Grant) -> str:
         """The link's part after `a/`: the grant and its signature."""
-        fields = [_VERSION, grant.rpc_id, grant.question, grant.option, grant.expires]
-        text = json.dumps([*fields, grant.channel], separators=(",", ":"), ensure_ascii=False)
+        version = _VERSION if grant.person is None else _PERSONAL
+        fields = [version, grant.rpc_id, grant.question, grant.option, grant.expires]
+        fields += [grant.channel, *([] if grant.person is None else [grant.person])]
+        text = json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
         encoded = _encode(text.encode())
         return f"{encoded}.{self._signature(encoded)}"
 
@@ -191,10 +201,15 @@ def _decoded(encoded: str) -> Grant | None:
         data = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
     except (ValueError, binascii.Error):
         return None
-    if not (isinstance(data, list) and len(data) == 6 and data[0] == _VERSION):
+    if not isinstance(data, list) or (data[:1], len(data)) not in (
+        ([_VERSION], 6),
+        ([_PERSONAL], 7),
+    ):
         return None
-    _, rpc_id, question, option, expires, channel = data
+    rpc_id, question, option, expires, channel, *person = data[1:]
     whole = all(type(number) is int for number in (question, option, expires))
     if not (whole and isinstance(rpc_id, str) and isinstance(channel, str)):
         return None
-    return Grant(rpc_id, question, option, expires, channel)
+    if person and not isinstance(person[0], str):
+        return None
+    return Grant(rpc_id, question, option, expires, channel, person[0] if person else None)

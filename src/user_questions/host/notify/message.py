@@ -61,10 +61,15 @@ class Message:
 
 
 def message_of(
-    event: HostEvent, address: PublicUrl, links: AnswerLinks | None, channel: str
+    event: HostEvent,
+    address: PublicUrl,
+    links: AnswerLinks | None,
+    channel: str,
+    person: str | None = None,
 ) -> Message:
     """The message for `event`: a question waiting (with its links to `address`, and answer
-    links signed by `links` for `channel` when it has any), or how it ended."""
+    links signed by `links` for `channel` when it has any, answering as `person` when it is
+    theirs), or how it ended."""
     questions = [AskUserQuestionItem.model_validate(question) for question in event.questions]
     first = questions[0]
     lines = [_question_line(first)]
@@ -73,7 +78,7 @@ def message_of(
         lines += [f"  {index}. {text}" for index, text in enumerate(_options(first), 1)]
         lines += _more(questions)
         lines.append(f"From {asker_line(event.session_id, event.origin)}")
-        lines += _answer_links(event.rpc_id, questions, address, links, channel)
+        lines += _answer_links(event.rpc_id, questions, address, links, channel, person)
         lines.append(f"Open it: {address.question_link(event.rpc_id)}")
         return Message(f"Question from {session}", "\n".join(lines))
     assert event.outcome is not None
@@ -136,6 +141,7 @@ def _answer_links(
     address: PublicUrl,
     links: AnswerLinks | None,
     channel: str,
+    person: str | None,
 ) -> list[str]:
     indexes = [] if links is None else answerable_options(questions)
     if links is None or not indexes:
@@ -143,7 +149,7 @@ def _answer_links(
     options = questions[0].options or []
     lines = ["", "Answer in one tap:"]
     for index in indexes:
-        signed = links.sign(links.grant(rpc_id, 0, index, channel))
+        signed = links.sign(links.grant(rpc_id, 0, index, channel, person))
         lines.append(f"  {one_line(options[index].label, 80)}: {address.link('a/' + signed)}")
     lines.append("")
     return lines

@@ -1,0 +1,85 @@
+"""People's own notifications: each person's URLs told of what is routed to them.
+
+`uq token add alice --notify ntfy://...` gives alice notifications of her own, beside the
+host-wide `--notify`: only the requests she may see (`roles.sees`), with answer links that
+answer as her (recorded as answered by her via `link`). The people and their URLs come from the
+tokens, which change while the host runs: a notifier is started for each URL that appears and
+closed for each that goes, and every event is checked against what its person may see now.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+import anyio
+
+from user_questions.errors import UserQuestionError
+from user_questions.host.gate.people import People
+from user_questions.host.gate.public_url import PublicUrl
+from user_questions.host.gate.roles import sees
+from user_questions.host.hub import HostTask, Hub
+from user_questions.host.notify.apprise import AppriseNotifier
+from user_questions.host.notify.events import event_of
+from user_questions.host.notify.links import AnswerLinks
+from user_questions.host.stores import StoredQuestion
+
+__all__ = ["personal_notifying"]
+
+logger = logging.getLogger("user_questions.host.notify")
+
+Key = tuple[str, str]
+"""A person's name and one of their notification URLs."""
+
+
+def personal_notifying(
+    people: People, address: PublicUrl, links: AnswerLinks | None, *, settled: bool = False
+) -> HostTask:
+    """A host task running a notifier for every notification URL of every person, linking to
+    `address`, with links signed by `links` that answer as that person."""
+
+    async def run(hub: Hub) -> None:
+        running: dict[Key, tuple[AppriseNotifier, anyio.CancelScope]] = {}
+
+        def fan_out(record: StoredQuestion) -> None:
+            event = None
+            for (name, _), (notifier, _) in running.items():
+                identity = people.named(name)
+                if identity is not None and sees(identity, record):
+                    event = event or event_of(record)
+                    notifier.notify(event)
+
+        async def keep(notifier: AppriseNotifier, scope: anyio.CancelScope) -> None:
+            with scope:
+                async with notifier:
+                    stop = hub.metrics.watch_notifiers([notifier])
+                    try:
+                        await anyio.sleep_forever()
+                    finally:
+                        stop()
+
+        async with anyio.create_task_group() as task_group:
+
+            def follow() -> None:
+                wanted = {(name, url) for name, urls in people.notified.items() for url in urls}
+                for key in [key for key in running if key not in wanted]:
+                    running.pop(key)[1].cancel()  # it flushes what it queued, then stops
+                for key in sorted(wanted - running.keys()):
+                    try:
+                        notifier = AppriseNotifier(
+                            key[1], address=address, links=links, settled=settled, person=key[0]
+                        )
+                    except UserQuestionError as error:
+                        logger.warning("cannot notify %s: %s", key[0], error.message)
+                        continue
+                    scope = anyio.CancelScope()
+                    running[key] = (notifier, scope)
+                    task_group.start_soon(keep, notifier, scope)
+
+            follow()
+            with contextlib.ExitStack() as stack:
+                stack.callback(people.on_change(follow))
+                stack.callback(hub.on_event(fan_out))
+                await anyio.sleep_forever()
+
+    return run
