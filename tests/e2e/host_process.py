@@ -112,7 +112,9 @@ class HostProcess:
             _, stderr = self.process.communicate()
             raise AssertionError(f"uq {self.command} printed {line!r}, not a URL:\n{stderr}")
         self.url = line
-        export = read_line(self.process.stdout, STARTUP_SECONDS).strip()
+        # Printed with the URL, so it is usually read into the stream's buffer already, where
+        # `select` cannot see it: read it straight away.
+        export = self.process.stdout.readline().strip()
         name, _, value = export.partition("=")
         assert name == "export UQ_URL", export
         (self.asker_url,) = shlex.split(value)

@@ -232,11 +232,11 @@ def _editor_note(answer: AskUserQuestionAnswer | Literal["dismissed"]) -> str:
     """What the editor answered, in a few words: `answered in the editor: Allow once`."""
     if answer == "dismissed":
         return "dismissed in the editor"
-    chosen = []
-    for item in answer.answers:
-        words = [*item.selected, *([] if item.custom is None else [f"“{item.custom}”"])]
-        chosen.append(", ".join(words) or "(skipped)")
-    return "answered in the editor: " + "; ".join(chosen)
+    chosen = [
+        ", ".join([*item.selected, *([] if item.custom is None else [f"“{item.custom}”"])])
+        for item in answer.answers
+    ]
+    return "answered in the editor: " + ("; ".join(filter(None, chosen)) or "(skipped)")
 
 
 def _decided(outcome: FormOutcome) -> bool:
