@@ -17,7 +17,8 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-ICONS = Path(__file__).resolve().parents[1] / "src" / "user_questions" / "host" / "web" / "static" / "icons"
+ROOT = Path(__file__).resolve().parents[1]
+ICONS = ROOT / "src" / "user_questions" / "host" / "web" / "static" / "icons"
 ACCENT = (0x2B, 0x6B, 0x5A)
 WHITE = (0xFF, 0xFF, 0xFF)
 

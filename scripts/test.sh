@@ -3,7 +3,9 @@
 #   bash scripts/test.sh [pytest args...]
 # Installs Debian's chromium (browser tests), postgresql (multi-node tests) and nginx (the reverse
 # proxy test) when missing,
-# creates .venv with the package and its dev extra, and runs ruff, mypy --strict and pytest.
+# creates .venv with the package and its dev extra, and runs ruff, mypy --strict and pytest; then
+# the TypeScript client's Node tests (npm ci, npm run build, npm test in clients/typescript: local
+# installs only, which need Node 20 and npm).
 # The tests start their own servers (uvicorn hosts, a PostgreSQL cluster and an nginx in temp
 # folders); no system service is started or configured.
 set -euo pipefail
@@ -37,3 +39,7 @@ echo "== mypy --strict"
 .venv/bin/mypy
 echo "== pytest"
 .venv/bin/pytest "$@"
+echo "== TypeScript client: npm ci, npm run build, npm test (clients/typescript)"
+command -v npm >/dev/null 2>&1 && node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' \
+  || { echo "the TypeScript client's tests need Node 20 (or later) and npm" >&2; exit 1; }
+(cd clients/typescript && npm ci --no-audit --no-fund && npm run build && npm test)

@@ -88,6 +88,41 @@ def test_timeout_signal_reads_as_aborted_after_its_deadline_without_a_loop() -> 
     assert isinstance(signal.reason, TimeoutError)
 
 
+def test_reading_a_timed_out_signal_runs_no_listener_and_throwing_runs_them() -> None:
+    signal = AbortSignal.timeout(0.01)
+    calls: list[object] = []
+    signal.add_listener(lambda: calls.append(signal.reason))
+    time.sleep(0.02)
+    assert signal.aborted
+    reason = signal.reason
+    assert isinstance(reason, TimeoutError)
+    assert "aborted" in repr(signal)
+    assert calls == []  # no timer ran (no loop), and reading is not one
+    with pytest.raises(TimeoutError) as caught:
+        signal.throw_if_aborted()
+    assert caught.value is reason
+    assert calls == [reason]
+
+
+def test_a_listener_added_after_the_deadline_runs_at_once_with_the_earlier_ones() -> None:
+    signal = AbortSignal.timeout(0)
+    calls: list[str] = []
+    signal.add_listener(lambda: calls.append("first"))
+    time.sleep(0.001)
+    signal.add_listener(lambda: calls.append("late"))
+    assert calls == ["first", "late"]
+
+
+def test_a_combined_signal_keeps_the_timeout_it_read_as_when_a_source_aborts_later() -> None:
+    controller = AbortController()
+    combined = AbortSignal.any([controller.signal, AbortSignal.timeout(0.01)])
+    time.sleep(0.02)
+    reason = combined.reason
+    assert isinstance(reason, TimeoutError)
+    controller.abort("too late")
+    assert combined.reason is reason
+
+
 def test_timeout_rejects_a_negative_or_nan_delay() -> None:
     with pytest.raises(ValueError, match="timeout must be"):
         AbortSignal.timeout(-1)

@@ -29,7 +29,7 @@ LEVELS: dict[str, int] = {
     "agents": 4,
     "_checks": 5,
     "service": 5,
-    "asking": 5,
+    "ask_endings": 5,
     "tools": 6,
     "context": 6,
     "tool_ask_user": 6,

@@ -18,6 +18,7 @@ SKIPPED_FOLDERS = frozenset(
     {
         ".git",
         ".venv",
+        "node_modules",
         ".hypothesis",
         ".mypy_cache",
         ".pytest_cache",

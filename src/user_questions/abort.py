@@ -4,6 +4,9 @@ A signal is aborted once, with a reason, and tells its listeners synchronously. 
 (`AbortSignal.timeout`) carries a deadline on the monotonic clock: it reads as aborted as soon as
 the deadline passes, whether or not an event loop is running, and `wait()` wakes at the deadline.
 When created inside a running asyncio loop it also schedules a timer, so its listeners run on time.
+Reading a signal (`aborted`, `reason`) never changes it: without a timer, a timeout's listeners
+run at the first `throw_if_aborted()`, `add_listener()` or `wait()` after its deadline, or when an
+ask's cancel scope on that deadline fires.
 `abort()` and listeners run on the event loop's thread; from another thread use
 `anyio.from_thread.run_sync(controller.abort)`.
 
@@ -40,31 +43,47 @@ class AbortSignal:
     """Tells whether, and why, an operation should stop. Made by `AbortController`, `timeout` or
     `any`; never aborted directly."""
 
-    __slots__ = ("__weakref__", "_aborted", "_deadline", "_listeners", "_reason", "_sources")
+    __slots__ = (
+        "__weakref__",
+        "_aborted",
+        "_deadline",
+        "_listeners",
+        "_reason",
+        "_sources",
+        "_timeout",
+    )
 
     def __init__(self) -> None:
         self._aborted = False
+        """Whether the abort has happened: its reason set, its listeners told."""
         self._reason: object = None
         self._listeners: list[Listener] = []
         self._deadline: float | None = None
         self._sources: tuple[AbortSignal, ...] = ()
+        self._timeout: TimeoutError | None = None
+        """A timeout signal's reason, made with it: every read past the deadline gives this one."""
 
     def __repr__(self) -> str:
-        state = f"aborted reason={self._reason!r}" if self.aborted else "pending"
+        state = f"aborted reason={self.reason!r}" if self.aborted else "pending"
         return f"<AbortSignal {state}>"
 
     @property
     def aborted(self) -> bool:
-        """Whether the signal has aborted; a timeout signal aborts when its deadline passes."""
-        if not self._aborted and self._deadline is not None:
-            self._poll()
-        return self._aborted
+        """Whether the signal has aborted; a timeout signal has from its deadline on.
+
+        A pure read: past its deadline a timeout reads as aborted even when no timer ran (no
+        event loop, or not asyncio's), yet reading runs no listener. They run from the timer, or
+        from the first `throw_if_aborted()`, `add_listener()` or `wait()` after the deadline.
+        """
+        return self._aborted or self._past_deadline()
 
     @property
     def reason(self) -> object:
         """Why the signal aborted: the value given to `abort()`, an `AbortError` when none was
-        given, or a `TimeoutError` for a timeout; `None` while not aborted."""
-        return self._reason if self.aborted else None
+        given, or a `TimeoutError` for a timeout; `None` while not aborted. A pure read too."""
+        if self._aborted:
+            return self._reason
+        return self._timeout_reason() if self._past_deadline() else None
 
     @property
     def deadline(self) -> float | None:
@@ -72,8 +91,10 @@ class AbortSignal:
         return self._deadline
 
     def throw_if_aborted(self) -> None:
-        """Raise the reason if the signal has aborted (an `AbortError` wraps a non-exception)."""
-        if not self.aborted:
+        """Raise the reason if the signal has aborted (an `AbortError` wraps a non-exception);
+        a timeout past its deadline that no timer aborted yet aborts here, telling its listeners."""
+        self._poll()
+        if not self._aborted:
             return
         if isinstance(self._reason, BaseException):
             raise self._reason
@@ -84,7 +105,8 @@ class AbortSignal:
 
         Returns a function that removes the listener; calling it again is harmless.
         """
-        if self.aborted:
+        self._poll()
+        if self._aborted:
             listener()
             return nothing
         self._listeners.append(listener)
@@ -97,7 +119,10 @@ class AbortSignal:
 
     async def wait(self) -> None:
         """Return once the signal has aborted; wakes at the deadline of a timeout signal."""
-        while not self.aborted:
+        while True:
+            self._poll()
+            if self._aborted:
+                return
             event = anyio.Event()
             remove = self.add_listener(event.set)
             try:
@@ -114,13 +139,14 @@ class AbortSignal:
             raise ValueError(f"timeout must be a number of seconds >= 0, got {seconds!r}")
         signal = AbortSignal()
         signal._deadline = time.monotonic() + seconds
+        signal._timeout = TimeoutError("signal timed out")
         import asyncio  # here: a running loop has loaded it, and importing the package should not
 
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            return signal  # no loop: the deadline is checked whenever the signal is read
-        loop.call_later(seconds, signal._poll)
+            return signal  # no loop: reads check the deadline; explicit calls abort at it
+        loop.call_later(seconds, signal._expire)
         return signal
 
     @staticmethod
@@ -133,7 +159,7 @@ class AbortSignal:
         combined._deadline = min(deadlines, default=None)
         for source in sources:
             if source.aborted:
-                combined._abort(source._reason)
+                combined._abort(source.reason)
                 return combined
         # The sources hold only weak references, and forget their listeners once the combined
         # signal is gone: a long-lived signal combined per call must not grow without bound.
@@ -142,33 +168,40 @@ class AbortSignal:
         weakref.finalize(combined, _call_all, removers)
         return combined
 
+    def _past_deadline(self) -> bool:
+        return self._deadline is not None and time.monotonic() >= self._deadline
+
+    def _earliest(self) -> AbortSignal:
+        """The source whose deadline is ours (a combined signal with a deadline has one)."""
+        return min(
+            (s for s in self._sources if s._deadline is not None), key=lambda s: s._deadline or 0.0
+        )
+
+    def _timeout_reason(self) -> object:
+        """The reason our deadline aborts us with: our own timeout's, or our earliest source's."""
+        return self._earliest()._timeout_reason() if self._sources else self._timeout
+
     def _poll(self) -> None:
-        """Abort now if a deadline (our own, or a source's) has passed."""
-        if self._aborted:
-            return
-        if self._sources:
-            for source in self._sources:
-                if source.aborted:  # aborting the source aborts us through its listener
-                    return
-        elif self._deadline is not None and time.monotonic() >= self._deadline:
-            self._abort(TimeoutError("signal timed out"))
+        """Abort now if our deadline has passed and no timer aborted us yet."""
+        if not self._aborted and self._past_deadline():
+            self._expire()
 
     def _expire(self) -> None:
-        """Abort as timed out now: a cancel scope set on our deadline fired, whatever the clock."""
+        """Abort as timed out now: our timer, or a cancel scope set on our deadline, fired,
+        whatever the clock says."""
         if self._aborted:
             return
         if self._sources:
-            earliest = min(
-                (s for s in self._sources if s._deadline is not None),
-                key=lambda s: s._deadline or 0.0,
-            )
-            earliest._expire()
+            self._earliest()._expire()  # aborts us through our listener on it
         else:
-            self._abort(TimeoutError("signal timed out"))
+            self._abort(self._timeout)
 
     def _abort(self, reason: object) -> None:
         if self._aborted:
             return
+        if self._past_deadline():
+            # The deadline came first, and reads since then have given its reason: keep it.
+            reason = self._timeout_reason()
         self._aborted = True
         self._reason = reason
         listeners, self._listeners = self._listeners, []

@@ -204,6 +204,7 @@ async def _ask_until_aborted(
 
 
 def _expire_if_deadline(signal: AbortSignal, scope: anyio.CancelScope) -> None:
-    # The scope's deadline can fire a hair before the signal reads its own clock.
-    if not signal.aborted and scope.cancelled_caught:
+    # The scope's deadline is the signal's, and can fire a hair before the signal reads its own
+    # clock, or where no timer of the signal runs: the signal times out now, telling its listeners.
+    if scope.cancelled_caught:
         signal._expire()

@@ -35,13 +35,9 @@ __all__ = [
     "AskUserQuestionIntent",
     "AskUserQuestionItem",
     "AskUserQuestionOption",
-    "JSONValue",
     "PlanReviewIntent",
     "WireModel",
 ]
-
-JSONValue = Any
-"""Raw JSON as parsed by `json.loads`: the one place the package spells `Any`."""
 
 
 @functools.cache

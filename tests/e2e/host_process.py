@@ -38,12 +38,15 @@ def free_port() -> int:
         return port
 
 
-def read_line(stream: IO[str], seconds: float) -> str:
-    """The next line of a subprocess's output, or `TimeoutError` after `seconds`."""
+def read_line(stream: IO[str] | IO[bytes], seconds: float) -> str:
+    """The next line of a subprocess's output, or `TimeoutError` after `seconds`. A stream that
+    reads ahead (text) may hold a second line where `select` cannot see it: read several lines
+    from an unbuffered binary stream (`Popen(bufsize=0)`), which reads no further than asked."""
     ready, _, _ = select.select([stream], [], [], seconds)
     if not ready:
         raise TimeoutError(f"no output within {seconds} s")
-    return stream.readline()
+    line = stream.readline()
+    return line.decode() if isinstance(line, bytes) else line
 
 
 @dataclass
@@ -54,7 +57,7 @@ class HostProcess:
     port: int = 0
     args: tuple[str, ...] = ()
     command: str = "serve"
-    process: subprocess.Popen[str] | None = None
+    process: subprocess.Popen[bytes] | None = None
     url: str = ""
     """The page's URL with the admin's token (the first line)."""
     asker_url: str = ""
@@ -99,7 +102,7 @@ class HostProcess:
                 cwd=ROOT,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE if log is None else log,
-                text=True,
+                bufsize=0,  # unbuffered: each line is read from the pipe as it comes
                 env={**os.environ, **self.env},
             )
         assert self.process.stdout is not None
@@ -110,11 +113,10 @@ class HostProcess:
         if not line.startswith(("http://", "https://")):
             self.process.kill()
             _, stderr = self.process.communicate()
-            raise AssertionError(f"uq {self.command} printed {line!r}, not a URL:\n{stderr}")
+            shown = (stderr or b"").decode()
+            raise AssertionError(f"uq {self.command} printed {line!r}, not a URL:\n{shown}")
         self.url = line
-        # Printed with the URL, so it is usually read into the stream's buffer already, where
-        # `select` cannot see it: read it straight away.
-        export = self.process.stdout.readline().strip()
+        export = read_line(self.process.stdout, STARTUP_SECONDS).strip()
         name, _, value = export.partition("=")
         assert name == "export UQ_URL", export
         (self.asker_url,) = shlex.split(value)
@@ -131,7 +133,8 @@ class HostProcess:
         process printed after the URL is kept in `rest_of_stdout` and `stderr`."""
         assert self.process is not None
         self.process.send_signal(sig)
-        self.rest_of_stdout, self.stderr = self.process.communicate(timeout=30)
+        out, err = self.process.communicate(timeout=30)
+        self.rest_of_stdout, self.stderr = out.decode(), None if err is None else err.decode()
         return self.process.returncode
 
     def kill(self) -> None:

@@ -49,7 +49,7 @@ def test_serve_prints_the_admin_url_and_the_agents_url_with_the_real_port(tmp_pa
     again = HostProcess(tmp_path / "host.db")
     again.start()
     assert again.token == host.token
-    assert again.asker_url == host.asker_url  # the agents keep their token across restarts
+    assert again.asker_url.partition("?")[2] == host.asker_url.partition("?")[2]  # kept
     assert again.stop() == 0
 
 

@@ -45,7 +45,9 @@ def drained(host: HostProcess) -> Iterator[list[str]]:
     assert process is not None
     assert process.stderr is not None
     stderr, lines = process.stderr, list[str]()
-    reader = threading.Thread(target=lambda: lines.extend(stderr), daemon=True)
+    reader = threading.Thread(
+        target=lambda: lines.extend(line.decode() for line in stderr), daemon=True
+    )
     reader.start()
     try:
         yield lines

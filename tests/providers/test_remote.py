@@ -29,7 +29,7 @@ from user_questions import (
     Context,
     ErrorCode,
     UserQuestionError,
-    asking,
+    ask_endings,
 )
 from user_questions.frames import MAX_FRAME_BYTES, Origin
 from user_questions.providers import remote
@@ -295,12 +295,12 @@ async def test_a_timeout_withdraws_the_request_too(host: FakeHost, ctx: Context)
 def test_withdraw_reason_says_why_an_ask_gave_up() -> None:
     controller = AbortController()
     waiting = AbortSignal.timeout(60)
-    assert asking.withdraw_reason(None) == "cancelled"
-    assert asking.withdraw_reason(waiting) == "cancelled"  # cancelled before its deadline
-    assert asking.withdraw_reason(AbortSignal.timeout(0)) == "timed-out"
+    assert ask_endings.withdraw_reason(None) == "cancelled"
+    assert ask_endings.withdraw_reason(waiting) == "cancelled"  # cancelled before its deadline
+    assert ask_endings.withdraw_reason(AbortSignal.timeout(0)) == "timed-out"
     controller.abort()
-    assert asking.withdraw_reason(controller.signal) == "aborted"
-    assert asking.withdraw_reason(AbortSignal.any([controller.signal, waiting])) == "aborted"
+    assert ask_endings.withdraw_reason(controller.signal) == "aborted"
+    assert ask_endings.withdraw_reason(AbortSignal.any([controller.signal, waiting])) == "aborted"
 
 
 async def test_a_withdrawal_made_while_the_host_is_down_reaches_it_when_it_returns(
@@ -495,7 +495,7 @@ async def test_a_withdrawal_the_host_refuses_is_given_up_at_once(
             host.refuse_with = 401  # and the host comes back with another token
             await host.start()
             began = anyio.current_time()
-        assert anyio.current_time() - began < asking.WITHDRAW_TIMEOUT / 2
+        assert anyio.current_time() - began < ask_endings.WITHDRAW_TIMEOUT / 2
     assert host.frames("withdraw") == []
 
 

@@ -24,7 +24,7 @@ from user_questions import (
     Context,
     ErrorCode,
     UserQuestionError,
-    asking,
+    ask_endings,
 )
 from user_questions.frames import MAX_NOTE_LENGTH, ROLE_HEADER
 from user_questions.providers.remote import RemoteProvider
@@ -162,14 +162,14 @@ async def test_the_text_an_ask_was_aborted_with_is_the_withdrawals_note(
 
 def test_withdraw_note_is_text_the_frame_can_carry() -> None:
     controller = AbortController()
-    assert asking.withdraw_note(None) is None
-    assert asking.withdraw_note(controller.signal) is None  # not aborted
-    assert asking.withdraw_note(AbortSignal.timeout(0)) is None  # a TimeoutError, not text
+    assert ask_endings.withdraw_note(None) is None
+    assert ask_endings.withdraw_note(controller.signal) is None  # not aborted
+    assert ask_endings.withdraw_note(AbortSignal.timeout(0)) is None  # a TimeoutError, not text
     controller.abort("x\x00y\ud800" + "z" * 2000)
-    note = asking.withdraw_note(controller.signal)
+    note = ask_endings.withdraw_note(controller.signal)
     assert note is not None
     assert note.startswith("xy\\ud800zzz")
     assert (len(note), note[-1]) == (MAX_NOTE_LENGTH, "…")
     empty = AbortController()
     empty.abort("")
-    assert asking.withdraw_note(empty.signal) is None
+    assert ask_endings.withdraw_note(empty.signal) is None

@@ -107,7 +107,7 @@ class _Race:
     """The questions of that card."""
     editor: AbortController = field(default_factory=AbortController)
     """Aborted, with what the editor answered as the reason, when the editor answers first: the
-    card is withdrawn with that reason as its note (`asking.withdraw_note`)."""
+    card is withdrawn with that reason as its note (`ask_endings.withdraw_note`)."""
 
 
 class _Rounds:

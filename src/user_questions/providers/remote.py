@@ -62,7 +62,12 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 
 from user_questions._tls import client_context, untrusted, wants_tls
 from user_questions._wire import parse_answer
-from user_questions.asking import WITHDRAW_TIMEOUT, settled_answer, withdraw_note, withdraw_reason
+from user_questions.ask_endings import (
+    WITHDRAW_TIMEOUT,
+    settled_answer,
+    withdraw_note,
+    withdraw_reason,
+)
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     MAX_FRAME_BYTES,
@@ -114,7 +119,7 @@ class _Call:
     reason: WithdrawReason | None = None
     """Why the withdrawal is made, sent with it."""
     note: str | None = None
-    """The withdrawal's note, in the asker's words (`asking.withdraw_note`)."""
+    """The withdrawal's note, in the asker's words (`ask_endings.withdraw_note`)."""
     reply: AskSettled | AskFailed | None = None
     wake: anyio.Event = field(default_factory=anyio.Event)
     """Set when the reply arrives or the reader steps down."""

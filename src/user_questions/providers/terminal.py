@@ -30,7 +30,7 @@ INSTALL_HINT = "pip install 'user-questions[terminal]'"
 _EXTRA_MODULES = frozenset({"prompt_toolkit", "rich", "pygments"})
 
 
-class Surface(Protocol):
+class TerminalSurface(Protocol):
     """One way of showing questions at a terminal. Both methods raise `ASK_CANCELLED` when the
     person dismisses the request."""
 
@@ -46,7 +46,7 @@ class Surface(Protocol):
 
 
 async def ask_with(
-    surface: Surface, questions: Sequence[AskUserQuestionItem]
+    surface: TerminalSurface, questions: Sequence[AskUserQuestionItem]
 ) -> AskUserQuestionAnswer:
     """Ask `questions` one at a time on `surface`; a batch ends with a review before submitting."""
     views = views_of(questions)
@@ -104,7 +104,7 @@ class TerminalProvider:
         async with self._lock:
             return await ask_with(self._surface(), request.questions)
 
-    def _surface(self) -> Surface:
+    def _surface(self) -> TerminalSurface:
         input = self._input if self._input is not None else sys.stdin
         output = self._output if self._output is not None else sys.stderr
         interactive = self._interactive
@@ -124,7 +124,7 @@ def _is_tty(stream: TextIO | None) -> bool:
         return False
 
 
-def _prompt_surface(input: TextIO, output: TextIO) -> Surface:
+def _prompt_surface(input: TextIO, output: TextIO) -> TerminalSurface:
     try:
         from user_questions.providers._terminal_prompt import PromptSurface
     except ModuleNotFoundError as error:

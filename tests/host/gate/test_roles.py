@@ -144,15 +144,15 @@ def test_a_page_is_replayed_and_pushed_only_what_its_person_may_see(host: Host) 
     host.ask("pager", "to-oncall")
     with host.client.websocket_connect("/ws", headers=host.auth("alice")) as page:
         first = page.receive_json()
-        assert (first["type"], first["rpcId"]) == ("question/requested", "to-oncall")
+        assert (first["payload"]["type"], first["rpcId"]) == ("question/requested", "to-oncall")
         host.ask("mailer", "to-bob-again")  # not for alice: never pushed to her page
         host.ask("agents", "to-everyone")
         pushed = page.receive_json()
-        assert (pushed["type"], pushed["rpcId"]) == ("question/requested", "to-everyone")
+        assert (pushed["payload"]["type"], pushed["rpcId"]) == ("question/requested", "to-everyone")
         assert host.answer("bob", "to-bob")["accepted"] is True  # settles unseen by her
         assert host.answer("owner", "to-oncall")["accepted"] is True
-        resolved = page.receive_json()
-        assert (resolved["type"], resolved["rpcId"]) == ("question/resolved", "to-oncall")
+        resolved = page.receive_json()["payload"]
+        assert (resolved["type"], resolved["questionRpcId"]) == ("question/resolved", "to-oncall")
 
 
 def test_answering_a_request_one_may_not_see_is_refused_as_if_it_did_not_exist(

@@ -30,7 +30,7 @@ from user_questions.host.hub import Hub
 from user_questions.host.in_process import HostProvider
 from user_questions.host.notify.webhook import (
     MIN_SECRET_LENGTH,
-    SECRET_SETTING,
+    NOTIFY_SECRET_SETTING,
     WebhookNotifier,
     sign,
     webhook_secret,
@@ -236,7 +236,7 @@ async def test_the_secret_is_kept_in_the_store_and_a_given_one_replaces_it(
         assert len(first) >= MIN_SECRET_LENGTH
         assert await webhook_secret(store) == first
         assert await webhook_secret(store, "chosen-secret-0123") == "chosen-secret-0123"
-        assert await store.setting(SECRET_SETTING, "unused") == "chosen-secret-0123"
+        assert await store.setting(NOTIFY_SECRET_SETTING) == "chosen-secret-0123"
         assert await webhook_secret(store) == "chosen-secret-0123"
 
 

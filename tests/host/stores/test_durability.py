@@ -51,7 +51,8 @@ async def use(store: Store) -> None:
             task_group.start_soon(store.history, HistoryQuery(terms=("which",)))
     await store.add_token(TokenRecord("alice", "a" * 64, CREATED))
     await store.tokens()
-    await store.setting("token", "kept")
+    await store.ensure_setting("token", "kept")
+    await store.setting("token")
 
 
 def opened_by_sqlite(monkeypatch: pytest.MonkeyPatch) -> list[sqlite3.Connection]:

@@ -1,15 +1,21 @@
 """Migrations on both backends. Version 3: a store made by an earlier release keeps every record,
 names a dismissal `dismissed` (it said `cancelled`), and keeps the origin of new asks. Version 4:
 every request's details are rendered once, as the migration runs, and kept with it. Version 5: it
-keeps the notification channel of an answer given through an answer link. Migrations run one
-version after another, so a store of any earlier version reaches the current one."""
+keeps the notification channel of an answer given through an answer link. Version 6: every token
+has a role (the tokens already there become people, in no group, with no routes and no
+notification URLs of their own) and every request an audience (the requests already there are
+everyone's). Migrations run one version after another, so a store of any earlier version reaches
+the current one."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -17,7 +23,14 @@ import pytest
 from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
 from user_questions.frames import Origin
 from user_questions.host.markdown import plain_html, render_markdown
-from user_questions.host.stores import HistoryQuery, Settlement, Store, open_store
+from user_questions.host.stores import (
+    HistoryQuery,
+    Role,
+    Settlement,
+    Store,
+    TokenRecord,
+    open_store,
+)
 from user_questions.host.stores import _postgres_schema as postgres_schema
 from user_questions.host.stores._sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from user_questions.outcomes import Outcome, RequestState, Surface
@@ -214,3 +227,126 @@ async def version_3_migrated_as_expected(store: Store) -> None:
     assert await store.get("detailed") == settled
     (entry,) = (await store.history(HistoryQuery(outcome=Outcome.ANSWERED))).records
     assert entry.channel == "ntfy"
+
+
+ASKED = datetime(2025, 1, 1, tzinfo=UTC)
+SETTLED = datetime(2025, 1, 1, 0, 1, tzinfo=UTC)
+VERSION_5_TOKENS = [
+    ("alice", "a" * 64, ASKED, SETTLED, None),
+    ("carol", "c" * 64, ASKED, None, SETTLED),
+]
+"""Named tokens as version 5 wrote them (name, hash, created, last used, revoked): no role."""
+VERSION_5_QUESTIONS = [
+    ("answered-before", "answered", ANSWER.model_dump_json(), SETTLED, "link", "ntfy"),
+    ("waiting", "pending", None, None, None, None),
+]
+"""Requests as version 5 wrote them (rpcId, state, answer, settled, via, channel): no audience."""
+
+
+async def test_a_version_5_sqlite_file_gains_roles_and_audiences_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "host.db"
+    with sqlite_at_version(path, 5) as connection:  # what the previous release created
+        connection.executemany(
+            "INSERT INTO tokens VALUES (?, ?, ?, ?, ?)",
+            [
+                (name, token_hash, *(None if t is None else t.isoformat() for t in times))
+                for name, token_hash, *times in VERSION_5_TOKENS
+            ],
+        )
+        connection.executemany(
+            "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, state, "
+            "answer, settled_at, settled_via, settled_by, channel) "
+            "VALUES (?, 'agent-1', ?, ?, 'ci', ?, ?, ?, ?, ?, ?)",
+            [
+                (rpc_id, QUESTIONS_JSON, ASKED.isoformat(), state, answer,
+                 None if settled is None else settled.isoformat(), via, None, channel)
+                for rpc_id, state, answer, settled, via, channel in VERSION_5_QUESTIONS
+            ],
+        )  # fmt: skip
+        before = sqlite_rows(connection)
+    async with open_store(path) as store:
+        await version_5_migrated_as_expected(store)
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        after = sqlite_rows(connection)
+    kept_with_defaults(before["tokens"], after["tokens"], ("person", "[]", "[]", "[]"))
+    kept_with_defaults(before["questions"], after["questions"], ("[]",))
+
+
+def sqlite_rows(connection: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the tokens and the questions, as stored, in the order they were made."""
+    return {
+        table: connection.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
+        for table in ("tokens", "questions")
+    }
+
+
+async def test_a_version_5_postgres_database_gains_roles_and_audiences_and_loses_nothing(
+    pg_url: str,
+) -> None:
+    await postgres_at_version(pg_url, 5)  # what the previous release created
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        async with connection.cursor() as cursor:
+            await cursor.executemany(
+                "INSERT INTO user_questions.tokens VALUES (%s, %s, %s, %s, %s)", VERSION_5_TOKENS
+            )
+            await cursor.executemany(
+                "INSERT INTO user_questions.questions (rpc_id, session_id, questions, asked_at, "
+                "asked_by, state, answer, settled_at, settled_via, settled_by, channel) "
+                "VALUES (%s, 'agent-1', %s::jsonb, %s, 'ci', %s, %s::jsonb, %s, %s, NULL, %s)",
+                [
+                    (rpc_id, QUESTIONS_JSON, ASKED, state, answer, settled, via, channel)
+                    for rpc_id, state, answer, settled, via, channel in VERSION_5_QUESTIONS
+                ],
+            )
+        before = await postgres_rows(connection)
+    async with open_store(pg_url) as store:
+        await version_5_migrated_as_expected(store)
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        version = await connection.execute("SELECT version FROM user_questions.schema_version")
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
+        after = await postgres_rows(connection)
+    kept_with_defaults(before["tokens"], after["tokens"], ("person", [], [], []))
+    kept_with_defaults(before["questions"], after["questions"], ([],))
+
+
+async def postgres_rows(connection: psycopg.AsyncConnection[Any]) -> dict[str, list[Any]]:
+    """Every row of the tokens and the questions, as stored, in the order they were made."""
+    rows = {}
+    for table, order in (("tokens", "created_at, name"), ("questions", "seq")):
+        cursor = await connection.execute(f"SELECT * FROM user_questions.{table} ORDER BY {order}")
+        rows[table] = await cursor.fetchall()
+    return rows
+
+
+def kept_with_defaults(
+    before: Sequence[Sequence[Any]], after: Sequence[Sequence[Any]], defaults: tuple[Any, ...]
+) -> None:
+    """`after` holds every row of `before` unchanged, each followed by the new columns, which
+    hold their `defaults`."""
+    assert before
+    assert [tuple(row[: -len(defaults)]) for row in after] == [tuple(row) for row in before]
+    assert [tuple(row[-len(defaults) :]) for row in after] == [defaults] * len(before)
+
+
+async def version_5_migrated_as_expected(store: Store) -> None:
+    """The old tokens are people, in no group, with no routes or notification URLs; the old
+    requests are everyone's, so every person sees them; nothing else of them changed."""
+    assert await store.tokens() == [
+        TokenRecord("alice", "a" * 64, ASKED, last_used_at=SETTLED, role=Role.PERSON),
+        TokenRecord("carol", "c" * 64, ASKED, revoked_at=SETTLED, role=Role.PERSON),
+    ]
+    (waiting,) = await store.pending()
+    assert (waiting.rpc_id, waiting.asked_by, waiting.audience) == ("waiting", "ci", ())
+    answered = await store.get("answered-before")
+    assert answered is not None
+    assert (answered.answer, answered.settled_via, answered.channel, answered.audience) == (
+        ANSWER,
+        Surface.LINK,
+        "ntfy",
+        (),
+    )
+    seen = await store.history(HistoryQuery(seen_by=("bob", "@oncall")))
+    assert seen.records == [answered]

@@ -8,7 +8,8 @@ database are two nodes.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -16,10 +17,17 @@ import psycopg
 import pytest
 
 from tests.host.stores.test_migrations import postgres_at_version
-from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
+from tests.host.stores.test_store_contract import ANSWER, CREATED, QUESTIONS, new
 from tests.pg import PostgresCluster, database_of
 from user_questions import ErrorCode, UserQuestionError
-from user_questions.host.stores import HistoryQuery, Settlement, StoreStats, open_store
+from user_questions.host.stores import (
+    HistoryQuery,
+    Role,
+    Settlement,
+    StoreStats,
+    TokenRecord,
+    open_store,
+)
 from user_questions.host.stores import _postgres_schema as schema
 from user_questions.host.stores.postgres import SCHEMA_VERSION, PostgresStore, printable_url
 from user_questions.outcomes import Outcome, Surface
@@ -207,6 +215,34 @@ async def test_a_write_on_one_node_wakes_the_other_with_its_rpc_id(pg_url: str) 
         # settlement, it would have heard its own submission first, had it been echoed.
         assert heard_a.calls.count("asked-on-a") == 1
         assert heard_b.calls.count("asked-on-a") == 1
+
+
+async def test_a_token_change_or_revocation_on_one_node_reaches_the_other_at_once(
+    pg_url: str,
+) -> None:
+    async with open_store(pg_url) as node_a, open_store(pg_url) as node_b:
+        told = anyio.Event()
+
+        def heard() -> None:
+            told.set()
+
+        async def seen_by_b(change: Awaitable[object]) -> list[TokenRecord]:
+            """Node b's tokens once it has been told of `change`, made on node a."""
+            nonlocal told
+            told = anyio.Event()
+            await change
+            with anyio.fail_after(5):
+                await told.wait()
+            return await node_b.tokens()
+
+        node_b.on_tokens_change(heard)
+        added = TokenRecord("ci", "c" * 64, CREATED)
+        assert await seen_by_b(node_a.add_token(added)) == [added]
+        changed = replace(added, role=Role.ASKER, routes=("@oncall",))
+        change = node_a.change_token("ci", role=Role.ASKER, routes=["@oncall"])
+        assert await seen_by_b(change) == [changed]
+        (revoked,) = await seen_by_b(node_a.revoke_token("ci"))
+        assert (revoked.role, revoked.routes, revoked.active) == (Role.ASKER, ("@oncall",), False)
 
 
 async def test_a_listener_hears_what_others_commit_after_it_registers_and_nothing_else(

@@ -1,5 +1,5 @@
 """The `Store` contract, run against every backend: what the hub relies on, the answer records,
-history queries, retention and named tokens."""
+history queries, retention, named tokens, and who may see what (roles, routes, audiences)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from user_questions import (
 from user_questions.host.stores import (
     HistoryQuery,
     NewQuestion,
+    Role,
     Settlement,
     Store,
     StoredQuestion,
@@ -53,9 +54,16 @@ def new(
     session: str = "agent-1",
     questions: tuple[AskUserQuestionItem, ...] = QUESTIONS,
     asked_by: str | None = None,
+    *,
+    audience: tuple[str, ...] = (),
 ) -> NewQuestion:
     return NewQuestion(
-        rpc_id, session, questions, datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC), asked_by
+        rpc_id,
+        session,
+        questions,
+        datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC),
+        asked_by,
+        audience=audience,
     )
 
 
@@ -180,25 +188,33 @@ async def test_settling_an_unknown_request_does_nothing(store: Store) -> None:
     assert await store.get("nope") is None
 
 
+async def test_reading_a_missing_setting_stores_nothing(store: Store) -> None:
+    assert await store.setting("token") is None
+    assert await store.setting("token") is None
+    assert await store.ensure_setting("token", "first") == "first"
+
+
 async def test_settings_keep_the_first_default_until_set(store: Store) -> None:
-    assert await store.setting("token", "first") == "first"
-    assert await store.setting("token", "second") == "first"
+    assert await store.ensure_setting("token", "first") == "first"
+    assert await store.setting("token") == "first"
+    assert await store.ensure_setting("token", "second") == "first"
     await store.set_setting("token", "third")
-    assert await store.setting("token", "fourth") == "third"
+    assert await store.setting("token") == "third"
+    assert await store.ensure_setting("token", "fourth") == "third"
 
 
 async def test_concurrent_defaults_for_one_setting_all_get_the_first_stored(store: Store) -> None:
     values: list[str] = []
 
     async def read(default: str) -> None:
-        values.append(await store.setting("token", default))
+        values.append(await store.ensure_setting("token", default))
 
     async with anyio.create_task_group() as task_group:
         for index in range(8):
             task_group.start_soon(read, f"default-{index}")
     assert len(set(values)) == 1
     assert values[0] in {f"default-{index}" for index in range(8)}
-    assert await store.setting("token", "later") == values[0]
+    assert await store.ensure_setting("token", "later") == values[0]
 
 
 async def test_everything_survives_closing_and_reopening(make_store: StoreFactory) -> None:
@@ -212,7 +228,7 @@ async def test_everything_survives_closing_and_reopening(make_store: StoreFactor
         answered = await store.get("answered-one")
         assert answered is not None
         assert answered.answer == ANSWER
-        assert await store.setting("token", "new") == "kept"
+        assert await store.setting("token") == "kept"
 
 
 async def test_on_change_returns_a_remover_that_can_be_called_twice(
@@ -244,9 +260,10 @@ async def settled(
     by: str | None = "alice",
     questions: tuple[AskUserQuestionItem, ...] = QUESTIONS,
     answer: AskUserQuestionAnswer | None = ANSWER,
+    audience: tuple[str, ...] = (),
 ) -> StoredQuestion:
     """Submit and settle a request; its settled record."""
-    await store.submit(new(rpc_id, session, questions))
+    await store.submit(new(rpc_id, session, questions, audience=audience))
     record = await store.settle(
         rpc_id,
         Settlement(
@@ -471,13 +488,15 @@ async def test_a_store_tells_its_own_tokens_listeners_of_its_changes(store: Stor
     heard: list[None] = []
     remove = store.on_tokens_change(lambda: heard.append(None))
     await store.add_token(TokenRecord("alice", "a" * 64, CREATED))
+    await store.change_token("alice", role=Role.ADMIN)
     await store.revoke_token("alice")
     await store.revoke_token("alice")  # nothing changed
-    assert len(heard) == 2
+    await store.change_token("alice", role=Role.PERSON)
+    assert len(heard) == 3
     remove()
     remove()
     await store.add_token(TokenRecord("bob", "b" * 64, CREATED))
-    assert len(heard) == 2
+    assert len(heard) == 3
 
 
 async def test_a_hosts_store_hears_of_token_changes_made_by_a_command_beside_it(
@@ -495,7 +514,152 @@ async def test_a_hosts_store_hears_of_token_changes_made_by_a_command_beside_it(
             await changed.wait()
         assert [token.name for token in await host.tokens() if token.active] == ["alice"]
         changed = anyio.Event()
+        await command.change_token("alice", role=Role.ADMIN, groups=["oncall"])
+        with anyio.fail_after(5):
+            await changed.wait()
+        (alice,) = await host.tokens()
+        assert (alice.role, alice.groups) == (Role.ADMIN, ("oncall",))
+        changed = anyio.Event()
         await command.revoke_token("alice")
         with anyio.fail_after(5):
             await changed.wait()
         assert [token.name for token in await host.tokens() if token.active] == []
+
+
+async def test_a_tokens_role_groups_routes_and_notification_urls_are_kept(store: Store) -> None:
+    ci = TokenRecord("ci", "c" * 64, CREATED, role=Role.ASKER, routes=("alice", "@oncall"))
+    alice = TokenRecord(
+        "alice",
+        "a" * 64,
+        CREATED,
+        role=Role.ADMIN,
+        groups=("oncall", "équipe"),
+        notify=("ntfy://ntfy.sh/alice", "mailto://alice@example.com"),
+    )
+    for token in (ci, alice):
+        await store.add_token(token)
+    assert await store.tokens() == [alice, ci]
+    revoked = await store.revoke_token("ci")
+    assert revoked is not None
+    assert (revoked.role, revoked.routes) == (Role.ASKER, ("alice", "@oncall"))
+    again = TokenRecord("ci", "d" * 64, CREATED, role=Role.PERSON, groups=("db",))
+    await store.add_token(again)  # a new token for the name: nothing of the revoked one is kept
+    assert await store.tokens() == [alice, again]
+
+
+async def test_a_token_made_without_a_role_is_a_person(store: Store) -> None:
+    await store.add_token(TokenRecord("bob", "b" * 64, CREATED))
+    (bob,) = await store.tokens()
+    assert (bob.role, bob.groups, bob.routes, bob.notify) == (Role.PERSON, (), (), ())
+
+
+async def test_change_token_replaces_the_fields_given_and_keeps_the_others(store: Store) -> None:
+    token = TokenRecord("alice", "a" * 64, CREATED, groups=("oncall",))
+    await store.add_token(token)
+
+    async def changed(expected: TokenRecord, returned: TokenRecord | None) -> TokenRecord:
+        assert returned == expected
+        assert await store.tokens() == [expected]
+        return expected
+
+    token = await changed(
+        replace(token, role=Role.ADMIN), await store.change_token("alice", role=Role.ADMIN)
+    )
+    token = await changed(
+        replace(token, groups=("db", "oncall")),
+        await store.change_token("alice", groups=["db", "oncall"]),
+    )
+    token = await changed(
+        replace(token, routes=("@db",)), await store.change_token("alice", routes=("@db",))
+    )
+    token = await changed(
+        replace(token, notify=("ntfy://ntfy.sh/alice",)),
+        await store.change_token("alice", notify=["ntfy://ntfy.sh/alice"]),
+    )
+    token = await changed(  # several at once; an empty list empties the field
+        replace(token, role=Role.ASKER, groups=()),
+        await store.change_token("alice", role=Role.ASKER, groups=[]),
+    )
+    await changed(token, await store.change_token("alice"))  # nothing given: nothing changes
+
+
+async def test_change_token_refuses_an_unknown_or_revoked_name(store: Store) -> None:
+    await store.add_token(TokenRecord("alice", "a" * 64, CREATED))
+    revoked = await store.revoke_token("alice")
+    assert await store.change_token("alice", role=Role.ADMIN) is None
+    assert await store.change_token("nobody", groups=["oncall"]) is None
+    assert await store.tokens() == [revoked]
+
+
+# -- who sees what ----------------------------------------------------------------------------
+
+
+async def test_a_requests_audience_is_kept_through_every_read(store: Store) -> None:
+    audience = ("alice", "@oncall", "@équipe")
+    submitted, _ = await store.submit(new("routed", audience=audience))
+    await store.submit(new("everyone"))
+    held, _ = await store.submit(new("held", audience=("@db",)))
+    again, created = await store.submit(new("routed", audience=("bob",)))
+    assert not created
+    assert submitted.audience == again.audience == audience
+    stored = await store.get("routed")
+    assert stored is not None
+    assert stored.audience == audience
+    pending = {record.rpc_id: record.audience for record in await store.pending()}
+    assert pending == {"routed": audience, "everyone": (), "held": ("@db",)}
+    dismissal = Settlement(Outcome.DISMISSED, via=Surface.WEB)
+    for rpc_id in ("routed", "everyone"):
+        by_row = await store.settle(rpc_id, dismissal)  # read back from the row
+        assert by_row is not None
+        assert by_row.audience == pending[rpc_id]
+    assert await store.settle("held", dismissal, pending=held) == await store.get("held")
+    listed = {
+        record.rpc_id: record.audience for record in (await store.history(HistoryQuery())).records
+    }
+    assert listed == pending
+
+
+async def test_history_seen_by_a_person_lists_what_is_routed_to_them_or_to_everyone(
+    store: Store,
+) -> None:
+    for rpc_id, audience in (
+        ("everyone", ()),
+        ("alice", ("alice",)),
+        ("oncall", ("@oncall",)),
+        ("bob", ("bob",)),
+        ("db-or-carol", ("@db", "carol")),
+        ("group-alice", ("@alice",)),  # a group is not a person of the same name
+        ("alicia", ("alicia",)),  # nor does a name match part of another
+        ("équipe", ("@équipe",)),
+    ):
+        await settled(store, rpc_id, audience=audience)
+    alice = ("alice", "@oncall")
+    assert await history(store, seen_by=alice) == ["oncall", "alice", "everyone"]
+    assert await history(store, seen_by=("carol",)) == ["db-or-carol", "everyone"]
+    assert await history(store, seen_by=("dave", "@db")) == ["db-or-carol", "everyone"]
+    assert await history(store, seen_by=("@équipe",)) == ["équipe", "everyone"]
+    assert await history(store, seen_by=()) == ["everyone"]  # nobody named: only the unrouted
+    assert len(await history(store)) == 8  # no `seen_by`: an admin's view, everything
+
+
+async def test_history_seen_by_combines_with_the_other_filters_and_pages(store: Store) -> None:
+    alice = ("alice", "@oncall")
+    for index in range(4):
+        await settled(store, f"mine-{index}", audience=("@oncall",) if index % 2 else ())
+        await settled(store, f"theirs-{index}", audience=("bob",))
+        await settled(store, f"dismissed-{index}", outcome=Outcome.DISMISSED, audience=("alice",))
+    first = await store.history(HistoryQuery(seen_by=alice, outcome=Outcome.ANSWERED, limit=3))
+    assert [record.rpc_id for record in first.records] == ["mine-3", "mine-2", "mine-1"]
+    assert first.next is not None
+    second = await store.history(
+        HistoryQuery(seen_by=alice, outcome=Outcome.ANSWERED, limit=3, before=first.next)
+    )
+    assert [record.rpc_id for record in second.records] == ["mine-0"]
+    assert second.next is None
+    assert await history(store, seen_by=alice, terms=("inbox",)) == [  # the typed answer
+        "mine-3",
+        "mine-2",
+        "mine-1",
+        "mine-0",
+    ]
+    assert await history(store, seen_by=("bob",), outcome=Outcome.DISMISSED) == []

@@ -102,12 +102,12 @@ async def host_token(store: SettingStore, given: str | None = None) -> str:
     if given is not None:
         await store.set_setting(TOKEN_SETTING, check_token(given))
         return given
-    return await store.setting(TOKEN_SETTING, new_token())
+    return await store.ensure_setting(TOKEN_SETTING, new_token())
 
 
 async def agents_token(store: SettingStore) -> str:
     """The host's agents' token (the asker `agents`): the stored one, else a new one (kept)."""
-    return await store.setting(ASKER_TOKEN_SETTING, new_token())
+    return await store.ensure_setting(ASKER_TOKEN_SETTING, new_token())
 
 
 def new_token() -> str:

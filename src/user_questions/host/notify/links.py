@@ -45,10 +45,10 @@ from user_questions.types import AskUserQuestionItem
 
 __all__ = [
     "DEFAULT_LIFETIME",
+    "LINK_SECRET_SETTING",
     "MAX_LIFETIME",
     "MAX_LINK_CHARS",
     "MIN_LIFETIME",
-    "SECRET_SETTING",
     "AnswerLinks",
     "Grant",
     "answer_link_secret",
@@ -64,7 +64,7 @@ MAX_LIFETIME = timedelta(days=30)
 """The longest lifetime `--answer-links` accepts."""
 MAX_LINK_CHARS = 2048
 """Characters in the part of an answer link after `a/`; a longer one is refused unread."""
-SECRET_SETTING = "answer-link-secret"
+LINK_SECRET_SETTING = "answer-link-secret"
 """The store setting that keeps the key answer links are signed with."""
 
 _VERSION = 1
@@ -188,7 +188,7 @@ def lifetime(text: str) -> timedelta | None:
 
 async def answer_link_secret(store: SettingStore) -> str:
     """The key answer links are signed with: the stored one, else a new one (kept)."""
-    return await store.setting(SECRET_SETTING, secrets.token_urlsafe(32))
+    return await store.ensure_setting(LINK_SECRET_SETTING, secrets.token_urlsafe(32))
 
 
 def _encode(data: bytes) -> str:

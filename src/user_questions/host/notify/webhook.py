@@ -43,7 +43,7 @@ __all__ = [
     "DELIVERY_HEADER",
     "EVENT_HEADER",
     "MIN_SECRET_LENGTH",
-    "SECRET_SETTING",
+    "NOTIFY_SECRET_SETTING",
     "SIGNATURE_HEADER",
     "WEBHOOK_CONCURRENCY",
     "WEBHOOK_TIMEOUT",
@@ -75,7 +75,7 @@ WEBHOOK_CONCURRENCY = 4
 """Requests delivered at once; the events of one request always go one after the other."""
 MIN_SECRET_LENGTH = 16
 """The shortest notify secret accepted."""
-SECRET_SETTING = "notify-secret"
+NOTIFY_SECRET_SETTING = "notify-secret"
 """The store setting that keeps the secret."""
 
 _RETRIED_STATUSES = frozenset({408, 429})
@@ -124,9 +124,10 @@ async def webhook_secret(store: Store, given: str | None = None) -> str:
         UserQuestionError: `BAD_NOTIFIER` when `given` is too short.
     """
     if given is not None:
-        await store.set_setting(SECRET_SETTING, check_secret(given))
+        await store.set_setting(NOTIFY_SECRET_SETTING, check_secret(given))
         return given
-    return await store.setting(SECRET_SETTING, new_token())  # may be given as --notify-secret
+    # may be given as --notify-secret
+    return await store.ensure_setting(NOTIFY_SECRET_SETTING, new_token())
 
 
 def sign(secret: str, body: bytes) -> str:

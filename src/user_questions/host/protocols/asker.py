@@ -32,7 +32,7 @@ from user_questions.frames import (
 )
 from user_questions.host._frame_text import pending_reply, settled_reply
 from user_questions.host.gate.roles import audience_of, withdrawer
-from user_questions.host.protocols.connection import Connection
+from user_questions.host.protocols.connection import HostConnection
 from user_questions.host.protocols.decoding import PONG, FrameError, parse, receive_texts
 from user_questions.host.stores import StoredQuestion
 from user_questions.outcomes import Surface
@@ -42,7 +42,7 @@ __all__ = ["AskerConnection"]
 _KINDS: dict[str, type[Frame]] = {"ask": Ask, "withdraw": Withdraw, "ping": Ping}
 
 
-class AskerConnection(Connection):
+class AskerConnection(HostConnection):
     """An asker's WebSocket: the requests it watches and the outbox of its replies."""
 
     kind = "asker"

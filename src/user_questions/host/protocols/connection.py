@@ -1,4 +1,5 @@
-"""`Connection`: one WebSocket of a host, whoever opened it, until it ends or its token is revoked.
+"""`HostConnection`: one WebSocket of a host, whoever opened it, until it ends or its token is
+revoked.
 
 Each protocol is a subclass that owns its per-connection state and implements `serve()`
 (`page.PageConnection` for `/ws`, `asker.AskerConnection` for `/ws/ask`); `endpoint` is the route's
@@ -24,7 +25,7 @@ from user_questions.host.gate.roles import viewer
 from user_questions.host.gate.security import INTERNAL_ERROR_MESSAGE, Identity, identity_of
 from user_questions.host.hub import Hub, Sees
 
-__all__ = ["REVOKED_CLOSE_CODE", "Connection"]
+__all__ = ["REVOKED_CLOSE_CODE", "HostConnection"]
 
 logger = logging.getLogger("user_questions.host")
 
@@ -33,7 +34,7 @@ REVOKED_CLOSE_CODE = 4401
 open."""
 
 
-class Connection:
+class HostConnection:
     """One open WebSocket: its peer, the hub it talks to, and the person behind its token."""
 
     kind: str = ""

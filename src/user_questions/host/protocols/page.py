@@ -36,7 +36,7 @@ from user_questions.frames import (
     ReceiptFrame,
 )
 from user_questions.host.hub import PageSubscription
-from user_questions.host.protocols.connection import Connection
+from user_questions.host.protocols.connection import HostConnection
 from user_questions.host.protocols.decoding import PONG, FrameError, parse, receive_texts
 from user_questions.outcomes import Surface
 
@@ -79,7 +79,7 @@ def replay_batches(frames: Sequence[str]) -> Iterator[str]:
         start, limit = end, REPLAY_BATCH
 
 
-class PageConnection(Connection):
+class PageConnection(HostConnection):
     """A page's WebSocket: its subscription to the hub and the lock its frames are sent under."""
 
     kind = "page"

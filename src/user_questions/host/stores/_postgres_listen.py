@@ -1,10 +1,10 @@
 """The connection on which a host's `PostgresStore` hears of the other nodes' writes.
 
 Needs psycopg. Every write sends `NOTIFY` on `CHANNEL` (the rpcId) or `TOKENS_CHANNEL` (a token's
-name). The listener `LISTEN`s to both on a connection of its own, checks it with a query after
-`LISTEN_HEARTBEAT` quiet seconds, and reconnects with backoff when it is cut. After a reconnection
-it tells `None` (re-read everything), because notifications sent while it was away are gone: a lost
-notification delays a change until the next reconnection at worst.
+name). The `NotificationRelay` `LISTEN`s to both on a connection of its own (the listener), checks
+it with a query after `LISTEN_HEARTBEAT` quiet seconds, and reconnects with backoff when it is cut.
+After a reconnection it tells `None` (re-read everything), because notifications sent while it was
+away are gone: a lost notification delays a change until the next reconnection at worst.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import psycopg
 from anyio.abc import TaskStatus
 
 from user_questions.errors import UserQuestionError
-from user_questions.host.stores._postgres_pool import Connection, Pool, first_line
+from user_questions.host.stores._postgres_pool import PgConnection, Pool, first_line
 
 __all__ = [
     "BACKOFF_FIRST",
@@ -27,7 +27,7 @@ __all__ = [
     "CHANNEL",
     "LISTEN_HEARTBEAT",
     "TOKENS_CHANNEL",
-    "Listener",
+    "NotificationRelay",
 ]
 
 logger = logging.getLogger("user_questions.host")
@@ -45,7 +45,7 @@ BACKOFF_MAX = 2.0
 """The longest pause between the listener's reconnection attempts."""
 
 
-class Listener:
+class NotificationRelay:
     """Passes the other nodes' notifications on: an rpcId (or `None`, re-read everything) to
     `tell`, a token change to `tell_tokens`. Notifications from `pool`'s own connections are
     skipped: whoever made those writes has told whoever needs to know."""
@@ -67,7 +67,7 @@ class Listener:
             UserQuestionError: `STORE_UNAVAILABLE` when the first connection cannot be made.
         """
         name = f"{self._pool.name} listener"
-        connection: Connection | None = await self._listening(name)
+        connection: PgConnection | None = await self._listening(name)
         task_status.started()
         while True:
             assert connection is not None
@@ -93,7 +93,7 @@ class Listener:
             self._tell(None)
             self._tell_tokens()
 
-    async def _listening(self, name: str) -> Connection:
+    async def _listening(self, name: str) -> PgConnection:
         connection = await self._pool.connect(name)
         try:
             await connection.execute(f"LISTEN {CHANNEL}; LISTEN {TOKENS_CHANNEL}")
@@ -103,7 +103,7 @@ class Listener:
             raise
         return connection
 
-    async def _follow(self, connection: Connection) -> None:
+    async def _follow(self, connection: PgConnection) -> None:
         """Pass on each notification until the connection fails; check it when it is quiet."""
         while True:
             async for notification in connection.notifies(timeout=LISTEN_HEARTBEAT):

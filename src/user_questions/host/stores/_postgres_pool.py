@@ -29,7 +29,7 @@ __all__ = [
     "APPLICATION_NAME",
     "CONNECT_TIMEOUT",
     "POOL_SIZE",
-    "Connection",
+    "PgConnection",
     "Pool",
     "first_line",
 ]
@@ -43,7 +43,8 @@ CONNECT_TIMEOUT = 10
 APPLICATION_NAME = "user-questions"
 """How the store's connections appear in `pg_stat_activity`, unless the URL names them."""
 
-Connection = psycopg.AsyncConnection[TupleRow]
+PgConnection = psycopg.AsyncConnection[TupleRow]
+"""One psycopg connection to the database, its rows read as tuples."""
 T = TypeVar("T")
 
 _DOWN = (psycopg.OperationalError, psycopg.InterfaceError)
@@ -76,7 +77,7 @@ class Pool:
         self.name = str(given.get("application_name") or APPLICATION_NAME)
         """The application name of the pool's connections."""
         self._timeout = None if "connect_timeout" in given else CONNECT_TIMEOUT
-        self._idle: list[Connection] = []
+        self._idle: list[PgConnection] = []
         self._pids: set[int] = set()
         self._slots: anyio.Semaphore | None = None
         self.stats = StoreStats()
@@ -94,7 +95,7 @@ class Pool:
         sent is one of the store's own writes)."""
         return pid in self._pids
 
-    async def connect(self, application_name: str) -> Connection:
+    async def connect(self, application_name: str) -> PgConnection:
         """A new autocommit connection whose commits are durable; `STORE_UNAVAILABLE` when the
         database cannot be reached."""
         options: dict[str, Any] = {"autocommit": True, "application_name": application_name}
@@ -113,7 +114,7 @@ class Pool:
         self.stats.back()
         return connection
 
-    async def run(self, operation: Callable[[Connection], Awaitable[T]]) -> T:
+    async def run(self, operation: Callable[[PgConnection], Awaitable[T]]) -> T:
         """Run `operation` on a pooled connection, once more on a new one if an idle one was
         dead. Every operation is safe to repeat: submit and settings are upserts, and a
         settle recognises its own earlier win by its `settle_id`.
@@ -154,7 +155,7 @@ class Pool:
             await self._close(connection)
 
     @contextlib.asynccontextmanager
-    async def _borrow(self) -> AsyncIterator[tuple[Connection, bool]]:
+    async def _borrow(self) -> AsyncIterator[tuple[PgConnection, bool]]:
         """A connection of the pool, and whether it had been idle (so it may have died since).
 
         A connection whose statement raised anything is closed rather than reused: it may be
@@ -176,7 +177,7 @@ class Pool:
             else:
                 self._idle.append(connection)
 
-    async def _close(self, connection: Connection) -> None:
+    async def _close(self, connection: PgConnection) -> None:
         self._pids.discard(connection.info.backend_pid)
         with anyio.CancelScope(shield=True):
             await connection.close()

@@ -15,7 +15,7 @@ from typing import cast
 import anyio
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores._postgres_pool import Connection
+from user_questions.host.stores._postgres_pool import PgConnection
 from user_questions.host.stores._shared import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA", "SCHEMA_VERSION", "migrate"]
@@ -30,7 +30,7 @@ SCHEMA_VERSION = 6
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
 
 
-async def _records_and_people(connection: Connection) -> None:
+async def _records_and_people(connection: PgConnection) -> None:
     """Version 2: who asked, when first shown, who settled, the search text, the `timed-out`
     state; named tokens."""
     await connection.execute(
@@ -66,7 +66,7 @@ async def _records_and_people(connection: Connection) -> None:
         )
 
 
-async def _rendered(connection: Connection) -> None:
+async def _rendered(connection: PgConnection) -> None:
     """Version 4: each request's details rendered once and kept (`host/markdown`); rendered
     in a worker thread, so the event loop goes on meanwhile."""
     await connection.execute(
@@ -88,7 +88,7 @@ async def _rendered(connection: Connection) -> None:
         )
 
 
-MIGRATIONS: Sequence[str | Callable[[Connection], Awaitable[None]]] = (
+MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
     f"""
     CREATE TABLE {SCHEMA}.settings (key text PRIMARY KEY, value text NOT NULL);
     CREATE TABLE {SCHEMA}.questions (
@@ -135,7 +135,7 @@ MIGRATIONS: Sequence[str | Callable[[Connection], Awaitable[None]]] = (
 )
 
 
-async def migrate(connection: Connection, url: str) -> None:
+async def migrate(connection: PgConnection, url: str) -> None:
     """Create or upgrade the schema to `SCHEMA_VERSION`, one node at a time; `url` names the
     store in the log and in errors.
 
@@ -170,7 +170,7 @@ async def migrate(connection: Connection, url: str) -> None:
             logger.info("migrated %s to schema version %d", url, number + 1)
 
 
-async def _schema_version(connection: Connection) -> int | None:
+async def _schema_version(connection: PgConnection) -> int | None:
     """The stored schema version; `None` when the database has no store yet."""
     cursor = await connection.execute(
         "SELECT to_regclass(%s) IS NOT NULL", (f"{SCHEMA}.schema_version",)

@@ -39,9 +39,9 @@ from user_questions.host.stores._postgres_listen import (
     CHANNEL,
     LISTEN_HEARTBEAT,
     TOKENS_CHANNEL,
-    Listener,
+    NotificationRelay,
 )
-from user_questions.host.stores._postgres_pool import POOL_SIZE, Connection, Pool
+from user_questions.host.stores._postgres_pool import POOL_SIZE, PgConnection, Pool
 from user_questions.host.stores._postgres_schema import SCHEMA, SCHEMA_VERSION, migrate
 from user_questions.host.stores._shared import (
     COLUMNS,
@@ -189,17 +189,20 @@ class PostgresStore(AsyncLifetime):
             return
         listening = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(listening.cancel_scope.cancel)
-        listener = Listener(self._pool, self._tell, self._tokens_listeners.tell)
-        await listening.start(listener.run)
+        relay = NotificationRelay(self._pool, self._tell, self._tokens_listeners.tell)
+        await listening.start(relay.run)
 
     async def ping(self) -> None:
-        async def select(connection: Connection) -> None:
+        async def select(connection: PgConnection) -> None:
             await connection.execute("SELECT 1")
 
         await self._pool.run(select)
 
-    async def setting(self, key: str, default: str) -> str:
-        async def read(connection: Connection) -> str:
+    async def setting(self, key: str) -> str | None:
+        return await self._pool.run(lambda connection: _setting(connection, key))
+
+    async def ensure_setting(self, key: str, default: str) -> str:
+        async def read(connection: PgConnection) -> str:
             async with connection.transaction():
                 await connection.execute(
                     f"INSERT INTO {SCHEMA}.settings (key, value) VALUES (%s, %s) "
@@ -207,17 +210,14 @@ class PostgresStore(AsyncLifetime):
                     (key, default),
                 )
                 # A statement of its own: its snapshot sees a value another node just stored.
-                cursor = await connection.execute(
-                    f"SELECT value FROM {SCHEMA}.settings WHERE key = %s", (key,)
-                )
-                row = await cursor.fetchone()
-            assert row is not None
-            return cast(str, row[0])
+                value = await _setting(connection, key)
+            assert value is not None  # stored just now, or before
+            return value
 
         return await self._pool.run(read)
 
     async def set_setting(self, key: str, value: str) -> None:
-        async def write(connection: Connection) -> None:
+        async def write(connection: PgConnection) -> None:
             await connection.execute(
                 f"INSERT INTO {SCHEMA}.settings (key, value) VALUES (%s, %s) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -240,7 +240,7 @@ class PostgresStore(AsyncLifetime):
             names_json(question.audience),
         )
 
-        async def insert(connection: Connection) -> tuple[StoredQuestion, bool]:
+        async def insert(connection: PgConnection) -> tuple[StoredQuestion, bool]:
             created = await _records(connection, _SUBMIT, parameters)
             if created:
                 return created[0], True
@@ -268,7 +268,7 @@ class PostgresStore(AsyncLifetime):
             settle_id,
         )
 
-        async def update(connection: Connection) -> StoredQuestion | None:
+        async def update(connection: PgConnection) -> StoredQuestion | None:
             if pending is None:
                 found = await _records(connection, _SETTLE_ROW, parameters)
                 return found[0] if found else None
@@ -283,14 +283,14 @@ class PostgresStore(AsyncLifetime):
         return await self._pool.run(update)
 
     async def get(self, rpc_id: str) -> StoredQuestion | None:
-        async def select(connection: Connection) -> StoredQuestion | None:
+        async def select(connection: PgConnection) -> StoredQuestion | None:
             found = await _records(connection, f"{_SELECT} WHERE rpc_id = %s", (rpc_id,))
             return found[0] if found else None
 
         return await self._pool.run(select)
 
     async def pending(self) -> list[StoredQuestion]:
-        async def select(connection: Connection) -> list[TupleRow]:
+        async def select(connection: PgConnection) -> list[TupleRow]:
             cursor = await connection.execute(f"{_SELECT} WHERE state = 'pending' ORDER BY seq")
             return await cursor.fetchall()
 
@@ -311,7 +311,7 @@ class PostgresStore(AsyncLifetime):
         return remove
 
     async def mark_shown(self, rpc_ids: Sequence[str]) -> None:
-        async def update(connection: Connection) -> None:
+        async def update(connection: PgConnection) -> None:
             await connection.execute(
                 f"UPDATE {SCHEMA}.questions SET shown_at = now() "
                 "WHERE shown_at IS NULL AND rpc_id = ANY(%s)",
@@ -327,7 +327,7 @@ class PostgresStore(AsyncLifetime):
             "ORDER BY settled_at DESC, seq DESC LIMIT %s"
         )
 
-        async def select(connection: Connection) -> list[TupleRow]:
+        async def select(connection: PgConnection) -> list[TupleRow]:
             cursor = await connection.execute(sql, (*parameters, query.limit + 1))
             return await cursor.fetchall()
 
@@ -341,7 +341,7 @@ class PostgresStore(AsyncLifetime):
         return HistoryPage(records, encode_cursor(settled, last[-1]))
 
     async def purge(self, settled_before: datetime) -> int:
-        async def delete(connection: Connection) -> int:
+        async def delete(connection: PgConnection) -> int:
             cursor = await connection.execute(
                 f"DELETE FROM {SCHEMA}.questions WHERE state <> 'pending' AND settled_at < %s",
                 (settled_before,),
@@ -351,7 +351,7 @@ class PostgresStore(AsyncLifetime):
         return await self._pool.run(delete)
 
     async def tokens(self) -> list[TokenRecord]:
-        async def select(connection: Connection) -> list[TokenRecord]:
+        async def select(connection: PgConnection) -> list[TokenRecord]:
             cursor = await connection.execute(
                 f"SELECT {_TOKEN_COLUMNS} FROM {SCHEMA}.tokens ORDER BY name"
             )
@@ -360,7 +360,7 @@ class PostgresStore(AsyncLifetime):
         return await self._pool.run(select)
 
     async def add_token(self, token: TokenRecord) -> None:
-        async def insert(connection: Connection) -> bool:
+        async def insert(connection: PgConnection) -> bool:
             fields = token_fields(token.role, token.groups, token.routes, token.notify)
             cursor = await connection.execute(
                 _ADD_TOKEN, (token.name, token.token_hash, token.created_at, *fields)
@@ -395,7 +395,7 @@ class PostgresStore(AsyncLifetime):
         """The token an update (which notifies the other nodes) changed, once this store's
         listeners are told; `None` (nobody told) when it matched none."""
 
-        async def update(connection: Connection) -> TokenRecord | None:
+        async def update(connection: PgConnection) -> TokenRecord | None:
             cursor = await connection.execute(sql, parameters)
             row = await cursor.fetchone()
             return None if row is None else _token(row)
@@ -406,7 +406,7 @@ class PostgresStore(AsyncLifetime):
         return changed
 
     async def touch_token(self, name: str) -> None:
-        async def update(connection: Connection) -> None:
+        async def update(connection: PgConnection) -> None:
             await connection.execute(
                 f"UPDATE {SCHEMA}.tokens SET last_used_at = now() WHERE name = %s", (name,)
             )
@@ -443,8 +443,14 @@ def printable_url(url: str) -> str:
     return f"{scheme}{sep}{authority}{path}" + ("?" + "&".join(kept) if kept else "")
 
 
+async def _setting(connection: PgConnection, key: str) -> str | None:
+    cursor = await connection.execute(f"SELECT value FROM {SCHEMA}.settings WHERE key = %s", (key,))
+    row = await cursor.fetchone()
+    return None if row is None else cast(str, row[0])
+
+
 async def _records(
-    connection: Connection, query: str, parameters: Sequence[object]
+    connection: PgConnection, query: str, parameters: Sequence[object]
 ) -> list[StoredQuestion]:
     cursor = await connection.execute(query, parameters)
     return [_record(row) for row in await cursor.fetchall()]

@@ -151,8 +151,13 @@ class TokenStore(Protocol):
 class SettingStore(Protocol):
     """Small named values kept with the store: the host's token, the notify secret."""
 
-    async def setting(self, key: str, default: str) -> str:
-        """The value of `key`, storing `default` first when there is none (atomically)."""
+    async def setting(self, key: str) -> str | None:
+        """The value of `key`, `None` when there is none; a read only, it stores nothing."""
+        ...
+
+    async def ensure_setting(self, key: str, default: str) -> str:
+        """The value of `key`, storing `default` first when there is none (atomically, so that
+        hosts starting together on one database all get the one value stored first)."""
         ...
 
     async def set_setting(self, key: str, value: str) -> None:

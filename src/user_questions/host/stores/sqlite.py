@@ -173,8 +173,11 @@ class SQLiteStore(AsyncLifetime):
         target = Path(destination)
         return await self._run(lambda: copy_store(self._db(), target.expanduser(), self.url))
 
-    async def setting(self, key: str, default: str) -> str:
-        return await self._run(self._setting, key, default)
+    async def setting(self, key: str) -> str | None:
+        return await self._run(self._setting, key)
+
+    async def ensure_setting(self, key: str, default: str) -> str:
+        return await self._run(self._ensure_setting, key, default)
 
     async def set_setting(self, key: str, value: str) -> None:
         await self._run(
@@ -440,15 +443,20 @@ class SQLiteStore(AsyncLifetime):
         # Rows are read into records here, in the worker thread, not on the event loop.
         return stored_questions(self._execute(sql, parameters), _moment)
 
-    def _setting(self, key: str, default: str) -> str:
+    def _setting(self, key: str) -> str | None:
+        row = self._db().execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        value: str | None = None if row is None else row[0]
+        return value
+
+    def _ensure_setting(self, key: str, default: str) -> str:
         db = self._db()
         with transaction(db):
             db.execute(
                 "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
                 (key, default),
             )
-            row = db.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
-        value: str = row[0]
+            value = self._setting(key)
+        assert value is not None  # stored just now, or before
         return value
 
     def _submit(

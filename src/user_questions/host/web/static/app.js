@@ -15,7 +15,7 @@ import { DraftStore } from "./drafts.js";
 import { DesktopNotifier } from "./notify.js";
 import { PlanCard } from "./plan-card.js";
 import { planReviewOf } from "./presentation.js";
-import { Connection, socketUrl } from "./protocol.js";
+import { ReconnectingSocket, socketUrl } from "./protocol.js";
 import { QuestionsCard } from "./questions-card.js";
 import { QueueView } from "./queue.js";
 import { PendingRequests, isRequest } from "./requests.js";
@@ -96,7 +96,7 @@ const queue = new QueueView(
   },
   { open: openRequest, filter: setFilter },
 );
-const connection = new Connection(socketUrl(window.location), { onFrame, onStatus });
+const connection = new ReconnectingSocket(socketUrl(window.location), { onFrame, onStatus });
 const signIn = new SignIn(byId("sign-in"), () => connection.retryNow());
 const env = {
   drafts,

@@ -46,7 +46,7 @@ function backoff(attempt) {
  * `onStatus({state, retryAt?, opened?})` reports "connecting", "open" and "waiting" (a retry is
  * scheduled at `retryAt`; `opened` says whether the socket that closed had ever opened).
  */
-export class Connection {
+export class ReconnectingSocket {
   #url;
   #onFrame;
   #onStatus;

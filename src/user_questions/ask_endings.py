@@ -1,8 +1,8 @@
-"""What an asker waiting on a host needs, in another process or in the host's own.
+"""How an ask waiting on a host ends, on its asker's side: settled by the host, or withdrawn.
 
 `RemoteProvider` (a client of the host, `providers/remote.py`) and the host's in-process provider
-(`host/in_process.py`) behave the same way, so they share this module, which sits below both: the
-host never imports a client.
+(`host/in_process.py`) end their asks the same way, so they share this module, which sits below
+both: the host never imports a client.
 
 - `withdraw_reason(signal)`: why a cancelled ask gave up, as the `withdraw` frame says it, and
   `withdraw_note(signal)`: the words its abort gave, if any, which the host keeps in the history.

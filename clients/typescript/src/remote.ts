@@ -1,0 +1,845 @@
+/**
+ * `RemoteProvider`: ask the people of a user-questions host (`uq serve`) from Node.
+ *
+ * It speaks the host's asker protocol over one WebSocket (`/ws/ask`), shared by every ask of the
+ * provider. Each ask has an rpcId generated here, so it survives anything that cuts the
+ * connection: after a dropped connection or a host restart the provider reconnects with backoff
+ * (0.05 s doubling to 2 s, jittered) and sends every unsettled `ask` again. The host's submit is
+ * idempotent, so that re-attaches to the same stored request, and an answer given meanwhile
+ * arrives at once, exactly once. Aborting an ask's signal sends `withdraw` (the request leaves
+ * every page, recorded as `withdrawn`, or `timed-out` for `AbortSignal.timeout()`), waits up to
+ * 5 s for the host to confirm it, and rejects with `ASK_ABORTED` (`ASK_TIMED_OUT`); a withdrawal
+ * that could not be delivered is sent again on the next connection.
+ *
+ * The connection opens at the first ask and closes when the last ask ends, so a program that
+ * has nothing left to ask can exit; `connect()` opens it at once and keeps it open until
+ * `close()`.
+ *
+ * @module
+ */
+
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { basename, extname } from "node:path";
+import { rootCertificates } from "node:tls";
+import WebSocket from "ws";
+
+import { checkAnswer, checkRequest, readQuestions } from "./checks.js";
+import {
+  abortError,
+  CANCELLED_MESSAGE,
+  ErrorCode,
+  isTimeout,
+  TIMED_OUT_MESSAGE,
+  ABORTED_MESSAGE,
+  UserQuestionError,
+} from "./errors.js";
+import type { AskFrame, AskerReply, Origin, Outcome, WithdrawReason } from "./frames.js";
+import { MAX_FRAME_BYTES, MAX_ID_LENGTH, MAX_ORIGIN_CLIENT, MAX_ORIGIN_CWD, MAX_REPLY_BYTES } from "./limits.js";
+import { characters, textProblem } from "./text.js";
+import type { AskUserQuestionAnswer, AskUserQuestionItem } from "./wire.generated.js";
+
+/** The asker endpoint, relative to the host's base URL. */
+export const ASK_PATH = "ws/ask";
+/** Milliseconds without a connection after which waiting asks fail with `HOST_UNREACHABLE`. */
+export const UNREACHABLE_LIMIT_MS = 300_000;
+/** Milliseconds one connection attempt (TCP, TLS and the WebSocket handshake) may take. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+/** Milliseconds a withdrawn ask waits for the host to confirm its withdrawal. */
+export const WITHDRAW_TIMEOUT_MS = 5_000;
+/** Milliseconds before the first reconnection attempt; doubled after each failure. */
+export const BACKOFF_FIRST_MS = 50;
+/** The longest pause between reconnection attempts. */
+export const BACKOFF_MAX_MS = 2_000;
+/** Milliseconds between keepalive pings on an open connection. */
+export const PING_INTERVAL_MS = 20_000;
+/** Milliseconds a ping may wait for its pong before the connection is replaced. */
+export const PONG_TIMEOUT_MS = 10_000;
+
+/** A request for a human answer: the seed's `AskUserQuestionRequest`, structurally. */
+export interface AskUserQuestionRequest {
+  /** The questions, shown as one card; each answer item echoes its question's id. */
+  questions: AskUserQuestionItem[];
+  /** The calling agent, when there is one: its id names the request's session unless the
+   * provider was given a `session`. */
+  agent?: { readonly id: string };
+  /** Aborting it withdraws the question; `AbortSignal.timeout(ms)` bounds the wait. */
+  signal?: AbortSignal;
+}
+
+/** A surface that asks a person and returns the answer: the seed's `UserQuestionProvider`. */
+export interface UserQuestionProvider {
+  ask(request: AskUserQuestionRequest): Promise<AskUserQuestionAnswer>;
+}
+
+/** Options of {@link RemoteProvider}. */
+export interface RemoteProviderOptions {
+  /** The host's token; else the URL's `?token=`, else `$UQ_TOKEN`. */
+  token?: string;
+  /** The request's `sessionId` on the host (1 to 256 characters): who asks. Default: the asking
+   * agent's id, else `<program>@<hostname>`. */
+  session?: string;
+  /** Where the asks come from, shown with their questions. */
+  origin?: Origin;
+  /** The certificate authority of an `https://` host's certificate, trusted besides the system's
+   * (and `$SSL_CERT_FILE`'s): a PEM file's path, or PEM text or bytes; or several. */
+  ca?: string | Buffer | ReadonlyArray<string | Buffer>;
+  /** Milliseconds of failed reconnection before waiting asks fail with `HOST_UNREACHABLE`
+   * (default 300,000); `null` waits for the host for ever. */
+  unreachableLimitMs?: number | null;
+  /** Milliseconds one connection attempt may take (default 10,000). */
+  connectTimeoutMs?: number;
+  /** Milliseconds between keepalive pings on an open connection (default 20,000). */
+  pingIntervalMs?: number;
+  /** Milliseconds a ping may wait for its pong before the connection is dropped and replaced,
+   * as a connection that died without closing is (default 10,000). */
+  pongTimeoutMs?: number;
+}
+
+type Reply =
+  | { readonly kind: "settled"; readonly outcome: Outcome | string; readonly answer?: unknown }
+  | { readonly kind: "failed"; readonly code: string; readonly message: string };
+
+/** One request in flight: an ask, or the withdrawal of one. */
+interface Call {
+  readonly rpcId: string;
+  /** The `ask` frame, sent on every new connection until the call completes. */
+  readonly frame: string;
+  /** Set once the request is being withdrawn: `withdraw` follows the `ask`. */
+  withdrawal?: WithdrawReason;
+  /** The connection the `ask` was last sent on. */
+  askedOn: number;
+  /** The connection the `withdraw` was last sent on. */
+  withdrawnOn: number;
+  /** Called with the first reply; absent for a withdrawal nobody waits for (it is owed). */
+  settle?: ((reply: Reply) => void) | undefined;
+  /** Rejects the ask waiting for this call, if one still does. */
+  abandon?: ((error: UserQuestionError) => void) | undefined;
+}
+
+interface Host {
+  /** The base URL, without its query (so never the token). */
+  readonly url: string;
+  readonly wsUrl: string;
+  readonly token: string;
+  readonly tls: boolean;
+}
+
+class Refusal {
+  constructor(
+    readonly code: string,
+    readonly message: string,
+  ) {}
+}
+
+const CERTIFICATE_ERRORS = new Set([
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "CERT_SIGNATURE_FAILURE",
+  "CERT_UNTRUSTED",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+]);
+
+const SCHEMES: Record<string, string> = { "http:": "ws:", "https:": "wss:", "ws:": "ws:", "wss:": "wss:" };
+
+/**
+ * A `UserQuestionProvider` that asks through a host, for agents in a Node process.
+ *
+ * @example
+ *   const provider = new RemoteProvider(process.env.UQ_URL!, { session: "release-bot" });
+ *   const answer = await provider.ask({ questions: [{ id: "ship", question: "Ship it?",
+ *     options: [{ label: "Ship" }, { label: "Wait" }] }] });
+ */
+export class RemoteProvider implements UserQuestionProvider {
+  /** Every host's base URL (without the token), in the order they are tried. */
+  readonly urls: readonly string[];
+  /** The session given in the options, if any. */
+  readonly session: string | undefined;
+  /** Where the asks say they come from. */
+  readonly origin: Origin | undefined;
+
+  readonly #hosts: readonly Host[];
+  readonly #ca: ReadonlyArray<string | Buffer> | undefined;
+  readonly #limit: number | null;
+  readonly #connectTimeout: number;
+  readonly #pingInterval: number;
+  readonly #pongTimeout: number;
+  readonly #defaultSession: string;
+  readonly #calls = new Map<string, Call>();
+  #ws: WebSocket | null = null;
+  #closed: Promise<void> = Promise.resolve();
+  #generation = 0;
+  #host = 0;
+  #connectedHost = 0;
+  #running = false;
+  #held = false;
+  #downSince: number | null = null;
+  #storePause = BACKOFF_FIRST_MS;
+  #pauseBeforeReconnect = 0;
+
+  /**
+   * @param url The host's URL as `uq serve` printed it (its `?token=` is used), or the URLs of
+   *   several hosts on one database, tried in turn.
+   * @throws {UserQuestionError} `BAD_REQUEST` for a URL that is not `http(s)://` or `ws(s)://`,
+   *   no URL, a session or origin out of bounds, or a `ca` that cannot be read; `BAD_TOKEN` when
+   *   no token is given anywhere.
+   */
+  constructor(url: string | readonly string[], options: RemoteProviderOptions = {}) {
+    const given = typeof url === "string" ? [url] : [...url];
+    if (given.length === 0) throw new UserQuestionError("RemoteProvider needs a host URL", ErrorCode.BAD_REQUEST);
+    const parsed = given.map(parseHost);
+    const token = options.token || parsed[0]!.token || process.env.UQ_TOKEN;
+    if (!token) {
+      throw new UserQuestionError(
+        "RemoteProvider needs the host's token: pass { token }, use the URL `uq serve` printed " +
+          "(with ?token=), or set UQ_TOKEN",
+        ErrorCode.BAD_TOKEN,
+      );
+    }
+    this.#hosts = parsed.map((host) => ({ ...host, token }));
+    this.urls = this.#hosts.map((host) => host.url);
+    if (options.session !== undefined) checkId("session", options.session);
+    this.session = options.session;
+    this.origin = options.origin === undefined ? undefined : readOrigin(options.origin);
+    this.#ca = this.#hosts.some((host) => host.tls) ? trustedAuthorities(options.ca) : undefined;
+    this.#limit =
+      options.unreachableLimitMs === null
+        ? null
+        : positive("unreachableLimitMs", options.unreachableLimitMs, UNREACHABLE_LIMIT_MS);
+    this.#connectTimeout = positive("connectTimeoutMs", options.connectTimeoutMs, CONNECT_TIMEOUT_MS);
+    this.#pingInterval = positive("pingIntervalMs", options.pingIntervalMs, PING_INTERVAL_MS);
+    this.#pongTimeout = positive("pongTimeoutMs", options.pongTimeoutMs, PONG_TIMEOUT_MS);
+    this.#defaultSession = defaultSession();
+  }
+
+  /** The host connected to last (at first, the first one). */
+  get url(): string {
+    return this.urls[this.#connectedHost]!;
+  }
+
+  /** Whether a connection to a host is open now. */
+  get connected(): boolean {
+    return this.#ws !== null && this.#ws.readyState === WebSocket.OPEN;
+  }
+
+  /**
+   * Ask through the host under a new rpcId and wait for the answer.
+   *
+   * @returns the answer, checked against the questions: one item per question, in question order.
+   * @throws {UserQuestionError} `ASK_CANCELLED` (a person dismissed it), `ASK_ABORTED` /
+   *   `ASK_TIMED_OUT` (the signal aborted: the question was withdrawn), `UNAUTHORIZED` (the host
+   *   refused the token), `HOST_UNREACHABLE`, `BAD_ANSWER`, a request check's code
+   *   (`EMPTY_QUESTIONS`, `BAD_QUESTION`, `LIMIT_EXCEEDED`, ...), or the code of a request the
+   *   host refused.
+   */
+  ask(request: AskUserQuestionRequest): Promise<AskUserQuestionAnswer> {
+    return this.askWithId(randomUUID(), request);
+  }
+
+  /**
+   * Ask under `rpcId`: a process that restarts may re-attach to its request, and get the answer
+   * given while it was away, by asking again with the same rpcId and the same questions.
+   */
+  async askWithId(rpcId: string, request: AskUserQuestionRequest): Promise<AskUserQuestionAnswer> {
+    if (typeof request !== "object" || request === null) {
+      throw new UserQuestionError("invalid request: the request must be an object", ErrorCode.BAD_REQUEST);
+    }
+    const signal = request.signal;
+    if (signal?.aborted) throw abortError(signal);
+    const questions = readQuestions(request.questions);
+    checkRequest(questions);
+    checkId("rpcId", rpcId);
+    const earlier = this.#calls.get(rpcId);
+    if (earlier !== undefined && earlier.withdrawal === undefined) {
+      throw new UserQuestionError(
+        `rpcId ${JSON.stringify(rpcId)} is already being asked by this provider`,
+        ErrorCode.BAD_REQUEST,
+      );
+    }
+    const sessionId = this.session ?? request.agent?.id ?? this.#defaultSession;
+    checkId("session", sessionId);
+    const ask: AskFrame = { type: "ask", rpcId, sessionId, questions };
+    if (this.origin !== undefined) ask.origin = this.origin;
+    const frame = JSON.stringify(ask);
+    const bytes = Buffer.byteLength(frame);
+    if (bytes > MAX_FRAME_BYTES) {
+      throw new UserQuestionError(
+        `the request is ${bytes} bytes as JSON; a host takes at most ${MAX_FRAME_BYTES}: ` +
+          "shorten the detail or split the questions",
+        ErrorCode.REQUEST_TOO_LARGE,
+      );
+    }
+    const call: Call = { rpcId, frame, askedOn: -1, withdrawnOn: -1 };
+    this.#calls.set(rpcId, call); // an owed withdrawal of the same rpcId gives way
+    return await new Promise<AskUserQuestionAnswer>((resolve, reject) => {
+      let finished = false;
+      const finish = (outcome: () => void): void => {
+        if (finished) return;
+        finished = true;
+        signal?.removeEventListener("abort", onAbort);
+        outcome();
+        this.#leaveIfIdle();
+      };
+      call.settle = (reply) => {
+        this.#forget(call);
+        if (reply.kind === "failed" && reply.code === ErrorCode.HOST_UNREACHABLE) {
+          this.#owe(call, "cancelled"); // if the host comes back, take the question down
+        }
+        finish(() => {
+          try {
+            resolve(answerOf(questions, reply));
+          } catch (error) {
+            reject(error);
+          }
+        });
+      };
+      const onAbort = (): void => {
+        const error = abortError(signal);
+        const reason: WithdrawReason = isTimeout(signal?.reason) ? "timed-out" : "aborted";
+        this.#withdraw(call, reason, () => finish(() => reject(error)));
+      };
+      call.abandon = (error) => finish(() => reject(error));
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#send(call);
+      this.#run();
+    });
+  }
+
+  /**
+   * Open the connection now, trying each host once, rather than at the first ask: a caller
+   * learns at once that no host answers or that the token is refused. With `keepOpen` (the
+   * default) the connection stays open between asks until {@link close}; without it, it closes
+   * when the asks that follow have ended.
+   *
+   * @throws {UserQuestionError} `HOST_UNREACHABLE` when no host answered within the connect
+   *   timeout, `UNAUTHORIZED` (or the host's own code) when the host refused the connection.
+   */
+  async connect({ keepOpen = true }: { keepOpen?: boolean } = {}): Promise<void> {
+    if (this.connected) {
+      if (keepOpen) this.#held = true;
+      return;
+    }
+    let problem: unknown;
+    for (let tried = 0; tried < this.#hosts.length; tried += 1) {
+      const outcome = await this.#attempt();
+      if (outcome instanceof WebSocket) {
+        if (this.#ws !== outcome) this.#adopt(outcome);
+        if (keepOpen) this.#held = true;
+        else setTimeout(() => this.#leaveIfIdle(), 0); // unless an ask follows at once
+        return;
+      }
+      if (outcome instanceof Refusal) throw new UserQuestionError(outcome.message, outcome.code);
+      problem = outcome;
+    }
+    throw new UserQuestionError(
+      `the host at ${this.urls.join(" or ")} did not answer; is \`uq serve\` running? (${describe(problem)})`,
+      ErrorCode.HOST_UNREACHABLE,
+    );
+  }
+
+  /**
+   * Withdraw every ask still waiting (each rejects with `ASK_ABORTED`, and its question leaves the
+   * pages as `withdrawn`), deliver the withdrawals (waiting at most 5 s for the host to confirm
+   * them), and close the connection. The provider may ask again afterwards.
+   */
+  async close(): Promise<void> {
+    this.#held = false;
+    const confirmations: Promise<void>[] = [];
+    for (const call of [...this.#calls.values()]) {
+      if (call.withdrawal !== undefined && call.settle !== undefined) {
+        confirmations.push(this.#confirmation(call));
+        continue;
+      }
+      confirmations.push(
+        new Promise<void>((done) => {
+          if (call.withdrawal !== undefined) {
+            this.#withdraw(call, call.withdrawal, done); // an owed withdrawal: deliver it now
+          } else {
+            const abandon = call.abandon;
+            this.#withdraw(call, "cancelled", () => {
+              abandon?.(new UserQuestionError("the provider was closed before the user answered", ErrorCode.ASK_ABORTED));
+              done();
+            });
+          }
+        }),
+      );
+    }
+    if (confirmations.length > 0) this.#run();
+    await Promise.all(confirmations);
+    const ws = this.#ws;
+    if (ws !== null) {
+      ws.close(1000);
+      await this.#closed;
+    }
+  }
+
+  // -- asks and withdrawals -------------------------------------------------------------------
+
+  /** Turn `call` into its withdrawal, sent now if connected and on every reconnection; `done`
+   * runs once the host confirmed it, or after `WITHDRAW_TIMEOUT_MS` (it is then owed). */
+  #withdraw(call: Call, reason: WithdrawReason, done: () => void): void {
+    call.withdrawal = reason;
+    let finished = false;
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      done();
+    };
+    const timer = setTimeout(() => {
+      if (this.#calls.get(call.rpcId) === call) call.settle = undefined; // owed to the next connection
+      finish();
+    }, WITHDRAW_TIMEOUT_MS);
+    call.settle = () => {
+      this.#forget(call);
+      finish();
+    };
+    this.#send(call);
+    this.#run();
+  }
+
+  /** Resolves once an in-flight withdrawal completes (or gives up waiting). */
+  #confirmation(call: Call): Promise<void> {
+    return new Promise((done) => {
+      const settle = call.settle;
+      const timer = setTimeout(done, WITHDRAW_TIMEOUT_MS);
+      call.settle = (reply) => {
+        clearTimeout(timer);
+        settle?.(reply);
+        done();
+      };
+    });
+  }
+
+  /** Keep a withdrawal of `call`'s request for the next connection, nobody waiting for it. */
+  #owe(call: Call, reason: WithdrawReason): void {
+    if (this.#calls.has(call.rpcId)) return;
+    this.#calls.set(call.rpcId, {
+      rpcId: call.rpcId,
+      frame: call.frame,
+      withdrawal: reason,
+      askedOn: call.askedOn,
+      withdrawnOn: -1,
+    });
+  }
+
+  #forget(call: Call): void {
+    if (this.#calls.get(call.rpcId) === call) this.#calls.delete(call.rpcId);
+  }
+
+  /** Whether anybody waits for a reply: then the provider stays connected. */
+  #wanted(): boolean {
+    for (const call of this.#calls.values()) if (call.settle !== undefined) return true;
+    return false;
+  }
+
+  #leaveIfIdle(): void {
+    if (this.#held || this.#wanted() || this.#ws === null) return;
+    this.#ws.close(1000);
+  }
+
+  /** Send `call` on the open connection: its `ask` unless sent on it already, then its
+   * `withdraw` (so a withdrawal never reaches a host before the request it withdraws). */
+  #send(call: Call): void {
+    const ws = this.#ws;
+    if (ws === null || ws.readyState !== WebSocket.OPEN) return;
+    if (call.settle === undefined && call.withdrawal === undefined) return;
+    if (call.askedOn !== this.#generation) {
+      call.askedOn = this.#generation;
+      ws.send(call.frame);
+    }
+    if (call.withdrawal !== undefined && call.withdrawnOn !== this.#generation) {
+      call.withdrawnOn = this.#generation;
+      ws.send(JSON.stringify({ type: "withdraw", rpcId: call.rpcId, reason: call.withdrawal }));
+    }
+  }
+
+  /** Fail every waiting ask with `refusal`; withdrawals stay owed unless `withdrawals`. */
+  #fail(refusal: Refusal, withdrawals: boolean): void {
+    for (const call of [...this.#calls.values()]) {
+      if (call.withdrawal !== undefined && !withdrawals) continue;
+      const settle = call.settle;
+      this.#forget(call);
+      settle?.({ kind: "failed", code: refusal.code, message: refusal.message });
+    }
+    this.#downSince = null;
+  }
+
+  // -- the connection -------------------------------------------------------------------------
+
+  /** Keep a connection while anybody waits: connect with backoff, re-send, serve, reconnect. */
+  #run(): void {
+    if (this.#running) return;
+    this.#running = true;
+    void this.#loop().finally(() => {
+      this.#running = false;
+      if (this.#wanted() && !this.connected) this.#run();
+    });
+  }
+
+  async #loop(): Promise<void> {
+    let delay = BACKOFF_FIRST_MS;
+    if (this.#ws === null) this.#downSince = null; // the host is unreachable from the first failure on
+    while (this.#wanted()) {
+      if (this.#ws !== null) {
+        await this.#closed;
+        if (this.#pauseBeforeReconnect > 0) {
+          await sleep(this.#pauseBeforeReconnect);
+          this.#pauseBeforeReconnect = 0;
+        }
+        continue;
+      }
+      const outcome = await this.#attempt();
+      if (outcome instanceof WebSocket) {
+        delay = BACKOFF_FIRST_MS;
+        if (this.#ws !== outcome) this.#adopt(outcome);
+        this.#leaveIfIdle(); // everybody stopped waiting while it connected
+        continue;
+      }
+      if (outcome instanceof Refusal) {
+        this.#fail(outcome, true); // retrying cannot help
+        return;
+      }
+      const now = Date.now();
+      this.#downSince ??= now;
+      if (this.#limit !== null && now - this.#downSince >= this.#limit) {
+        this.#fail(
+          new Refusal(
+            ErrorCode.HOST_UNREACHABLE,
+            `the host at ${this.urls.join(" or ")} has been unreachable for ${this.#limit / 1000} s; ` +
+              `is \`uq serve\` running? (${describe(outcome)})`,
+          ),
+          false,
+        );
+        continue; // confirmations of withdrawals may still be waited for
+      }
+      await sleep(delay * (0.5 + Math.random() / 2));
+      delay = Math.min(delay * 2, BACKOFF_MAX_MS);
+    }
+  }
+
+  /** One attempt on the current host: the open socket; the host's refusal (a status under 500,
+   * or a certificate that cannot be verified: retrying cannot help); or the problem (the next
+   * host, if any, is tried next). */
+  #attempt(): Promise<WebSocket | Refusal | Error> {
+    const host = this.#hosts[this.#host]!;
+    return new Promise((resolve) => {
+      let done = false;
+      const finish = (outcome: WebSocket | Refusal | Error): void => {
+        if (done) return;
+        done = true;
+        if (!(outcome instanceof WebSocket)) {
+          ws.terminate();
+          if (!(outcome instanceof Refusal)) this.#host = (this.#host + 1) % this.#hosts.length;
+        }
+        resolve(outcome);
+      };
+      const ws = new WebSocket(host.wsUrl, {
+        headers: { Authorization: `Bearer ${host.token}` },
+        handshakeTimeout: this.#connectTimeout,
+        maxPayload: MAX_REPLY_BYTES,
+        perMessageDeflate: false,
+        ...(host.tls && this.#ca !== undefined ? { ca: [...this.#ca] } : {}),
+      });
+      ws.on("error", (error: Error & { code?: string }) => {
+        if (error.code !== undefined && CERTIFICATE_ERRORS.has(error.code)) {
+          finish(
+            new Refusal(
+              ErrorCode.HOST_UNREACHABLE,
+              `the certificate of ${host.url} cannot be verified (${error.code}: ${error.message}); ` +
+                "if a private authority signed it, pass its certificate as { ca }",
+            ),
+          );
+          return;
+        }
+        finish(error);
+      });
+      ws.once("open", () => finish(ws));
+      ws.once("unexpected-response", (request, response) => {
+        const status = response.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const refuse = (): void => {
+          request.destroy();
+          if (status >= 500) {
+            finish(new Error(`HTTP ${status}`));
+            return;
+          }
+          finish(refusalOf(host.url, status, Buffer.concat(chunks).toString("utf8")));
+        };
+        const cut = setTimeout(refuse, 2_000);
+        response.on("data", (chunk: Buffer) => {
+          size += chunk.length;
+          if (size <= 65_536) chunks.push(chunk);
+        });
+        response.on("end", () => {
+          clearTimeout(cut);
+          refuse();
+        });
+        response.on("error", () => {
+          clearTimeout(cut);
+          refuse();
+        });
+      });
+    });
+  }
+
+  /** Make `ws` the connection, send every call on it again, and serve it until it closes. */
+  #adopt(ws: WebSocket): void {
+    const previous = this.#ws;
+    if (previous !== null && previous !== ws) previous.close(1000);
+    this.#ws = ws;
+    this.#connectedHost = this.#host;
+    this.#downSince = null;
+    this.#generation += 1;
+    let pong: NodeJS.Timeout | undefined;
+    const ping = setInterval(() => {
+      if (ws.readyState !== WebSocket.OPEN) return;
+      ws.send(JSON.stringify({ type: "ping" }));
+      pong ??= setTimeout(() => ws.terminate(), this.#pongTimeout); // no pong: replace the socket
+    }, this.#pingInterval);
+    this.#closed = new Promise<void>((closed) => {
+      ws.on("close", (code: number, reason: Buffer) => {
+        clearInterval(ping);
+        clearTimeout(pong);
+        if (this.#ws === ws) {
+          this.#ws = null;
+          this.#downSince = Date.now();
+        }
+        if (code === 4401 || code === 4403) {
+          const text = reason.toString("utf8");
+          this.#fail(
+            code === 4401
+              ? new Refusal(ErrorCode.UNAUTHORIZED, `the host at ${this.url} no longer accepts the token${text ? `: ${text}` : ""}`)
+              : new Refusal(ErrorCode.FORBIDDEN, `the host at ${this.url} refused the connection${text ? `: ${text}` : ""}`),
+            true,
+          );
+        }
+        closed();
+      });
+    });
+    ws.on("message", (data: WebSocket.RawData) => {
+      const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8");
+      const reply = parseReply(text);
+      if (reply === undefined) return;
+      if (reply.payload.type === "pong") {
+        clearTimeout(pong);
+        pong = undefined;
+        return;
+      }
+      this.#dispatch(ws, reply);
+    });
+    for (const call of [...this.#calls.values()]) this.#send(call);
+  }
+
+  /** Hand a frame to the call it belongs to. */
+  #dispatch(ws: WebSocket, reply: AskerReply): void {
+    const call = reply.rpcId === undefined ? undefined : this.#calls.get(reply.rpcId);
+    const payload = reply.payload;
+    if (call === undefined) return;
+    if (payload.type === "ask/error") {
+      if (payload.code === ErrorCode.STORE_UNAVAILABLE) {
+        // An outage to wait out, not an outcome: leave this host, and ask again later (the next
+        // host if there are several: its own link to the database may be fine).
+        this.#host = (this.#host + 1) % this.#hosts.length;
+        this.#pauseBeforeReconnect = this.#storePause * (0.5 + Math.random() / 2);
+        this.#storePause = Math.min(this.#storePause * 2, BACKOFF_MAX_MS);
+        ws.close(1000);
+        return;
+      }
+      this.#storePause = BACKOFF_FIRST_MS;
+      const settle = call.settle;
+      this.#forget(call);
+      settle?.({ kind: "failed", code: String(payload.code), message: String(payload.message ?? payload.code) });
+      return;
+    }
+    if (payload.type === "ask/settled") {
+      this.#storePause = BACKOFF_FIRST_MS;
+      const settle = call.settle;
+      this.#forget(call);
+      settle?.({ kind: "settled", outcome: payload.outcome, answer: payload.answer });
+    }
+  }
+}
+
+/** What a settled or refused request gives its asker: the checked answer, or the error. */
+function answerOf(questions: readonly AskUserQuestionItem[], reply: Reply): AskUserQuestionAnswer {
+  if (reply.kind === "failed") throw new UserQuestionError(reply.message, reply.code);
+  switch (reply.outcome) {
+    case "answered":
+      if (reply.answer === undefined) {
+        throw new UserQuestionError("the host reported an answer without the answer itself", ErrorCode.BAD_ANSWER);
+      }
+      return checkAnswer(questions, reply.answer);
+    case "dismissed":
+      throw new UserQuestionError(CANCELLED_MESSAGE, ErrorCode.ASK_CANCELLED);
+    case "timed-out":
+      throw new UserQuestionError(TIMED_OUT_MESSAGE, ErrorCode.ASK_TIMED_OUT);
+    case "withdrawn":
+      throw new UserQuestionError(ABORTED_MESSAGE, ErrorCode.ASK_ABORTED);
+    default:
+      throw new UserQuestionError(
+        `the host reported an outcome this client does not know: ${JSON.stringify(reply.outcome)}`,
+        ErrorCode.BAD_ANSWER,
+      );
+  }
+}
+
+function parseReply(text: string): AskerReply | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  const { rpcId, payload } = value as { rpcId?: unknown; payload?: unknown };
+  if (typeof payload !== "object" || payload === null || typeof (payload as { type?: unknown }).type !== "string") {
+    return undefined; // a frame from a newer host: nothing any call waits for
+  }
+  return { ...(typeof rpcId === "string" ? { rpcId } : {}), payload: payload as AskerReply["payload"] };
+}
+
+function refusalOf(url: string, status: number, body: string): Refusal {
+  let code: string | undefined;
+  let message: string | undefined;
+  try {
+    const error = (JSON.parse(body) as { error?: { code?: unknown; message?: unknown } }).error;
+    if (typeof error?.code === "string") code = error.code;
+    if (typeof error?.message === "string") message = error.message;
+  } catch {
+    // not the host's error body: the status says it
+  }
+  if (status === 401) {
+    return new Refusal(
+      code ?? ErrorCode.UNAUTHORIZED,
+      `the host at ${url} refused the token (HTTP 401): ${message ?? "use the token that `uq serve` printed"}`,
+    );
+  }
+  if (code !== undefined) {
+    return new Refusal(code, `the host at ${url} refused the asker connection (HTTP ${status}): ${message ?? code}`);
+  }
+  if (status === 403) {
+    return new Refusal(ErrorCode.FORBIDDEN, `the host at ${url} refused the asker connection (HTTP 403)`);
+  }
+  return new Refusal(
+    ErrorCode.HOST_UNREACHABLE,
+    `${url} refused the asker connection with HTTP ${status}; is it a user-questions host?`,
+  );
+}
+
+function parseHost(url: string): Omit<Host, "token"> & { token: string } {
+  let parts: URL;
+  try {
+    parts = new URL(url);
+  } catch {
+    parts = new URL("invalid:");
+  }
+  const scheme = SCHEMES[parts.protocol];
+  if (typeof url !== "string" || scheme === undefined || !parts.host) {
+    throw new UserQuestionError(
+      `the host URL must start with http:// or https://, got ${JSON.stringify(url)}`,
+      ErrorCode.BAD_REQUEST,
+    );
+  }
+  const base = parts.pathname.endsWith("/") ? parts.pathname : `${parts.pathname}/`;
+  return {
+    url: `${parts.protocol}//${parts.host}${base}`,
+    wsUrl: `${scheme}//${parts.host}${base}${ASK_PATH}`,
+    token: parts.searchParams.get("token") ?? "",
+    tls: scheme === "wss:",
+  };
+}
+
+function checkId(what: "rpcId" | "session", value: unknown): void {
+  if (typeof value !== "string") {
+    throw new UserQuestionError(`the ${what} must be a string, got ${typeof value}`, ErrorCode.BAD_REQUEST);
+  }
+  const length = characters(value);
+  if (length === 0 || length > MAX_ID_LENGTH) {
+    throw new UserQuestionError(
+      `the ${what} must be 1 to ${MAX_ID_LENGTH} characters long, got ${length}`,
+      ErrorCode.BAD_REQUEST,
+    );
+  }
+  const problem = textProblem(value);
+  if (problem !== undefined) throw new UserQuestionError(`the ${what} ${problem}`, ErrorCode.BAD_REQUEST);
+}
+
+function readOrigin(origin: Origin): Origin {
+  if (typeof origin !== "object" || origin === null) {
+    throw new UserQuestionError("the origin must be an object: { client?, cwd? }", ErrorCode.BAD_REQUEST);
+  }
+  const read: Origin = {};
+  for (const [name, limit] of [
+    ["client", MAX_ORIGIN_CLIENT],
+    ["cwd", MAX_ORIGIN_CWD],
+  ] as const) {
+    const value = origin[name];
+    if (value === undefined || value === null) continue;
+    const length = typeof value === "string" ? characters(value) : -1;
+    const problem = typeof value === "string" ? textProblem(value) : undefined;
+    if (length < 1 || length > limit || problem !== undefined) {
+      throw new UserQuestionError(
+        `the origin's ${name} must be a string of 1 to ${limit} characters without NUL or lone surrogate`,
+        ErrorCode.BAD_REQUEST,
+      );
+    }
+    read[name] = value;
+  }
+  return read;
+}
+
+/** The system's authorities, `$SSL_CERT_FILE`'s, and those given. */
+function trustedAuthorities(ca: RemoteProviderOptions["ca"]): ReadonlyArray<string | Buffer> | undefined {
+  const extra: Array<string | Buffer> = [];
+  const given = ca === undefined ? [] : Array.isArray(ca) ? ca : [ca as string | Buffer];
+  const sources = process.env.SSL_CERT_FILE ? [process.env.SSL_CERT_FILE, ...given] : given;
+  for (const source of sources) {
+    if (typeof source !== "string" || source.includes("-----BEGIN")) {
+      extra.push(source);
+      continue;
+    }
+    try {
+      extra.push(readFileSync(source));
+    } catch (error) {
+      throw new UserQuestionError(
+        `cannot read the certificate authority file ${source}: ${describe(error)}`,
+        ErrorCode.BAD_REQUEST,
+      );
+    }
+  }
+  return extra.length === 0 ? undefined : [...rootCertificates, ...extra];
+}
+
+function defaultSession(): string {
+  const script = process.argv[1];
+  const program = script ? basename(script, extname(script)) : "";
+  return `${program || "node"}@${hostname()}`;
+}
+
+function describe(problem: unknown): string {
+  if (problem instanceof Error) {
+    const code = (problem as { code?: unknown }).code;
+    return typeof code === "string" && !problem.message.includes(code) ? `${code}: ${problem.message}` : problem.message;
+  }
+  return String(problem);
+}
+
+function positive(name: string, value: number | undefined, otherwise: number): number {
+  if (value === undefined) return otherwise;
+  if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
+    throw new UserQuestionError(`${name} must be a positive number of milliseconds, got ${value}`, ErrorCode.BAD_REQUEST);
+  }
+  return value;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
+}
