@@ -25,6 +25,7 @@ from user_questions import (
     ErrorCode,
     UserQuestionError,
     ask_endings,
+    connect,
 )
 from user_questions.frames import MAX_NOTE_LENGTH, ROLE_HEADER
 from user_questions.providers.remote import RemoteProvider
@@ -173,3 +174,20 @@ def test_withdraw_note_is_text_the_frame_can_carry() -> None:
     empty = AbortController()
     empty.abort("")
     assert ask_endings.withdraw_note(empty.signal) is None
+
+
+@pytest.mark.parametrize("host", ["admin"], indirect=True)
+async def test_connect_warns_of_a_token_that_can_answer_once_too(
+    host: RoleHost, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with connect(host.url, session="framework") as asker, anyio.create_task_group() as tg:
+
+        async def dismiss() -> None:
+            await host.wait_for(lambda: bool(host.watchers))
+            await host.settle(next(iter(host.watchers)), "dismissed")
+
+        tg.start_soon(dismiss)
+        with pytest.raises(UserQuestionError):
+            await asker.ask([PICK])
+    assert [record.levelno for record in caplog.records] == [logging.WARNING]
+    assert "can answer questions (its role is admin)" in caplog.records[0].getMessage()
