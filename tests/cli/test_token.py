@@ -1,4 +1,4 @@
-"""`uq token add | list | revoke` on a store, as a person runs them beside a host."""
+"""`uq token add | change | list | revoke` on a store, as a person runs them beside a host."""
 
 from __future__ import annotations
 
@@ -52,11 +52,48 @@ def test_add_prints_the_token_once_and_the_page_url_with_it(
     token, url = out.splitlines()
     assert url == f"http://h:9/?token={token}"
     assert err == (
-        "alice's token is shown this once: the store keeps only its hash. "
+        "alice's person token is shown this once: the store keeps only its hash. "
         "Running hosts accept it now.\n"
     )
     (record,) = tokens(db)
-    assert (record.name, record.token_hash) == ("alice", hash_token(token))
+    assert (record.name, record.token_hash, record.role) == ("alice", hash_token(token), "person")
+
+
+def test_a_token_gets_its_role_groups_and_routes_and_they_can_change(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    uq(capsys, "token", "add", "alice", "--group", "oncall", "--group", "ops", "--db", db)
+    uq(capsys, "token", "add", "pager", "--role", "asker", "--route", "@oncall", "--db", db)
+    alice, pager = tokens(db)
+    assert (alice.role, alice.groups, alice.routes) == ("person", ("oncall", "ops"), ())
+    assert (pager.role, pager.groups, pager.routes) == ("asker", (), ("@oncall",))
+    status, _, err = uq(capsys, "token", "change", "alice", "--role", "admin", "--db", db)
+    assert status in (None, 0)
+    assert err == "alice is now: admin in oncall, ops\n"
+    status, _, err = uq(capsys, "token", "change", "pager", "--route", "alice", "--db", db)
+    assert err == "pager is now: asker routed to alice\n"
+    assert [(t.name, t.role, t.groups, t.routes) for t in tokens(db)] == [
+        ("alice", "admin", ("oncall", "ops"), ()),
+        ("pager", "asker", (), ("alice",)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("add", "x", "--role", "asker", "--group", "g"), "an asker is in no group"),
+        (("add", "x", "--route", "bob"), "only an asker's questions are routed"),
+        (("add", "x", "--role", "asker", "--route", "@no good"), "a route must be"),
+        (("change", "nobody", "--role", "admin"), 'no active token is called "nobody"'),
+    ],
+)
+def test_what_a_role_cannot_have_is_bad_input(
+    capsys: pytest.CaptureFixture[str], db: str, args: tuple[str, ...], says: str
+) -> None:
+    status, out, err = uq(capsys, "token", *args, "--db", db)
+    assert (status, out) == (2, "")
+    assert says in err
+    assert tokens(db) == []
 
 
 def test_a_name_that_is_taken_or_unusable_is_bad_input(
@@ -87,8 +124,9 @@ def test_list_shows_names_and_times_but_never_a_token(
     status, out, _ = uq(capsys, "token", "list")
     assert status in (None, 0)
     header, alice_row, bob_row = out.splitlines()
-    assert header.split() == ["NAME", "CREATED", "LAST", "USED", "REVOKED"]
-    assert alice_row.startswith("alice  ")
+    columns = "NAME ROLE GROUPS / ROUTES CREATED LAST USED REVOKED"
+    assert header.split() == columns.split()
+    assert alice_row.split()[:3] == ["alice", "person", "-"]
     assert alice_row.endswith("-")
     assert bob_row.startswith("bob    ")
     assert not bob_row.endswith("-")
@@ -96,8 +134,8 @@ def test_list_shows_names_and_times_but_never_a_token(
     _, out, _ = uq(capsys, "token", "list", "--json")
     listed = [json.loads(line) for line in out.splitlines()]
     assert [sorted(item) for item in listed] == [
-        ["createdAt", "name"],
-        ["createdAt", "name", "revokedAt"],
+        ["createdAt", "name", "role"],
+        ["createdAt", "name", "revokedAt", "role"],
     ]
     assert listed[0]["name"] == "alice"
     assert listed[0]["createdAt"].endswith("Z")
