@@ -212,7 +212,7 @@ def _install(
     url = host.url
     if scope != "project":
         name = host.name or _token_name(client, scope, project or Path.cwd())
-        url = _asker_url(host, name, _installed_url(hooks, client, path))
+        url = _asker_url(host, name, hooks, client)
     handler = {
         "type": "command",
         "command": _command(client, scope, timeout - WITHDRAW_MARGIN, url),
@@ -276,31 +276,37 @@ def _token_name(client: ClientName, scope: Scope, project: Path) -> str:
     return name
 
 
-def _installed_url(hooks: dict[str, Any], client: ClientName, path: Path) -> str | None:
-    """The `--url` of uq's hook for `client` already in the settings, if any."""
-    for event in list(hooks):
-        for group in _groups_of(hooks, event, path):
+def _installed_token(hooks: dict[str, Any], client: ClientName, base: str) -> str | None:
+    """The token in the `--url` of uq's hook for `client` already in the settings, when that
+    URL names the host at `base`; `None` when there is none (or the settings are not as uq
+    wrote them: the merge says so)."""
+    for groups in hooks.values():
+        for group in groups if isinstance(groups, list) else ():
             handlers = group.get("hooks") if isinstance(group, dict) else None
             for handler in handlers if isinstance(handlers, list) else ():
-                if _is_ours(handler, client):
-                    words = shlex.split(str(handler["command"]))
-                    if "--url" in words[:-1]:
-                        return words[words.index("--url") + 1]
+                if not _is_ours(handler, client):
+                    continue
+                words = shlex.split(str(handler["command"]))
+                if "--url" not in words[:-1]:
+                    return None
+                try:
+                    found, _, token = parse_host_url(words[words.index("--url") + 1])
+                except UserQuestionError:
+                    return None
+                return token if token and found == base else None
     return None
 
 
-def _asker_url(host: _Host, name: str, installed: str | None) -> str:
-    """The URL with an asker's token for the hook's command: the one `installed` already if it
-    still opens the host as an asker, the given one if it is an asker's, else a new asker token
-    called `name`, made in the store (a URL without a token) or through the host (an admin's
-    URL). Anything else is refused: the hook must never hold a token that can answer."""
+def _asker_url(host: _Host, name: str, hooks: dict[str, Any], client: ClientName) -> str:
+    """The URL with an asker's token for the hook's command: the one installed already in
+    `hooks` if it still opens the host as an asker, the given one if it is an asker's, else a
+    new asker token called `name`, made in the store (a URL without a token) or through the
+    host (an admin's URL). Anything else is refused: the hook must never hold a token that can
+    answer."""
     try:
         check_name(name)
         base, _, token = parse_host_url(host.url or DEFAULT_URL)
-        kept = None
-        if installed is not None:
-            kept_base, _, kept = parse_host_url(installed)
-            kept = kept if kept and kept_base == base else None
+        kept = _installed_token(hooks, client, base)
         if token:
             made = anyio.run(_through_host, HostAddress(base, token), name, kept)
         else:
