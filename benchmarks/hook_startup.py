@@ -8,9 +8,11 @@ wall time from spawn to exit.
 - baseline: `python -c pass` with the same interpreter, the floor no hook can go under;
 - no-op: a `PreToolUse` of `Bash` (sent before every Bash call, also allowed ones), which the
   hook leaves at once: p50 / p90 against the target of 150 ms;
-- ask: a `PermissionRequest` of `Bash` asked through `uq serve` (a temporary SQLite store) with a
-  scripted page that answers every card the moment it appears: from spawn to the hook's output,
-  which includes loading the command line, connecting, storing, showing and answering.
+- ask: a `PermissionRequest` of `Bash` asked through `uq serve` (a temporary SQLite store), with
+  the agents' asker URL it prints (the hook refuses a token that can answer), and a scripted page
+  that answers every card the moment it appears: from spawn to the hook's output, which includes
+  loading the command line, connecting (and reading the token's role from the handshake),
+  storing, showing and answering.
 
 The machine's other work shows in the figures: run it on a quiet machine.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -77,13 +80,16 @@ async def asked(runs: int, environ: dict[str, str]) -> list[float]:
     with tempfile.TemporaryDirectory() as folder:
         host, url = start_host(str(Path(folder) / "uq.db"), None)
         try:
+            assert host.stdout is not None
+            export = host.stdout.readline().strip()  # export UQ_URL='<the agents' URL>'
+            (agents,) = shlex.split(export.removeprefix("export UQ_URL="))
             base, token = url.split("/?token=")
             page = await open_page(base, token)
             async with page, anyio.create_task_group() as group:
                 group.start_soon(answer_everything, page)
                 for index in range(runs):
                     event = json.dumps({**ASKED, "session_id": f"bench-{index}"})
-                    command = [UQ, "hook", "claude", "--url", url]
+                    command = [UQ, "hook", "claude", "--url", agents]
                     elapsed, out = await anyio.to_thread.run_sync(timed, command, event, environ)
                     if '"behavior": "allow"' not in out:
                         raise SystemExit(f"the hook did not allow: {out!r}")

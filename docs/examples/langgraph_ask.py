@@ -1,7 +1,8 @@
 """Ask a person from inside a LangGraph graph, and answer it on the host's page.
 
-    uq serve                                    # prints the page's URL, with its token
-    UQ_URL='http://127.0.0.1:8765/?token=…' python docs/examples/langgraph_ask.py
+    uq serve                                    # prints the page's URL, then the agents' line:
+    export UQ_URL='http://127.0.0.1:8765/?token=…'     # run it: an asker's token, never answers
+    python docs/examples/langgraph_ask.py
 
 Choose "uv (Recommended)" on the page; it prints: {"pkg": "uv (Recommended)"}
 """

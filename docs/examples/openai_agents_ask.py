@@ -1,7 +1,8 @@
 """An OpenAI Agents SDK agent that asks a person, and whose risky tool needs their approval.
 
-    uq serve                                    # prints the page's URL, with its token
-    UQ_URL='http://127.0.0.1:8765/?token=…' python docs/examples/openai_agents_ask.py
+    uq serve                                    # prints the page's URL, then the agents' line:
+    export UQ_URL='http://127.0.0.1:8765/?token=…'     # run it: an asker's token, never answers
+    python docs/examples/openai_agents_ask.py
 
 The model here is the SDK's `ScriptedModel` playing a model's part (use your own model
 instead). Type "shop" as the name, then allow the repository; it prints: created shop

@@ -1,7 +1,8 @@
 """A Pydantic AI agent that asks a person, and whose risky tool needs their approval.
 
-    uq serve                                    # prints the page's URL, with its token
-    UQ_URL='http://127.0.0.1:8765/?token=…' python docs/examples/pydantic_ai_ask.py
+    uq serve                                    # prints the page's URL, then the agents' line:
+    export UQ_URL='http://127.0.0.1:8765/?token=…'     # run it: an asker's token, never answers
+    python docs/examples/pydantic_ai_ask.py
 
 The model here is Pydantic AI's `FunctionModel` playing a model's part (use your own model
 instead). Choose "staging", then allow the deploy; it prints: deployed to staging

@@ -4,7 +4,8 @@
 (`host/in_process.py`) end their asks the same way, so they share this module, which sits below
 both: the host never imports a client.
 
-- `withdraw_reason(signal)`: why a cancelled ask gave up, as the `withdraw` frame says it.
+- `withdraw_reason(signal)`: why a cancelled ask gave up, as the `withdraw` frame says it, and
+  `withdraw_note(signal)`: the words its abort gave, if any, which the host keeps in the history.
 - `WITHDRAW_TIMEOUT`: how long a cancelled ask waits for its withdrawal to be recorded.
 - `settled_answer(outcome, answer)`: what a settled request gives its asker.
 """
@@ -14,13 +15,14 @@ from __future__ import annotations
 import time
 
 from user_questions._checks import TIMED_OUT_MESSAGE, abort_error, cancelled_error
+from user_questions._text import deliverable
 from user_questions.abort import AbortSignal, is_timeout
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.frames import WithdrawReason
+from user_questions.frames import MAX_NOTE_LENGTH, WithdrawReason
 from user_questions.outcomes import Outcome
 from user_questions.types import AskUserQuestionAnswer
 
-__all__ = ["WITHDRAW_TIMEOUT", "settled_answer", "withdraw_reason"]
+__all__ = ["WITHDRAW_TIMEOUT", "settled_answer", "withdraw_note", "withdraw_reason"]
 
 WITHDRAW_TIMEOUT = 5.0
 """Seconds a cancelled ask waits for the host to confirm its withdrawal before giving up."""
@@ -40,6 +42,19 @@ def withdraw_reason(signal: AbortSignal | None) -> WithdrawReason:
     if deadline is not None and time.monotonic() >= deadline - _CLOCK_SLACK:
         return "timed-out"
     return "cancelled"
+
+
+def withdraw_note(signal: AbortSignal | None) -> str | None:
+    """The note a cancelled ask's withdrawal carries: the reason `signal` was aborted with, when
+    it is text (`controller.abort("answered in the editor")`), made fit for the `withdraw`
+    frame (no NUL, lone surrogates escaped, at most `MAX_NOTE_LENGTH` characters); else `None`."""
+    reason = None if signal is None else signal.reason
+    if not isinstance(reason, str):
+        return None
+    text = deliverable(reason.replace("\x00", ""))
+    if len(text) > MAX_NOTE_LENGTH:
+        text = text[: MAX_NOTE_LENGTH - 1] + "…"
+    return text or None
 
 
 def settled_answer(outcome: Outcome, answer: AskUserQuestionAnswer | None) -> AskUserQuestionAnswer:

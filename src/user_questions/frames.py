@@ -40,8 +40,10 @@ __all__ = [
     "MAX_FRAME_BYTES",
     "MAX_ID_LENGTH",
     "MAX_MESSAGE_LENGTH",
+    "MAX_NOTE_LENGTH",
     "MAX_ORIGIN_CLIENT",
     "MAX_ORIGIN_CWD",
+    "ROLE_HEADER",
     "AnswerResult",
     "AnswerValue",
     "Ask",
@@ -88,6 +90,12 @@ MAX_ORIGIN_CLIENT = 128
 """Characters in an origin's `client`."""
 MAX_ORIGIN_CWD = 4096
 """Characters in an origin's `cwd` (Linux's longest path)."""
+MAX_NOTE_LENGTH = 1_000
+"""Characters in a withdrawal's `note`."""
+ROLE_HEADER = "x-uq-role"
+"""The header of a WebSocket handshake's answer (`/ws/ask`, `/ws`) that says the role of the token
+it was opened with: `asker`, `person` or `admin`. A client that must never hold a token that can
+answer (a permission hook) reads it before it asks anything."""
 
 JSONObject = dict[str, Any]
 """A JSON object as parsed by `json.loads`: a question item or an answer, in wire JSON."""
@@ -107,6 +115,20 @@ def brief(message: str) -> str:
 
 Message = Annotated[StrictStr, AfterValidator(brief)]
 """An error's or a refusal's one-line message, at most `MAX_MESSAGE_LENGTH` characters."""
+
+
+def _without_nul(text: str) -> str:
+    # PostgreSQL takes no NUL in a text column; a lone surrogate never gets this far (JSON text
+    # holding one is refused as it is read).
+    if "\x00" in text:
+        raise ValueError("holds a NUL character (U+0000)")
+    return text
+
+
+_Note = Annotated[
+    StrictStr, Field(min_length=1, max_length=MAX_NOTE_LENGTH), AfterValidator(_without_nul)
+]
+"""A withdrawal's note: 1 to `MAX_NOTE_LENGTH` characters, no NUL."""
 
 
 def iso(moment: datetime) -> str:
@@ -313,6 +335,9 @@ class Withdraw(Frame):
     reason: WithdrawReason | None = None
     """Why the asker gave up; absent means `aborted`. `timed-out` ends the request as
     `timed-out`, the others as `withdrawn`."""
+    note: _Note | None = None
+    """Why, in the asker's words, kept with the settlement and shown in the history (`uq acp`
+    says what the editor answered); no NUL character."""
 
 
 AskerFrame = Annotated[Ask | Withdraw | Ping, Field(discriminator="type")]

@@ -220,6 +220,12 @@ async def in_memory(
         await agent_conn.close()
 
 
+def python_path() -> str:
+    """The repository (for `tests`), then the `PYTHONPATH` the tests run with (a checkout's `src`
+    when the package is installed from elsewhere): the agent process imports what they do."""
+    return os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+
+
 @asynccontextmanager
 async def over_stdio(
     editor: Editor, *command: str, env: dict[str, str] | None = None
@@ -230,7 +236,7 @@ async def over_stdio(
         cast(Client, editor),
         *argv,
         cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), **(env or {})},
+        env={"PYTHONPATH": python_path(), **(env or {})},
         transport_kwargs={"stderr": None},
         use_unstable_protocol=True,
         observers=[editor.observe],

@@ -127,3 +127,24 @@ def test_a_store_and_a_host_at_once_are_bad_input(
     status, out, err = uq(capsys, "history", "--db", db, "--url", "http://127.0.0.1:8765/")
     assert (status, out) == (2, "")
     assert err == "uq history: give --db (a store) or --url (a running host), not both\n"
+
+
+def test_a_withdrawals_note_is_shown_on_one_line_and_in_the_json(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    async def fill() -> None:
+        async with SQLiteStore(tmp_path / "host.db") as store:
+            await store.submit(new("r1"))
+            note = "answered in the editor:\n\x1b[31mAllow once"
+            settlement = Settlement(Outcome.WITHDRAWN, via=Surface.ASKER, by="agents", note=note)
+            await store.settle("r1", settlement)
+
+    anyio.run(fill)
+    db = str(tmp_path / "host.db")
+    status, out, _ = uq(capsys, "history", "--db", db)
+    assert status is None
+    first, second, *_ = out.splitlines()
+    assert first.endswith("  withdrawn via asker  ·  session agent-1")
+    assert second == "  note: answered in the editor: [31mAllow once"
+    (entry,) = lines(capsys, "--db", db)
+    assert entry["note"] == "answered in the editor:\n\x1b[31mAllow once"

@@ -1,7 +1,9 @@
-"""`uq hook install` and `uq hook uninstall` on settings that already hold hooks and permissions.
+"""`uq hook install` and `uq hook uninstall` on settings that already hold hooks and permissions,
+and the asker token install makes in the host's store for the hook (through a host: in
+tests/e2e/test_self_approval.py).
 
-HOME, CLAUDE_CONFIG_DIR, CODEX_HOME and the project folder are temporary: the real ~/.claude and
-~/.codex are never read or written.
+HOME, XDG_STATE_HOME (the default store), CLAUDE_CONFIG_DIR, CODEX_HOME and the project folder
+are temporary: the real ~/.claude, ~/.codex and store are never read or written.
 """
 
 from __future__ import annotations
@@ -9,14 +11,19 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import socket
 import stat
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from user_questions.cli import app
+from user_questions.host.gate.people import add_person, hash_token, host_token
+from user_questions.host.stores import Role, TokenRecord, default_store_path
+from user_questions.host.stores.sqlite import SQLiteStore
 
 SETTINGS: dict[str, Any] = {
     "permissions": {"allow": ["Bash(git status)"], "deny": ["Read(./.env)"]},
@@ -42,13 +49,44 @@ CODEX_HOOKS: dict[str, Any] = {
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home whose default store exists, as `uq serve` made it."""
     folder = tmp_path / "home"
     folder.mkdir()
     monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(folder / ".local" / "state"))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "UQ_DB", "UQ_URL"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
+    default_store_path().parent.mkdir(parents=True)
+
+    async def create() -> None:
+        async with SQLiteStore(default_store_path()):
+            pass
+
+    anyio.run(create)
     return folder
+
+
+def tokens() -> list[TokenRecord]:
+    async def read() -> list[TokenRecord]:
+        async with SQLiteStore(default_store_path(), host=False) as store:
+            return await store.tokens()
+
+    return anyio.run(read)
+
+
+def hook_url(command: str) -> str:
+    """The URL the hook's command asks through."""
+    words = shlex.split(command)
+    return words[words.index("--url") + 1]
+
+
+def asker_of(url: str) -> TokenRecord:
+    """The store's active token in `url`, which must be an asker's."""
+    token = url.partition("?token=")[2]
+    (record,) = [t for t in tokens() if t.active and t.token_hash == hash_token(token)]
+    assert record.role is Role.ASKER
+    return record
 
 
 def uq(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -101,7 +139,9 @@ def test_installing_for_claude_adds_the_two_hooks_and_keeps_everything_else(
     words = shlex.split(handler["command"])
     assert Path(words[0]).name == "uq"
     assert Path(words[0]).is_absolute()
-    assert words[1:] == ["hook", "claude", "--timeout", "1790"]
+    assert words[1:6] == ["hook", "claude", "--timeout", "1790", "--url"]
+    assert words[6].startswith("http://127.0.0.1:8765/?token=")
+    assert asker_of(words[6]).name == "claude-hook"  # made in the store, for this hook only
     assert settings["permissions"] == SETTINGS["permissions"]
     assert settings["model"] == "opus"
     assert settings["hooks"]["PreToolUse"][0] == SETTINGS["hooks"]["PreToolUse"][0]
@@ -131,7 +171,8 @@ def test_installing_with_a_new_timeout_replaces_uqs_hooks_instead_of_adding_more
     uq(capsys, "install", "claude", "--timeout", "900")
     ours = uq_handlers(read(path))
     assert [h["timeout"] for h in ours["PreToolUse"] + ours["PermissionRequest"]] == [900, 900]
-    assert all(h["command"].endswith("--timeout 890") for h in ours["PermissionRequest"])
+    assert all("--timeout 890 --url" in h["command"] for h in ours["PermissionRequest"])
+    assert [t.name for t in tokens()] == ["claude-hook"]  # the token kept, not made again
 
 
 def test_uninstalling_leaves_the_settings_as_they_were(
@@ -186,15 +227,16 @@ def test_the_project_scope_is_shared_so_it_runs_uq_from_the_path_and_holds_no_to
     assert "secret" not in (project / ".claude" / "settings.json").read_text(encoding="utf-8")
 
 
-def test_the_local_scope_may_name_the_host_and_is_then_readable_only_by_you(
+def test_the_local_scope_names_the_host_with_a_token_of_its_own_readable_only_by_you(
     home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    url = "http://127.0.0.1:8765/?token=secret"
-    code, _, _ = uq(capsys, "install", "claude", "--scope", "local", "--url", url)
+    uq(capsys, "install", "claude")
+    code, _, _ = uq(capsys, "install", "claude", "--scope", "local", "--url", "http://h:9/")
     assert code == 0
     path = tmp_path / ".claude" / "settings.local.json"
-    command = uq_handlers(read(path))["PreToolUse"][0]["command"]
-    assert shlex.split(command)[-2:] == ["--url", url]
+    url = hook_url(uq_handlers(read(path))["PreToolUse"][0]["command"])
+    assert url.startswith("http://h:9/?token=")
+    assert asker_of(url).name == f"claude-hook-{tmp_path.name}"  # the user scope's kept its own
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
@@ -204,14 +246,83 @@ def test_settings_that_get_the_token_are_made_readable_only_by_you(
     path = home / ".claude" / "settings.json"
     write(path, SETTINGS)
     path.chmod(0o644)
-    uq(capsys, "install", "claude", "--url", "http://127.0.0.1:8765/?token=secret")
+    uq(capsys, "install", "claude")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_the_install_writes_an_asker_token_and_never_one_that_can_answer(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def people() -> list[str]:
+        async with SQLiteStore(default_store_path(), host=False) as store:
+            return [await host_token(store), await add_person(store, "ada", role=Role.PERSON)]
+
+    answering = anyio.run(people)
+    before = {path: path.stat().st_mtime_ns for path in tmp_path.rglob("*") if path.is_file()}
+    for args in (("claude",), ("codex",), ("claude", "--scope", "local")):
+        code, _, err = uq(capsys, "install", *args)
+        assert code == 0, err
+    store = default_store_path().parent
+    written = [
+        path
+        for path in tmp_path.rglob("*")
+        if path.is_file()
+        and before.get(path) != path.stat().st_mtime_ns
+        and path.parent != store  # the store: each token's hash, no token
+    ]
+    assert {path.name for path in written} == {"settings.json", "hooks.json", "settings.local.json"}
+    texts = [path.read_text(encoding="utf-8") for path in written]
+    assert not any(token in text for token in answering for text in texts)
+    for text in texts:
+        for handler in [h for handlers in uq_handlers(json.loads(text)).values() for h in handlers]:
+            asker_of(hook_url(handler["command"]))
+
+
+def test_a_token_of_the_name_is_replaced_only_if_it_is_an_askers(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = home / ".claude" / "settings.json"
+    uq(capsys, "install", "claude")
+    first = asker_of(hook_url(uq_handlers(read(path))["PermissionRequest"][0]["command"]))
+    uq(capsys, "uninstall", "claude")
+    code, _, err = uq(capsys, "install", "claude")  # the earlier token is in no settings now
+    assert code == 0
+    assert err == (
+        "uq hook install: made the asker token claude-hook for the hook (it can ask, never "
+        "answer); the earlier claude-hook is revoked\n"
+    )
+    second = asker_of(hook_url(uq_handlers(read(path))["PermissionRequest"][0]["command"]))
+    assert second.token_hash != first.token_hash
+    assert [t.token_hash for t in tokens() if t.active] == [second.token_hash]
+
+    async def person() -> None:
+        async with SQLiteStore(default_store_path(), host=False) as store:
+            await add_person(store, "ada", role=Role.PERSON)
+
+    anyio.run(person)
+    code, out, err = uq(capsys, "install", "codex", "--name", "ada")
+    assert (code, out) == (2, "")
+    assert "a person's token is called ada; choose another name" in err
+    assert not (home / ".codex").exists()
+    assert {t.name for t in tokens() if t.active} == {"claude-hook", "ada"}
+
+
+def test_without_a_store_nothing_is_written(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = uq(capsys, "install", "claude", "--db", str(tmp_path / "none.db"))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"uq hook install: there is no store at {tmp_path / 'none.db'}")
+    assert not (home / ".claude").exists()
 
 
 def test_the_installed_command_runs_as_a_hook(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    uq(capsys, "install", "claude")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/"
+    uq(capsys, "install", "claude", "--url", url)
     command = uq_handlers(read(home / ".claude" / "settings.json"))["PermissionRequest"][0]
     event = {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {}}
     environ = {key: value for key, value in os.environ.items() if not key.startswith("UQ_")}
@@ -224,7 +335,7 @@ def test_the_installed_command_runs_as_a_hook(
         timeout=60,
     )
     assert (ran.returncode, ran.stdout) == (0, "")
-    assert "no host to ask through" in ran.stderr
+    assert f"the host at {url} did not answer" in ran.stderr
 
 
 def test_installing_for_codex_merges_its_hooks_json(

@@ -1,10 +1,11 @@
 """`uq acp -- AGENT`: a test editor on the ACP SDK starts the proxy, which starts a test agent;
 a real `uq serve` is the inbox beside them.
 
-The editor and agent are `tests/bridges/acp_peers.py`; the inbox is answered by a scripted page
-on the host's `/ws` (a `client-response` frame), and read back through `GET /api/pending` and
-`GET /api/history` (`outcome`, `via`, `answer`). The agent logs every message it receives, so a
-test can tell that the editor's late response never reached it.
+The editor and agent are `tests/bridges/acp_peers.py`; the proxy has the agents' asker URL, as
+an editor's settings would; the inbox is answered by a scripted page on the host's `/ws` (a
+`client-response` frame), and read back through `GET /api/pending` and `GET /api/history`
+(`outcome`, `via`, `answer`, `note`). The agent logs every message it receives, so a test can
+tell that the editor's late response never reached it.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ async def test_the_inbox_answers_first_and_the_editors_late_answer_is_dropped(
     editor = Editor(slow_person)
     cards = []
     with anyio.fail_after(60):
-        async with proxied(editor, host.url, agent_log) as conn:
+        async with proxied(editor, host.asker_url, agent_log) as conn:
             session = await start_session(conn)
             async with anyio.create_task_group() as tasks:
 
@@ -180,27 +181,29 @@ async def settle_in_the_editor(
     card's record once the inbox has settled it."""
     editor = Editor(after_the_card(host, response))
     with anyio.fail_after(60):
-        async with proxied(editor, host.url, agent_log) as conn:
+        async with proxied(editor, host.asker_url, agent_log) as conn:
             await ask(conn, await start_session(conn, capabilities), questions)
             await pending(host, 0)  # the card left the inbox
     [record] = await history(host)
     return editor, record
 
 
-async def test_the_editor_answers_first_and_the_record_says_so(
+async def test_the_editor_answers_first_and_the_card_is_withdrawn_saying_what_it_chose(
     host: HostProcess, agent_log: Path
 ) -> None:
     editor, record = await settle_in_the_editor(host, agent_log, chosen("1"), [PKG])
     assert json.loads(editor.messages[0]) == {"answers": [{"id": "pkg", "selected": ["npm"]}]}
-    assert (record["outcome"], record["via"], record["by"], record["answer"]) == (
-        "answered",
-        "editor",
-        "owner",
-        {"answers": [{"id": "permission", "selected": ["npm"]}]},
+    # Never an answer: the proxy's token is an asker's, and no asker produces one.
+    assert (record["outcome"], record["via"], record["by"], record["note"]) == (
+        "withdrawn",
+        "asker",
+        "agents",
+        "answered in the editor: npm",
     )
+    assert "answer" not in record
 
 
-async def test_a_form_answered_in_the_editor_is_recorded_as_the_inbox_would_have_it(
+async def test_a_form_answered_in_the_editor_is_withdrawn_with_its_answers(
     host: HostProcess, agent_log: Path
 ) -> None:
     content = {"pkg": "npm", "name": "shop"}
@@ -220,26 +223,24 @@ async def test_a_form_answered_in_the_editor_is_recorded_as_the_inbox_would_have
         ("npm", "The default."),
         ("Other", None),
     ]
-    assert (record["outcome"], record["via"], record["answer"]) == (
-        "answered",
-        "editor",
-        {
-            "answers": [
-                {"id": "pkg", "selected": ["npm"]},
-                {"id": "pkg.other", "selected": []},
-                {"id": "name", "selected": [], "custom": "shop"},
-            ]
-        },
+    assert (record["outcome"], record["via"], record["note"]) == (
+        "withdrawn",
+        "asker",
+        "answered in the editor: npm; “shop”",
     )
 
 
-async def test_a_form_declined_in_the_editor_is_recorded_as_dismissed_there(
+async def test_a_form_declined_in_the_editor_is_withdrawn_saying_so(
     host: HostProcess, agent_log: Path
 ) -> None:
     declined = DeclineElicitationResponse(action="decline")
     editor, record = await settle_in_the_editor(host, agent_log, declined, [NAME], FORM_CAPABLE)
     assert json.loads(editor.messages[0]) == {"error": "ASK_CANCELLED"}
-    assert (record["outcome"], record["via"]) == ("dismissed", "editor")
+    assert (record["outcome"], record["via"], record["note"]) == (
+        "withdrawn",
+        "asker",
+        "dismissed in the editor",
+    )
 
 
 async def test_cancelling_the_turn_in_the_editor_withdraws_the_card(
@@ -253,7 +254,7 @@ async def test_cancelling_the_turn_in_the_editor_withdraws_the_card(
 
     editor = Editor(as_the_protocol_says)
     with anyio.fail_after(60):
-        async with proxied(editor, host.url, agent_log) as conn:
+        async with proxied(editor, host.asker_url, agent_log) as conn:
             session = await start_session(conn)
             async with anyio.create_task_group() as tasks:
 
@@ -267,6 +268,7 @@ async def test_cancelling_the_turn_in_the_editor_withdraws_the_card(
             await pending(host, 0)
     [record] = await history(host)
     assert (record["outcome"], record["via"]) == ("withdrawn", "asker")
+    assert "note" not in record  # a cancellation our vocabulary has no words for
     [reply] = responses_received(agent_log)  # the editor's, unchanged
     assert reply["result"] == {"outcome": {"outcome": "cancelled"}}
 
@@ -290,3 +292,24 @@ async def test_with_the_host_down_everything_passes_through(agent_log: Path) -> 
     answers = [message for message in editor.sent if "method" not in message]
     assert len(answers) == 2
     assert responses_received(agent_log) == answers  # exactly what the editor sent, nothing more
+
+
+async def test_given_a_token_that_can_answer_it_warns_once_and_still_never_answers(
+    host: HostProcess, agent_log: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    editor = Editor(after_the_card(host, chosen("0")))
+    with anyio.fail_after(60):
+        async with proxied(editor, host.url, agent_log) as conn:  # the admin's URL
+            session = await start_session(conn)
+            for _ in range(2):
+                await ask(conn, session, [PKG])
+                await pending(host, 0)
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "can answer" in line]
+    assert warnings == [
+        f"the token for {host.base}/ can answer questions (its role is admin), so an agent "
+        "holding it could answer its own; give agents an asker's token, which can ask but never "
+        "answer: the `export UQ_URL=...` line `uq serve` prints, or one made with `uq token add "
+        "NAME --role asker`"
+    ]
+    records = await history(host)
+    assert [(r["outcome"], r["by"]) for r in records] == [("withdrawn", "owner")] * 2

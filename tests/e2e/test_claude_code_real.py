@@ -52,8 +52,9 @@ def run_claude(
     calls = sum(1 for turn in script if "text" not in turn)
     home, project = tmp_path / "home", tmp_path / "project"
     (project / "build").mkdir(parents=True, exist_ok=True)
-    environ = {**os.environ, "HOME": str(home), "UQ_URL": host.url}
-    subprocess.run([UQ, "hook", "install", "claude"], env=environ, check=True, timeout=60)
+    environ = {**os.environ, "HOME": str(home), "UQ_URL": host.asker_url}
+    install = [UQ, "hook", "install", "claude", "--db", str(host.db), "--url", host.base]
+    subprocess.run(install, env=environ, check=True, timeout=60)  # an asker token of its own
     (tmp_path / "script.json").write_text(json.dumps(script), encoding="utf-8")
     port, log = free_port(), tmp_path / "api.log"
     api = subprocess.Popen(

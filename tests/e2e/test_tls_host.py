@@ -24,7 +24,7 @@ from mcp.client.stdio import StdioServerParameters
 from tests.e2e.certificates import Certificates, make_certificates
 from tests.e2e.host_process import HostProcess, answer_body
 from tests.e2e.test_uq_hook import fixture_text, hook
-from user_questions import ErrorCode, UserQuestionError, connect
+from user_questions import AbortController, ErrorCode, UserQuestionError, connect
 from user_questions._tls import client_context
 from user_questions.cli._acp_proxy import HostInbox
 from user_questions.cli._host_client import host_address
@@ -133,7 +133,7 @@ def test_a_hook_asks_a_tls_host_it_trusts_and_leaves_one_it_does_not(
     tls_host: HostProcess, certs: Certificates, tmp_path: Path
 ) -> None:
     event = fixture_text("claude_code", "pre_tool_use_ask_user_question")
-    left = hook("claude", event, url=tls_host.url)
+    left = hook("claude", event, url=tls_host.asker_url)
     assert (left.returncode, left.stdout) == (0, "")
     assert "cannot be verified" in left.stderr
     (tmp_path / "event.json").write_text(event)
@@ -144,7 +144,7 @@ def test_a_hook_asks_a_tls_host_it_trusts_and_leaves_one_it_does_not(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, "UQ_URL": tls_host.url},
+            env={**os.environ, "UQ_URL": tls_host.asker_url},
         )
     try:
         (frame,) = tls_host.wait_pending(1)
@@ -188,24 +188,24 @@ async def test_uq_mcp_answers_through_a_tls_host_it_trusts(
     assert result.content[0].text == '{"answers":[{"id":"pick","selected":["a"]}]}'
 
 
-def test_uq_acp_asks_and_records_through_a_tls_host_it_trusts(
+def test_uq_acp_asks_and_withdraws_through_a_tls_host_it_trusts(
     tls_host: HostProcess, certs: Certificates
 ) -> None:
-    inbox = HostInbox(host_address(tls_host.url, None, str(certs.ca)), "acp-tls")
-    request = AskUserQuestionRequest([AskUserQuestionItem.model_validate(PICK)])
+    inbox = HostInbox(host_address(tls_host.asker_url, None, str(certs.ca)), "acp-tls")
+    editor = AbortController()  # what the proxy aborts when the editor answers first
+    question = AskUserQuestionItem.model_validate(PICK)
+    request = AskUserQuestionRequest([question], signal=editor.signal)
 
-    async def dismissed_in_the_editor() -> str:
+    async def answered_in_the_editor() -> None:
         async with inbox.provider, anyio.create_task_group() as group:
-            failures: list[str] = []
-
-            async def ask() -> None:
-                with pytest.raises(UserQuestionError) as failed:
-                    await inbox.provider.ask_with_id("acp-1", request)
-                failures.append(str(failed.value.code))
-
-            group.start_soon(ask)
+            group.start_soon(inbox.provider.ask_with_id, "acp-1", request)
             await anyio.to_thread.run_sync(tls_host.wait_pending, 1)
-            assert await inbox.record("acp-1", None)  # the editor's answer, recorded over https
-        return failures[0]
+            editor.abort("answered in the editor: b")
+            group.cancel_scope.cancel()  # the withdrawal goes out over wss, shielded
 
-    assert anyio.run(dismissed_in_the_editor) == ErrorCode.ASK_CANCELLED
+    anyio.run(answered_in_the_editor)
+    history = httpx.get(
+        f"{tls_host.base}/api/history", headers=tls_host.auth, verify=tls_host.verify, timeout=10
+    )
+    (entry,) = [item for item in history.json()["items"] if item["rpcId"] == "acp-1"]
+    assert (entry["outcome"], entry["note"]) == ("withdrawn", "answered in the editor: b")

@@ -9,10 +9,12 @@ agent asks its editor something a person answers (`session/request_permission`, 
 - the inbox: the proxy answers the agent itself (the page's answer is recorded by the host as
   usual) and drops the editor's later response to that request. ACP v1 cannot take a request
   back from the editor, so its prompt stays until the person closes it there;
-- the editor: its response goes to the agent unchanged, and the proxy records it in the host as
-  answered (or, for a declined form, dismissed) in the editor, `POST /api/respond` with
-  `X-UQ-Surface: editor`, which takes the card off every page. A response our vocabulary cannot
-  express (a `cancelled` permission outcome, a cancelled form, an error) withdraws the card.
+- the editor: its response goes to the agent unchanged, and the proxy withdraws the card from
+  every page, with what the editor answered as the withdrawal's note (`answered in the editor:
+  Allow once`, `dismissed in the editor`), which the history shows. It never records an answer:
+  the proxy asks with an asker's token, and no asker may produce an answer, or an agent that
+  read the token could answer a request itself. A response our vocabulary cannot express (a
+  `cancelled` permission outcome, a cancelled form, an error) withdraws the card without a note.
 
 Only a person's decision in the inbox wins: an ask that fails (the host went away, the token is
 refused) or is withdrawn leaves the editor alone in the race. Before asking, the proxy checks
@@ -30,13 +32,14 @@ import sys
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import anyio
 import anyio.abc
 
 from user_questions._json import JSONRefused, load_json
+from user_questions.abort import AbortController
 from user_questions.bridges.acp import (
     AcpPrompt,
     EditorAnswer,
@@ -45,17 +48,9 @@ from user_questions.bridges.acp import (
     fill_form,
     prompt_of_request,
 )
-from user_questions.cli._host_client import HostAddress, HostClient
+from user_questions.cli._host_client import HostAddress
 from user_questions.errors import ErrorCode, HarnessError, UserQuestionError
-from user_questions.frames import (
-    AnswerResult,
-    AnswerValue,
-    ClientResponse,
-    ErrorResult,
-    Origin,
-    ResponseError,
-)
-from user_questions.outcomes import Surface
+from user_questions.frames import Origin
 from user_questions.providers.remote import RemoteProvider
 from user_questions.service import AskUserQuestionRequest
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
@@ -72,8 +67,8 @@ _ASKS = frozenset({"session/request_permission", "elicitation/create"})
 
 
 class HostInbox:
-    """The host a proxy asks beside the editor: `RemoteProvider` for the cards, `HostClient` to
-    record what the editor answered. The one place the proxy's `RemoteProvider` is built."""
+    """The host a proxy asks beside the editor, through a `RemoteProvider`: the one place the
+    proxy's provider is built."""
 
     def __init__(self, address: HostAddress, session: str, origin: Origin | None = None) -> None:
         self.address = address
@@ -95,24 +90,6 @@ class HostInbox:
             return True
         return False
 
-    async def record(self, rpc_id: str, answer: AskUserQuestionAnswer | None) -> bool:
-        """Settle card `rpc_id` as answered (`None`: dismissed) in the editor; whether the host
-        took it."""
-        result: AnswerResult | ErrorResult
-        if answer is None:
-            result = ErrorResult(ok=False, error=ResponseError(code="cancelled"))
-        else:
-            value = AnswerValue(session_id=self.session, answer=answer)
-            result = AnswerResult(ok=True, value=value)
-        try:
-            async with HostClient(self.address) as client:
-                response = ClientResponse(rpc_id=rpc_id, result=result)
-                receipt = await client.respond(response, surface=Surface.EDITOR)
-        except UserQuestionError as error:
-            _log(f"cannot record the editor's answer in the inbox: {error.message}")
-            return False
-        return receipt.accepted
-
 
 @dataclass(eq=False)
 class _Race:
@@ -128,6 +105,9 @@ class _Race:
     """The card on the inbox now."""
     questions: Sequence[AskUserQuestionItem] = ()
     """The questions of that card."""
+    editor: AbortController = field(default_factory=AbortController)
+    """Aborted, with what the editor answered as the reason, when the editor answers first: the
+    card is withdrawn with that reason as its note (`ask_endings.withdraw_note`)."""
 
 
 class _Rounds:
@@ -143,7 +123,8 @@ class _Rounds:
         if race.settled:
             raise UserQuestionError("the editor answered first", ErrorCode.ASK_ABORTED)
         race.rpc_id, race.questions = uuid.uuid4().hex, request.questions
-        return await self._provider.ask_with_id(race.rpc_id, request)
+        asked = AskUserQuestionRequest(request.questions, request.agent, race.editor.signal)
+        return await self._provider.ask_with_id(race.rpc_id, asked)
 
 
 class _Relay:
@@ -172,7 +153,7 @@ class _Relay:
                     if race.settled:
                         continue  # the inbox answered first: the agent has its answer
                     race.settled = True  # before writing: the inbox's answer must not follow
-                    self._tasks.start_soon(self._editor_answered, race, message)
+                    _editor_answered(race, message)
                 await _write(self._agent_in, line)
                 continue
             if message is not None and message.get("method") == "session/cancel":
@@ -214,18 +195,6 @@ class _Relay:
             }
             await _write(self._agent_in, json.dumps(reply, separators=(",", ":")).encode() + b"\n")
 
-    async def _editor_answered(self, race: _Race, message: dict[str, Any]) -> None:
-        """Record the editor's answer in the inbox, or withdraw the card if it cannot be."""
-        rpc_id = race.rpc_id
-        answer: EditorAnswer = None
-        if rpc_id is not None and "result" in message:
-            answer = race.prompt.answer_of(race.questions, message["result"])
-        if rpc_id is not None and answer is not None:
-            recorded = answer if answer != "dismissed" else None
-            if await self._inbox.record(rpc_id, recorded):
-                return  # the card settles as the editor's; the inbox's ask ends by itself
-        race.scope.cancel()
-
     def _withdraw_session(self, params: object) -> None:
         session_id = params.get("sessionId") if isinstance(params, dict) else None
         for race in self._races.values():
@@ -246,6 +215,28 @@ async def relay(
         tasks.start_soon(both.from_editor, editor_in)
         await both.from_agent(agent_out)
         tasks.cancel_scope.cancel()
+
+
+def _editor_answered(race: _Race, message: dict[str, Any]) -> None:
+    """Withdraw the race's card, with what the editor's response `message` answered as its
+    note (none when our vocabulary cannot say it)."""
+    answer: EditorAnswer = None
+    if race.rpc_id is not None and "result" in message:
+        answer = race.prompt.answer_of(race.questions, message["result"])
+    if answer is not None:
+        race.editor.abort(_editor_note(answer))
+    race.scope.cancel()
+
+
+def _editor_note(answer: AskUserQuestionAnswer | Literal["dismissed"]) -> str:
+    """What the editor answered, in a few words: `answered in the editor: Allow once`."""
+    if answer == "dismissed":
+        return "dismissed in the editor"
+    chosen = [
+        ", ".join([*item.selected, *([] if item.custom is None else [f"“{item.custom}”"])])
+        for item in answer.answers
+    ]
+    return "answered in the editor: " + ("; ".join(filter(None, chosen)) or "(skipped)")
 
 
 def _decided(outcome: FormOutcome) -> bool:

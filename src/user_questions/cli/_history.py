@@ -24,7 +24,7 @@ from cyclopts import Parameter
 from user_questions._wire import parse_questions
 from user_questions.cli._beside import DB_HELP, local_time, with_store
 from user_questions.cli._host_client import CA_HELP, HostClient, chosen_url, host_address
-from user_questions.cli._pending import asker_text
+from user_questions.cli._pending import asker_text, one_line
 from user_questions.cli._serve import fail
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores import HistoryQuery, HistoryStore
@@ -156,6 +156,8 @@ def _block(entry: HistoryEntry) -> list[str]:
         how += f" via {entry.via}"
     settled = local_time(datetime.fromisoformat(entry.settled_at))
     lines = [f"{settled}  {how}  ·  session {asker_text(entry.session_id, entry.origin)}"]
+    if entry.note:
+        lines.append(f"  note: {one_line(entry.note)}")
     answer = None if entry.answer is None else AskUserQuestionAnswer.model_validate(entry.answer)
     answers = {} if answer is None else {item.id: item for item in answer.answers}
     for question in parse_questions({"questions": entry.questions}):

@@ -7,10 +7,14 @@ through the host at `--url` (else `$UQ_URL`) in the CLI's session (`claude-code:
 the answer becomes the hook's JSON output on stdout.
 
 Failing never allows anything: no URL, a host that does not answer within `--connect-timeout`,
-a refused token, an event that cannot be asked, no answer within `--timeout`, or any other error
-prints nothing on stdout (one line on stderr says why) and exits 0, so the CLI shows its own
-prompt. SIGTERM, SIGINT or SIGHUP (the CLI stopping its hook: at the hook's timeout, or when its
-session ends) withdraw the question from every page before the hook exits.
+a refused token, a token that can answer, an event that cannot be asked, no answer within
+`--timeout`, or any other error prints nothing on stdout (one line on stderr says why) and exits
+0, so the CLI shows its own prompt. The hook gates permissions, so it asks only with an asker's
+token, which can never answer: with any other, an agent that found the token could approve its
+own request. The host says the token's role in the handshake, and the hook refuses any other
+before asking (`RemoteProvider(require_asker=True)`), at no cost to its start-up. SIGTERM, SIGINT
+or SIGHUP (the CLI stopping its hook: at the hook's timeout, or when its session ends) withdraw
+the question from every page before the hook exits.
 """
 
 from __future__ import annotations
@@ -90,9 +94,10 @@ def _hook_command(client: Client, events: str) -> Callable[..., None]:
     Parameters
     ----------
     url
-        The host, as `uq serve` printed it (with ?token=).
+        The host, with an asker's token: the `export UQ_URL=...` line `uq serve` prints, or a
+        token made with `uq token add NAME --role asker`. A token that can answer is refused.
     token
-        The host's token, when the URL has none.
+        An asker's token, when the URL has none.
     ca
         A PEM file of the certificate authority that signed an https host's certificate,
         trusted besides the system's (and $SSL_CERT_FILE's).
@@ -156,6 +161,7 @@ async def _hook(client: Client, options: _Options) -> HookOutput | None:
         origin=Origin(client=origin.client, cwd=origin.cwd),
         unreachable_limit=UNREACHABLE_LIMIT,
         connect_timeout=options.connect_timeout,
+        require_asker=True,
     )
     async with provider:
         await provider.connect()

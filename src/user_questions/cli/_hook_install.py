@@ -1,6 +1,6 @@
 """`uq hook install` and `uq hook uninstall`: uq's hooks in Claude Code's or Codex's own settings.
 
-Standard library only. Each CLI reads its hooks from a JSON file it documents:
+Each CLI reads its hooks from a JSON file it documents:
 
 - Claude Code: `~/.claude/settings.json` (user; `$CLAUDE_CONFIG_DIR` moves it),
   `<project>/.claude/settings.json` (project, shared) and `<project>/.claude/settings.local.json`
@@ -15,14 +15,26 @@ The file is merged, not replaced: uq's own handlers (a command running `uq hook 
 replaced, everything else is kept as it was, in its order. Installing twice changes nothing;
 before a change the file is copied to `<file>.bak`. The hook's timeout is `--timeout` seconds,
 and the hook is told to withdraw its question `WITHDRAW_MARGIN` seconds before it, so the CLI
-never has to kill it. Exit statuses: 0 done (or nothing to do), 1 a settings file that cannot be
-read or merged (nothing is written), 2 bad input.
+never has to kill it.
+
+The hook's command carries the host's URL with an asker's token, which can ask but never answer:
+anything the agent can read (these files included) must never let it answer its own permission
+prompt. Install makes that token itself (`_asker_url`): in the host's store beside the host, as
+`uq token add NAME --role asker` does, or through the host with an admin's URL (`POST
+/api/tokens`); an asker's URL is written as it is; a person's is refused, and so is a URL whose
+token's role cannot be checked. The token is kept while it still opens the host, so installing
+again changes nothing. The shared project scope holds no token: its hook reads `$UQ_URL`.
+
+Exit statuses: 0 done (or nothing to do), 1 a settings file that cannot be read or merged, or a
+store or host that cannot be reached (nothing is written), 2 bad input (a person's URL, a bad
+name, ...).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -30,10 +42,19 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+import anyio
+from cyclopts import Parameter
 
 from user_questions._hook_events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, PRE_TOOL_USE
 from user_questions._json import load_json
+from user_questions.cli._beside import DB_HELP, with_store
+from user_questions.cli._host_client import DEFAULT_URL, HostAddress, HostClient
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.gate.people import add_person, check_name, hash_token, revoke_person
+from user_questions.host.stores import Role, Store
+from user_questions.providers.remote import parse_host_url
 
 __all__ = ["DEFAULT_TIMEOUT", "MIN_TIMEOUT", "WITHDRAW_MARGIN", "install", "uninstall"]
 
@@ -44,6 +65,9 @@ WITHDRAW_MARGIN = 10
 MIN_TIMEOUT = 30
 STATUS = "Asking in the user-questions inbox"
 """What the CLI shows while the hook waits."""
+
+_NAME_CHARACTERS = re.compile(r"[^A-Za-z0-9._-]+")
+_UNREACHABLE = frozenset({ErrorCode.HOST_UNREACHABLE, ErrorCode.STORE_UNAVAILABLE})
 
 Scope = Literal["user", "project", "local"]
 ClientName = Literal["claude", "codex"]
@@ -106,6 +130,8 @@ def install(
     scope: Scope = "user",
     timeout: int = DEFAULT_TIMEOUT,
     url: str | None = None,
+    db: Annotated[str | None, Parameter(env_var="UQ_DB", help=DB_HELP)] = None,
+    name: str | None = None,
     project: Path | None = None,
 ) -> None:
     """Add uq's hooks to Claude Code's or Codex's settings, keeping everything else.
@@ -121,13 +147,19 @@ def install(
         Seconds the CLI lets the hook wait for an answer; the hook withdraws its question 10 s
         before, and the CLI then asks in its own terminal.
     url
-        The host the hook asks through, written into the hook's command. Default: none, the hook
-        reads $UQ_URL from the CLI's environment. A URL with a token is refused for the shared
-        project scope.
+        The host the hook asks through [default: http://127.0.0.1:8765/]. Without a token, an
+        asker's token is made in the host's store (--db); with an admin's token, one is made
+        through the host; an asker's token is written as it is; a person's is refused. The
+        project scope writes no URL with a token: its hook reads $UQ_URL.
+    db
+        With a URL without a token: the host's store, where the hook's asker token is made.
+    name
+        The name of the asker token made for the hook [default: claude-hook or codex-hook;
+        with --scope local, the project folder's name after it].
     project
         The project folder, for the project and local scopes. Default: the current folder.
     """
-    _main("install", lambda: _install(client, scope, timeout, url, project))
+    _main("install", lambda: _install(client, scope, timeout, _Host(url, db, name), project))
 
 
 def uninstall(client: ClientName, /, *, scope: Scope = "user", project: Path | None = None) -> None:
@@ -153,27 +185,40 @@ def _main(command: str, work: Callable[[], str]) -> None:
         raise SystemExit(refused.status) from None
 
 
+@dataclass(frozen=True, slots=True)
+class _Host:
+    """The host the hook asks through, as `uq hook install` was told of it."""
+
+    url: str | None
+    db: str | None
+    name: str | None
+
+
 def _install(
-    client: ClientName, scope: Scope, timeout: int, url: str | None, project: Path | None
+    client: ClientName, scope: Scope, timeout: int, host: _Host, project: Path | None
 ) -> str:
     target = _TARGETS[client]
     path = _settings_path(target, scope, project)
     if timeout < MIN_TIMEOUT:
         raise _Refused(f"--timeout must be at least {MIN_TIMEOUT} seconds, got {timeout}", 2)
-    if url is not None and "token=" in url and scope == "project":
+    if scope == "project" and host.url is not None and "token=" in host.url:
         raise _Refused(
             f"{path} is shared with everyone who clones the project, so it must not hold the "
             "host's token: use --scope local or user, or let the hook read $UQ_URL",
             2,
         )
+    settings = _read(path, target)
+    hooks = _hooks_of(settings, path)
+    url = host.url
+    if scope != "project":
+        name = host.name or _token_name(client, scope, project or Path.cwd())
+        url = _asker_url(host, name, hooks, client)
     handler = {
         "type": "command",
         "command": _command(client, scope, timeout - WITHDRAW_MARGIN, url),
         "timeout": timeout,
         "statusMessage": STATUS,
     }
-    settings = _read(path, target)
-    hooks = _hooks_of(settings, path)
     for event, group in target.groups(handler).items():
         hooks[event] = [*_without_ours(_groups_of(hooks, event, path), client), group]
     settings["hooks"] = hooks
@@ -219,6 +264,127 @@ def _command(client: ClientName, scope: Scope, wait: int, url: str | None) -> st
     if url is not None:
         words += ["--url", url]
     return shlex.join(words)
+
+
+def _token_name(client: ClientName, scope: Scope, project: Path) -> str:
+    """The default name of the hook's asker token: `claude-hook`, or for one project's local
+    settings `claude-hook-<folder>`, so that installs in several places keep their own."""
+    name = f"{client}-hook"
+    if scope == "local":
+        folder = _NAME_CHARACTERS.sub("-", project.resolve().name).strip("-._")
+        name = f"{name}-{folder}"[:64].rstrip("-._") if folder else name
+    return name
+
+
+def _installed_token(hooks: dict[str, Any], client: ClientName, base: str) -> str | None:
+    """The token in the `--url` of uq's hook for `client` already in the settings, when that
+    URL names the host at `base`; `None` when there is none (or the settings are not as uq
+    wrote them: the merge says so)."""
+    for groups in hooks.values():
+        for group in groups if isinstance(groups, list) else ():
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for handler in handlers if isinstance(handlers, list) else ():
+                if not _is_ours(handler, client):
+                    continue
+                words = shlex.split(str(handler["command"]))
+                if "--url" not in words[:-1]:
+                    return None
+                try:
+                    found, _, token = parse_host_url(words[words.index("--url") + 1])
+                except UserQuestionError:
+                    return None
+                return token if token and found == base else None
+    return None
+
+
+def _asker_url(host: _Host, name: str, hooks: dict[str, Any], client: ClientName) -> str:
+    """The URL with an asker's token for the hook's command: the one installed already in
+    `hooks` if it still opens the host as an asker, the given one if it is an asker's, else a
+    new asker token called `name`, made in the store (a URL without a token) or through the
+    host (an admin's URL). Anything else is refused: the hook must never hold a token that can
+    answer."""
+    try:
+        check_name(name)
+        base, _, token = parse_host_url(host.url or DEFAULT_URL)
+        kept = _installed_token(hooks, client, base)
+        if token:
+            made = anyio.run(_through_host, HostAddress(base, token), name, kept)
+        else:
+            made = with_store("hook install", host.db, lambda store: _in_store(store, name, kept))
+    except UserQuestionError as error:
+        raise _Refused(error.message, 1 if error.code in _UNREACHABLE else 2) from None
+    return f"{base}?token={made}"
+
+
+async def _in_store(store: Store, name: str, kept: str | None) -> str:
+    """`kept` if it is an active asker token of `store`, else a new asker token `name`."""
+    tokens = [token for token in await store.tokens() if token.active]
+    if kept is not None and any(
+        token.token_hash == hash_token(kept) and token.role is Role.ASKER for token in tokens
+    ):
+        return kept
+    taken = next((token for token in tokens if token.name == name), None)
+    if taken is not None:
+        _check_replaceable(name, str(taken.role))
+        await revoke_person(store, name)
+    made = await add_person(store, name, role=Role.ASKER)
+    _made(name, taken is not None)
+    return made
+
+
+async def _through_host(address: HostAddress, name: str, kept: str | None) -> str:
+    """The given token if the host says it is an asker's; else, with an admin's, `kept` if it
+    is still an asker's, or a new asker token `name` made through the host."""
+    async with HostClient(address) as host:
+        given = await host.me()
+        if given.role == Role.ASKER:
+            return address.token
+        if given.role != Role.ADMIN:
+            raise UserQuestionError(
+                f"this token can answer (it is {given.name}'s, a {given.role}'s), so it is never "
+                "written where an agent could read it: give an asker's URL (the `export "
+                "UQ_URL=...` line `uq serve` prints), or an admin's to make one",
+                ErrorCode.FORBIDDEN,
+            )
+        if kept is not None and await _opens_as_asker(HostAddress(address.base, kept)):
+            return kept
+        tokens = [token for token in await host.tokens() if token.revoked_at is None]
+        taken = next((token for token in tokens if token.name == name), None)
+        if taken is not None:
+            _check_replaceable(name, taken.role)
+            await host.revoke_token(name)
+        made = await host.add_token(name, Role.ASKER)
+    assert made.token is not None, "the host shows a token it made"
+    _made(name, taken is not None)
+    return made.token
+
+
+async def _opens_as_asker(address: HostAddress) -> bool:
+    try:
+        async with HostClient(address) as host:
+            return (await host.me()).role == Role.ASKER
+    except UserQuestionError as error:
+        if error.code == ErrorCode.UNAUTHORIZED:  # revoked meanwhile: make another
+            return False
+        raise
+
+
+def _check_replaceable(name: str, role: str) -> None:
+    """Refuse to replace a token called `name` that is not an asker's: it is someone's."""
+    if role != Role.ASKER:
+        raise UserQuestionError(
+            f"a {role}'s token is called {name}; choose another name for the hook's with --name",
+            ErrorCode.TOKEN_EXISTS,
+        )
+
+
+def _made(name: str, replaced: bool) -> None:
+    again = f"; the earlier {name} is revoked" if replaced else ""
+    print(
+        f"uq hook install: made the asker token {name} for the hook (it can ask, never "
+        f"answer){again}",
+        file=sys.stderr,
+    )
 
 
 def _uq_path() -> str:

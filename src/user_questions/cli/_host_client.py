@@ -1,11 +1,12 @@
 """A running host as the terminal commands see it: its pending requests, responses, settlements.
 
-For `uq pending`, `uq answer` and `uq history --url`; needs the `web` extra (httpx, websockets). It
-speaks the host's HTTP API and its page WebSocket (docs/protocol.md) with a token, as a page does:
-`GET /api/pending` lists the requests, `POST /api/respond` answers or dismisses one (with
-`X-UQ-Surface: terminal`, so the host records the terminal as the surface), `/ws` tells at once when
-a request settles (`question/resolved`), so a prompt can be withdrawn, and `GET /api/history` lists
-the settled ones.
+For `uq pending`, `uq answer`, `uq history --url` and `uq hook install --url`; needs the `web` extra
+(httpx, websockets). It speaks the host's HTTP API and its page WebSocket (docs/protocol.md) with a
+token, as a page does: `GET /api/pending` lists the requests, `POST /api/respond` answers or
+dismisses one (with `X-UQ-Surface: terminal`, so the host records the terminal as the surface),
+`/ws` tells at once when a request settles (`question/resolved`), so a prompt can be withdrawn,
+`GET /api/history` lists the settled ones, `GET /api/me` says what the token is, and an admin's
+token manages tokens (`/api/tokens`).
 
 The host is found as `RemoteProvider` finds it: `--url` (else `$UQ_URL`, else `DEFAULT_URL`);
 the token is `--token`, else the URL's `?token=`, else `$UQ_TOKEN`. `--host`, the option's old
@@ -23,10 +24,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
+from urllib.parse import quote
 
 import anyio
 import httpx
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, StrictStr, ValidationError
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, WebSocketException
 
@@ -38,6 +40,7 @@ from user_questions.frames import ClientResponse, QuestionRequestedFrame, Receip
 from user_questions.host.web.history import HistoryResponse
 from user_questions.outcomes import Outcome, Surface
 from user_questions.providers.remote import parse_host_url
+from user_questions.types import WireModel
 
 __all__ = [
     "CA_HELP",
@@ -48,6 +51,7 @@ __all__ = [
     "HostAddress",
     "HostClient",
     "Settled",
+    "TokenInfo",
     "chosen_url",
     "host_address",
 ]
@@ -87,6 +91,17 @@ def chosen_url(command: str, url: str | None, host: str | None) -> str | None:
         file=sys.stderr,
     )
     return host
+
+
+class TokenInfo(WireModel):
+    """A token as the host describes it (`GET /api/me`, `/api/tokens`): the token itself only
+    in the answer that made it."""
+
+    name: StrictStr
+    role: StrictStr
+    """`asker`, `person` or `admin`."""
+    revoked_at: StrictStr | None = None
+    token: StrictStr | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +201,44 @@ class HostClient:
         data = await self._request("GET", "api/history", params=dict(parameters))
         return _parse(HistoryResponse, data, self.address.base)
 
+    async def me(self) -> TokenInfo:
+        """What the host says this client's token is: its name and role.
+
+        Raises:
+            UserQuestionError: `HOST_UNREACHABLE` or `UNAUTHORIZED`.
+        """
+        return _parse(TokenInfo, await self._request("GET", "api/me"), self.address.base)
+
+    async def tokens(self) -> list[TokenInfo]:
+        """Every named token, revoked ones included (an admin's token only).
+
+        Raises:
+            UserQuestionError: `HOST_UNREACHABLE`, `UNAUTHORIZED`, or `FORBIDDEN`.
+        """
+        data = await self._request("GET", "api/tokens")
+        tokens = data.get("tokens") if isinstance(data, dict) else None
+        if not isinstance(tokens, list):
+            raise self._not_a_host('no "tokens" list in its answer')
+        return [_parse(TokenInfo, token, self.address.base) for token in tokens]
+
+    async def add_token(self, name: str, role: str) -> TokenInfo:
+        """Make a token called `name` with `role` (an admin's token only); it, with the token.
+
+        Raises:
+            UserQuestionError: `HOST_UNREACHABLE`, `UNAUTHORIZED`, `FORBIDDEN`, or the host's
+                refusal (`TOKEN_EXISTS`, `BAD_REQUEST`).
+        """
+        data = await self._request("POST", "api/tokens", json={"name": name, "role": role})
+        return _parse(TokenInfo, data, self.address.base)
+
+    async def revoke_token(self, name: str) -> None:
+        """Revoke the token called `name` (an admin's token only).
+
+        Raises:
+            UserQuestionError: `HOST_UNREACHABLE`, `UNAUTHORIZED`, `FORBIDDEN`, `NOT_FOUND`.
+        """
+        await self._request("DELETE", f"api/tokens/{quote(name, safe='')}")
+
     async def settled(self, rpc_id: str) -> Settled:
         """Wait until request `rpc_id` is no longer pending, and say how it ended.
 
@@ -231,7 +284,7 @@ class HostClient:
             data = load_json(response.content)
         except JSONRefused:
             raise self._not_a_host(f"HTTP {response.status_code}, not JSON") from None
-        if response.status_code != 200:
+        if not response.is_success:
             refusal = data.get("error") if isinstance(data, dict) else None
             if isinstance(refusal, dict) and isinstance(refusal.get("message"), str):
                 code = str(refusal.get("code") or ErrorCode.HOST_UNREACHABLE)

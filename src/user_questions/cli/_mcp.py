@@ -6,10 +6,13 @@ collects stderr as a log), so the terminal provider reads and draws on the contr
 `/dev/tty`; with `--http` it uses the process's stdin and stderr.
 
 `--permission-tool` adds `approve`, Claude Code's permission prompt tool
-(`bridges.claude_permission`). With `--url` the host must answer at start (or `uq mcp` exits 1
-with one line); while serving, a host that goes away has `--unreachable-limit` seconds to come
-back before the waiting calls fail. `--http` binds its address before it says it serves, so a
-busy port is a one-line failure (exit 1). Exit statuses: 0 stopped, 1 could not start, 2 bad
+(`bridges.claude_permission`). It gates permissions, so with it a token that can answer is refused
+at start, as `uq hook` refuses it: one line on stderr, nothing on stdout, exit 0 (an agent holding
+such a token could approve its own requests); without it such a token is used, with one warning.
+With `--url` the host must answer at start (or `uq mcp` exits 1 with one line); while serving, a
+host that goes away has `--unreachable-limit` seconds to come back before the waiting calls fail.
+`--http` binds its address before it says it serves, so a busy port is a one-line failure (exit
+1). Exit statuses: 0 stopped (or a permission tool refused its token), 1 could not start, 2 bad
 input.
 """
 
@@ -30,7 +33,7 @@ from user_questions import tool_ask_user
 from user_questions._json import load_json
 from user_questions.agents import AgentRegistry
 from user_questions.context import Context
-from user_questions.errors import UserQuestionError
+from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.providers.scripted import ScriptedProvider
 from user_questions.service import UserQuestionProvider, UserQuestionService
 from user_questions.tools import ToolRegistry
@@ -83,8 +86,9 @@ def mcp(
     Parameters
     ----------
     url
-        URL of a running `uq serve` host that answers the questions (as it printed it, with
-        ?token=); without it, the terminal. The host must answer at start.
+        URL of a running `uq serve` host that answers the questions, with an asker's token (the
+        `export UQ_URL=...` line it prints); without it, the terminal. The host must answer at
+        start.
     host
         Former name of --url.
     token
@@ -107,7 +111,8 @@ def mcp(
         fail [default: 300].
     permission_tool
         Also expose `approve`, Claude Code's permission prompt tool
-        (`claude -p --permission-prompt-tool mcp__<server>__approve`).
+        (`claude -p --permission-prompt-tool mcp__<server>__approve`). With --url, only an
+        asker's token is accepted.
     scripted
         Testing aid: answer from a JSON file {"answers": {id: answer}, "delay": seconds}.
     """
@@ -178,6 +183,7 @@ async def _provider(options: _Options) -> AsyncIterator[UserQuestionProvider]:
                 session=options.session,
                 unreachable_limit=limit,
                 connect_timeout=min(CONNECT_TIMEOUT, limit),
+                require_asker=options.permission_tool,
             )
         except UserQuestionError as error:
             raise _Refused(str(error)) from None
@@ -185,7 +191,8 @@ async def _provider(options: _Options) -> AsyncIterator[UserQuestionProvider]:
             try:
                 await remote.connect()
             except UserQuestionError as error:
-                raise _Refused(str(error), 1) from None
+                answering = error.code == ErrorCode.FORBIDDEN  # a gate left to the CLI's prompt
+                raise _Refused(str(error), 0 if answering else 1) from None
             yield remote
         return
     from user_questions.providers.terminal import TerminalProvider

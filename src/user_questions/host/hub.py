@@ -282,11 +282,12 @@ class Hub(AsyncLifetime):
         via: Surface,
         by: str | None = None,
         reason: WithdrawReason | None = None,
+        note: str | None = None,
         sees: Sees | None = None,
     ) -> StoredQuestion | None:
-        """Settle a pending request as withdrawn (`timed-out` when that is the `reason`); the
-        request as it ends up, `None` if unknown, or not one `sees` accepts (an asker
-        withdraws only what it asked)."""
+        """Settle a pending request as withdrawn (`timed-out` when that is the `reason`), with
+        the asker's `note` saying why; the request as it ends up, `None` if unknown, or not one
+        `sees` accepts (an asker withdraws only what it asked)."""
         if usable_id(rpc_id) is None:  # no request can have it: never ask the store about it
             return None
         outcome = Outcome.TIMED_OUT if reason == "timed-out" else Outcome.WITHDRAWN
@@ -296,7 +297,8 @@ class Hub(AsyncLifetime):
             known = pending or self._settled.get(rpc_id) or await self.store.get(rpc_id)
             if known is None or not sees(known):
                 return None
-        won = await self.store.settle(rpc_id, Settlement(outcome, via=via, by=by), pending=pending)
+        settlement = Settlement(outcome, via=via, by=by, note=note)
+        won = await self.store.settle(rpc_id, settlement, pending=pending)
         settled = won or self._settled.get(rpc_id) or await self.store.get(rpc_id)
         if settled is not None:
             self._apply(settled)

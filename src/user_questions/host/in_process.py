@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING
 import anyio
 
 from user_questions._disposer import Disposer, nothing
-from user_questions.ask_endings import WITHDRAW_TIMEOUT, settled_answer, withdraw_reason
+from user_questions.ask_endings import (
+    WITHDRAW_TIMEOUT,
+    settled_answer,
+    withdraw_note,
+    withdraw_reason,
+)
 from user_questions.errors import UserQuestionError
 from user_questions.frames import Origin
 from user_questions.host.hub import Hub
@@ -36,7 +41,7 @@ class HostProvider:
     The request is stored before any page sees it; the session is the agent's id, or `session`;
     `origin`, when given, is kept and shown with each request; a dismissal raises
     `ASK_CANCELLED`; cancelling the ask (an abort or a timeout) withdraws the request from every
-    page.
+    page, with the abort's reason as the withdrawal's note when it is text.
     """
 
     def __init__(self, hub: Hub, session: str = "host", *, origin: Origin | None = None) -> None:
@@ -68,8 +73,13 @@ class HostProvider:
         except anyio.get_cancelled_exc_class():
             with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
                 try:
-                    reason = withdraw_reason(request.signal)
-                    await self.hub.withdraw(rpc_id, via=Surface.HOST, reason=reason)
+                    signal = request.signal
+                    await self.hub.withdraw(
+                        rpc_id,
+                        via=Surface.HOST,
+                        reason=withdraw_reason(signal),
+                        note=withdraw_note(signal),
+                    )
                 except UserQuestionError as error:  # the store is down: it stays pending
                     logger.warning("could not withdraw question %s: %s", rpc_id, error)
             raise

@@ -33,10 +33,16 @@ host first, until it can store the ask: that is an outage to wait out, not an ou
 An `https://` host is reached over wss, its certificate verified (`_tls.client_context`: the
 system's authorities, `SSL_CERT_FILE`, and `ca`); a certificate that cannot be verified fails
 the asks at once with `HOST_UNREACHABLE`, saying so, since retrying cannot change it.
+
+Each handshake's answer says the token's role (`frames.ROLE_HEADER`), kept as `role`. An agent's
+token should be an asker's, which can ask but never answer: given one that can answer, the
+provider logs one warning; with `require_asker` (a permission gate: `uq hook`, `uq mcp
+--permission-tool`) it refuses it, and a host that does not say, before anything is asked.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import socket
@@ -58,10 +64,16 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from user_questions._json import JSONRefused, load_json
 from user_questions._tls import client_context, untrusted, wants_tls
 from user_questions._wire import frame_refusal
-from user_questions.ask_endings import WITHDRAW_TIMEOUT, settled_answer, withdraw_reason
+from user_questions.ask_endings import (
+    WITHDRAW_TIMEOUT,
+    settled_answer,
+    withdraw_note,
+    withdraw_reason,
+)
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     MAX_FRAME_BYTES,
+    ROLE_HEADER,
     Ask,
     AskerReply,
     AskFailed,
@@ -89,6 +101,14 @@ MAX_REPLY_BYTES = 4 * 1024 * 1024
 """The largest frame accepted from the host."""
 _WAIT_OUT = frozenset({ErrorCode.STORE_UNAVAILABLE, ErrorCode.STORE_FULL, ErrorCode.STORE_BUSY})
 """The refusals of a host whose store cannot take the ask for now: asked again later."""
+_ASKER = "asker"
+"""The role of a token that can ask but never answer."""
+_ASKER_HINT = (
+    "give agents an asker's token, which can ask but never answer: the `export UQ_URL=...` "
+    "line `uq serve` prints, or one made with `uq token add NAME --role asker`"
+)
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(eq=False)
@@ -171,6 +191,10 @@ class RemoteProvider:
         connect_timeout: Seconds one connection attempt to a host may take.
         ca: A PEM file of the certificate authority that signed an `https://` host's
             certificate, trusted besides the system's (and `SSL_CERT_FILE`'s).
+        require_asker: Refuse a token that can answer (`FORBIDDEN`, before anything is asked),
+            and a host that does not say a token's role: for a permission gate, which an agent
+            holding such a token could pass by answering itself. Otherwise such a token is
+            used, with one warning.
 
     Raises:
         UserQuestionError: `BAD_TOKEN` when no token is given anywhere, `BAD_REQUEST` for a URL
@@ -188,6 +212,7 @@ class RemoteProvider:
         connect_timeout: float = CONNECT_TIMEOUT,
         origin: Origin | None = None,
         ca: str | os.PathLike[str] | None = None,
+        require_asker: bool = False,
     ) -> None:
         hosts = [parse_host_url(one) for one in ([url] if isinstance(url, str) else url)]
         if not hosts:
@@ -224,6 +249,11 @@ class RemoteProvider:
         self._down_since: float | None = None
         self._pause = BACKOFF_FIRST
         """How long to wait before asking a host whose store is unavailable again."""
+        self.role: str | None = None
+        """The role the host gave the token on the last connection (`asker`, `person`,
+        `admin`); `None` before one, or from a host older than roles."""
+        self._require_asker = require_asker
+        self._warned = False
 
     def __repr__(self) -> str:
         return f"<RemoteProvider {self.url} session={self.session!r}>"
@@ -258,7 +288,8 @@ class RemoteProvider:
 
         Raises:
             UserQuestionError: `HOST_UNREACHABLE` when no host answered within
-                `connect_timeout`, `UNAUTHORIZED` when the token is refused.
+                `connect_timeout`, `UNAUTHORIZED` when the token is refused, `FORBIDDEN`
+                with `require_asker` when the token can answer.
         """
         if self._ws is not None:
             return
@@ -312,7 +343,8 @@ class RemoteProvider:
         try:
             reply = await self._complete(call)
         except anyio.get_cancelled_exc_class():
-            withdrawal = self._withdraw_later(call, withdraw_reason(request.signal))
+            signal = request.signal
+            withdrawal = self._withdraw_later(call, withdraw_reason(signal), withdraw_note(signal))
             with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
                 await self._complete(withdrawal)
             raise
@@ -327,13 +359,15 @@ class RemoteProvider:
 
     # -- the connection -----------------------------------------------------------------------
 
-    def _withdraw_later(self, call: _Call, reason: WithdrawReason) -> _Call:
+    def _withdraw_later(
+        self, call: _Call, reason: WithdrawReason, note: str | None = None
+    ) -> _Call:
         """Replace `call` by its withdrawal, sent now if connected and on every reconnection.
 
         On a new connection the `Ask` goes first, so the withdrawal can never reach the host
         before the `Ask` it withdraws, whichever connection that `Ask` travelled on.
         """
-        withdraw = Withdraw(rpc_id=call.rpc_id, reason=reason).model_dump_json()
+        withdraw = Withdraw(rpc_id=call.rpc_id, reason=reason, note=note).model_dump_json()
         # It has sent what its ask had sent on the same connection: the `Ask` at most.
         sent = min(call.sent, 1)
         withdrawal = _Call(call.rpc_id, (call.frames[0], withdraw), call.on, sent)
@@ -481,8 +515,8 @@ class RemoteProvider:
 
     async def _attempt(self) -> ClientConnection | AskFailed | Exception:
         """One attempt on the current host: the connection, adopted; the host's refusal (a status
-        under 500, or a certificate that cannot be verified: retrying cannot help); or the
-        problem, the next host being up next."""
+        under 500, a certificate that cannot be verified, or a token that can answer where
+        `require_asker`: retrying cannot help); or the problem, the next host being up next."""
         try:
             ws = await self._open()
         except InvalidStatus as error:
@@ -495,6 +529,10 @@ class RemoteProvider:
         except (OSError, TimeoutError, InvalidHandshake) as error:
             problem = error
         else:
+            refusal = self._check_role(ws)
+            if refusal is not None:
+                await ws.close()
+                return refusal
             await self._adopt(ws)
             if self._ws is ws:
                 return ws
@@ -512,6 +550,37 @@ class RemoteProvider:
             compression=None,  # frames are small: compressing them costs more than it saves
             ssl=self._tls[self._host],
         )
+
+    def _check_role(self, ws: ClientConnection) -> AskFailed | None:
+        """Keep the role the host gave the token (`ROLE_HEADER`); refuse a token that can answer,
+        or a host that does not say, when `require_asker`; otherwise warn of a token that can
+        answer, once."""
+        self.role = None if ws.response is None else ws.response.headers.get(ROLE_HEADER)
+        if self.role == _ASKER:
+            return None
+        url = self.urls[self._host]
+        if self._require_asker:
+            if self.role is None:
+                message = (
+                    f"{url} did not say what the token may do (a host older than roles, where "
+                    f"every token answers); upgrade it, and {_ASKER_HINT}"
+                )
+            else:
+                message = (
+                    f"the token for {url} can answer questions (its role is {self.role}), so an "
+                    f"agent holding it could approve its own requests; {_ASKER_HINT}"
+                )
+            return AskFailed(code=ErrorCode.FORBIDDEN, message=message)
+        if self.role is not None and not self._warned:
+            self._warned = True
+            logger.warning(
+                "the token for %s can answer questions (its role is %s), so an agent holding it "
+                "could answer its own; %s",
+                url,
+                self.role,
+                _ASKER_HINT,
+            )
+        return None
 
     async def _adopt(self, ws: ClientConnection) -> None:
         """Make `ws` the connection and send every call on it again."""

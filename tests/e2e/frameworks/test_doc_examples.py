@@ -69,7 +69,7 @@ async def test_the_framework_example_prints_what_it_promises(host: HostProcess, 
             group.start_soon(answer_in_turn, host, answers)
             result = await anyio.run_process(
                 [sys.executable, str(EXAMPLES / name)],
-                env={**os.environ, "UQ_URL": host.url},
+                env={**os.environ, "UQ_URL": host.asker_url},  # the agents' line of uq serve
                 check=False,
             )
     assert result.returncode == 0, result.stderr.decode()

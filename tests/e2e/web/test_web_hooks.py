@@ -82,7 +82,7 @@ def run_hook(host: Host, tmp_path: Path) -> Iterator[Any]:
         project = tmp_path / "project"
         project.mkdir(exist_ok=True)
         event["cwd"] = str(project)
-        environ = {**os.environ, "UQ_URL": host.url}
+        environ = {**os.environ, "UQ_URL": host.asker_url}  # an agent's: it can ask, never answer
         environ.pop("UQ_TOKEN", None)
         if client == "claude":  # what Claude Code sets for a command hook (2.1.332)
             environ |= {

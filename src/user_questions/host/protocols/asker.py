@@ -130,6 +130,7 @@ class AskerConnection(HostConnection):
             via=Surface.ASKER,
             by=self.person,
             reason=frame.reason,
+            note=frame.note,
             sees=withdrawer(self.identity),
         )
         if record is None:

@@ -19,21 +19,19 @@ import anyio
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import ROLE_HEADER
 from user_questions.host.gate.people import People
 from user_questions.host.gate.roles import viewer
 from user_questions.host.gate.security import INTERNAL_ERROR_MESSAGE, Identity, identity_of
 from user_questions.host.hub import Hub, Sees
 
-__all__ = ["REVOKED_CLOSE_CODE", "ROLE_HEADER", "HostConnection"]
+__all__ = ["REVOKED_CLOSE_CODE", "HostConnection"]
 
 logger = logging.getLogger("user_questions.host")
 
 REVOKED_CLOSE_CODE = 4401
 """The close code of a WebSocket whose token was revoked (or its role changed) while it was
 open."""
-ROLE_HEADER = "x-uq-role"
-"""The handshake's answer says the role of the token it was opened with (`asker`, `person`,
-`admin`), so a client can tell whether the token it holds could answer."""
 
 
 class HostConnection:

@@ -29,6 +29,7 @@ from user_questions.host.stores.records import (
     StoredQuestion,
     TokenRecord,
     TokensListener,
+    stored_detail,
 )
 from user_questions.outcomes import RequestState, Surface
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
@@ -261,12 +262,14 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     items = tuple(QUESTIONS.validate_json(questions))
     # Most requests have no detail: their '{}' is not worth a parse (a host start reads them all).
     html: dict[str, str] = {} if rendered == "{}" else json.loads(rendered)
+    settled = RequestState(state)
+    link_channel, note = stored_detail(settled, channel)
     return StoredQuestion(
         rpc_id=rpc_id,
         session_id=session_id,
         questions=items,
         asked_at=asked,
-        state=RequestState(state),
+        state=settled,
         answer=None if answer is None else AskUserQuestionAnswer.model_validate_json(answer),
         settled_at=moment(settled_at),
         settled_via=Surface(settled_via) if settled_via else None,
@@ -274,7 +277,8 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         shown_at=moment(shown_at),
         settled_by=settled_by,
         origin=None if origin is None else Origin.model_validate_json(origin),
-        channel=channel,
+        channel=link_channel,
+        note=note,
         # In question order, whatever order the database keeps a JSON object's keys in.
         rendered={item.id: html[item.id] for item in items if item.id in html},
         audience=names(audience),

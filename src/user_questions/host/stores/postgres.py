@@ -265,7 +265,7 @@ class PostgresStore(AsyncLifetime):
             answer,
             None if settlement.via is None else str(settlement.via),
             settlement.by,
-            settlement.channel,
+            settlement.detail,
             settle_id,
             answer_text(settlement.answer),
             rpc_id,

@@ -37,6 +37,7 @@ __all__ = [
     "TokensListener",
     "pending_record",
     "settled_record",
+    "stored_detail",
 ]
 
 logger = logging.getLogger("user_questions.host")
@@ -100,6 +101,16 @@ class Settlement:
     channel: str | None = None
     """An answer link's only: the notification channel the link was sent through (`ntfy`,
     `mailto`, ...)."""
+    note: str | None = None
+    """A withdrawal's only: why its asker withdrew it, in the asker's words (`uq acp`: what the
+    editor answered)."""
+
+    @property
+    def detail(self) -> str | None:
+        """What a store keeps in the request's `channel` column: the link's channel or the
+        withdrawal's note. One column serves both, since a request settled through a link is
+        answered or dismissed, never withdrawn (`stored_detail` reads it back)."""
+        return self.channel if self.note is None else self.note
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +132,8 @@ class StoredQuestion:
     origin: Origin | None = None
     channel: str | None = None
     """Settled through an answer link only: the notification channel that carried the link."""
+    note: str | None = None
+    """Withdrawn or timed out only: why, in its asker's words (`Settlement.note`)."""
     rendered: Mapping[str, str] = field(default_factory=dict)
     """Each question's `detail` as safe HTML, by question id, as rendered when it was stored."""
     audience: tuple[str, ...] = ()
@@ -142,6 +155,13 @@ class StoredQuestion:
 
 
 _OUTCOMES = {state: state.outcome for state in RequestState}
+_WITHDRAWALS = frozenset({RequestState.WITHDRAWN, RequestState.TIMED_OUT})
+
+
+def stored_detail(state: RequestState, detail: str | None) -> tuple[str | None, str | None]:
+    """A request's `channel` column as written (`Settlement.detail`), read back as its channel
+    and its note: a withdrawal's is its note, any other request's its link's channel."""
+    return (None, detail) if state in _WITHDRAWALS else (detail, None)
 
 
 def pending_record(question: NewQuestion) -> StoredQuestion:
@@ -188,6 +208,7 @@ def settled_record(
         settled_by=settlement.by,
         origin=pending.origin,
         channel=settlement.channel,
+        note=settlement.note,
         rendered=pending.rendered,
         audience=pending.audience,
         questions_json=pending.questions_json,

@@ -254,7 +254,7 @@ class SQLiteStore(AsyncLifetime):
             _iso(now),
             settlement.via,
             settlement.by,
-            settlement.channel,
+            settlement.detail,
             answer_text(settlement.answer),
             rpc_id,
         )

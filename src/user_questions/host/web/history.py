@@ -65,6 +65,9 @@ class HistoryEntry(WireModel):
     `host`)."""
     channel: StrictStr | None = None
     """Settled through an answer link only: the notification channel that carried the link."""
+    note: StrictStr | None = None
+    """Withdrawn or timed out only: why, in its asker's words (the `withdraw` frame's `note`;
+    `uq acp` says what the editor answered)."""
     origin: Origin | None = None
     """Where the asker said the request came from (the asking program, its folder)."""
     questions: list[JSONObject]
@@ -99,6 +102,7 @@ def entry_of(record: StoredQuestion, *, rendered: bool = False) -> HistoryEntry:
         by=record.settled_by,
         via=record.settled_via,
         channel=record.channel,
+        note=record.note,
         origin=record.origin,
         questions=[question.model_dump(mode="json") for question in record.questions],
         answer=None if record.answer is None else record.answer.model_dump(mode="json"),

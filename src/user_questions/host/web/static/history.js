@@ -162,6 +162,7 @@ function entryElement(entry) {
     "li",
     { class: "card entry", "data-rpc-id": entry.rpcId, "data-outcome": entry.outcome },
     metaElement(entry),
+    typeof entry.note === "string" ? h("p", { class: "entry-note", text: entry.note }) : null,
     ...questions.map((question) =>
       questionElement(question, rendered.get(question?.id), entry.answer ? answers : null),
     ),
