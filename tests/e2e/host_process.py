@@ -71,8 +71,6 @@ class HostProcess:
     """The private CA an https host's askers are given (`RemoteProvider(ca=)`)."""
     log: Path | None = None
     """Where its stderr goes while it runs, when a test reads it before the host stops."""
-    wrapper: tuple[str, ...] = ()
-    """A command that runs the host (`setpriv ... --`, to start it without some privilege)."""
 
     @property
     def base(self) -> str:
@@ -93,7 +91,7 @@ class HostProcess:
         return {"Authorization": f"Bearer {self.asker_url.partition('?token=')[2]}"}
 
     def start(self) -> str:
-        command = [*self.wrapper, sys.executable, "-m", "user_questions.cli", self.command]
+        command = [sys.executable, "-m", "user_questions.cli", self.command]
         command += ["--port", str(self.port), *self.args]
         if self.db is not None:
             command += ["--db", str(self.db)]

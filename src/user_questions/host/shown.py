@@ -5,8 +5,7 @@ how, by whom, through which surface, when); the hub writes the asking and the se
 as part of its protocol. The first-shown time is not part of any protocol and must never slow it
 down: `ShownRecorder` notes the requests the hub has just handed to a page (or that
 `GET /api/pending` has just listed) and writes their first-shown time in batches. A failed write
-is lost: the shown time is a record, not state anything depends on. It is logged unless it is a
-fault of the store (a full disk, a database out of reach), which the store reports once for all.
+is logged and lost: the shown time is a record, not state anything depends on.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from collections.abc import Iterable
 import anyio
 
 from user_questions.errors import UserQuestionError
-from user_questions.host.stores import FAULT_CODES, QuestionStore
+from user_questions.host.stores import QuestionStore
 
 __all__ = ["SHOWN_BATCH", "ShownRecorder"]
 
@@ -59,7 +58,6 @@ class ShownRecorder:
             try:
                 await self.store.mark_shown(batch)
             except UserQuestionError as error:
-                if error.code not in FAULT_CODES:
-                    logger.warning(
-                        "could not record that %d questions were shown: %s", len(batch), error
-                    )
+                logger.warning(
+                    "could not record that %d questions were shown: %s", len(batch), error
+                )

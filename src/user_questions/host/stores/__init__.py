@@ -31,7 +31,6 @@ from user_questions.host.stores.protocol import (
     TokenStore,
 )
 from user_questions.host.stores.records import (
-    FAULT_CODES,
     QUESTIONS,
     ChangeListener,
     HistoryPage,
@@ -48,7 +47,6 @@ from user_questions.host.stores.records import (
 )
 
 __all__ = [
-    "FAULT_CODES",
     "QUESTIONS",
     "ChangeListener",
     "HistoryPage",
