@@ -93,7 +93,7 @@ async def _decide_over_mcp(host: Any, call: dict[str, Any], answer: dict[str, An
     """Call `approve` through `uq mcp --permission-tool` and answer its card at the host."""
     params = StdioServerParameters(
         command=UQ,
-        args=["mcp", "--url", host.url, "--session", SESSION, "--permission-tool"],
+        args=["mcp", "--url", host.asker_url, "--session", SESSION, "--permission-tool"],
     )
     result: Any = None
 
