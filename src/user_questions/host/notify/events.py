@@ -68,32 +68,24 @@ class HostEvent(WireModel):
 def event_of(record: StoredQuestion) -> HostEvent:
     """The event for a request just committed: pending, or settled."""
     asked_at = iso(record.asked_at)
-    questions = [question.model_dump(mode="json") for question in record.questions]
+    request = {
+        "rpc_id": record.rpc_id,
+        "session_id": record.session_id,
+        "asked_by": record.asked_by,
+        "origin": record.origin,
+        "questions": [question.model_dump(mode="json") for question in record.questions],
+        "asked_at": asked_at,
+    }
     if record.pending:
-        return HostEvent(
-            type=EVENT_PENDING,
-            id=f"{record.rpc_id}:pending",
-            rpc_id=record.rpc_id,
-            session_id=record.session_id,
-            asked_by=record.asked_by,
-            origin=record.origin,
-            questions=questions,
-            asked_at=asked_at,
-            at=asked_at,
-        )
+        return HostEvent(type=EVENT_PENDING, id=f"{record.rpc_id}:pending", at=asked_at, **request)
     return HostEvent(
         type=EVENT_SETTLED,
         id=f"{record.rpc_id}:settled",
-        rpc_id=record.rpc_id,
-        session_id=record.session_id,
-        asked_by=record.asked_by,
-        origin=record.origin,
-        questions=questions,
-        asked_at=asked_at,
         at=iso(record.settled_at or datetime.now(UTC)),
         outcome=record.outcome,
         answer=None if record.answer is None else record.answer.model_dump(mode="json"),
         via=record.settled_via,
         by=record.settled_by,
         channel=record.channel,
+        **request,
     )
