@@ -385,6 +385,11 @@ class People(AsyncLifetime):
 
         return remove
 
+    async def reload(self) -> None:
+        """Read the tokens again now: the writer of a change sees it in its next request,
+        without waiting for the store's notice of it."""
+        await self._load()
+
     async def _load(self) -> None:
         tokens = await self.store.tokens()
         self._identities = {

@@ -16,7 +16,13 @@ from pydantic import Field, StrictStr
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from user_questions.host.gate.people import add_person, change_person, revoke_person, token_json
+from user_questions.host.gate.people import (
+    People,
+    add_person,
+    change_person,
+    revoke_person,
+    token_json,
+)
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.notify.apprise import check_apprise_url
 from user_questions.host.protocols.decoding import load, validate
@@ -64,6 +70,7 @@ async def add_token(request: Request) -> Response:
         routes=asked.routes or (),
         notify=asked.notify or (),
     )
+    await _seen(request)
     made = next(t for t in await store.tokens() if t.name == asked.name and t.active)
     address: PublicUrl | None = request.app.state.public_url
     url = f"{request.base_url}?token={token}" if address is None else address.link("", token)
@@ -82,13 +89,22 @@ async def change_token(request: Request) -> Response:
         routes=change.routes,
         notify=change.notify,
     )
+    await _seen(request)
     return JSONResponse(token_json(changed), headers=_NOT_CACHED)
 
 
 async def revoke_token(request: Request) -> Response:
     """Revoke a token; running hosts refuse it at once and close its connections."""
     revoked = await revoke_person(request.app.state.store, request.path_params["name"])
+    await _seen(request)
     return JSONResponse(token_json(revoked), headers=_NOT_CACHED)
+
+
+async def _seen(request: Request) -> None:
+    """Make this host act on a token change before answering it (other hosts and nodes follow
+    the store's notice of it)."""
+    people: People = request.app.state.people
+    await people.reload()
 
 
 def _check_notify(urls: list[str] | None) -> None:
