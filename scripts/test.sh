@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up what a fresh machine lacks, then run lint, types and the whole test suite.
 #   bash scripts/test.sh [pytest args...]
-# Installs Debian's chromium (browser tests), postgresql (multi-node tests) and nginx (the reverse
-# proxy test) when missing,
+# Installs Debian's chromium (browser tests), postgresql (multi-node tests), nginx (the reverse
+# proxy test) and gcc (the slow disk of tests/faults, an fsync shim) when missing,
 # creates .venv with the package and its dev extra, and runs ruff, mypy --strict and pytest; then
 # the TypeScript client's Node tests (npm ci, npm run build, npm test in clients/typescript: local
 # installs only, which need Node 20 and npm).
@@ -15,6 +15,7 @@ missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+command -v cc >/dev/null 2>&1 || missing+=(gcc)
 if ((${#missing[@]})); then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

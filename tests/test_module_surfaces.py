@@ -89,6 +89,7 @@ PINNED: dict[str, list[str]] = {
     "user_questions.integrations.openai_agents": ["ask_user_tool", "resolve_interruptions"],
     "user_questions.host.stores": [
         "ChangeListener",
+        "FAULT_CODES",
         "HistoryPage",
         "HistoryQuery",
         "HistoryStore",

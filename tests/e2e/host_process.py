@@ -71,6 +71,8 @@ class HostProcess:
     """The private CA an https host's askers are given (`RemoteProvider(ca=)`)."""
     log: Path | None = None
     """Where its stderr goes while it runs, when a test reads it before the host stops."""
+    wrapper: tuple[str, ...] = ()
+    """A command that runs the host (`setpriv ... --`, to start it without some privilege)."""
 
     @property
     def base(self) -> str:
@@ -91,7 +93,7 @@ class HostProcess:
         return {"Authorization": f"Bearer {self.asker_url.partition('?token=')[2]}"}
 
     def start(self) -> str:
-        command = [sys.executable, "-m", "user_questions.cli", self.command]
+        command = [*self.wrapper, sys.executable, "-m", "user_questions.cli", self.command]
         command += ["--port", str(self.port), *self.args]
         if self.db is not None:
             command += ["--db", str(self.db)]

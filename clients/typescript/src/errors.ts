@@ -43,6 +43,10 @@ export const ErrorCode = {
   HOST_UNREACHABLE: "HOST_UNREACHABLE",
   /** The host's store is down (the client retries these by itself). */
   STORE_UNAVAILABLE: "STORE_UNAVAILABLE",
+  /** The host's disk is full (the client retries these by itself). */
+  STORE_FULL: "STORE_FULL",
+  /** The host's disk is behind (the client retries these by itself). */
+  STORE_BUSY: "STORE_BUSY",
 } as const;
 
 /** A code of {@link ErrorCode}, or any other code a host sends. */

@@ -52,6 +52,12 @@ export const WITHDRAW_TIMEOUT_MS = 5_000;
 export const BACKOFF_FIRST_MS = 50;
 /** The longest pause between reconnection attempts. */
 export const BACKOFF_MAX_MS = 2_000;
+/** The refusals of a host whose store cannot take the ask for now: asked again later. */
+const WAIT_OUT: ReadonlySet<string> = new Set([
+  ErrorCode.STORE_UNAVAILABLE,
+  ErrorCode.STORE_FULL,
+  ErrorCode.STORE_BUSY,
+]);
 /** Milliseconds between keepalive pings on an open connection. */
 export const PING_INTERVAL_MS = 20_000;
 /** Milliseconds a ping may wait for its pong before the connection is replaced. */
@@ -644,7 +650,7 @@ export class RemoteProvider implements UserQuestionProvider {
     const payload = reply.payload;
     if (call === undefined) return;
     if (payload.type === "ask/error") {
-      if (payload.code === ErrorCode.STORE_UNAVAILABLE) {
+      if (WAIT_OUT.has(String(payload.code))) {
         // An outage to wait out, not an outcome: leave this host, and ask again later (the next
         // host if there are several: its own link to the database may be fine).
         this.#host = (this.#host + 1) % this.#hosts.length;

@@ -304,3 +304,38 @@ describe("RemoteProvider across a host restart", () => {
     }
   });
 });
+
+describe("RemoteProvider and a host whose store cannot take the ask for now", () => {
+  for (const code of ["STORE_FULL", "STORE_BUSY", "STORE_UNAVAILABLE"]) {
+    test(`${code} is waited out: the ask is sent again and answered`, TIMEOUT, async () => {
+      const { WebSocketServer } = await import("ws");
+      const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+      await new Promise((resolve) => server.once("listening", resolve));
+      let asks = 0;
+      server.on("connection", (ws) => {
+        ws.on("message", (data) => {
+          const frame = JSON.parse(String(data));
+          if (frame.type !== "ask") return;
+          asks += 1;
+          if (asks === 1) {
+            const payload = { type: "ask/error", code, message: "the host's store cannot take it now" };
+            ws.send(JSON.stringify({ rpcId: frame.rpcId, payload }));
+            return;
+          }
+          const answer = { answers: [{ id: "ship", selected: ["Wait"] }] };
+          ws.send(JSON.stringify({ rpcId: frame.rpcId, payload: { type: "ask/pending" } }));
+          ws.send(JSON.stringify({ rpcId: frame.rpcId, payload: { type: "ask/settled", outcome: "answered", answer } }));
+        });
+      });
+      try {
+        const provider = new RemoteProvider(`http://127.0.0.1:${server.address().port}/?token=test-token`);
+        assert.deepEqual(await provider.ask({ questions: [SHIP] }), { answers: [{ id: "ship", selected: ["Wait"] }] });
+        assert.equal(asks, 2, "refused once, asked again once");
+        await provider.close();
+      } finally {
+        for (const client of server.clients) client.terminate();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+  }
+});

@@ -78,10 +78,13 @@ _STATUS_BY_CODE: dict[str, int] = {
     ErrorCode.PAGE_MISSING: 500,
     ErrorCode.INTERNAL_ERROR: 500,
     ErrorCode.STORE_UNAVAILABLE: 503,
+    ErrorCode.STORE_FULL: 507,
+    ErrorCode.STORE_BUSY: 503,
 }
 """HTTP statuses of error codes; any other code is a 400."""
 _CODE_BY_STATUS = {status: code for code, status in _STATUS_BY_CODE.items()}
 _CODE_BY_STATUS[500] = ErrorCode.INTERNAL_ERROR  # a 500 of no known cause
+_CODE_BY_STATUS[503] = ErrorCode.STORE_UNAVAILABLE
 
 
 def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starlette:

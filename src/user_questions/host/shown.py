@@ -5,7 +5,8 @@ how, by whom, through which surface, when); the hub writes the asking and the se
 as part of its protocol. The first-shown time is not part of any protocol and must never slow it
 down: `ShownRecorder` notes the requests the hub has just handed to a page (or that
 `GET /api/pending` has just listed) and writes their first-shown time in batches. A failed write
-is logged and lost: the shown time is a record, not state anything depends on.
+is lost: the shown time is a record, not state anything depends on. It is logged unless it is a
+fault of the store (a full disk, a database out of reach), which the store reports once for all.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Iterable
 import anyio
 
 from user_questions.errors import UserQuestionError
-from user_questions.host.stores import QuestionStore
+from user_questions.host.stores import FAULT_CODES, QuestionStore
 
 __all__ = ["SHOWN_BATCH", "ShownRecorder"]
 
@@ -58,6 +59,7 @@ class ShownRecorder:
             try:
                 await self.store.mark_shown(batch)
             except UserQuestionError as error:
-                logger.warning(
-                    "could not record that %d questions were shown: %s", len(batch), error
-                )
+                if error.code not in FAULT_CODES:
+                    logger.warning(
+                        "could not record that %d questions were shown: %s", len(batch), error
+                    )

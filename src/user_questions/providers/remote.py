@@ -26,8 +26,9 @@ refusing to start) calls `connect()` first: it tries each host once and raises a
 Several hosts sharing one PostgreSQL database (docs/multinode.md) are one inbox: given all their
 URLs, the provider connects to the first that answers and, when that one goes away, reconnects
 to the next; re-sending each `Ask` re-attaches to the same stored request through any of them.
-A host that answers `STORE_UNAVAILABLE` (its database is down) is asked again, with backoff, on
-a new connection, until the database is back: that is an outage to wait out, not an outcome.
+A host that answers `STORE_UNAVAILABLE` (its database is down), `STORE_FULL` (its disk is full) or
+`STORE_BUSY` (its disk is behind) is asked again, with backoff, on a new connection, the next
+host first, until it can store the ask: that is an outage to wait out, not an outcome.
 
 An `https://` host is reached over wss, its certificate verified (`_tls.client_context`: the
 system's authorities, `SSL_CERT_FILE`, and `ca`); a certificate that cannot be verified fails
@@ -98,6 +99,8 @@ BACKOFF_MAX = 2.0
 """The longest pause between reconnection attempts."""
 MAX_REPLY_BYTES = 4 * 1024 * 1024
 """The largest frame accepted from the host."""
+_WAIT_OUT = frozenset({ErrorCode.STORE_UNAVAILABLE, ErrorCode.STORE_FULL, ErrorCode.STORE_BUSY})
+"""The refusals of a host whose store cannot take the ask for now: asked again later."""
 _ASKER = "asker"
 """The role of a token that can ask but never answer."""
 _ASKER_HINT = (
@@ -449,7 +452,7 @@ class RemoteProvider:
         call = None if reply.rpc_id is None else self._calls.get(reply.rpc_id)
         if call is None or not isinstance(payload, AskSettled | AskFailed):
             return True
-        if isinstance(payload, AskFailed) and payload.code == ErrorCode.STORE_UNAVAILABLE:
+        if isinstance(payload, AskFailed) and payload.code in _WAIT_OUT:
             return False
         self._pause = BACKOFF_FIRST
         self._done(call, payload)

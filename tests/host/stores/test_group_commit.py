@@ -1,6 +1,7 @@
 """Group commit in `SQLiteStore`: asks and settlements that arrive together share a commit,
-and each is on disk, with its own result, when its caller hears of it; where commits run (on
-the event loop while they are fast, in the store's thread on a slow disk)."""
+and each is on disk, with its own result, when its caller hears of it; how commits are waited
+for (with the event loop blocked, briefly, while they are fast; awaited on a slow disk); the
+writes waiting for a commit, bounded."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import anyio
 import pytest
 
 from tests.host.stores.test_store_contract import ANSWER, new
+from user_questions.errors import UserQuestionError
 from user_questions.host.stores import Settlement, StoredQuestion, sqlite
 from user_questions.host.stores._group_commit import YIELD_INTERVAL, GroupCommit, Work
 from user_questions.host.stores.sqlite import SQLiteStore
@@ -111,23 +113,27 @@ async def test_a_writer_cancelled_while_it_waits_still_has_its_write_committed()
     assert (writes.batches, writes.writes) == (2, 2)
 
 
-SLOW = 0.2
+SLOW = 0.3
 """Seconds a commit takes on the slow disk these tests make."""
+WAIT = 0.05
+"""`INLINE_WAIT` in these tests: far above a fast commit on a busy machine, far below `SLOW`."""
 
 
 class Disk:
     """The disk under `store`, as a test makes it: each commit holds the thread that runs it
     for `pause` seconds and takes `seconds` on the clock the store times its commits with (so
     the store's judgement does not depend on how busy the machine is); `threads` is the thread
-    of each commit, in order."""
+    of each commit, and `ways` how the event loop waited for it (`blocked` or `awaited`), in
+    order."""
 
     def __init__(self, store: SQLiteStore, monkeypatch: pytest.MonkeyPatch) -> None:
         self.store = store
         self.seconds = 0.0001
         self.pause = 0.0
         self.threads: list[int] = []
+        self.ways: list[str] = []
         self._clock = 0.0
-        commit = store._commit_writes
+        commit, execute = store._commit_writes, store._writes._execute
 
         def timed(batch: Sequence[Work]) -> list[Any]:
             self.threads.append(threading.get_ident())
@@ -135,8 +141,16 @@ class Disk:
             self._clock += self.seconds
             return commit(batch)
 
+        def waited(batch: Sequence[Work]) -> Any:
+            committing = execute(batch)
+            self.ways.append("blocked" if isinstance(committing, list) else "awaited")
+            return committing
+
         store._commit_writes = timed  # type: ignore[method-assign]
-        monkeypatch.setattr(sqlite, "time", SimpleNamespace(perf_counter=lambda: self._clock))
+        store._writes._execute = waited
+        clock = SimpleNamespace(perf_counter=lambda: self._clock, monotonic=time.monotonic)
+        monkeypatch.setattr(sqlite, "time", clock)
+        monkeypatch.setattr(sqlite, "INLINE_WAIT", WAIT)
 
     def slow(self, seconds: float) -> None:
         self.seconds = self.pause = seconds
@@ -172,12 +186,12 @@ async def asks(store: SQLiteStore, prefix: str, count: int) -> None:
         await store.submit(new(f"{prefix}-{index}"))
 
 
-async def test_on_a_fast_disk_asks_are_committed_without_a_thread_hop(disk: Disk) -> None:
+async def test_on_a_fast_disk_the_loop_waits_for_commits_without_a_hop(disk: Disk) -> None:
     await asks(disk.store, "r", 5)
     await disk.store.settle("r-0", Settlement(Outcome.ANSWERED, ANSWER, via=Surface.WEB))
-    loop = threading.get_ident()
-    assert disk.threads[0] != loop  # the disk's pace is not known yet: the first commit is timed
-    assert disk.threads[1:] == [loop] * 5
+    # The disk's pace is not known yet: the first commit is awaited, and timed.
+    assert disk.ways == ["awaited"] + ["blocked"] * 5
+    assert threading.get_ident() not in disk.threads  # all in the store's thread
 
 
 async def test_on_a_slow_disk_commits_run_in_the_thread_and_the_loop_keeps_serving(
@@ -188,10 +202,10 @@ async def test_on_a_slow_disk_commits_run_in_the_thread_and_the_loop_keeps_servi
         pause = await longest_pause(lambda: asks(disk.store, "r", 3))
     assert len(await disk.store.pending()) == 3
     assert pause < 0.25
-    assert threading.get_ident() not in disk.threads
+    assert disk.ways == ["awaited"] * 3
 
 
-async def test_one_slow_commit_sends_the_next_to_the_thread_and_fast_ones_bring_them_back(
+async def test_a_disk_turning_slow_never_stalls_the_loop_and_fast_commits_come_back(
     disk: Disk,
 ) -> None:
     await asks(disk.store, "fast", 3)
@@ -200,11 +214,11 @@ async def test_one_slow_commit_sends_the_next_to_the_thread_and_fast_ones_bring_
         pause = await longest_pause(lambda: asks(disk.store, "slow", 3))
     disk.slow(0.0001)
     await asks(disk.store, "again", 40)
-    loop, thread = threading.get_ident(), disk.threads[0]
-    # The first slow commit ran on the loop (the disk had been fast): one pause, no more.
-    assert disk.threads[3:6] == [loop, thread, thread]
-    assert pause > SLOW / 2
-    assert disk.threads[-1] == loop
+    # The first slow commit was waited for with the loop blocked (the disk had been fast), but
+    # only for `INLINE_WAIT`: then it was awaited, and the next slow ones too.
+    assert disk.ways[:6] == ["awaited", "blocked", "blocked"] + ["awaited"] * 3
+    assert pause < SLOW / 2
+    assert disk.ways[-1] == "blocked"
 
 
 async def test_a_task_that_only_writes_on_a_fast_disk_still_lets_the_others_run(
@@ -218,7 +232,7 @@ async def test_a_task_that_only_writes_on_a_fast_disk_still_lets_the_others_run(
             turns += 1
             await anyio.lowlevel.checkpoint()
 
-    await asks(disk.store, "warm", 3)  # the disk's pace is known: commits run on the loop
+    await asks(disk.store, "warm", 3)  # the disk's pace is known: the loop waits for commits
     async with anyio.create_task_group() as task_group:
         task_group.start_soon(other)
         began, turns, index = time.perf_counter(), 0, 0
@@ -226,5 +240,36 @@ async def test_a_task_that_only_writes_on_a_fast_disk_still_lets_the_others_run(
             await disk.store.submit(new(f"r{index}"))
             index += 1
         task_group.cancel_scope.cancel()
-    assert disk.threads[3:] == [threading.get_ident()] * index
+    assert disk.ways[3:] == ["blocked"] * index
     assert turns >= 5
+
+
+async def test_writes_waiting_beyond_the_capacity_are_refused_and_answers_always_wait() -> None:
+    release = anyio.Event()
+
+    async def execute(batch: Sequence[Work]) -> list[Any]:
+        await release.wait()
+        return [work() for work in batch]
+
+    writes = GroupCommit(execute, capacity=100)
+    results: list[Any] = []
+
+    async def write(value: str, size: int) -> None:
+        try:
+            results.append(await writes.run(lambda: value, size))
+        except UserQuestionError as error:
+            results.append(str(error.code))
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(write, "leader", 500)  # alone: admitted whatever its size
+            await anyio.wait_all_tasks_blocked()
+            for index in range(3):
+                task_group.start_soon(write, f"ask-{index}", 40)  # the third would make 120
+                await anyio.wait_all_tasks_blocked()
+            task_group.start_soon(write, "answer", 0)  # size 0: always waits its turn
+            await anyio.wait_all_tasks_blocked()
+            assert writes.queued == 80
+            release.set()
+    assert results == ["STORE_BUSY", "leader", "ask-0", "ask-1", "answer"]
+    assert writes.queued == 0

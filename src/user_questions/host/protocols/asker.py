@@ -7,6 +7,10 @@ task that read the frame; a settlement (reported by the hub as it happens, witho
 through an outbox to a task of its own. Both send under one lock, so frames never interleave, and a
 request's reply goes out before its settlement can: the settlement needs an answer to the request,
 which no page has before the reply's turn. docs/protocol.md has the frames.
+
+On a database that several hosts share, a host that loses it (`STORE_UNAVAILABLE`) tells each
+request it watches for this asker with an `ask/error` of that code, and stops watching them: the
+asker asks again, on another host that may still reach the database, and re-attaches there.
 """
 
 from __future__ import annotations
@@ -16,10 +20,10 @@ import json
 import math
 
 import anyio
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
 from user_questions._checks import usable_id
-from user_questions._disposer import Disposer
+from user_questions._disposer import Disposer, nothing
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     Ask,
@@ -38,6 +42,9 @@ from user_questions.outcomes import Surface
 
 __all__ = ["AskerConnection"]
 
+_GONE = (WebSocketDisconnect, WebSocketDisconnected)
+"""The peer left: read (a disconnect), or found by a send after it closed (a reply that took long,
+as one does while the store is away)."""
 _KINDS: dict[str, type[Frame]] = {"ask": Ask, "withdraw": Withdraw, "ping": Ping}
 
 
@@ -55,14 +62,17 @@ class AskerConnection(HostConnection):
 
     async def serve(self) -> None:
         """Take asks and withdrawals; report each request's settlement once it happens."""
+        stats = self.websocket.app.state.store.stats
+        lost = stats.on_fault(self._store_lost) if stats.shared else nothing
         try:
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(self._deliver)
-                with contextlib.suppress(WebSocketDisconnect):
+                with contextlib.suppress(*_GONE):
                     async for text in receive_texts(self.websocket):
                         await self._send(await self._reply(text))
                 task_group.cancel_scope.cancel()
         finally:
+            lost()
             for stop in self._watching.values():
                 stop()
             self._outbox.close()
@@ -73,7 +83,7 @@ class AskerConnection(HostConnection):
             await self.websocket.send_text(frame)
 
     async def _deliver(self) -> None:
-        with contextlib.suppress(WebSocketDisconnect):  # the asker left: it will re-attach
+        with contextlib.suppress(*_GONE):  # the asker left: it will re-attach
             async for frame in self._settlements:
                 await self._send(frame)
 
@@ -128,6 +138,16 @@ class AskerConnection(HostConnection):
                 f"no request has rpcId {json.dumps(frame.rpc_id)}", ErrorCode.NOT_FOUND
             )
         return settled_reply(record)
+
+    def _store_lost(self, fault: UserQuestionError | None) -> None:
+        """Send the asker elsewhere for every request it waits for here, once this host has
+        lost the database it shares with others."""
+        if fault is None or fault.code != ErrorCode.STORE_UNAVAILABLE:
+            return
+        watching, self._watching = self._watching, {}
+        for rpc_id, stop in watching.items():
+            stop()
+            self._outbox.send_nowait(_failed(rpc_id, fault))
 
     def _settled(self, record: StoredQuestion) -> None:
         self._watching.pop(record.rpc_id, None)

@@ -15,7 +15,6 @@ docs/protocol.md has the requests and their answers.
 from __future__ import annotations
 
 import dataclasses
-import logging
 
 import anyio
 from starlette.requests import Request
@@ -43,8 +42,6 @@ __all__ = [
     "readyz",
     "respond",
 ]
-
-logger = logging.getLogger("user_questions.host")
 
 READY_TIMEOUT = 5.0
 """Seconds the store has to answer `GET /readyz`; slower counts as not answering."""
@@ -132,21 +129,28 @@ async def healthz(request: Request) -> Response:
 
 
 async def readyz(request: Request) -> Response:
-    """`{"ok": true}` while the store answers; else 503 with its code and a message that
-    reveals nothing (no token needed; the host's log says what failed)."""
+    """`{"ok": true}` while the store answers; else 503 with its code and a message that says
+    which fault it is and reveals nothing else (no token needed). The host's log says what
+    failed, once as the fault starts and once as it clears (`StoreStats`), not once per probe."""
     store: Store = request.app.state.store
     code = ErrorCode.STORE_UNAVAILABLE
-    with anyio.move_on_after(READY_TIMEOUT) as waited:
+    message = f"the host's store did not answer within {READY_TIMEOUT:g} s"
+    with anyio.move_on_after(READY_TIMEOUT):
         try:
             await store.ping()
         except UserQuestionError as error:
-            logger.info("not ready: %s", error.message)
             code = ErrorCode(error.code)
+            message = _NOT_READY.get(code, "the host's store cannot be used")
         else:
             return JSONResponse({"ok": True}, headers=_NOT_CACHED)
-    if waited.cancelled_caught:
-        logger.info("not ready: the store %s did not answer within %g s", store.url, READY_TIMEOUT)
-    message = "the host's store does not answer; the host's log says why"
     return JSONResponse(
         {"error": {"code": code, "message": message}}, status_code=503, headers=_NOT_CACHED
     )
+
+
+_NOT_READY = {
+    ErrorCode.STORE_UNAVAILABLE: "the host's store cannot be reached; the host's log says why",
+    ErrorCode.STORE_FULL: "the disk of the host's store is full",
+    ErrorCode.STORE_BUSY: "the host's store is too slow to keep up",
+}
+"""What `GET /readyz` says of each fault: its kind, never a name, a path or an address."""

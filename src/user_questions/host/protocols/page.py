@@ -23,7 +23,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 
 import anyio
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
 from user_questions.errors import UserQuestionError
 from user_questions.frames import (
@@ -60,6 +60,9 @@ _FIRST_BATCH = 50
 _BATCH_BYTES = 1 << 20
 """A batch closes once its requests' frames reach this many characters (a larger frame goes
 alone)."""
+_GONE = (WebSocketDisconnect, WebSocketDisconnected)
+"""The peer left: read (a disconnect), or found by a send after it closed (a reply that took long,
+as one does while the store is away)."""
 _KINDS: dict[str, type[Frame]] = {"client-response": ClientResponse, "ping": Ping}
 
 
@@ -102,7 +105,7 @@ class PageConnection(HostConnection):
         try:
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(self._push, subscription)
-                with contextlib.suppress(WebSocketDisconnect):
+                with contextlib.suppress(*_GONE):
                     async for text in receive_texts(self.websocket):
                         await self._send(await self._reply(text))
                 task_group.cancel_scope.cancel()
@@ -114,7 +117,7 @@ class PageConnection(HostConnection):
             await self.websocket.send_text(frame)
 
     async def _push(self, subscription: PageSubscription) -> None:
-        with contextlib.suppress(WebSocketDisconnect):  # the page left: the reader sees it too
+        with contextlib.suppress(*_GONE):  # the page left: the reader sees it too
             snapshot = subscription.snapshot
             # The lock is taken per message, so that a receipt is not held behind a long replay.
             for frame in replay_batches(snapshot) if self._batched else snapshot:

@@ -31,6 +31,7 @@ from user_questions.host.stores.protocol import (
     TokenStore,
 )
 from user_questions.host.stores.records import (
+    FAULT_CODES,
     QUESTIONS,
     ChangeListener,
     HistoryPage,
@@ -47,6 +48,7 @@ from user_questions.host.stores.records import (
 )
 
 __all__ = [
+    "FAULT_CODES",
     "QUESTIONS",
     "ChangeListener",
     "HistoryPage",

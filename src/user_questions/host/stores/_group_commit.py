@@ -17,10 +17,15 @@ still waits for its batch's commit, as a write in a worker thread cannot be take
 raises the cancellation: the same as `anyio.to_thread.run_sync`. A writer whose commits run on
 the event loop without waiting yields to it every `YIELD_INTERVAL` at least, so that a task that
 does nothing but write never keeps the others from running.
+
+The writes waiting for a commit are bounded: each may say its size, and one that would take the
+sizes queued beyond `capacity` is refused at once (`STORE_BUSY`) while others wait; a write of
+size 0 always waits its turn. On a slow disk, that is what keeps the queue's memory bounded.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -28,6 +33,8 @@ from typing import Any, TypeVar
 
 import anyio
 from anyio.lowlevel import checkpoint, checkpoint_if_cancelled
+
+from user_questions.errors import ErrorCode, UserQuestionError
 
 __all__ = ["YIELD_INTERVAL", "Execute", "GroupCommit", "Work"]
 
@@ -49,6 +56,7 @@ waiting (the store's fast path), or an awaitable of them. Raises when the commit
 @dataclass(eq=False, slots=True)
 class _Write:
     work: Work
+    size: int
     woken: anyio.Event | None = None
     """Set when it is done, or when it is to lead the next batch; only a write that waits has
     one (the leader of a batch never waits)."""
@@ -60,9 +68,12 @@ class _Write:
 class GroupCommit:
     """Runs writes through `execute`, batching those that queue up while a commit is in flight."""
 
-    def __init__(self, execute: Execute) -> None:
+    def __init__(self, execute: Execute, capacity: float = math.inf) -> None:
         self._execute = execute
+        self._capacity = capacity
         self._queue: list[_Write] = []
+        self.queued = 0
+        """The sizes of the writes queued for the next commit, added up."""
         self._busy = False
         self._yield_by = 0.0
         """When a write that did not wait must next yield to the event loop (`YIELD_INTERVAL`)."""
@@ -74,9 +85,21 @@ class GroupCommit:
     def __repr__(self) -> str:
         return f"<GroupCommit {self.writes} writes in {self.batches} commits>"
 
-    async def run(self, work: Callable[[], T]) -> T:
-        """Run `work` in the worker thread, in the next commit; its result once committed."""
-        write = _Write(work)
+    async def run(self, work: Callable[[], T], size: int = 0) -> T:
+        """Run `work` in the worker thread, in the next commit; its result once committed.
+
+        Raises:
+            UserQuestionError: `STORE_BUSY` when its `size` would take the writes waiting
+                beyond the capacity (nothing was written).
+        """
+        if size and self._queue and self.queued + size > self._capacity:
+            raise UserQuestionError(
+                f"{self.queued} bytes of writes are waiting for the store's disk, which is "
+                "behind; ask again shortly",
+                ErrorCode.STORE_BUSY,
+            )
+        write = _Write(work, size)
+        self.queued += size
         self._queue.append(write)
         waited = self._busy
         if waited:
@@ -103,6 +126,7 @@ class GroupCommit:
         whether the commit was waited for (not made at once, on the event loop)."""
         self._busy = True
         batch, self._queue = self._queue, []
+        self.queued -= sum(write.size for write in batch)
         waited = False
         try:
             committing = self._execute([write.work for write in batch])

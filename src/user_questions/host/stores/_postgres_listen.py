@@ -2,15 +2,16 @@
 
 Needs psycopg. Every write sends `NOTIFY` on `CHANNEL` (the rpcId) or `TOKENS_CHANNEL` (a token's
 name). The `NotificationRelay` `LISTEN`s to both on a connection of its own (the listener), checks
-it with a query after `LISTEN_HEARTBEAT` quiet seconds, and reconnects with backoff when it is cut.
-After a reconnection it tells `None` (re-read everything), because notifications sent while it was
-away are gone: a lost notification delays a change until the next reconnection at worst.
+it with a query after `LISTEN_HEARTBEAT` quiet seconds (an answer within `QUERY_TIMEOUT`, else the
+connection is cut: how a node on the wrong side of a partition learns it has lost the database,
+and says so), and reconnects with backoff when it is cut. After a reconnection it tells `None`
+(re-read everything), because notifications sent while it was away are gone: a lost notification
+delays a change until the next reconnection at worst.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import random
 from collections.abc import Callable
 
@@ -18,8 +19,8 @@ import anyio
 import psycopg
 from anyio.abc import TaskStatus
 
-from user_questions.errors import UserQuestionError
-from user_questions.host.stores._postgres_pool import PgConnection, Pool, first_line
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.stores._postgres_pool import PgConnection, Pool, deadline, first_line
 
 __all__ = [
     "BACKOFF_FIRST",
@@ -30,14 +31,12 @@ __all__ = [
     "NotificationRelay",
 ]
 
-logger = logging.getLogger("user_questions.host")
-
 CHANNEL = "user_questions"
 """The NOTIFY channel; each payload is the rpcId of the request that changed."""
 TOKENS_CHANNEL = "user_questions_tokens"
 """The NOTIFY channel of named tokens; each payload is the name of the token added, changed or
 revoked."""
-LISTEN_HEARTBEAT = 30.0
+LISTEN_HEARTBEAT = 5.0
 """Seconds of silence after which the listening connection is checked with a query."""
 BACKOFF_FIRST = 0.05
 """Seconds before the listener's first reconnection attempt; doubled after each failure."""
@@ -74,9 +73,11 @@ class NotificationRelay:
             try:
                 await self._follow(connection)
             except psycopg.Error as error:
-                self._pool.stats.lost()
-                logger.warning(
-                    "lost the LISTEN connection to %s (%s)", self._pool.url, first_line(error)
+                self._pool.stats.lost(
+                    UserQuestionError(
+                        f"lost the LISTEN connection to {self._pool.url} ({first_line(error)})",
+                        ErrorCode.STORE_UNAVAILABLE,
+                    )
                 )
             finally:
                 with anyio.CancelScope(shield=True):
@@ -88,7 +89,6 @@ class NotificationRelay:
                 delay = min(delay * 2, BACKOFF_MAX)
                 with contextlib.suppress(UserQuestionError, psycopg.Error):
                     connection = await self._listening(name)
-            logger.warning("listening to %s again; re-reading every request", self._pool.url)
             await self._pool.close_idle()  # a cut listener usually means the database restarted
             self._tell(None)
             self._tell_tokens()
@@ -113,4 +113,5 @@ class NotificationRelay:
                     self._tell_tokens()
                 else:
                     self._tell(notification.payload)
-            await connection.execute("SELECT 1")
+            with deadline(connection):
+                await connection.execute("SELECT 1")

@@ -3,7 +3,10 @@
 Needs psycopg. At most `POOL_SIZE` connections, opened on demand. A connection that fails is
 dropped; a statement that failed on a connection that had been idle (it may have died with a
 database restart) is retried once on a new one, and otherwise raises `STORE_UNAVAILABLE`. The next
-call connects again, so the store recovers by itself when the database is back.
+call connects again, so the store recovers by itself when the database is back. A statement that
+gets no answer within `QUERY_TIMEOUT` (a network partition drops packets: nothing ever fails) has
+its connection cut and raises `STORE_UNAVAILABLE` at once, so that the host refuses and its askers
+go to another node instead of waiting for ever.
 
 Every connection commits durably: one that starts with `synchronous_commit = off` (a server,
 database or role default) is set to `on`, so a write the store has reported committed survives
@@ -12,9 +15,11 @@ a crash of the database server; any other value (`local`, `remote_apply`, ...) i
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import anyio
@@ -29,8 +34,10 @@ __all__ = [
     "APPLICATION_NAME",
     "CONNECT_TIMEOUT",
     "POOL_SIZE",
+    "QUERY_TIMEOUT",
     "PgConnection",
     "Pool",
+    "deadline",
     "first_line",
 ]
 
@@ -40,6 +47,8 @@ POOL_SIZE = 4
 """Connections one store uses for its queries at most (the listener has its own)."""
 CONNECT_TIMEOUT = 10
 """Seconds to wait for a connection, unless the URL sets `connect_timeout`."""
+QUERY_TIMEOUT = 10.0
+"""Seconds a statement may wait for the database's answer; then its connection is cut."""
 APPLICATION_NAME = "user-questions"
 """How the store's connections appear in `pg_stat_activity`, unless the URL names them."""
 
@@ -104,7 +113,8 @@ class Pool:
         try:
             connection = await psycopg.AsyncConnection.connect(self._conninfo, **options)
             try:
-                await connection.execute(_DURABLE)
+                with deadline(connection):
+                    await connection.execute(_DURABLE)
             except BaseException:
                 with anyio.CancelScope(shield=True):
                     await connection.close()
@@ -125,19 +135,21 @@ class Pool:
                 dropped behind the store's back).
         """
         while True:
-            reused = False
+            reused, cut = False, _Cut()
             try:
                 async with self._borrow() as (connection, reused):
-                    return await operation(connection)
+                    with deadline(connection, cut):
+                        return await operation(connection)
             except UserQuestionError as error:
                 if error.code == ErrorCode.STORE_UNAVAILABLE:  # no connection could be made
-                    self.stats.failed()
+                    self.stats.failed(error)
                 raise
             except _DOWN as error:
                 await self.close_idle()  # they most likely went down with this one
-                if not reused:
-                    self.stats.failed()
-                    raise self._unavailable(error) from None
+                if not reused or cut:
+                    fault = self._unavailable(error, cut)
+                    self.stats.failed(fault)
+                    raise fault from None
                 self.stats.lost()
                 logger.info(
                     "a connection to %s had died (%s); retrying", self.url, first_line(error)
@@ -182,12 +194,48 @@ class Pool:
         with anyio.CancelScope(shield=True):
             await connection.close()
 
-    def _unavailable(self, error: Exception) -> UserQuestionError:
+    def _unavailable(self, error: Exception, cut: _Cut | None = None) -> UserQuestionError:
+        why = f"no answer within {QUERY_TIMEOUT:g} s" if cut else first_line(error)
         return UserQuestionError(
-            f"the store {self.url} is unavailable ({first_line(error)}); check that PostgreSQL "
+            f"the store {self.url} is unavailable ({why}); check that PostgreSQL "
             "is running and reachable",
             ErrorCode.STORE_UNAVAILABLE,
         )
+
+
+class _Cut:
+    """Whether `deadline` cut a connection (true once it has)."""
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def __bool__(self) -> bool:
+        return self.done
+
+
+@contextlib.contextmanager
+def deadline(connection: PgConnection, cut: _Cut | None = None) -> Iterator[None]:
+    """Cut `connection` (shut its socket down: the statement waiting on it fails at once, as
+    when the database goes away) if the block has not ended within `QUERY_TIMEOUT`; `cut` says
+    whether it was. Cancelling the statement instead would have psycopg ask the database to
+    cancel it, through the same partition, for seconds more."""
+    cut = cut or _Cut()
+
+    def expire() -> None:
+        cut.done = True
+        with (
+            contextlib.suppress(OSError),
+            socket.fromfd(
+                connection.pgconn.socket, socket.AF_INET, socket.SOCK_STREAM
+            ) as duplicate,
+        ):  # the same socket, whatever its family: shutdown() acts on the socket
+            duplicate.shutdown(socket.SHUT_RDWR)
+
+    timer = asyncio.get_running_loop().call_later(QUERY_TIMEOUT, expire)
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def first_line(error: BaseException) -> str:

@@ -20,7 +20,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory lock, one host per file by hand
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["open_file"]
+__all__ = ["lock", "open_file"]
 
 
 def open_file(path: Path, url: str, *, host: bool) -> tuple[sqlite3.Connection, IO[str] | None]:
@@ -41,7 +41,7 @@ def open_file(path: Path, url: str, *, host: bool) -> tuple[sqlite3.Connection, 
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if host:
-            lock_file = _lock(path)
+            lock_file = lock(path)
     except OSError as error:
         raise _unusable(url, error) from error
     try:
@@ -62,7 +62,9 @@ def open_file(path: Path, url: str, *, host: bool) -> tuple[sqlite3.Connection, 
     return connection, lock_file
 
 
-def _lock(path: Path) -> IO[str]:
+def lock(path: Path) -> IO[str]:
+    """The open lock file of the store at `path`, locked; `STORE_LOCKED` if another host
+    holds it."""
     lock_file = open(f"{path}.lock", "a")  # noqa: SIM115 - held for as long as the store is open
     if fcntl is None:  # pragma: no cover
         return lock_file

@@ -174,6 +174,8 @@ class PostgresStore(AsyncLifetime):
         self.url = printable_url(url)
         self.host = host
         self._pool = Pool(url, self.url)
+        self._pool.stats.url = self.url
+        self._pool.stats.shared = True
         self._listeners: list[ChangeListener] = []
         self._tokens_listeners = TokensListeners(self.url)
         self.stats = self._pool.stats
@@ -186,11 +188,13 @@ class PostgresStore(AsyncLifetime):
         stack.push_async_callback(self._pool.close)
         await self._pool.run(lambda connection: migrate(connection, self.url))
         if not self.host:
+            self.stats.open = True
             return
         listening = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(listening.cancel_scope.cancel)
         relay = NotificationRelay(self._pool, self._tell, self._tokens_listeners.tell)
         await listening.start(relay.run)
+        self.stats.open = True
 
     async def ping(self) -> None:
         async def select(connection: PgConnection) -> None:

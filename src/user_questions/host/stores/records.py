@@ -7,6 +7,8 @@ metrics.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -14,11 +16,14 @@ from enum import StrEnum
 
 from pydantic import TypeAdapter
 
+from user_questions._disposer import Disposer
+from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Origin
 from user_questions.outcomes import Outcome, RequestState, Surface
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
 __all__ = [
+    "FAULT_CODES",
     "QUESTIONS",
     "ChangeListener",
     "HistoryPage",
@@ -34,6 +39,12 @@ __all__ = [
     "settled_record",
     "stored_detail",
 ]
+
+logger = logging.getLogger("user_questions.host")
+
+FAULT_CODES = frozenset({ErrorCode.STORE_UNAVAILABLE, ErrorCode.STORE_FULL, ErrorCode.STORE_BUSY})
+"""The codes of a store that cannot do its work for now (its database, its disk): a refusal to
+retry later, never a bug, and reported by the store once per fault."""
 
 QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
 """The questions of a request as both backends store them: a JSON array."""
@@ -264,29 +275,94 @@ class HistoryQuery:
 
 @dataclass(slots=True)
 class StoreStats:
-    """What befell a store since it was opened: the host's `uq_store_errors_total` and
-    `uq_store_reconnects_total`. A store calls `failed()` for each operation that fails,
-    `lost()` when a connection it keeps drops, and `back()` whenever it connects again."""
+    """What befell a store since it was opened, and what is wrong with it now.
+
+    The host's `uq_store_errors_total` and `uq_store_reconnects_total`, and its fault: a store
+    calls `failed(fault)` for each operation that fails, `lost(fault)` when it learns its
+    database is out of reach (a connection it keeps drops, a file it holds is gone), and
+    `back()` whenever it works again. The start and the end of a fault are logged once each
+    (never a line per refused request), and told to the `on_fault` listeners: the host says
+    why it is not ready (`GET /readyz`) and lets its askers fail over.
+    """
 
     errors: int = 0
     """Operations that failed because the database could not be reached or refused them."""
     reconnects: int = 0
     """Times the store got its database back after losing it: once per outage, whichever
-    connection comes back first (SQLite never loses its file)."""
+    connection comes back first (SQLite: once per fault of its file or its disk)."""
     down: bool = False
     """Whether the database has been lost and not come back yet."""
+    fault: UserQuestionError | None = field(default=None, compare=False)
+    """Why it is down (`STORE_UNAVAILABLE`, `STORE_FULL`, `STORE_BUSY`), while it is."""
+    url: str = field(default="", compare=False)
+    """The store, as the log lines name it."""
+    open: bool = field(default=False, compare=False)
+    """Set once the store is open: a fault met while opening is the opener's to report (`uq
+    serve` exits with one line), not logged here."""
+    shared: bool = field(default=False, compare=False)
+    """Whether other hosts share the database (PostgreSQL), so that while this one cannot
+    reach it, its askers may go to another (the host tells them so)."""
+    _since: float = field(default=0.0, compare=False)
+    _listeners: list[Callable[[UserQuestionError | None], None]] = field(
+        default_factory=list, compare=False
+    )
 
-    def failed(self) -> None:
+    def failed(self, fault: UserQuestionError | None = None) -> None:
         self.errors += 1
-        self.down = True
+        self.lost(fault)
 
-    def lost(self) -> None:
+    def lost(self, fault: UserQuestionError | None = None) -> None:
+        """The store is out of service: log `fault` unless it is the one already reported."""
         self.down = True
+        if fault is None or (self.fault is not None and self.fault.code == fault.code):
+            return
+        if self.fault is None:
+            self._since = time.monotonic()
+        self.fault = fault
+        if not self.open:
+            return
+        logger.warning("store fault, refusing with %s until it clears: %s", fault.code, fault)
+        self._tell(fault)
 
-    def back(self) -> None:
-        if self.down:
-            self.down = False
-            self.reconnects += 1
+    def check(self) -> None:
+        """Raise the fault while there is one (a new exception each time)."""
+        if self.fault is not None:
+            raise UserQuestionError(self.fault.message, self.fault.code)
+
+    def back(self, how: str = "") -> None:
+        """The store works again (`how`: what the store did to make it so, for the log)."""
+        if not self.down:
+            return
+        self.down = False
+        self.reconnects += 1
+        fault, self.fault = self.fault, None
+        if fault is not None and self.open:
+            seconds = time.monotonic() - self._since
+            logger.warning(
+                "store fault cleared after %.1f s: %s works again (was %s)%s",
+                seconds,
+                self.url or "the store",
+                fault.code,
+                f"; {how}" if how else "",
+            )
+            self._tell(None)
+
+    def on_fault(self, listener: Callable[[UserQuestionError | None], None]) -> Disposer:
+        """Call `listener` with each new fault, and with `None` when it clears."""
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return remove
+
+    def _tell(self, fault: UserQuestionError | None) -> None:
+        for listener in tuple(self._listeners):
+            try:
+                listener(fault)
+            except Exception:
+                logger.exception("a fault listener of %s raised", self.url or "the store")
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,12 +8,23 @@ through a group commit (`_group_commit`): those that arrive while a commit is in
 committed together in the next transaction, one fsync for the lot, and each caller returns once the
 commit holding its write has returned.
 
-A fast disk changes one thing: handing a commit to the thread and hearing back costs two
-wake-ups, more than a commit that takes a tenth of a millisecond. So while the store's recent
-commits have taken less than `INLINE_COMMIT_LIMIT` on average, a commit runs on the event loop
-itself whenever the thread is idle; one slow commit (a busy or slow disk) raises the average
-and sends the next ones back to the thread, which is where every commit of a slow disk runs.
-Reads always run in the thread.
+A fast disk changes one thing: handing a commit to the thread and hearing back through the event
+loop costs more than a commit that takes a tenth of a millisecond. So while the store's recent
+commits have taken less than `INLINE_COMMIT_LIMIT` on average and the thread is idle, the event
+loop waits for a commit with the loop blocked, for `INLINE_WAIT` at most: a commit that takes
+longer (a disk turned slow) is then awaited like any other, so the loop never stalls on the
+disk, and the slow commit raises the average, which sends the next ones the usual way.
+
+Faults of the disk or of the file are refusals with a code, never a bug: no space left is
+`STORE_FULL`; a file that cannot be written (an I/O error, a read-only file system) or that was
+deleted or replaced under the host is `STORE_UNAVAILABLE`; commits slower than `SLOW_COMMIT` on
+average, or more than `MAX_QUEUED_BYTES` of asks waiting for the disk, are `STORE_BUSY`. The
+fault is kept in `stats` (logged once as it starts and once as it ends; `ping()` raises it), and
+the store checks every `WATCH_INTERVAL` whether it has cleared (`_recover`). A file deleted
+under the host is written back from the database it still holds open, so nothing committed is
+lost; a replaced one is left alone, and refused, until it is put back (or the host restarts on
+the new one). After every commit the store checks that its path still names the file it holds:
+a write that went to a file no longer there is refused, not acknowledged.
 
 One host per file: opening takes an exclusive lock (`<file>.lock`, released by the kernel when
 the process dies, even by SIGKILL), because a second host on the same file would never hear of
@@ -67,10 +78,11 @@ from user_questions.host.stores._shared import (
     token_record,
 )
 from user_questions.host.stores._sqlite_backup import BackupSummary, copy_store
-from user_questions.host.stores._sqlite_file import open_file
+from user_questions.host.stores._sqlite_file import lock, open_file
 from user_questions.host.stores._sqlite_schema import SCHEMA_VERSION, transaction
 from user_questions.host.stores._sqlite_worker import Worker
 from user_questions.host.stores.records import (
+    FAULT_CODES,
     ChangeListener,
     HistoryPage,
     HistoryQuery,
@@ -86,8 +98,12 @@ from user_questions.host.stores.records import (
 )
 
 __all__ = [
+    "FREE_SPACE_MARGIN",
     "INLINE_COMMIT_LIMIT",
+    "INLINE_WAIT",
+    "MAX_QUEUED_BYTES",
     "SCHEMA_VERSION",
+    "SLOW_COMMIT",
     "WATCH_INTERVAL",
     "BackupSummary",
     "SQLiteStore",
@@ -96,11 +112,26 @@ __all__ = [
 logger = logging.getLogger("user_questions.host")
 
 WATCH_INTERVAL = 0.2
-"""Seconds between a host's checks for tokens added, changed or revoked by another process."""
+"""Seconds between a host's checks for tokens added, changed or revoked by another process, for its
+file deleted or replaced, and (during a fault) for the fault cleared."""
 INLINE_COMMIT_LIMIT = 0.001
-"""Seconds: while the store's commits take less than this on average, one is run on the event
-loop when the store's thread is idle (see the module docstring); 1 ms keeps a pause of the loop
-below what a page or an asker could notice."""
+"""Seconds: while the store's commits take less than this on average, the event loop waits for
+one with the loop blocked when the store's thread is idle (see the module docstring)."""
+INLINE_WAIT = 0.002
+"""Seconds the event loop waits for a commit with the loop blocked, at most; a commit that takes
+longer is awaited like any other. Below what a page, an asker or a probe could notice."""
+SLOW_COMMIT = 0.25
+"""Seconds: commits slower than this on average make the store `STORE_BUSY` (the disk is slow;
+`GET /readyz` says so) until they average under half of it again."""
+MAX_QUEUED_BYTES = 16 * 1024 * 1024
+"""The asks (their questions, search text and rendered details) waiting for a commit, at most;
+a new ask beyond it is refused with `STORE_BUSY`. Answers, dismissals and withdrawals always
+wait their turn: each connection has one frame in flight, so they are bounded by the
+connections, and refusing them would refuse what a person did."""
+FREE_SPACE_MARGIN = 4 * 1024 * 1024
+"""Bytes free on the store's file system for a `STORE_FULL` to clear: room for the largest
+request and the write-ahead log's growth, so that the fault does not come and go with each
+write while the disk is at its edge."""
 _PACE_WEIGHT = 0.25
 """The weight of the latest commit in the average: a few fast commits after a slow one bring a
 commit back to the event loop."""
@@ -132,10 +163,14 @@ class SQLiteStore(AsyncLifetime):
         self._lock_file: IO[str] | None = None
         self._worker = Worker(f"uq-store {self.path.name}")
         self._tokens_listeners = TokensListeners(self.url)
-        self._writes = GroupCommit(self._commit)
+        self._writes = GroupCommit(self._commit, MAX_QUEUED_BYTES)
         self._commit_seconds = math.inf
         """The average time of a commit (unknown at first: the first ones run in the thread)."""
-        self.stats = StoreStats()
+        self._committed_at = 0.0
+        """When the last commit ended (`time.monotonic()`)."""
+        self._file: tuple[int, int] | None = None
+        """The device and inode of the file the connection holds, as opened."""
+        self.stats = StoreStats(url=self.url)
 
     def __repr__(self) -> str:
         return f"<SQLiteStore {self.url}>"
@@ -149,18 +184,15 @@ class SQLiteStore(AsyncLifetime):
             watching = await stack.enter_async_context(anyio.create_task_group())
             watching.start_soon(self._watch, await self._run(self._data_version))
             stack.callback(watching.cancel_scope.cancel)
+        self.stats.open = True
 
     async def _close_file(self) -> None:
         with anyio.CancelScope(shield=True):
             await self._run(self._close)
 
     async def ping(self) -> None:
-        try:
-            await self._run(self._execute, "SELECT 1", ())
-        except sqlite3.Error as error:
-            raise UserQuestionError(
-                f"the store {self.url} cannot be read ({error})", ErrorCode.STORE_UNAVAILABLE
-            ) from None
+        self.stats.check()  # a full disk still reads: the fault is the answer
+        await self._run(self._execute, "SELECT 1", ())
 
     async def backup(self, destination: str | os.PathLike[str]) -> BackupSummary:
         """Copy the store, as it is now, to the new file `destination`, while hosts go on
@@ -202,7 +234,8 @@ class SQLiteStore(AsyncLifetime):
             rendered_json(question.rendered),
             names_json(question.audience),
         )
-        return await self._write(lambda: self._submit(question, row))
+        size = sum(len(column) for column in row if isinstance(column, str))
+        return await self._write(lambda: self._submit(question, row), size)
 
     async def settle(
         self, rpc_id: str, settlement: Settlement, *, pending: StoredQuestion | None = None
@@ -349,54 +382,202 @@ class SQLiteStore(AsyncLifetime):
         return self._tokens_listeners.add(listener)
 
     async def _watch(self, version: int) -> None:
-        """Tell the tokens listeners whenever another connection has committed."""
+        """Tell the tokens listeners whenever another connection has committed; check that the
+        file is still there; while the store is at fault, whether the fault has cleared."""
         while True:
             await anyio.sleep(WATCH_INTERVAL)
-            if not self._tokens_listeners:
-                continue
             try:
-                now = await self._run(self._data_version)
-            except sqlite3.Error as error:
-                logger.warning("could not check %s for changes: %s", self.url, error)
-                continue
-            if now != version:
-                version = now
-                self._tokens_listeners.tell()
+                if self.stats.fault is not None:
+                    await self._recover()
+                else:
+                    await self._run(self._check_file)
+                    self._check_pace()
+                if self._tokens_listeners:
+                    now = await self._run(self._data_version)
+                    if now != version:
+                        version = now
+                        self._tokens_listeners.tell()
+            except UserQuestionError as error:  # a fault, reported once by the stats
+                if error.code not in FAULT_CODES:
+                    logger.warning("could not check %s for changes: %s", self.url, error)
 
-    # -- in the worker thread (and, for a fast commit, on the event loop) ---------------------
+    async def _recover(self) -> None:
+        """Whether the fault has cleared: the disk has room again, the file is there again (or
+        is written back), the disk keeps pace again; `stats.back()` once it has."""
+        fault = self.stats.fault
+        assert fault is not None
+        how = ""
+        try:
+            if fault.code == ErrorCode.STORE_BUSY:
+                if time.monotonic() - self._committed_at >= WATCH_INTERVAL:
+                    await self._worker.run(self._probe)  # no commit to time lately: time one
+                if self._commit_seconds >= SLOW_COMMIT / 2:
+                    return
+            elif fault.code == ErrorCode.STORE_FULL and self._free_space() < FREE_SPACE_MARGIN:
+                return
+            else:
+                how = await self._worker.run(self._restore_file)
+                await self._worker.run(self._probe)
+        except (sqlite3.Error, _FileMoved):
+            return  # not yet: the fault stays as it was reported
+        self.stats.back(how)
+
+    def _check_pace(self) -> None:
+        """Report a slow disk (`STORE_BUSY`) while no other fault is reported."""
+        slow = SLOW_COMMIT <= self._commit_seconds < math.inf
+        if slow and self.stats.fault is None:
+            self.stats.lost(
+                UserQuestionError(
+                    f"the disk of the store {self.url} is slow: its commits take "
+                    f"{self._commit_seconds:.2f} s on average",
+                    ErrorCode.STORE_BUSY,
+                )
+            )
+
+    def _free_space(self) -> int:
+        try:
+            folder = os.statvfs(self.path.parent)
+        except OSError:
+            return 0
+        return folder.f_bavail * folder.f_frsize
+
+    # -- in the worker thread (and, for a fast commit, with the event loop waiting) ----------
 
     async def _run(self, function: Callable[..., T], *args: Any) -> T:
         try:
             return await self._worker.run(function, *args)
-        except sqlite3.Error:
-            self.stats.failed()
-            raise
+        except (sqlite3.Error, _FileMoved) as error:
+            raise self._failed(error) from None
 
-    async def _write(self, work: Callable[[], T]) -> T:
+    async def _write(self, work: Callable[[], T], size: int = 0) -> T:
         try:
-            return await self._writes.run(work)
-        except sqlite3.Error:
-            self.stats.failed()
+            return await self._writes.run(work, size)
+        except UserQuestionError as error:
+            if error.code == ErrorCode.STORE_BUSY:  # refused before it was queued
+                self.stats.errors += 1
             raise
+        except (sqlite3.Error, _FileMoved) as error:
+            raise self._failed(error) from None
+        finally:
+            self._check_pace()
+
+    def _failed(self, error: sqlite3.Error | _FileMoved) -> Exception:
+        """What to raise for `error`: the fault it is (counted, reported once by the stats), or
+        `error` itself when it is no fault of the disk or the file (a bug)."""
+        fault = self._fault(error)
+        if fault is None:
+            self.stats.errors += 1
+            return error
+        self.stats.failed(fault)
+        return fault
+
+    def _fault(self, error: sqlite3.Error | _FileMoved) -> UserQuestionError | None:
+        if isinstance(error, _FileMoved):
+            return UserQuestionError(str(error), ErrorCode.STORE_UNAVAILABLE)
+        name = getattr(error, "sqlite_errorname", "")
+        if name.startswith("SQLITE_FULL"):
+            return UserQuestionError(
+                f"the disk of the store {self.url} is full ({error})", ErrorCode.STORE_FULL
+            )
+        if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+            return UserQuestionError(
+                f"the store {self.url} is locked by another process ({error})",
+                ErrorCode.STORE_BUSY,
+            )
+        if name.startswith(_UNAVAILABLE):
+            return UserQuestionError(
+                f"the store {self.url} cannot be written ({error})", ErrorCode.STORE_UNAVAILABLE
+            )
+        return None
 
     def _commit(self, batch: Sequence[Work]) -> list[Any] | Awaitable[list[Any]]:
         # Not through `_run`: `_write` counts a failure once for each write it fails, and the
         # group commit waits for it uncancelled.
         if self._commit_seconds < INLINE_COMMIT_LIMIT and self._worker.idle:
-            return self._commit_batch(batch)  # on the event loop: see the module docstring
+            return self._worker.call(self._commit_batch, batch, wait=INLINE_WAIT)
         return self._worker.submit(self._commit_batch, batch)
 
     def _commit_batch(self, batch: Sequence[Work]) -> list[Any]:
-        """`_commit_writes(batch)`, timed for the average that says where commits run."""
+        """`_commit_writes(batch)`, timed for the average that says how commits are waited for;
+        refused when the file it went to is no longer the store's (`_check_file`)."""
         began = time.perf_counter()
         try:
-            return self._commit_writes(batch)
+            outcomes = self._commit_writes(batch)
         finally:
-            seconds, average = time.perf_counter() - began, self._commit_seconds
-            if math.isinf(average):
-                self._commit_seconds = seconds
-            else:
-                self._commit_seconds = average + (seconds - average) * _PACE_WEIGHT
+            self._time(time.perf_counter() - began)
+        self._check_file()
+        return outcomes
+
+    def _time(self, seconds: float) -> None:
+        average = self._commit_seconds
+        if math.isinf(average):
+            self._commit_seconds = seconds
+        else:
+            self._commit_seconds = average + (seconds - average) * _PACE_WEIGHT
+        self._committed_at = time.monotonic()
+
+    def _probe(self) -> None:
+        """One small durable commit (the schema's version, written again as it is): whether
+        the disk takes a write, and how fast."""
+        began = time.perf_counter()
+        db = self._db()
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        db.execute(f"PRAGMA user_version = {int(version)}")
+        self._time(time.perf_counter() - began)
+
+    def _check_file(self) -> None:
+        """Raise `_FileMoved` unless the store's path still names the file it holds open."""
+        try:
+            found = os.stat(self.path)
+        except FileNotFoundError:
+            raise _FileMoved(
+                f"the store's file {self.url} was deleted while the host runs; it is written "
+                "back from the open database as soon as its folder takes it"
+            ) from None
+        except OSError as error:
+            raise _FileMoved(f"the store's file {self.url} cannot be found: {error}") from None
+        if (found.st_dev, found.st_ino) != self._file:
+            raise _FileMoved(
+                f"the store's file {self.url} was replaced by another file while the host "
+                "runs; put the host's file back, or restart the host to use the new one"
+            )
+
+    def _restore_file(self) -> str:
+        """Write the open database back to its path if the file was deleted, and reopen it
+        there (the lock too, if it went with it); a replaced file is left alone. What it did,
+        for the log."""
+        old = self._connection
+        if old is not None:
+            if self.path.exists():
+                self._check_file()  # `_FileMoved` while it is another file
+                return ""
+            try:
+                copy_store(old, self.path, self.url)
+            except UserQuestionError as error:  # its folder is gone, read-only, full
+                message = f"the store's file {self.url} cannot be written back: {error}"
+                raise _FileMoved(message) from None
+            old.close()  # the last connection: SQLite removes the old -wal and -shm by name
+            self._connection = None
+        try:
+            self._connection, _ = open_file(self.path, self.url, host=False)
+        except UserQuestionError as error:
+            message = f"the store's file {self.url} was written back but cannot be opened: {error}"
+            raise _FileMoved(message) from None
+        self._file = _identity(self.path)
+        self._relock()
+        return "its deleted file was written back from the open database"
+
+    def _relock(self) -> None:
+        """Hold `<file>.lock` again if it was deleted with the file."""
+        held = self._lock_file
+        if held is None:
+            return
+        with contextlib.suppress(OSError):
+            if os.fstat(held.fileno()).st_ino == os.stat(f"{self.path}.lock").st_ino:
+                return
+        with contextlib.suppress(OSError, UserQuestionError):
+            self._lock_file = lock(self.path)
+            held.close()
 
     def _commit_writes(self, batch: Sequence[Work]) -> list[Any]:
         """Run `batch` in one transaction, each write in a savepoint of its own (one that fails
@@ -417,8 +598,10 @@ class SQLiteStore(AsyncLifetime):
 
     def _open(self) -> None:
         self._connection, self._lock_file = open_file(self.path, self.url, host=self.host)
+        self._file = _identity(self.path)
 
     def _close(self) -> None:
+        self._file = None
         if self._connection is not None:
             self._connection.close()
             self._connection = None
@@ -432,6 +615,8 @@ class SQLiteStore(AsyncLifetime):
 
     def _db(self) -> sqlite3.Connection:
         if self._connection is None:
+            if self._file is not None:  # between writing the file back and opening it again
+                raise _FileMoved(f"the store's file {self.url} is being written back")
             raise RuntimeError("the store is not open: use `async with store:`")
         return self._connection
 
@@ -474,6 +659,26 @@ class SQLiteStore(AsyncLifetime):
             f"SELECT {_COLUMNS} FROM questions WHERE rpc_id = ?", (question.rpc_id,)
         )
         return existing[0], False
+
+
+class _FileMoved(Exception):
+    """The store's path no longer names the file its connection holds (deleted, replaced)."""
+
+
+_UNAVAILABLE = (
+    "SQLITE_IOERR",
+    "SQLITE_READONLY",
+    "SQLITE_CANTOPEN",
+    "SQLITE_CORRUPT",
+    "SQLITE_NOTADB",
+    "SQLITE_PERM",
+)
+"""The SQLite errors (and their extended codes) of a file that cannot be read or written."""
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    found = os.stat(path)
+    return found.st_dev, found.st_ino
 
 
 def _outcome(work: Work) -> Any:
