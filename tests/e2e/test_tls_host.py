@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -148,6 +149,57 @@ def test_a_hook_asks_a_tls_host_it_trusts_and_leaves_one_it_does_not(
         )
     try:
         (frame,) = tls_host.wait_pending(1)
+        dismissal = {
+            "type": "client-response",
+            "rpcId": frame["rpcId"],
+            "result": {"ok": False, "error": {"code": "cancelled", "message": "not now"}},
+        }
+        assert tls_host.respond(dismissal) == {"accepted": True}
+        out, err = asking.communicate(timeout=30)
+    finally:
+        if asking.poll() is None:
+            asking.kill()
+            asking.communicate()
+    assert asking.returncode == 0, err
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_hook_install_trusts_the_authority_it_is_given_and_writes_it_into_the_hook(
+    tls_host: HostProcess, certs: Certificates, tmp_path: Path
+) -> None:
+    home = {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    settings = tmp_path / "claude" / "settings.json"
+    untrusted = uq("hook", "install", "claude", "--url", tls_host.url, env=home)  # no --ca
+    assert untrusted.returncode == 1
+    assert "cannot be verified" in untrusted.stderr
+    assert not settings.exists()
+    install = ("hook", "install", "claude", "--url", tls_host.url)
+    bad_ca = uq(*install, "--ca", str(certs.key), env=home)
+    assert bad_ca.returncode == 2
+    assert "cannot use the CA file" in bad_ca.stderr
+    assert not settings.exists()
+
+    made = uq(*install, "--ca", str(certs.ca), env=home)
+    assert made.returncode == 0, made.stderr
+    (group,) = json.loads(settings.read_text())["hooks"]["PermissionRequest"]
+    words = shlex.split(group["hooks"][0]["command"])
+    assert words[words.index("--ca") + 1] == str(certs.ca.resolve())
+    assert words[words.index("--url") + 1] != tls_host.url  # an asker's token, made for it
+
+    (tmp_path / "event.json").write_text(
+        fixture_text("claude_code", "pre_tool_use_ask_user_question")
+    )
+    with (tmp_path / "event.json").open() as stdin:
+        asking = subprocess.Popen(
+            words,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={key: value for key, value in os.environ.items() if not key.startswith("UQ_")},
+        )
+    try:
+        (frame,) = tls_host.wait_pending(1)  # it reached the host over https, trusting it
         dismissal = {
             "type": "client-response",
             "rpcId": frame["rpcId"],

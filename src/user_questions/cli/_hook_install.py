@@ -49,8 +49,9 @@ from cyclopts import Parameter
 
 from user_questions._hook_events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, PRE_TOOL_USE
 from user_questions._json import load_json
+from user_questions._tls import client_context
 from user_questions.cli._beside import DB_HELP, with_store
-from user_questions.cli._host_client import DEFAULT_URL, HostAddress, HostClient
+from user_questions.cli._host_client import CA_HELP, DEFAULT_URL, HostAddress, HostClient
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.gate.people import add_person, check_name, hash_token, revoke_person
 from user_questions.host.stores import Role, Store
@@ -132,6 +133,7 @@ def install(
     url: str | None = None,
     db: Annotated[str | None, Parameter(env_var="UQ_DB", help=DB_HELP)] = None,
     name: str | None = None,
+    ca: Annotated[str | None, Parameter(help=CA_HELP)] = None,
     project: Path | None = None,
 ) -> None:
     """Add uq's hooks to Claude Code's or Codex's settings, keeping everything else.
@@ -156,10 +158,14 @@ def install(
     name
         The name of the asker token made for the hook [default: claude-hook or codex-hook;
         with --scope local, the project folder's name after it].
+    ca
+        A PEM file of the certificate authority that signed an https host's certificate: trusted
+        while installing, and written into the hook's command (by its full path) so that the hook
+        trusts it too.
     project
         The project folder, for the project and local scopes. Default: the current folder.
     """
-    _main("install", lambda: _install(client, scope, timeout, _Host(url, db, name), project))
+    _main("install", lambda: _install(client, scope, timeout, _Host(url, db, name, ca), project))
 
 
 def uninstall(client: ClientName, /, *, scope: Scope = "user", project: Path | None = None) -> None:
@@ -192,6 +198,7 @@ class _Host:
     url: str | None
     db: str | None
     name: str | None
+    ca: str | None
 
 
 def _install(
@@ -201,6 +208,7 @@ def _install(
     path = _settings_path(target, scope, project)
     if timeout < MIN_TIMEOUT:
         raise _Refused(f"--timeout must be at least {MIN_TIMEOUT} seconds, got {timeout}", 2)
+    ca = _ca_path(host.ca)
     if scope == "project" and host.url is not None and "token=" in host.url:
         raise _Refused(
             f"{path} is shared with everyone who clones the project, so it must not hold the "
@@ -212,10 +220,10 @@ def _install(
     url = host.url
     if scope != "project":
         name = host.name or _token_name(client, scope, project or Path.cwd())
-        url = _asker_url(host, name, hooks, client)
+        url = _asker_url(host, name, hooks, client, ca)
     handler = {
         "type": "command",
-        "command": _command(client, scope, timeout - WITHDRAW_MARGIN, url),
+        "command": _command(client, scope, timeout - WITHDRAW_MARGIN, url, ca),
         "timeout": timeout,
         "statusMessage": STATUS,
     }
@@ -257,13 +265,27 @@ def _settings_path(target: _Target, scope: Scope, project: Path | None) -> Path:
     return target.files[scope](project or Path.cwd())
 
 
-def _command(client: ClientName, scope: Scope, wait: int, url: str | None) -> str:
+def _command(client: ClientName, scope: Scope, wait: int, url: str | None, ca: str | None) -> str:
     """The hook's command line: uq by its full path, except in shared project settings."""
     uq = "uq" if scope == "project" else _uq_path()
     words = [uq, "hook", client, "--timeout", str(wait)]
     if url is not None:
         words += ["--url", url]
+    if ca is not None:
+        words += ["--ca", ca]
     return shlex.join(words)
+
+
+def _ca_path(ca: str | None) -> str | None:
+    """`--ca` as the hook will be given it: the full path of a PEM file an https client can
+    load (checked now, so that a wrong path is said at install, not at the first prompt)."""
+    if ca is None:
+        return None
+    try:
+        client_context(ca)
+    except UserQuestionError as error:
+        raise _Refused(error.message, 2) from None
+    return str(Path(ca).resolve())
 
 
 def _token_name(client: ClientName, scope: Scope, project: Path) -> str:
@@ -297,7 +319,9 @@ def _installed_token(hooks: dict[str, Any], client: ClientName, base: str) -> st
     return None
 
 
-def _asker_url(host: _Host, name: str, hooks: dict[str, Any], client: ClientName) -> str:
+def _asker_url(
+    host: _Host, name: str, hooks: dict[str, Any], client: ClientName, ca: str | None
+) -> str:
     """The URL with an asker's token for the hook's command: the one installed already in
     `hooks` if it still opens the host as an asker, the given one if it is an asker's, else a
     new asker token called `name`, made in the store (a URL without a token) or through the
@@ -308,7 +332,7 @@ def _asker_url(host: _Host, name: str, hooks: dict[str, Any], client: ClientName
         base, _, token = parse_host_url(host.url or DEFAULT_URL)
         kept = _installed_token(hooks, client, base)
         if token:
-            made = anyio.run(_through_host, HostAddress(base, token), name, kept)
+            made = anyio.run(_through_host, HostAddress(base, token, ca), name, kept)
         else:
             made = with_store("hook install", host.db, lambda store: _in_store(store, name, kept))
     except UserQuestionError as error:
@@ -346,7 +370,7 @@ async def _through_host(address: HostAddress, name: str, kept: str | None) -> st
                 "UQ_URL=...` line `uq serve` prints), or an admin's to make one",
                 ErrorCode.FORBIDDEN,
             )
-        if kept is not None and await _opens_as_asker(HostAddress(address.base, kept)):
+        if kept is not None and await _opens_as_asker(HostAddress(address.base, kept, address.ca)):
             return kept
         tokens = [token for token in await host.tokens() if token.revoked_at is None]
         taken = next((token for token in tokens if token.name == name), None)
