@@ -53,6 +53,9 @@ export interface Config {
   origin?: Origin;
   /** The certificate authority of an `https://` host: a PEM file's path, or PEM text. */
   ca?: RemoteProviderOptions["ca"];
+  /** Refuse a token that can answer, as a permission gate should (`RemoteProviderOptions`):
+   * approvals then end `unavailable` rather than ask with a token the agent could answer with. */
+  requireAsker?: boolean;
 }
 
 /** `error` as the seed's own `UserQuestionError`, with the same message and code. */
@@ -128,6 +131,7 @@ export function apply(ctx: Context, config: Config): void {
   if (config.session !== undefined) options.session = config.session;
   if (config.origin !== undefined) options.origin = config.origin;
   if (config.ca !== undefined) options.ca = config.ca;
+  if (config.requireAsker !== undefined) options.requireAsker = config.requireAsker;
   const provider = new RemoteProvider(config.url, options);
   ctx.userQuestions.registerProvider(provider);
   ctx.effect(() => () => provider.close(), "user-questions-client: close the connection");

@@ -96,6 +96,10 @@ export interface RemoteProviderOptions {
   unreachableLimitMs?: number | null;
   /** Milliseconds one connection attempt may take (default 10,000). */
   connectTimeoutMs?: number;
+  /** Refuse a token that can answer (`FORBIDDEN`, before anything is asked), and a host that
+   * does not say a token's role: for a permission gate, which an agent holding the token must
+   * never be able to approve. Default `false`: such a token is used, with one warning. */
+  requireAsker?: boolean;
   /** Milliseconds between keepalive pings on an open connection (default 20,000). */
   pingIntervalMs?: number;
   /** Milliseconds a ping may wait for its pong before the connection is dropped and replaced,
@@ -131,6 +135,14 @@ interface Host {
   readonly token: string;
   readonly tls: boolean;
 }
+
+/** The handshake's header naming the token's role. */
+const ROLE_HEADER = "x-uq-role";
+/** The role of a token that can ask but never answer. */
+const ASKER = "asker";
+const ASKER_HINT =
+  "give agents an asker's token, which can ask but never answer: the `export UQ_URL=...` " +
+  "line `uq serve` prints, or one made with `uq token add NAME --role asker`";
 
 class Refusal {
   constructor(
@@ -169,6 +181,9 @@ export class RemoteProvider implements UserQuestionProvider {
   readonly session: string | undefined;
   /** Where the asks say they come from. */
   readonly origin: Origin | undefined;
+  /** The role the host gave the token on the last connection (`asker`, `person`, `admin`);
+   * `undefined` before one, or from a host older than roles. */
+  role: string | undefined;
 
   readonly #hosts: readonly Host[];
   readonly #ca: ReadonlyArray<string | Buffer> | undefined;
@@ -177,6 +192,8 @@ export class RemoteProvider implements UserQuestionProvider {
   readonly #pingInterval: number;
   readonly #pongTimeout: number;
   readonly #defaultSession: string;
+  readonly #requireAsker: boolean;
+  #warned = false;
   readonly #calls = new Map<string, Call>();
   #ws: WebSocket | null = null;
   #closed: Promise<void> = Promise.resolve();
@@ -222,6 +239,7 @@ export class RemoteProvider implements UserQuestionProvider {
     this.#pingInterval = positive("pingIntervalMs", options.pingIntervalMs, PING_INTERVAL_MS);
     this.#pongTimeout = positive("pongTimeoutMs", options.pongTimeoutMs, PONG_TIMEOUT_MS);
     this.#defaultSession = defaultSession();
+    this.#requireAsker = options.requireAsker === true;
   }
 
   /** The host connected to last (at first, the first one). */
@@ -566,7 +584,12 @@ export class RemoteProvider implements UserQuestionProvider {
         }
         finish(error);
       });
-      ws.once("open", () => finish(ws));
+      let role: string | undefined;
+      ws.once("upgrade", (response) => {
+        const said = response.headers[ROLE_HEADER];
+        role = typeof said === "string" ? said : undefined;
+      });
+      ws.once("open", () => finish(this.#checkRole(host.url, role) ?? ws));
       ws.once("unexpected-response", (request, response) => {
         const status = response.statusCode ?? 0;
         const chunks: Buffer[] = [];
@@ -594,6 +617,32 @@ export class RemoteProvider implements UserQuestionProvider {
         });
       });
     });
+  }
+
+  /** Keep the role the host gave the token; refuse a token that can answer (or a host that does
+   * not say) with `requireAsker`; otherwise warn of a token that can answer, once. */
+  #checkRole(url: string, role: string | undefined): Refusal | undefined {
+    this.role = role;
+    if (role === ASKER) return undefined;
+    if (this.#requireAsker) {
+      return new Refusal(
+        ErrorCode.FORBIDDEN,
+        role === undefined
+          ? `${url} did not say what the token may do (a host older than roles, where every ` +
+              `token answers); upgrade it, and ${ASKER_HINT}`
+          : `the token for ${url} can answer questions (its role is ${role}), so an agent ` +
+              `holding it could approve its own requests; ${ASKER_HINT}`,
+      );
+    }
+    if (role !== undefined && !this.#warned) {
+      this.#warned = true;
+      process.emitWarning(
+        `the token for ${url} can answer questions (its role is ${role}), so an agent holding ` +
+          `it could answer its own; ${ASKER_HINT}`,
+        { code: "UQ_ANSWERING_TOKEN" },
+      );
+    }
+    return undefined;
   }
 
   /** Make `ws` the connection, send every call on it again, and serve it until it closes. */

@@ -127,6 +127,41 @@ describe("RemoteProvider", () => {
     assert.equal(early.code, "UNAUTHORIZED", "connect() says so at once too");
   });
 
+  test("the token's role is read from the handshake: an answering one warns once, and requireAsker refuses it", TIMEOUT, async () => {
+    const asker = new RemoteProvider(host.askerUrl);
+    await asker.connect();
+    assert.equal(asker.role, "asker");
+    await asker.close();
+
+    const warnings = [];
+    const warned = (warning) => {
+      if (warning.code === "UQ_ANSWERING_TOKEN") warnings.push(warning.message);
+    };
+    process.on("warning", warned);
+    try {
+      const admin = new RemoteProvider(host.pageUrl);
+      await admin.connect();
+      await admin.close();
+      await admin.connect();
+      await admin.close();
+      await sleep(50); // warnings are emitted on the next tick
+      assert.equal(admin.role, "admin");
+      assert.equal(warnings.length, 1, "one warning per provider");
+      assert.match(warnings[0], /can answer questions \(its role is admin\)/);
+    } finally {
+      process.off("warning", warned);
+    }
+
+    const session = sessionName("gate");
+    const gate = new RemoteProvider(host.pageUrl, { requireAsker: true, session });
+    const { error, ms } = await rejectionOf(gate.ask({ questions: [SHIP] }));
+    assert.equal(error.code, "FORBIDDEN");
+    assert.match(error.message, /could approve its own requests/);
+    assert.ok(ms < 5_000, `refused after ${ms} ms`);
+    const asked = (await host.pending()).filter((one) => one.payload.sessionId === session);
+    assert.deepEqual(asked, [], "nothing was asked");
+  });
+
   test("an rpcId reused for other questions is refused with the host's code; the same ask re-attaches", TIMEOUT, async () => {
     const session = sessionName("reuse");
     const provider = new RemoteProvider(host.askerUrl, { session });
