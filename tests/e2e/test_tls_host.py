@@ -116,6 +116,34 @@ def test_an_asker_that_does_not_trust_the_host_fails_at_once_saying_how_to(
     assert tls_host.pending() == []
 
 
+def dismissed_hook(host: HostProcess, command: list[str], env: dict[str, str], folder: Path) -> str:
+    """Run the hook `command` on a Claude Code `AskUserQuestion` event, dismiss the card it asks
+    on `host`, and return the permission decision it printed."""
+    (folder / "event.json").write_text(
+        fixture_text("claude_code", "pre_tool_use_ask_user_question")
+    )
+    with (folder / "event.json").open() as stdin:
+        asking = subprocess.Popen(
+            command, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+    try:
+        (frame,) = host.wait_pending(1)
+        dismissal = {
+            "type": "client-response",
+            "rpcId": frame["rpcId"],
+            "result": {"ok": False, "error": {"code": "cancelled", "message": "not now"}},
+        }
+        assert host.respond(dismissal) == {"accepted": True}
+        out, err = asking.communicate(timeout=30)
+    finally:
+        if asking.poll() is None:
+            asking.kill()
+            asking.communicate()
+    assert asking.returncode == 0, err
+    decision: str = json.loads(out)["hookSpecificOutput"]["permissionDecision"]
+    return decision
+
+
 def test_the_terminal_commands_verify_the_host(tls_host: HostProcess, certs: Certificates) -> None:
     trusted = uq("pending", "--url", tls_host.url, "--ca", str(certs.ca), "--json")
     assert (trusted.returncode, trusted.stdout, trusted.stderr) == (0, "", "")
@@ -137,31 +165,9 @@ def test_a_hook_asks_a_tls_host_it_trusts_and_leaves_one_it_does_not(
     left = hook("claude", event, url=tls_host.asker_url)
     assert (left.returncode, left.stdout) == (0, "")
     assert "cannot be verified" in left.stderr
-    (tmp_path / "event.json").write_text(event)
-    with (tmp_path / "event.json").open() as stdin:
-        asking = subprocess.Popen(
-            [UQ, "hook", "claude", "--ca", str(certs.ca)],
-            stdin=stdin,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "UQ_URL": tls_host.asker_url},
-        )
-    try:
-        (frame,) = tls_host.wait_pending(1)
-        dismissal = {
-            "type": "client-response",
-            "rpcId": frame["rpcId"],
-            "result": {"ok": False, "error": {"code": "cancelled", "message": "not now"}},
-        }
-        assert tls_host.respond(dismissal) == {"accepted": True}
-        out, err = asking.communicate(timeout=30)
-    finally:
-        if asking.poll() is None:
-            asking.kill()
-            asking.communicate()
-    assert asking.returncode == 0, err
-    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    command = [UQ, "hook", "claude", "--ca", str(certs.ca)]
+    environ = {**os.environ, "UQ_URL": tls_host.asker_url}
+    assert dismissed_hook(tls_host, command, environ, tmp_path) == "deny"
 
 
 def test_hook_install_trusts_the_authority_it_is_given_and_writes_it_into_the_hook(
@@ -186,33 +192,8 @@ def test_hook_install_trusts_the_authority_it_is_given_and_writes_it_into_the_ho
     assert words[words.index("--ca") + 1] == str(certs.ca.resolve())
     assert words[words.index("--url") + 1] != tls_host.url  # an asker's token, made for it
 
-    (tmp_path / "event.json").write_text(
-        fixture_text("claude_code", "pre_tool_use_ask_user_question")
-    )
-    with (tmp_path / "event.json").open() as stdin:
-        asking = subprocess.Popen(
-            words,
-            stdin=stdin,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={key: value for key, value in os.environ.items() if not key.startswith("UQ_")},
-        )
-    try:
-        (frame,) = tls_host.wait_pending(1)  # it reached the host over https, trusting it
-        dismissal = {
-            "type": "client-response",
-            "rpcId": frame["rpcId"],
-            "result": {"ok": False, "error": {"code": "cancelled", "message": "not now"}},
-        }
-        assert tls_host.respond(dismissal) == {"accepted": True}
-        out, err = asking.communicate(timeout=30)
-    finally:
-        if asking.poll() is None:
-            asking.kill()
-            asking.communicate()
-    assert asking.returncode == 0, err
-    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    environ = {key: value for key, value in os.environ.items() if not key.startswith("UQ_")}
+    assert dismissed_hook(tls_host, words, environ, tmp_path) == "deny"  # it trusted the host
 
 
 @pytest.mark.anyio
