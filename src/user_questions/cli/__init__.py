@@ -126,8 +126,15 @@ def main() -> None:
         from user_questions.cli._hook_stdin import hook_run_client, is_answered
 
         client = hook_run_client(sys.argv[1:])
-        if client is not None and not is_answered(client):
-            return  # not an event the hook asks about: the CLI goes on as without the hook
+        if client is not None:
+            if not is_answered(client):
+                return  # not an event the hook asks about: the CLI goes on as without the hook
+            from user_questions.cli._hook_run import fast_options, run
+
+            options = fast_options(sys.argv[1:])
+            if options is not None:  # the plain options a settings file holds
+                run(client, options)
+                return
         try:
             cli = _app()
         except ImportError:

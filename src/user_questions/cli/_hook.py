@@ -15,44 +15,23 @@ own request. The host says the token's role in the handshake, and the hook refus
 before asking (`RemoteProvider(require_asker=True)`), at no cost to its start-up. SIGTERM, SIGINT
 or SIGHUP (the CLI stopping its hook: at the hook's timeout, or when its session ends) withdraw
 the question from every page before the hook exits.
+
+This module is the command line (cyclopts); the run itself is `_hook_run`, which `main` calls
+directly, without building the command line, when the options are the plain ones a settings file
+holds.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
-import anyio
 from cyclopts import App, Parameter
 
-from user_questions._hook_events import Client, hook_origin, parse_event
-from user_questions.abort import AbortSignal
-from user_questions.bridges import claude_code
-from user_questions.bridges import codex as codex_bridge
-from user_questions.bridges.hook import HookAsk, HookOutput
-from user_questions.cli._hook_stdin import event_text
-from user_questions.cli._stopping import STOP_SIGNALS, StoppedError, until_stopped
-from user_questions.context import Context
-from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.service import (
-    AskUserQuestionRequest,
-    UserQuestionProvider,
-    UserQuestionService,
-)
+from user_questions._hook_events import Client
+from user_questions.cli._hook_run import CLIENT_NAMES, CONNECT_TIMEOUT, HookOptions, run
 
-__all__ = ["CONNECT_TIMEOUT", "UNREACHABLE_LIMIT", "hook_app"]
-
-CONNECT_TIMEOUT = 2.0
-"""Seconds the host has to answer before the CLI is left to ask in its own terminal."""
-UNREACHABLE_LIMIT = 30.0
-"""Seconds a host that went away while a question waits has to come back (a restart)."""
-_NAMES: dict[Client, str] = {"claude": "Claude Code", "codex": "Codex"}
-_HOOK_SIGNALS = (*STOP_SIGNALS, signal.SIGINT)
+__all__ = ["hook_app"]
 
 hook_app = App(
     name="hook",
@@ -77,7 +56,7 @@ Token = Annotated[str | None, Parameter(env_var="UQ_TOKEN")]
 
 def _hook_command(client: Client, events: str) -> Callable[..., None]:
     """The command `uq hook <client>`: `client`'s `events` hook, reading the event on stdin."""
-    name = _NAMES[client]
+    name = CLIENT_NAMES[client]
 
     def command(
         *,
@@ -87,7 +66,7 @@ def _hook_command(client: Client, events: str) -> Callable[..., None]:
         timeout: float | None = None,
         connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
-        _run(client, _Options(url, token, ca, timeout, connect_timeout))
+        run(client, HookOptions(url, token, ca, timeout, connect_timeout))
 
     command.__doc__ = f"""Run as {name}'s {events} hook (reads the event on stdin).
 
@@ -112,82 +91,3 @@ def _hook_command(client: Client, events: str) -> Callable[..., None]:
 
 hook_app.command(_hook_command("claude", "PreToolUse and PermissionRequest"), name="claude")
 hook_app.command(_hook_command("codex", "PermissionRequest"), name="codex")
-
-
-@dataclass(frozen=True, slots=True)
-class _Options:
-    url: str | None
-    token: str | None
-    ca: str | None
-    timeout: float | None
-    connect_timeout: float
-
-
-def _run(client: Client, options: _Options) -> None:
-    """Ask about the event on stdin and print the hook's output; exit 0 whatever happens."""
-    try:
-        output = anyio.run(until_stopped, lambda: _hook(client, options), _HOOK_SIGNALS)
-    except StoppedError as stopped:
-        _leave(client, f"stopped by {stopped.name}; the question was withdrawn")
-    except UserQuestionError as error:
-        _leave(client, error.message)
-    except Exception as error:  # never a traceback, never a denial: the CLI asks instead
-        _leave(client, f"{type(error).__name__}: {error}")
-    else:
-        if output is not None:
-            print(json.dumps(output, ensure_ascii=False), flush=True)
-
-
-async def _hook(client: Client, options: _Options) -> HookOutput | None:
-    event = parse_event(event_text())
-    hook = None if event is None else _bridge(client, event)
-    if event is None or hook is None:
-        return None
-    url = options.url or os.environ.get("UQ_URL")
-    if not url:
-        raise UserQuestionError(
-            "no host to ask through: set UQ_URL to the URL `uq serve` printed, or pass --url",
-            ErrorCode.BAD_REQUEST,
-        )
-    from user_questions.frames import Origin
-    from user_questions.providers.remote import RemoteProvider
-
-    origin = hook_origin(client, event)
-    provider = RemoteProvider(
-        url,
-        token=options.token,
-        ca=options.ca,
-        session=origin.session,
-        origin=Origin(client=origin.client, cwd=origin.cwd),
-        unreachable_limit=UNREACHABLE_LIMIT,
-        connect_timeout=options.connect_timeout,
-        require_asker=True,
-    )
-    async with provider:
-        await provider.connect()
-        return await _ask(provider, hook, options)
-
-
-def _bridge(client: Client, event: dict[str, Any]) -> HookAsk | None:
-    return claude_code.hook_ask(event) if client == "claude" else codex_bridge.hook_ask(event)
-
-
-async def _ask(provider: UserQuestionProvider, hook: HookAsk, options: _Options) -> HookOutput:
-    ctx = Context()
-    ctx.plugin(UserQuestionService)
-    ctx.user_questions.register_provider(provider)
-    deadline = None if options.timeout is None else AbortSignal.timeout(options.timeout)
-    try:
-        answer = await ctx.user_questions.ask(
-            AskUserQuestionRequest(hook.questions, signal=deadline)
-        )
-    except UserQuestionError as error:
-        if error.code == ErrorCode.ASK_CANCELLED:
-            return hook.dismissed()
-        raise
-    return hook.answered(answer)
-
-
-def _leave(client: Client, reason: str) -> None:
-    """Say on stderr why the CLI asks in its own terminal this time."""
-    print(f"uq hook: {reason}; {_NAMES[client]} asks in its own terminal", file=sys.stderr)

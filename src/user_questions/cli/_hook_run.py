@@ -1,0 +1,179 @@
+"""How `uq hook claude|codex` runs once its command line is read: the event on stdin asked
+through a host, the answer printed as the hook's output.
+
+No command-line library: `main` runs an answered event's hook from here directly when its
+arguments are the plain options a settings file holds (`fast_options`), which keeps cyclopts
+(tens of milliseconds) off the path every permission prompt takes; anything else (help, a
+mistyped option) goes through the full command line (`_hook`), which ends here too.
+
+Failing never allows anything: every failure prints nothing on stdout, one line on stderr, and
+returns (exit status 0), so the CLI shows its own prompt (`_hook` says why at length).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from user_questions._hook_events import Client, hook_origin, parse_event
+from user_questions.abort import AbortSignal
+from user_questions.bridges.hook import HookAsk, HookOutput
+from user_questions.cli._hook_stdin import event_text
+from user_questions.cli._stopping import STOP_SIGNALS, StoppedError, until_stopped
+from user_questions.context import Context
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.service import (
+    AskUserQuestionRequest,
+    UserQuestionProvider,
+    UserQuestionService,
+)
+
+__all__ = [
+    "CLIENT_NAMES",
+    "CONNECT_TIMEOUT",
+    "UNREACHABLE_LIMIT",
+    "HookOptions",
+    "fast_options",
+    "run",
+]
+
+CONNECT_TIMEOUT = 2.0
+"""Seconds the host has to answer before the CLI is left to ask in its own terminal."""
+UNREACHABLE_LIMIT = 30.0
+"""Seconds a host that went away while a question waits has to come back (a restart)."""
+CLIENT_NAMES: dict[Client, str] = {"claude": "Claude Code", "codex": "Codex"}
+_HOOK_SIGNALS = (*STOP_SIGNALS, signal.SIGINT)
+_TEXT_OPTIONS = {"--url": "url", "--token": "token", "--ca": "ca"}
+_NUMBER_OPTIONS = {"--timeout": "timeout", "--connect-timeout": "connect_timeout"}
+
+
+@dataclass(frozen=True, slots=True)
+class HookOptions:
+    """The hook's options, as its command line gives them."""
+
+    url: str | None
+    token: str | None
+    ca: str | None
+    timeout: float | None
+    connect_timeout: float = CONNECT_TIMEOUT
+
+
+def fast_options(argv: Sequence[str]) -> HookOptions | None:
+    """The options of `hook <client> [--url U] [--token T] [--ca F] [--timeout N]
+    [--connect-timeout N]` (each also as `--name=value`, given at most once; `$UQ_URL` and
+    `$UQ_TOKEN` as the full command line reads them), or `None` for anything else, which the
+    full command line then reads, refusing it as it does."""
+    given: dict[str, Any] = {}
+    words = list(argv[2:])
+    while words:
+        word = words.pop(0)
+        name, equals, value = word.partition("=")
+        if not equals:
+            if not words:
+                return None
+            value = words.pop(0)
+        key = _TEXT_OPTIONS.get(name) or _NUMBER_OPTIONS.get(name)
+        if key is None or key in given or value.startswith("-"):
+            return None
+        if name in _NUMBER_OPTIONS:
+            try:
+                given[key] = float(value)
+            except ValueError:
+                return None
+            if given[key] != given[key] or given[key] in (float("inf"), float("-inf")):
+                return None
+        else:
+            given[key] = value
+    given.setdefault("url", os.environ.get("UQ_URL"))
+    given.setdefault("token", os.environ.get("UQ_TOKEN"))
+    return HookOptions(
+        url=given["url"],
+        token=given["token"],
+        ca=given.get("ca"),
+        timeout=given.get("timeout"),
+        connect_timeout=given.get("connect_timeout", CONNECT_TIMEOUT),
+    )
+
+
+def run(client: Client, options: HookOptions) -> None:
+    """Ask about the event on stdin and print the hook's output; return whatever happens."""
+    try:
+        output = anyio.run(until_stopped, lambda: _hook(client, options), _HOOK_SIGNALS)
+    except StoppedError as stopped:
+        _leave(client, f"stopped by {stopped.name}; the question was withdrawn")
+    except UserQuestionError as error:
+        _leave(client, error.message)
+    except Exception as error:  # never a traceback, never a denial: the CLI asks instead
+        _leave(client, f"{type(error).__name__}: {error}")
+    else:
+        if output is not None:
+            print(json.dumps(output, ensure_ascii=False), flush=True)
+
+
+async def _hook(client: Client, options: HookOptions) -> HookOutput | None:
+    event = parse_event(event_text())
+    hook = None if event is None else _bridge(client, event)
+    if event is None or hook is None:
+        return None
+    url = options.url or os.environ.get("UQ_URL")
+    if not url:
+        raise UserQuestionError(
+            "no host to ask through: set UQ_URL to the URL `uq serve` printed, or pass --url",
+            ErrorCode.BAD_REQUEST,
+        )
+    from user_questions.frames import Origin
+    from user_questions.providers.remote import RemoteProvider
+
+    origin = hook_origin(client, event)
+    provider = RemoteProvider(
+        url,
+        token=options.token,
+        ca=options.ca,
+        session=origin.session,
+        origin=Origin(client=origin.client, cwd=origin.cwd),
+        unreachable_limit=UNREACHABLE_LIMIT,
+        connect_timeout=options.connect_timeout,
+        require_asker=True,
+    )
+    async with provider:
+        await provider.connect()
+        return await _ask(provider, hook, options)
+
+
+def _bridge(client: Client, event: dict[str, Any]) -> HookAsk | None:
+    """The ask `client`'s bridge makes of `event` (only that bridge is loaded)."""
+    if client == "claude":
+        from user_questions.bridges import claude_code
+
+        return claude_code.hook_ask(event)
+    from user_questions.bridges import codex
+
+    return codex.hook_ask(event)
+
+
+async def _ask(provider: UserQuestionProvider, hook: HookAsk, options: HookOptions) -> HookOutput:
+    ctx = Context()
+    ctx.plugin(UserQuestionService)
+    ctx.user_questions.register_provider(provider)
+    deadline = None if options.timeout is None else AbortSignal.timeout(options.timeout)
+    try:
+        answer = await ctx.user_questions.ask(
+            AskUserQuestionRequest(hook.questions, signal=deadline)
+        )
+    except UserQuestionError as error:
+        if error.code == ErrorCode.ASK_CANCELLED:
+            return hook.dismissed()
+        raise
+    return hook.answered(answer)
+
+
+def _leave(client: Client, reason: str) -> None:
+    """Say on stderr why the CLI asks in its own terminal this time."""
+    print(f"uq hook: {reason}; {CLIENT_NAMES[client]} asks in its own terminal", file=sys.stderr)
