@@ -39,6 +39,7 @@ from user_questions.cli._hook_stdin import event_text
 from user_questions.cli._stopping import STOP_SIGNALS, StoppedError, until_stopped
 from user_questions.context import Context
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import Approval, Origin
 from user_questions.service import (
     AskUserQuestionRequest,
     UserQuestionProvider,
@@ -149,7 +150,6 @@ async def _hook(client: Client, options: _Options) -> HookOutput | None:
             "no host to ask through: set UQ_URL to the URL `uq serve` printed, or pass --url",
             ErrorCode.BAD_REQUEST,
         )
-    from user_questions.frames import Origin
     from user_questions.providers.remote import RemoteProvider
 
     origin = hook_origin(client, event)
@@ -165,21 +165,26 @@ async def _hook(client: Client, options: _Options) -> HookOutput | None:
     )
     async with provider:
         await provider.connect()
-        return await _ask(provider, hook, options)
+        approval = hook.approval
+        if approval is not None:
+            approval = approval.model_copy(update={"agent": origin.client, "cwd": origin.cwd})
+        return await _ask(provider, hook, approval, options)
 
 
 def _bridge(client: Client, event: dict[str, Any]) -> HookAsk | None:
     return claude_code.hook_ask(event) if client == "claude" else codex_bridge.hook_ask(event)
 
 
-async def _ask(provider: UserQuestionProvider, hook: HookAsk, options: _Options) -> HookOutput:
+async def _ask(
+    provider: UserQuestionProvider, hook: HookAsk, approval: Approval | None, options: _Options
+) -> HookOutput:
     ctx = Context()
     ctx.plugin(UserQuestionService)
     ctx.user_questions.register_provider(provider)
     deadline = None if options.timeout is None else AbortSignal.timeout(options.timeout)
     try:
         answer = await ctx.user_questions.ask(
-            AskUserQuestionRequest(hook.questions, signal=deadline)
+            AskUserQuestionRequest(hook.questions, signal=deadline, approval=approval)
         )
     except UserQuestionError as error:
         if error.code == ErrorCode.ASK_CANCELLED:

@@ -49,6 +49,7 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     MAX_FRAME_BYTES,
     MAX_ID_LENGTH,
+    Approval,
     ClientResponse,
     ErrorResult,
     Origin,
@@ -58,6 +59,7 @@ from user_questions.frames import (
 from user_questions.host._collector import collector_paused
 from user_questions.host._frame_text import requested_frame, resolved_frame
 from user_questions.host.markdown import render_details
+from user_questions.host.rules import RULE_PREFIX, Match, Rules, rule_answer
 from user_questions.host.shown import ShownRecorder
 from user_questions.host.stores import (
     NewQuestion,
@@ -146,8 +148,16 @@ class Hub(AsyncLifetime):
     connections and notifiers report to it too, and `GET /metrics` renders it.
     """
 
-    def __init__(self, store: QuestionStore, *, metrics: HostMetrics | None = None) -> None:
+    def __init__(
+        self,
+        store: QuestionStore,
+        *,
+        metrics: HostMetrics | None = None,
+        rules: Rules | None = None,
+    ) -> None:
         self.store = store
+        self.rules = rules
+        """The rules that settle approval requests before anyone sees them; `None`: none."""
         self.metrics = metrics or HostMetrics()
         self.metrics.watch_pending(lambda: len(self._entries), self._oldest_asked)
         self._entries: dict[str, _Entry] = {}
@@ -219,11 +229,14 @@ class Hub(AsyncLifetime):
         asked_by: str | None = None,
         origin: Origin | None = None,
         audience: tuple[str, ...] = (),
+        approval: Approval | None = None,
     ) -> tuple[StoredQuestion, Disposer]:
         """Store and show a request, or re-attach to the one with this rpcId; `asked_by` is the
         person whose token the asker presented, `origin` where the asker says it comes from and
         `audience` whom it is routed to (both kept from the first submission: a re-attachment
         does not change them). Only the token that asked a request may re-attach to it.
+        `approval` says what an approval card approves: a new one a rule decides is settled
+        by it (`via` `rule`, `by` `rule:<id>`) before any page or notifier hears of it.
 
         Returns the request as it is now and a function that stops `watcher`. When the request
         is pending, `watcher` is called once it settles; when it has already settled (answered
@@ -254,14 +267,26 @@ class Hub(AsyncLifetime):
         if known is None:
             rendered = await render_details(questions, self._rendering)
             now = datetime.now(UTC)
+            decided = self._decided(approval, asked_by, questions)
             # With pages connected it is shown the moment it is stored: one write, not two.
-            shown = now if self._pages else None
+            shown = now if self._pages and decided is None else None
             asked = NewQuestion(
-                rpc_id, session_id, questions, now, asked_by, shown, origin, rendered, audience
+                rpc_id,
+                session_id,
+                questions,
+                now,
+                asked_by,
+                shown,
+                origin,
+                rendered,
+                audience,
+                approval,
             )
             frame = requested_frame(asked)  # serialised once, kept if created
             _check_frame_size(frame)
             known, created = await self.store.submit(asked)
+            if created and decided is not None:
+                return await self._settle_by_rule(known, *decided), nothing
         if not created:
             # Decided before anything is applied or reported: a mismatch changes nothing here.
             _check_same_request(known, session_id, questions, asked_by)
@@ -304,6 +329,51 @@ class Hub(AsyncLifetime):
             self._apply(settled)
         if won is not None:
             self._committed(won)
+        return settled
+
+    def _decided(
+        self,
+        approval: Approval | None,
+        asked_by: str | None,
+        questions: tuple[AskUserQuestionItem, ...],
+    ) -> tuple[Match, Settlement] | None:
+        """The rule that decides a new approval request, and the settlement it makes; `None`
+        when a person must decide (no rule matches, the rules are not loaded, or the card has
+        no option for the rule to choose: never an allow on a doubt)."""
+        if self.rules is None or approval is None or len(questions) != 1:
+            return None
+        found = self.rules.decide(approval, asked_by)
+        if found is None:
+            return None
+        card = questions[0]
+        labels = [option.label for option in card.options or ()]
+        try:
+            answer = check_answer(questions, rule_answer(found, card.id, labels))
+        except UserQuestionError as error:
+            logger.warning("rule %d cannot answer this card, asking: %s", found.rule.id, error)
+            return None
+        by = f"{RULE_PREFIX}{found.rule.id}"
+        return found, Settlement(Outcome.ANSWERED, answer, Surface.RULE, by)
+
+    async def _settle_by_rule(
+        self, pending: StoredQuestion, found: Match, settlement: Settlement
+    ) -> StoredQuestion:
+        """Settle a request just stored as rule `found` decided it; the record as it ends up.
+        Only the settlement is reported (metrics count the ask too): no page or notifier ever
+        heard of it as pending."""
+        self.metrics.committed(pending)
+        settled = await self.store.settle(pending.rpc_id, settlement, pending=pending)
+        if settled is None:  # settled by someone else in between (another node's withdrawal)
+            settled = await self.store.get(pending.rpc_id) or pending
+        else:
+            self._committed(settled)
+            logger.info("question %s settled by rule %d", pending.rpc_id, found.rule.id)
+        self._apply(settled)
+        assert self.rules is not None  # it decided
+        try:
+            await self.rules.store.rule_used(found.rule.id)
+        except UserQuestionError as error:
+            logger.warning("could not count a use of rule %d: %s", found.rule.id, error)
         return settled
 
     # -- pages --------------------------------------------------------------------------------

@@ -114,6 +114,7 @@ class AskerConnection(HostConnection):
             asked_by=self.person,
             origin=frame.origin,
             audience=audience_of(self.identity),
+            approval=frame.approval,
         )
         if not record.pending:
             return settled_reply(record)

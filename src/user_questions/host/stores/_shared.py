@@ -19,13 +19,16 @@ from datetime import datetime
 from typing import Any
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.frames import Origin
+from user_questions.frames import Approval, Origin
 from user_questions.host._collector import collector_paused
 from user_questions.host.markdown import RENDER_BUDGET, rendered_details
 from user_questions.host.stores.records import (
     QUESTIONS,
     HistoryQuery,
+    Decision,
     Role,
+    Rule,
+    RuleRecord,
     StoredQuestion,
     TokenRecord,
     TokensListener,
@@ -36,6 +39,7 @@ from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
 __all__ = [
     "COLUMNS",
+    "RULE_COLUMNS",
     "TOKEN_COLUMNS",
     "TokensListeners",
     "answer_text",
@@ -48,6 +52,7 @@ __all__ = [
     "origin_json",
     "question_text",
     "render_stored",
+    "rule_record",
     "rendered_json",
     "search_text",
     "stored_question",
@@ -74,9 +79,27 @@ COLUMNS = (
     "channel",
     "rendered",
     "audience",
+    "approval",
 )
 """The columns of a `questions` row that make a `StoredQuestion`, in `stored_question`'s order
 (a backend may cast them, as PostgreSQL casts its JSON to text)."""
+RULE_COLUMNS = (
+    "id",
+    "tool",
+    "decision",
+    "created_at",
+    "command",
+    "path",
+    "domain",
+    "asker",
+    "cwd",
+    "created_by",
+    "expires_at",
+    "hits",
+    "last_used_at",
+    "revoked_at",
+)
+"""The columns of a `rules` row that make a `RuleRecord`, in `rule_record`'s order."""
 TOKEN_COLUMNS = (
     "name",
     "token_hash",
@@ -92,8 +115,8 @@ TOKEN_COLUMNS = (
 `COLUMNS` may be)."""
 
 
-def origin_json(origin: Origin | None) -> str | None:
-    """An origin as both backends store it: a JSON object, or NULL."""
+def origin_json(origin: Origin | Approval | None) -> str | None:
+    """An origin or an approval as both backends store it: a JSON object, or NULL."""
     return None if origin is None else origin.model_dump_json()
 
 
@@ -256,7 +279,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     """A row of `COLUMNS` as a record; `moment` reads the backend's timestamps (a datetime on
     PostgreSQL, ISO text on SQLite) as UTC datetimes."""
     rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
-    asked_by, shown_at, settled_by, origin, channel, rendered, audience = row[8:15]
+    asked_by, shown_at, settled_by, origin, channel, rendered, audience, approval = row[8:16]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
     items = tuple(QUESTIONS.validate_json(questions))
@@ -282,6 +305,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         # In question order, whatever order the database keeps a JSON object's keys in.
         rendered={item.id: html[item.id] for item in items if item.id in html},
         audience=names(audience),
+        approval=None if approval is None else Approval.model_validate_json(approval),
         questions_json=questions,
     )
 
@@ -317,3 +341,24 @@ def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -
         routes=names(routes),
         notify=names(notify),
     )
+
+
+def rule_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> RuleRecord:
+    """A row of `RULE_COLUMNS` as a record; `moment` as for `stored_question`."""
+    rule_id, tool, decision, created_at, command, path, domain, asker, cwd = row[:9]
+    created_by, expires_at, hits, last_used_at, revoked_at = row[9:14]
+    created = moment(created_at)
+    assert created is not None  # created_at is NOT NULL in both schemas
+    rule = Rule(
+        tool=tool,
+        decision=Decision(decision),
+        created_at=created,
+        command=command,
+        path=path,
+        domain=domain,
+        asker=asker,
+        cwd=cwd,
+        created_by=created_by,
+        expires_at=moment(expires_at),
+    )
+    return RuleRecord(int(rule_id), rule, int(hits), moment(last_used_at), moment(revoked_at))

@@ -38,6 +38,7 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._postgres_listen import (
     CHANNEL,
     LISTEN_HEARTBEAT,
+    RULES_CHANNEL,
     TOKENS_CHANNEL,
     NotificationRelay,
 )
@@ -45,6 +46,7 @@ from user_questions.host.stores._postgres_pool import POOL_SIZE, PgConnection, P
 from user_questions.host.stores._postgres_schema import SCHEMA, SCHEMA_VERSION, migrate
 from user_questions.host.stores._shared import (
     COLUMNS,
+    RULE_COLUMNS,
     TOKEN_COLUMNS,
     TokensListeners,
     answer_text,
@@ -54,6 +56,7 @@ from user_questions.host.stores._shared import (
     origin_json,
     question_text,
     rendered_json,
+    rule_record,
     stored_question,
     stored_questions,
     token_fields,
@@ -65,6 +68,9 @@ from user_questions.host.stores.records import (
     HistoryQuery,
     NewQuestion,
     Role,
+    Rule,
+    RuleRecord,
+    RulesListener,
     Settlement,
     StoredQuestion,
     TokenRecord,
@@ -86,7 +92,17 @@ __all__ = [
 logger = logging.getLogger("user_questions.host")
 
 _JSON_COLUMNS = frozenset(
-    {"questions", "answer", "origin", "rendered", "audience", "groups", "routes", "notify"}
+    {
+        "questions",
+        "answer",
+        "origin",
+        "rendered",
+        "audience",
+        "approval",
+        "groups",
+        "routes",
+        "notify",
+    }
 )
 
 
@@ -102,8 +118,8 @@ _SUBMIT = f"""
     WITH created AS (
         INSERT INTO {SCHEMA}.questions
             (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search,
-             rendered, audience)
-        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb)
+             rendered, audience, approval)
+        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb, %s::jsonb)
         ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )
     SELECT {_COLUMNS}, {_NOTIFY} FROM created
@@ -158,6 +174,25 @@ _CHANGE_TOKEN = f"""
 """
 
 
+_RULE_COLUMNS = ", ".join(RULE_COLUMNS)
+_RULES_NOTIFY = f"pg_notify('{RULES_CHANNEL}', id::text)"
+_ADD_RULE = f"""
+    WITH added AS (
+        INSERT INTO {SCHEMA}.rules (tool, decision, created_at, command, path, domain, asker,
+            cwd, created_by, expires_at)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *
+    )
+    SELECT {_RULE_COLUMNS}, {_RULES_NOTIFY} FROM added
+"""
+_REVOKE_RULE = f"""
+    WITH revoked AS (
+        UPDATE {SCHEMA}.rules SET revoked_at = now()
+        WHERE id = %s AND revoked_at IS NULL RETURNING *
+    )
+    SELECT {_RULE_COLUMNS}, {_RULES_NOTIFY} FROM revoked
+"""
+
+
 class PostgresStore(AsyncLifetime):
     """A `Store` in a PostgreSQL database that several hosts share; see the module docstring.
 
@@ -178,6 +213,7 @@ class PostgresStore(AsyncLifetime):
         self._pool.stats.shared = True
         self._listeners: list[ChangeListener] = []
         self._tokens_listeners = TokensListeners(self.url)
+        self._rules_listeners = TokensListeners(self.url)
         self.stats = self._pool.stats
 
     def __repr__(self) -> str:
@@ -192,7 +228,9 @@ class PostgresStore(AsyncLifetime):
             return
         listening = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(listening.cancel_scope.cancel)
-        relay = NotificationRelay(self._pool, self._tell, self._tokens_listeners.tell)
+        relay = NotificationRelay(
+            self._pool, self._tell, self._tokens_listeners.tell, self._rules_listeners.tell
+        )
         await listening.start(relay.run)
         self.stats.open = True
 
@@ -242,6 +280,7 @@ class PostgresStore(AsyncLifetime):
             question_text(question.questions),
             rendered_json(question.rendered),
             names_json(question.audience),
+            origin_json(question.approval),
         )
 
         async def insert(connection: PgConnection) -> tuple[StoredQuestion, bool]:
@@ -421,6 +460,63 @@ class PostgresStore(AsyncLifetime):
         """Call `listener` after a token is added, changed or revoked, through this store or
         (when open as a host's) any other, and after the listening connection reconnects."""
         return self._tokens_listeners.add(listener)
+
+    async def rules(self) -> list[RuleRecord]:
+        async def select(connection: PgConnection) -> list[RuleRecord]:
+            cursor = await connection.execute(
+                f"SELECT {_RULE_COLUMNS} FROM {SCHEMA}.rules ORDER BY id"
+            )
+            return [rule_record(row, _utc) for row in await cursor.fetchall()]
+
+        return await self._pool.run(select)
+
+    async def add_rule(self, rule: Rule) -> RuleRecord:
+        parameters = (
+            rule.tool,
+            str(rule.decision),
+            rule.created_at,
+            rule.command,
+            rule.path,
+            rule.domain,
+            rule.asker,
+            rule.cwd,
+            rule.created_by,
+            rule.expires_at,
+        )
+        added = await self._rule_write(_ADD_RULE, parameters)
+        assert added is not None  # an insert always returns its row
+        return added
+
+    async def revoke_rule(self, rule_id: int) -> RuleRecord | None:
+        return await self._rule_write(_REVOKE_RULE, (rule_id,))
+
+    async def _rule_write(self, sql: str, parameters: Sequence[object]) -> RuleRecord | None:
+        """The rule a write (which notifies the other nodes) returned, once this store's
+        listeners are told; `None` (nobody told) when it matched none."""
+
+        async def write(connection: PgConnection) -> RuleRecord | None:
+            cursor = await connection.execute(sql, parameters)
+            row = await cursor.fetchone()
+            return None if row is None else rule_record(row, _utc)
+
+        written = await self._pool.run(write)
+        if written is not None:
+            self._rules_listeners.tell()
+        return written
+
+    async def rule_used(self, rule_id: int) -> None:
+        async def update(connection: PgConnection) -> None:
+            await connection.execute(
+                f"UPDATE {SCHEMA}.rules SET hits = hits + 1, last_used_at = now() WHERE id = %s",
+                (rule_id,),
+            )
+
+        await self._pool.run(update)
+
+    def on_rules_change(self, listener: RulesListener) -> Callable[[], None]:
+        """Call `listener` after a rule is added or revoked, through this store or (when open
+        as a host's) any other, and after the listening connection reconnects."""
+        return self._rules_listeners.add(listener)
 
     def _tell(self, rpc_id: str | None) -> None:
         for listener in tuple(self._listeners):

@@ -25,6 +25,9 @@ from user_questions.host.stores.records import (
     HistoryQuery,
     NewQuestion,
     Role,
+    Rule,
+    RuleRecord,
+    RulesListener,
     Settlement,
     StoredQuestion,
     StoreStats,
@@ -32,7 +35,7 @@ from user_questions.host.stores.records import (
     TokensListener,
 )
 
-__all__ = ["HistoryStore", "QuestionStore", "SettingStore", "Store", "TokenStore"]
+__all__ = ["HistoryStore", "QuestionStore", "RuleStore", "SettingStore", "Store", "TokenStore"]
 
 
 class QuestionStore(Protocol):
@@ -148,6 +151,31 @@ class TokenStore(Protocol):
         ...
 
 
+class RuleStore(Protocol):
+    """The remembered decisions people made about approvals (`host/rules.py`)."""
+
+    async def rules(self) -> list[RuleRecord]:
+        """Every rule, revoked and expired ones included, by id."""
+        ...
+
+    async def add_rule(self, rule: Rule) -> RuleRecord:
+        """Store a new rule; its record, with the id the store gave it."""
+        ...
+
+    async def revoke_rule(self, rule_id: int) -> RuleRecord | None:
+        """Revoke the active rule `rule_id`; the revoked record, `None` if there was none."""
+        ...
+
+    async def rule_used(self, rule_id: int) -> None:
+        """Count one more request settled by rule `rule_id`, used just now."""
+        ...
+
+    def on_rules_change(self, listener: RulesListener) -> Callable[[], None]:
+        """Call `listener` soon after any process adds or revokes a rule (as
+        `on_tokens_change` does for tokens); returns a remover."""
+        ...
+
+
 class SettingStore(Protocol):
     """Small named values kept with the store: the host's token, the notify secret."""
 
@@ -165,7 +193,7 @@ class SettingStore(Protocol):
         ...
 
 
-class Store(QuestionStore, HistoryStore, TokenStore, SettingStore, Protocol):
+class Store(QuestionStore, HistoryStore, TokenStore, RuleStore, SettingStore, Protocol):
     """Durable storage of a host: every part above, opened and closed with `async with`."""
 
     url: str
