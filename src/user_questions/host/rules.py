@@ -291,7 +291,7 @@ class Rules(AsyncLifetime):
         return f"<Rules {len(self._rules)} active>"
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
-        stack.callback(self.store.on_rules_change(self._changed.set))
+        stack.callback(self.store.on_rules_change(self._rules_changed))
         await self.reload()
         following = await stack.enter_async_context(anyio.create_task_group())
         following.start_soon(self._follow)
@@ -313,6 +313,9 @@ class Rules(AsyncLifetime):
             raise
         self._rules = tuple(record for record in records if record.active(now))
         self.loaded = True
+
+    def _rules_changed(self) -> None:
+        self._changed.set()
 
     async def _follow(self) -> None:
         while True:
