@@ -31,6 +31,7 @@ from user_questions._wire import parse_questions
 from user_questions.abort import AbortSignal
 from user_questions.context import Context
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import Approval
 from user_questions.service import AskUserQuestionRequest, UserQuestionProvider, UserQuestionService
 from user_questions.tools import Tool, ToolRegistry, ToolResult
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem

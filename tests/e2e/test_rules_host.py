@@ -67,7 +67,9 @@ def test_an_allow_rule_answers_the_hook_with_no_card_shown(
 def test_a_deny_rule_denies_the_codex_hook_with_its_reason(serving_host: HostProcess) -> None:
     rule_add(serving_host, "--tool", "Bash", "--command", "rm", "--allow")
     deny = rule_add(serving_host, "--tool", "*", "--command", "rm -rf", "--deny")
-    ended = hook("codex", event("codex", "rm -rf dist && npm run build"), url=serving_host.asker_url)
+    ended = hook(
+        "codex", event("codex", "rm -rf dist && npm run build"), url=serving_host.asker_url
+    )
     decision = json.loads(ended.stdout)["hookSpecificOutput"]["decision"]
     assert decision["behavior"] == "deny"
     assert f"denied by rule {deny}: rm -rf" in decision["message"]

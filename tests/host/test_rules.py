@@ -138,9 +138,13 @@ def test_deny_beats_allow_and_star_denies_every_tool() -> None:
     allow = RuleRecord(1, Rule("Bash", Decision.ALLOW, NOW, command="git"))
     deny = RuleRecord(2, Rule("*", Decision.DENY, NOW, command="git push"))
     found = match([allow, deny], call("Bash", command="git push origin"), None, NOW)
-    assert found is not None and not found.allowed and found.rule.id == 2
+    assert found is not None
+    assert not found.allowed
+    assert found.rule.id == 2
     found = match([allow, deny], call("Bash", command="git log"), None, NOW)
-    assert found is not None and found.allowed and found.matched == "git"
+    assert found is not None
+    assert found.allowed
+    assert found.matched == "git"
     with pytest.raises(UserQuestionError, match="can only deny") as refused:
         check_rule(Rule("*", Decision.ALLOW, NOW))
     assert refused.value.code == ErrorCode.BAD_REQUEST
@@ -178,7 +182,7 @@ def test_a_rule_that_cannot_be_kept_is_refused_saying_why(
     fields: dict[str, str], message: str
 ) -> None:
     with pytest.raises(UserQuestionError, match=message) as refused:
-        check_rule(Rule("Bash", Decision.ALLOW, NOW, **fields))
+        check_rule(Rule("Bash", Decision.ALLOW, NOW, **fields))  # type: ignore[arg-type]
     assert refused.value.code == ErrorCode.BAD_REQUEST
 
 
@@ -200,11 +204,15 @@ def test_the_answer_a_rule_gives_the_card_allows_or_denies_with_its_reason() -> 
     allowed = approval_decision(rule_answer(allow, card.id, labels).answers[0])
     assert allowed.allowed
     deny = match(
-        [rule("Bash", Decision.DENY, command="git push")], call("Bash", command="git push -f"), None, NOW
+        [rule("Bash", Decision.DENY, command="git push")],
+        call("Bash", command="git push -f"),
+        None,
+        NOW,
     )
     assert deny is not None
     denied = approval_decision(rule_answer(deny, card.id, labels).answers[0])
-    assert not denied.allowed and denied.feedback == "denied by rule 1: git push"
+    assert not denied.allowed
+    assert denied.feedback == "denied by rule 1: git push"
     with pytest.raises(UserQuestionError) as refused:
         rule_answer(allow, card.id, [DENY])
     assert refused.value.code == ErrorCode.BAD_ANSWER

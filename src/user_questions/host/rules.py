@@ -239,7 +239,9 @@ def rule_answer(found: Match, question_id: str, labels: Sequence[str]) -> AskUse
             f"the card has no {ALLOW!r} option for rule {found.rule.id} to choose",
             ErrorCode.BAD_ANSWER,
         )
-    return AskUserQuestionAnswer(answers=[AskUserQuestionAnswerItem(id=question_id, selected=[ALLOW])])
+    return AskUserQuestionAnswer(
+        answers=[AskUserQuestionAnswerItem(id=question_id, selected=[ALLOW])]
+    )
 
 
 def rule_text(rule: Rule) -> str:
@@ -373,7 +375,11 @@ def _command(arguments: Mapping[str, Any]) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
-        if len(value) == 3 and posixpath.basename(value[0]) in _SHELLS and value[1] in ("-c", "-lc"):
+        if (
+            len(value) == 3
+            and posixpath.basename(value[0]) in _SHELLS
+            and value[1] in ("-c", "-lc")
+        ):
             return str(value[2])
         return shlex.join(value)
     return None
@@ -386,6 +392,8 @@ def _command_match(prefix: str | None, command: str, *, allow: bool) -> str | No
     if prefix is None:
         return command
     wanted = _words(prefix)
+    if not wanted:  # a kept rule's command is words (`check_rule`)
+        return None
     parts = _PARTS.split(command) if compound else [command]
     for part in parts:
         words = _words(part)
@@ -481,4 +489,3 @@ def _replace_command(rule: Rule, command: str) -> Rule:
 
 def _bad(message: str) -> UserQuestionError:
     return UserQuestionError(f"invalid rule: {message}", ErrorCode.BAD_REQUEST)
-

@@ -82,10 +82,12 @@ def test_a_person_makes_lists_and_revokes_rules(client: TestClient) -> None:
     assert made.status_code == 201
     rule = made.json()
     assert (rule["command"], rule["createdBy"], rule["hits"]) == ("npm run test", "alice", 0)
-    assert rule["text"] == "allow Bash npm run test" and rule["expiresAt"] is not None
+    assert rule["text"] == "allow Bash npm run test"
+    assert rule["expiresAt"] is not None
     assert client.get("/api/rules", headers=ADMIN).json()["rules"] == [rule]
     revoked = client.delete(f"/api/rules/{rule['id']}", headers=alice)
-    assert revoked.status_code == 200 and revoked.json()["revokedAt"] is not None
+    assert revoked.status_code == 200
+    assert revoked.json()["revokedAt"] is not None
     again = client.delete(f"/api/rules/{rule['id']}", headers=alice)
     assert (again.status_code, again.json()["error"]["code"]) == (404, "NOT_FOUND")
     assert client.delete("/api/rules/x", headers=alice).status_code == 404
@@ -117,14 +119,16 @@ def test_an_allow_rule_answers_the_approval_before_anyone_sees_it(client: TestCl
         json={"tool": "Bash", "command": "npm run test", "decision": "allow"},
     ).json()
     reply = ask(client, "r1", "npm run test -- --ci")
-    assert reply["type"] == "ask/settled" and reply["outcome"] == "answered"
+    assert reply["type"] == "ask/settled"
+    assert reply["outcome"] == "answered"
     assert reply["answer"] == {"answers": [{"id": "approval", "selected": ["Allow"]}]}
     assert client.get("/api/pending", headers=ADMIN).json()["pending"] == []
     (entry,) = client.get("/api/history", headers=alice).json()["items"]
     assert (entry["via"], entry["by"], entry.get("shownAt")) == ("rule", f"rule:{rule['id']}", None)
     assert entry["approval"]["input"] == {"command": "npm run test -- --ci"}
     (listed,) = client.get("/api/rules", headers=alice).json()["rules"]
-    assert listed["hits"] == 1 and listed["lastUsedAt"] is not None
+    assert listed["hits"] == 1
+    assert listed["lastUsedAt"] is not None
     metrics = client.get("/metrics", headers=ADMIN).text
     assert 'uq_requests_settled_total{outcome="answered",surface="rule"} 1.0' in metrics
 

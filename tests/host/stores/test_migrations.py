@@ -25,9 +25,9 @@ from user_questions.frames import Origin
 from user_questions.host.markdown import plain_html, render_markdown
 from user_questions.host.stores import (
     Decision,
-    Rule,
     HistoryQuery,
     Role,
+    Rule,
     Settlement,
     Store,
     TokenRecord,

@@ -1,12 +1,12 @@
 """The connection on which a host's `PostgresStore` hears of the other nodes' writes.
 
 Needs psycopg. Every write sends `NOTIFY` on `CHANNEL` (the rpcId), `TOKENS_CHANNEL` (a token's
-name) or `RULES_CHANNEL` (a rule's id). The `NotificationRelay` `LISTEN`s to both on a connection of its own (the listener), checks
-it with a query after `LISTEN_HEARTBEAT` quiet seconds (an answer within `QUERY_TIMEOUT`, else the
-connection is cut: how a node on the wrong side of a partition learns it has lost the database,
-and says so), and reconnects with backoff when it is cut. After a reconnection it tells `None`
-(re-read everything), because notifications sent while it was away are gone: a lost notification
-delays a change until the next reconnection at worst.
+name) or `RULES_CHANNEL` (a rule's id). The `NotificationRelay` `LISTEN`s to all three on a
+connection of its own (the listener), checks it with a query after `LISTEN_HEARTBEAT` quiet seconds
+(an answer within `QUERY_TIMEOUT`, else the connection is cut: how a node on the wrong side of a
+partition learns it has lost the database, and says so), and reconnects with backoff when it is cut.
+After a reconnection it tells `None` (re-read everything), because notifications sent while it was
+away are gone: a lost notification delays a change until the next reconnection at worst.
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ BACKOFF_MAX = 2.0
 
 class NotificationRelay:
     """Passes the other nodes' notifications on: an rpcId (or `None`, re-read everything) to
-    `tell`, a token change to `tell_tokens`, a rule change to `tell_rules`. Notifications from `pool`'s own connections are
-    skipped: whoever made those writes has told whoever needs to know."""
+    `tell`, a token change to `tell_tokens`, a rule change to `tell_rules`. Notifications from
+    `pool`'s own connections are skipped: whoever made those writes has told whoever needs to
+    know."""
 
     def __init__(
         self,

@@ -1,6 +1,6 @@
 """What both store backends do the same way: the search text, the rendered details, lists of names
-as JSON, the history filter and cursor, reading a row into a record, and telling the tokens
-listeners.
+as JSON, the history filter and cursor, reading a row into a record, and telling the listeners of
+tokens and rules.
 
 The search text of a request is kept in a column of its own, casefolded, so that a history search is
 a plain `LIKE` on both backends and never matches the JSON around the words (a search for "label"
@@ -24,8 +24,8 @@ from user_questions.host._collector import collector_paused
 from user_questions.host.markdown import RENDER_BUDGET, rendered_details
 from user_questions.host.stores.records import (
     QUESTIONS,
-    HistoryQuery,
     Decision,
+    HistoryQuery,
     Role,
     Rule,
     RuleRecord,
@@ -41,7 +41,7 @@ __all__ = [
     "COLUMNS",
     "RULE_COLUMNS",
     "TOKEN_COLUMNS",
-    "TokensListeners",
+    "ChangeListeners",
     "answer_text",
     "decode_cursor",
     "encode_cursor",
@@ -237,12 +237,13 @@ def decode_cursor(cursor: str) -> tuple[str, int]:
         ) from None
 
 
-class TokensListeners:
-    """The tokens listeners of the store at `url`. One that raises is logged, and the others
-    are still told."""
+class ChangeListeners:
+    """The listeners of one kind of change (the tokens, the rules) of the store at `url`, named
+    `what` in the log. One that raises is logged, and the others are still told."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, what: str = "tokens") -> None:
         self._url = url
+        self._what = what
         self._listeners: list[TokensListener] = []
 
     def __bool__(self) -> bool:
@@ -263,7 +264,7 @@ class TokensListeners:
             try:
                 listener()
             except Exception:
-                logger.exception("a tokens listener of %s raised", self._url)
+                logger.exception("a %s listener of %s raised", self._what, self._url)
 
 
 def stored_questions(

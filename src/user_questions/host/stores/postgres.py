@@ -48,7 +48,7 @@ from user_questions.host.stores._shared import (
     COLUMNS,
     RULE_COLUMNS,
     TOKEN_COLUMNS,
-    TokensListeners,
+    ChangeListeners,
     answer_text,
     encode_cursor,
     history_filter,
@@ -212,8 +212,8 @@ class PostgresStore(AsyncLifetime):
         self._pool.stats.url = self.url
         self._pool.stats.shared = True
         self._listeners: list[ChangeListener] = []
-        self._tokens_listeners = TokensListeners(self.url)
-        self._rules_listeners = TokensListeners(self.url)
+        self._tokens_listeners = ChangeListeners(self.url)
+        self._rules_listeners = ChangeListeners(self.url, "rules")
         self.stats = self._pool.stats
 
     def __repr__(self) -> str:

@@ -65,7 +65,7 @@ from user_questions.host.stores._shared import (
     COLUMNS,
     RULE_COLUMNS,
     TOKEN_COLUMNS,
-    TokensListeners,
+    ChangeListeners,
     answer_text,
     encode_cursor,
     history_filter,
@@ -168,8 +168,8 @@ class SQLiteStore(AsyncLifetime):
         self._connection: sqlite3.Connection | None = None
         self._lock_file: IO[str] | None = None
         self._worker = Worker(f"uq-store {self.path.name}")
-        self._tokens_listeners = TokensListeners(self.url)
-        self._rules_listeners = TokensListeners(self.url)
+        self._tokens_listeners = ChangeListeners(self.url)
+        self._rules_listeners = ChangeListeners(self.url, "rules")
         self._writes = GroupCommit(self._commit, MAX_QUEUED_BYTES)
         self._commit_seconds = math.inf
         """The average time of a commit (unknown at first: the first ones run in the thread)."""
