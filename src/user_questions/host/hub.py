@@ -30,12 +30,13 @@ one such listener, and reads the number of pending requests from the hub.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import logging
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
@@ -167,6 +168,9 @@ class Hub(AsyncLifetime):
         self._shown = ShownRecorder(store)
         self._listeners: list[EventListener] = []
         self._rendering = anyio.CapacityLimiter(RENDER_WORKERS)
+        self._deadlines: list[tuple[datetime, str]] = []
+        """A heap of the pending requests' deadlines: (when, rpcId)."""
+        self._deadline_added = anyio.Event()
 
     def __repr__(self) -> str:
         return f"<Hub {len(self._entries)} pending>"
@@ -182,6 +186,7 @@ class Hub(AsyncLifetime):
         following = await stack.enter_async_context(anyio.create_task_group())
         following.start_soon(self._follow_store)
         following.start_soon(self._shown.run)
+        following.start_soon(self._time_out)
         stack.callback(following.cancel_scope.cancel)
         stack.callback(self._drop_pages)
         stack.callback(self.on_event(self.metrics.committed))
@@ -230,6 +235,7 @@ class Hub(AsyncLifetime):
         origin: Origin | None = None,
         audience: tuple[str, ...] = (),
         approval: Approval | None = None,
+        deadline: float | None = None,
     ) -> tuple[StoredQuestion, Disposer]:
         """Store and show a request, or re-attach to the one with this rpcId; `asked_by` is the
         person whose token the asker presented, `origin` where the asker says it comes from and
@@ -237,6 +243,8 @@ class Hub(AsyncLifetime):
         does not change them). Only the token that asked a request may re-attach to it.
         `approval` says what an approval card approves: a new one a rule decides is settled
         by it (`via` `rule`, `by` `rule:<id>`) before any page or notifier hears of it.
+        `deadline` (seconds, the asker token's) ends it as `timed-out` if still pending then,
+        on whichever host sharing the store gets there first (the store's settle decides).
 
         Returns the request as it is now and a function that stops `watcher`. When the request
         is pending, `watcher` is called once it settles; when it has already settled (answered
@@ -281,6 +289,7 @@ class Hub(AsyncLifetime):
                 rendered,
                 audience,
                 approval,
+                None if deadline is None else now + timedelta(seconds=deadline),
             )
             frame = requested_frame(asked)  # serialised once, kept if created
             _check_frame_size(frame)
@@ -441,6 +450,9 @@ class Hub(AsyncLifetime):
             if rpc_id not in self._entries:
                 entry = _Entry(record, frame or requested_frame(record))
                 self._entries[rpc_id] = entry
+                if record.deadline_at is not None:
+                    heapq.heappush(self._deadlines, (record.deadline_at, rpc_id))
+                    self._deadline_added.set()
                 entry.shown = record.shown_at is not None
                 if self._pages:
                     self._show((entry,))
@@ -505,6 +517,31 @@ class Hub(AsyncLifetime):
         record = await self.store.get(rpc_id)
         if record is not None:
             self._apply(record)
+
+    async def _time_out(self) -> None:
+        """End each pending request whose deadline has passed as `timed-out` (`via` `host`):
+        the deadlines are stored with the requests, so a restarted host (or any node) ends the
+        ones that passed while it was away at once; of several nodes, the store lets one win."""
+        while True:
+            now = datetime.now(UTC)
+            while self._deadlines and self._deadlines[0][0] <= now:
+                _, rpc_id = heapq.heappop(self._deadlines)
+                if rpc_id not in self._entries:
+                    continue
+                try:
+                    await self.withdraw(
+                        rpc_id, via=Surface.HOST, reason="timed-out", note=_DEADLINE_NOTE
+                    )
+                except UserQuestionError as error:  # the store: try again shortly
+                    logger.warning("could not time out question %s: %s", rpc_id, error)
+                    heapq.heappush(self._deadlines, (now + timedelta(seconds=1), rpc_id))
+                    break
+            self._deadline_added = anyio.Event()
+            wait = math.inf
+            if self._deadlines:
+                wait = (self._deadlines[0][0] - datetime.now(UTC)).total_seconds()
+            with anyio.move_on_after(max(wait, 0.0)):
+                await self._deadline_added.wait()
 
     async def _follow_store(self) -> None:
         """Apply what other hosts changed, as the store reports it.
@@ -601,6 +638,9 @@ def _settlement(
     answer = check_answer(record.questions, result.value.answer)
     return Settlement(Outcome.ANSWERED, answer, via, by, channel)
 
+
+_DEADLINE_NOTE = "its asker's deadline passed"
+"""The note of a request its deadline ended."""
 
 _ACCEPTED = Receipt(accepted=True)
 """The receipt of every answer that won (a frozen model: one serves them all)."""

@@ -273,8 +273,8 @@ async def test_a_version_5_sqlite_file_gains_roles_and_audiences_and_loses_nothi
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         after = sqlite_rows(connection)
-    kept_with_defaults(before["tokens"], after["tokens"], ("person", "[]", "[]", "[]"))
-    kept_with_defaults(before["questions"], after["questions"], ("[]", None))
+    kept_with_defaults(before["tokens"], after["tokens"], ("person", "[]", "[]", "[]", None))
+    kept_with_defaults(before["questions"], after["questions"], ("[]", None, None))
 
 
 def sqlite_rows(connection: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
@@ -310,8 +310,8 @@ async def test_a_version_5_postgres_database_gains_roles_and_audiences_and_loses
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
         assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
         after = await postgres_rows(connection)
-    kept_with_defaults(before["tokens"], after["tokens"], ("person", [], [], []))
-    kept_with_defaults(before["questions"], after["questions"], ([], None))
+    kept_with_defaults(before["tokens"], after["tokens"], ("person", [], [], [], None))
+    kept_with_defaults(before["questions"], after["questions"], ([], None, None))
 
 
 async def postgres_rows(connection: psycopg.AsyncConnection[Any]) -> dict[str, list[Any]]:
@@ -375,7 +375,7 @@ async def test_a_version_6_sqlite_file_gains_approvals_and_rules_and_loses_nothi
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         after = sqlite_rows(connection)["questions"]
-    kept_with_defaults(before, after, (None,))
+    kept_with_defaults(before, after, (None, None))
 
 
 async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses_nothing(
@@ -401,7 +401,7 @@ async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
         assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(7,)]
         after = (await postgres_rows(connection))["questions"]
-    kept_with_defaults(before, after, (None,))
+    kept_with_defaults(before, after, (None, None))
 
 
 async def version_6_migrated_as_expected(store: Store) -> None:

@@ -115,6 +115,7 @@ class AskerConnection(HostConnection):
             origin=frame.origin,
             audience=audience_of(self.identity),
             approval=frame.approval,
+            deadline=None if self.identity is None else self.identity.deadline,
         )
         if not record.pending:
             return settled_reply(record)

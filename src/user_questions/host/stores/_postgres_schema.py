@@ -132,10 +132,12 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
         ADD COLUMN notify jsonb NOT NULL DEFAULT '[]';
     ALTER TABLE {SCHEMA}.questions ADD COLUMN audience jsonb NOT NULL DEFAULT '[]';
     """,
-    # Version 7: remembered decisions. What each approval request approves (NULL for plain
-    # questions), and the rules people made, with their hits.
+    # Version 7: remembered decisions and deadlines. What each approval request approves (NULL
+    # for plain questions), and the rules people made, with their hits; an asker token's
+    # deadline (seconds) and the moment each request asked with it times out.
     f"""
-    ALTER TABLE {SCHEMA}.questions ADD COLUMN approval jsonb;
+    ALTER TABLE {SCHEMA}.questions ADD COLUMN approval jsonb, ADD COLUMN deadline_at timestamptz;
+    ALTER TABLE {SCHEMA}.tokens ADD COLUMN deadline integer;
     CREATE TABLE {SCHEMA}.rules (
         id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         tool text NOT NULL,

@@ -80,6 +80,7 @@ COLUMNS = (
     "rendered",
     "audience",
     "approval",
+    "deadline_at",
 )
 """The columns of a `questions` row that make a `StoredQuestion`, in `stored_question`'s order
 (a backend may cast them, as PostgreSQL casts its JSON to text)."""
@@ -110,6 +111,7 @@ TOKEN_COLUMNS = (
     "groups",
     "routes",
     "notify",
+    "deadline",
 )
 """The columns of a `tokens` row that make a `TokenRecord`, in `token_record`'s order (cast as
 `COLUMNS` may be)."""
@@ -281,6 +283,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     PostgreSQL, ISO text on SQLite) as UTC datetimes."""
     rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
     asked_by, shown_at, settled_by, origin, channel, rendered, audience, approval = row[8:16]
+    deadline_at = row[16]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
     items = tuple(QUESTIONS.validate_json(questions))
@@ -307,6 +310,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         rendered={item.id: html[item.id] for item in items if item.id in html},
         audience=names(audience),
         approval=None if approval is None else Approval.model_validate_json(approval),
+        deadline_at=moment(deadline_at),
         questions_json=questions,
     )
 
@@ -329,6 +333,7 @@ def _listed(items: Sequence[str] | None) -> str | None:
 def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> TokenRecord:
     """A row of `TOKEN_COLUMNS` as a record; `moment` as for `stored_question`."""
     name, token_hash, created_at, last_used_at, revoked_at, role, groups, routes, notify = row[:9]
+    deadline = row[9]
     created = moment(created_at)
     assert created is not None  # created_at is NOT NULL in both schemas
     return TokenRecord(
@@ -341,6 +346,7 @@ def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -
         groups=names(groups),
         routes=names(routes),
         notify=names(notify),
+        deadline=None if deadline is None else int(deadline),
     )
 
 

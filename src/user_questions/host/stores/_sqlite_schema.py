@@ -89,10 +89,13 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     ALTER TABLE tokens ADD COLUMN notify TEXT NOT NULL DEFAULT '[]';
     ALTER TABLE questions ADD COLUMN audience TEXT NOT NULL DEFAULT '[]';
     """,
-    # Version 7: remembered decisions. What each approval request approves (a JSON object, NULL
-    # for plain questions), and the rules people made, with their hits.
+    # Version 7: remembered decisions and deadlines. What each approval request approves (a JSON
+    # object, NULL for plain questions), and the rules people made, with their hits; an asker
+    # token's deadline (seconds) and the moment each request asked with it times out.
     """
     ALTER TABLE questions ADD COLUMN approval TEXT;
+    ALTER TABLE questions ADD COLUMN deadline_at TEXT;
+    ALTER TABLE tokens ADD COLUMN deadline INTEGER;
     CREATE TABLE rules (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         tool TEXT NOT NULL,

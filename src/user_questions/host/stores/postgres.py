@@ -118,8 +118,8 @@ _SUBMIT = f"""
     WITH created AS (
         INSERT INTO {SCHEMA}.questions
             (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search,
-             rendered, audience, approval)
-        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb, %s::jsonb)
+             rendered, audience, approval, deadline_at)
+        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s)
         ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )
     SELECT {_COLUMNS}, {_NOTIFY} FROM created
@@ -145,12 +145,13 @@ _TOKEN_COLUMNS = _selected(TOKEN_COLUMNS)
 _TOKENS_NOTIFY = f"pg_notify('{TOKENS_CHANNEL}', name)"
 _ADD_TOKEN = f"""
     WITH added AS (
-        INSERT INTO {SCHEMA}.tokens (name, token_hash, created_at, role, groups, routes, notify)
-        VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb)
+        INSERT INTO {SCHEMA}.tokens
+            (name, token_hash, created_at, role, groups, routes, notify, deadline)
+        VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s)
         ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash,
             created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL,
             role = excluded.role, groups = excluded.groups, routes = excluded.routes,
-            notify = excluded.notify
+            notify = excluded.notify, deadline = excluded.deadline
         WHERE {SCHEMA}.tokens.revoked_at IS NOT NULL
         RETURNING name
     )
@@ -167,7 +168,7 @@ _CHANGE_TOKEN = f"""
     WITH changed AS (
         UPDATE {SCHEMA}.tokens SET role = coalesce(%s, role),
             groups = coalesce(%s::jsonb, groups), routes = coalesce(%s::jsonb, routes),
-            notify = coalesce(%s::jsonb, notify)
+            notify = coalesce(%s::jsonb, notify), deadline = coalesce(%s, deadline)
         WHERE name = %s AND revoked_at IS NULL RETURNING *
     )
     SELECT {_TOKEN_COLUMNS}, {_TOKENS_NOTIFY} FROM changed
@@ -281,6 +282,7 @@ class PostgresStore(AsyncLifetime):
             rendered_json(question.rendered),
             names_json(question.audience),
             origin_json(question.approval),
+            question.deadline_at,
         )
 
         async def insert(connection: PgConnection) -> tuple[StoredQuestion, bool]:
@@ -406,7 +408,8 @@ class PostgresStore(AsyncLifetime):
         async def insert(connection: PgConnection) -> bool:
             fields = token_fields(token.role, token.groups, token.routes, token.notify)
             cursor = await connection.execute(
-                _ADD_TOKEN, (token.name, token.token_hash, token.created_at, *fields)
+                _ADD_TOKEN,
+                (token.name, token.token_hash, token.created_at, *fields, token.deadline),
             )
             return await cursor.fetchone() is not None
 
@@ -429,9 +432,10 @@ class PostgresStore(AsyncLifetime):
         groups: Sequence[str] | None = None,
         routes: Sequence[str] | None = None,
         notify: Sequence[str] | None = None,
+        deadline: int | None = None,
     ) -> TokenRecord | None:
         return await self._update_token(
-            _CHANGE_TOKEN, (*token_fields(role, groups, routes, notify), name)
+            _CHANGE_TOKEN, (*token_fields(role, groups, routes, notify), deadline, name)
         )
 
     async def _update_token(self, sql: str, parameters: Sequence[object]) -> TokenRecord | None:

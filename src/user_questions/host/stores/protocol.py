@@ -131,10 +131,12 @@ class TokenStore(Protocol):
         groups: Sequence[str] | None = None,
         routes: Sequence[str] | None = None,
         notify: Sequence[str] | None = None,
+        deadline: int | None = None,
     ) -> TokenRecord | None:
         """Change what the active token called `name` may do (each field given replaces the
-        stored one); the changed record, `None` if there is no such active token. Running hosts
-        hear of it as of an addition or a revocation (`on_tokens_change`)."""
+        stored one; `deadline` in seconds); the changed record, `None` if there is no such
+        active token. Running hosts hear of it as of an addition or a revocation
+        (`on_tokens_change`)."""
         ...
 
     async def touch_token(self, name: str) -> None:

@@ -85,6 +85,8 @@ class NewQuestion:
     `@group`; empty: every person and admin. Fixed when it is asked."""
     approval: Approval | None = None
     """What it approves, when it is an approval card (a rule may settle it)."""
+    deadline_at: datetime | None = None
+    """When it ends as `timed-out` if still pending (its asker token's `--deadline`)."""
     questions_json: str = field(init=False, repr=False, compare=False)
     """`questions` as JSON text (`QUESTIONS`), made once here: the store writes it, and the
     pages' `question/requested` frame embeds it as it is."""
@@ -148,6 +150,8 @@ class StoredQuestion:
     """Whose inbox it goes to (`NewQuestion.audience`); empty: every person and admin."""
     approval: Approval | None = None
     """What it approves, when it is an approval card (`NewQuestion.approval`)."""
+    deadline_at: datetime | None = None
+    """When it times out if still pending (`NewQuestion.deadline_at`)."""
     questions_json: str | None = field(default=None, repr=False, compare=False)
     """`questions` as JSON text, as the store holds them, when the record was read from the
     store or just written to it; the pages' frame embeds it rather than serialise the questions
@@ -188,6 +192,7 @@ def pending_record(question: NewQuestion) -> StoredQuestion:
         rendered=question.rendered,
         audience=question.audience,
         approval=question.approval,
+        deadline_at=question.deadline_at,
         questions_json=question.questions_json,
     )
 
@@ -223,6 +228,7 @@ def settled_record(
         rendered=pending.rendered,
         audience=pending.audience,
         approval=pending.approval,
+        deadline_at=pending.deadline_at,
         questions_json=pending.questions_json,
     )
 
@@ -257,6 +263,8 @@ class TokenRecord:
     """An asker's: whose inbox its questions go to (names, `@group`s); empty: everyone's."""
     notify: tuple[str, ...] = ()
     """A person's own notification URLs (apprise), beside the host-wide `--notify`."""
+    deadline: int | None = None
+    """An asker's: seconds after which a request it asked, still pending, ends as `timed-out`."""
 
     @property
     def active(self) -> bool:

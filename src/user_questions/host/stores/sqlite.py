@@ -241,6 +241,7 @@ class SQLiteStore(AsyncLifetime):
             rendered_json(question.rendered),
             names_json(question.audience),
             origin_json(question.approval),
+            None if question.deadline_at is None else _iso(question.deadline_at),
         )
         size = sum(len(column) for column in row if isinstance(column, str))
         return await self._write(lambda: self._submit(question, row), size)
@@ -329,16 +330,18 @@ class SQLiteStore(AsyncLifetime):
         # A revoked token of the same name is replaced; an active one is left alone.
         added = await self._run(
             self._execute,
-            f"INSERT INTO tokens ({_TOKEN_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?) "
+            f"INSERT INTO tokens ({_TOKEN_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?) "
             "ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash, "
             "created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL, "
             "role = excluded.role, groups = excluded.groups, routes = excluded.routes, "
-            "notify = excluded.notify WHERE tokens.revoked_at IS NOT NULL RETURNING name",
+            "notify = excluded.notify, deadline = excluded.deadline "
+            "WHERE tokens.revoked_at IS NOT NULL RETURNING name",
             (
                 token.name,
                 token.token_hash,
                 _iso(token.created_at),
                 *token_fields(token.role, token.groups, token.routes, token.notify),
+                token.deadline,
             ),
         )
         if not added:
@@ -364,12 +367,14 @@ class SQLiteStore(AsyncLifetime):
         groups: Sequence[str] | None = None,
         routes: Sequence[str] | None = None,
         notify: Sequence[str] | None = None,
+        deadline: int | None = None,
     ) -> TokenRecord | None:
         return await self._update_token(
             "UPDATE tokens SET role = coalesce(?, role), groups = coalesce(?, groups), "
-            "routes = coalesce(?, routes), notify = coalesce(?, notify) "
+            "routes = coalesce(?, routes), notify = coalesce(?, notify), "
+            "deadline = coalesce(?, deadline) "
             f"WHERE name = ? AND revoked_at IS NULL RETURNING {_TOKEN_COLUMNS}",
-            (*token_fields(role, groups, routes, notify), name),
+            (*token_fields(role, groups, routes, notify), deadline, name),
         )
 
     async def _update_token(self, sql: str, parameters: Sequence[object]) -> TokenRecord | None:
@@ -706,8 +711,8 @@ class SQLiteStore(AsyncLifetime):
     ) -> tuple[StoredQuestion, bool]:
         inserted = self._db().execute(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
-            "origin, search, rendered, audience, approval) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "origin, search, rendered, audience, approval, deadline_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (rpc_id) DO NOTHING",
             row,
         )
