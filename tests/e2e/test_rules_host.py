@@ -91,3 +91,26 @@ def test_a_revoked_rule_no_longer_answers(serving_host: HostProcess) -> None:
     assert (ended.returncode, ended.stdout) == (0, "")
     (entry,) = history(serving_host)
     assert entry["outcome"] == "timed-out"
+
+
+def test_an_asker_tokens_deadline_times_the_hook_out_and_nothing_is_allowed(
+    serving_host: HostProcess,
+) -> None:
+    assert serving_host.db is not None
+    made = subprocess.run(
+        [UQ, "token", "add", "ci", "--role", "asker", "--deadline", "2s"]
+        + ["--db", str(serving_host.db), "--url", serving_host.base],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    url = made.stdout.splitlines()[1]
+    time.sleep(1.0)  # the host hears of the new token within its watch
+    started = time.monotonic()
+    ended = hook("codex", event("codex", "make deploy"), url=url)
+    assert (ended.returncode, ended.stdout) == (0, "")  # Codex asks in its own terminal
+    assert 2.0 <= time.monotonic() - started < 20
+    (entry,) = history(serving_host)
+    assert (entry["outcome"], entry["via"]) == ("timed-out", "host")
+    assert entry["note"] == "its asker's deadline passed"
