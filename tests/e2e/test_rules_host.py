@@ -98,8 +98,10 @@ def test_an_asker_tokens_deadline_times_the_hook_out_and_nothing_is_allowed(
 ) -> None:
     assert serving_host.db is not None
     made = subprocess.run(
-        [UQ, "token", "add", "ci", "--role", "asker", "--deadline", "2s"]
-        + ["--db", str(serving_host.db), "--url", serving_host.base],
+        [
+            *(UQ, "token", "add", "ci", "--role", "asker", "--deadline", "2s"),
+            *("--db", str(serving_host.db), "--url", serving_host.base),
+        ],
         capture_output=True,
         text=True,
         timeout=60,
