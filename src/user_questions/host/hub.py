@@ -67,6 +67,7 @@ from user_questions.host.stores import (
     QuestionStore,
     Settlement,
     StoredQuestion,
+    pending_record,
 )
 from user_questions.host.telemetry.metrics import HostMetrics
 from user_questions.outcomes import Outcome, Surface
@@ -290,12 +291,14 @@ class Hub(AsyncLifetime):
                 audience,
                 approval,
                 None if deadline is None else now + timedelta(seconds=deadline),
+                None if decided is None else decided[1],
             )
             frame = requested_frame(asked)  # serialised once, kept if created
             _check_frame_size(frame)
             known, created = await self.store.submit(asked)
             if created and decided is not None:
-                return await self._settle_by_rule(known, *decided), nothing
+                await self._settled_by_rule(asked, known, decided[0])
+                return known, nothing
         if not created:
             # Decided before anything is applied or reported: a mismatch changes nothing here.
             _check_same_request(known, session_id, questions, asked_by)
@@ -364,26 +367,20 @@ class Hub(AsyncLifetime):
         by = f"{RULE_PREFIX}{found.rule.id}"
         return found, Settlement(Outcome.ANSWERED, answer, Surface.RULE, by)
 
-    async def _settle_by_rule(
-        self, pending: StoredQuestion, found: Match, settlement: Settlement
-    ) -> StoredQuestion:
-        """Settle a request just stored as rule `found` decided it; the record as it ends up.
-        Only the settlement is reported (metrics count the ask too): no page or notifier ever
-        heard of it as pending."""
-        self.metrics.committed(pending)
-        settled = await self.store.settle(pending.rpc_id, settlement, pending=pending)
-        if settled is None:  # settled by someone else in between (another node's withdrawal)
-            settled = await self.store.get(pending.rpc_id) or pending
-        else:
-            self._committed(settled)
-            logger.info("question %s settled by rule %d", pending.rpc_id, found.rule.id)
+    async def _settled_by_rule(
+        self, asked: NewQuestion, settled: StoredQuestion, found: Match
+    ) -> None:
+        """Report a request a rule settled as it was stored (it was never pending anywhere, so
+        no page or notifier ever heard of it): its ask and its settlement, and the rule's hit."""
+        self.metrics.committed(pending_record(asked))
         self._apply(settled)
+        self._committed(settled)
+        logger.info("question %s settled by rule %d", settled.rpc_id, found.rule.id)
         assert self.rules is not None  # it decided
         try:
             await self.rules.store.rule_used(found.rule.id)
         except UserQuestionError as error:
             logger.warning("could not count a use of rule %d: %s", found.rule.id, error)
-        return settled
 
     # -- pages --------------------------------------------------------------------------------
 

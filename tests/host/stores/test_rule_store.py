@@ -3,6 +3,7 @@ and the approval a request carries, kept with it."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -10,10 +11,12 @@ import anyio
 import pytest
 
 from tests.host.stores.conftest import StoreFactory
+from user_questions.approvals import approval_question
 from user_questions.frames import Approval
+from user_questions.host.hub import Hub
 from user_questions.host.rules import Rules
 from user_questions.host.stores import Decision, NewQuestion, Rule, Settlement, Store
-from user_questions.outcomes import Outcome
+from user_questions.outcomes import Outcome, Surface
 from user_questions.types import AskUserQuestionItem, AskUserQuestionOption
 
 pytestmark = pytest.mark.anyio
@@ -116,3 +119,36 @@ async def soon(condition: Callable[[], bool], seconds: float = 5.0) -> None:
             return
         await anyio.sleep(0.02)
     pytest.fail(f"not so within {seconds} s")
+
+
+async def test_a_request_a_rule_decides_is_stored_settled_and_never_shown_on_any_node(
+    make_store: StoreFactory, tells_changes: bool
+) -> None:
+    """Stored settled in one statement: another node (PostgreSQL) hears of it only as settled,
+    so no page anywhere gets its card, even for an instant."""
+    card = approval_question("Bash", {"command": "git status"}, agent="Codex")
+    approval = Approval(tool="Bash", input={"command": "git status"})
+    async with make_store() as store, Rules(store) as rules, Hub(store, rules=rules) as hub:
+        made = await store.add_rule(Rule("Bash", Decision.ALLOW, CREATED, command="git status"))
+        await rules.reload()
+        async with contextlib.AsyncExitStack() as others:
+            pages = [hub.subscribe()]
+            if tells_changes:  # a second node on the same database, with a page open
+                other = await others.enter_async_context(make_store())
+                pages.append((await others.enter_async_context(Hub(other))).subscribe())
+            record, _ = await hub.submit("r1", "s", [card], approval=approval)
+            assert (record.outcome, record.settled_via) == (Outcome.ANSWERED, Surface.RULE)
+            assert record.settled_by == f"rule:{made.id}"
+            await anyio.sleep(0.5)  # time for the other node to hear of it
+            for page in pages:
+                assert page.snapshot == []
+                with pytest.raises(anyio.WouldBlock):
+                    page.frames.receive_nowait()
+        stored = await store.get("r1")
+        assert stored is not None
+        assert (stored.outcome, stored.settled_by, stored.shown_at) == (
+            Outcome.ANSWERED,
+            f"rule:{made.id}",
+            None,
+        )
+        assert stored.answer == record.answer

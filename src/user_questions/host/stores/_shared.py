@@ -29,6 +29,7 @@ from user_questions.host.stores.records import (
     Role,
     Rule,
     RuleRecord,
+    Settlement,
     StoredQuestion,
     TokenRecord,
     TokensListener,
@@ -55,6 +56,7 @@ __all__ = [
     "rule_record",
     "rendered_json",
     "search_text",
+    "settled_fields",
     "stored_question",
     "stored_questions",
     "token_fields",
@@ -127,6 +129,18 @@ def rendered_json(rendered: Mapping[str, str]) -> str:
     if not rendered:
         return "{}"  # most requests have no detail
     return json.dumps(dict(rendered), ensure_ascii=False)
+
+
+def settled_fields(
+    settlement: Settlement | None,
+) -> tuple[str, str | None, str | None, str | None]:
+    """The state, answer (JSON), surface and person a request is stored with: `pending` and
+    nothing, unless a rule settled it as it was stored (`NewQuestion.settlement`)."""
+    if settlement is None:
+        return ("pending", None, None, None)
+    answer = None if settlement.answer is None else settlement.answer.model_dump_json()
+    via = None if settlement.via is None else str(settlement.via)
+    return (str(settlement.outcome), answer, via, settlement.by)
 
 
 def names_json(items: Sequence[str]) -> str:

@@ -57,6 +57,7 @@ from user_questions.host.stores._shared import (
     question_text,
     rendered_json,
     rule_record,
+    settled_fields,
     stored_question,
     stored_questions,
     token_fields,
@@ -118,8 +119,10 @@ _SUBMIT = f"""
     WITH created AS (
         INSERT INTO {SCHEMA}.questions
             (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search,
-             rendered, audience, approval, deadline_at)
-        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s)
+             rendered, audience, approval, deadline_at, state, answer, settled_via, settled_by,
+             settled_at)
+        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s,
+                %s, %s::jsonb, %s, %s, %s)
         ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )
     SELECT {_COLUMNS}, {_NOTIFY} FROM created
@@ -278,11 +281,14 @@ class PostgresStore(AsyncLifetime):
             question.asked_by,
             question.shown_at,
             origin_json(question.origin),
-            question_text(question.questions),
+            question_text(question.questions)
+            + answer_text(None if question.settlement is None else question.settlement.answer),
             rendered_json(question.rendered),
             names_json(question.audience),
             origin_json(question.approval),
             question.deadline_at,
+            *settled_fields(question.settlement),
+            None if question.settlement is None else question.asked_at,
         )
 
         async def insert(connection: PgConnection) -> tuple[StoredQuestion, bool]:

@@ -42,6 +42,7 @@ __all__ = [
     "pending_record",
     "settled_record",
     "stored_detail",
+    "submitted_record",
 ]
 
 logger = logging.getLogger("user_questions.host")
@@ -87,6 +88,9 @@ class NewQuestion:
     """What it approves, when it is an approval card (a rule may settle it)."""
     deadline_at: datetime | None = None
     """When it ends as `timed-out` if still pending (its asker token's `--deadline`)."""
+    settlement: Settlement | None = None
+    """How it is settled as it is stored, when a rule decided it (`host/rules.py`): never
+    pending, so no host, page or notifier ever sees it as such."""
     questions_json: str = field(init=False, repr=False, compare=False)
     """`questions` as JSON text (`QUESTIONS`), made once here: the store writes it, and the
     pages' `question/requested` frame embeds it as it is."""
@@ -195,6 +199,15 @@ def pending_record(question: NewQuestion) -> StoredQuestion:
         deadline_at=question.deadline_at,
         questions_json=question.questions_json,
     )
+
+
+def submitted_record(question: NewQuestion) -> StoredQuestion:
+    """The record of `question` as a store keeps it once submitted: pending, or settled as it
+    was stored (`NewQuestion.settlement`, at its asked time)."""
+    record = pending_record(question)
+    if question.settlement is None:
+        return record
+    return settled_record(record, question.settlement, question.asked_at, None)
 
 
 def settled_record(

@@ -74,6 +74,7 @@ from user_questions.host.stores._shared import (
     question_text,
     rendered_json,
     rule_record,
+    settled_fields,
     stored_question,
     stored_questions,
     token_fields,
@@ -98,8 +99,8 @@ from user_questions.host.stores.records import (
     StoreStats,
     TokenRecord,
     TokensListener,
-    pending_record,
     settled_record,
+    submitted_record,
 )
 
 __all__ = [
@@ -237,11 +238,14 @@ class SQLiteStore(AsyncLifetime):
             question.asked_by,
             None if question.shown_at is None else _iso(question.shown_at),
             origin_json(question.origin),
-            question_text(question.questions),
+            question_text(question.questions)
+            + answer_text(None if question.settlement is None else question.settlement.answer),
             rendered_json(question.rendered),
             names_json(question.audience),
             origin_json(question.approval),
             None if question.deadline_at is None else _iso(question.deadline_at),
+            *settled_fields(question.settlement),
+            None if question.settlement is None else _iso(question.asked_at),
         )
         size = sum(len(column) for column in row if isinstance(column, str))
         return await self._write(lambda: self._submit(question, row), size)
@@ -711,13 +715,14 @@ class SQLiteStore(AsyncLifetime):
     ) -> tuple[StoredQuestion, bool]:
         inserted = self._db().execute(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
-            "origin, search, rendered, audience, approval, deadline_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "origin, search, rendered, audience, approval, deadline_at, state, answer, "
+            "settled_via, settled_by, settled_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (rpc_id) DO NOTHING",
             row,
         )
         if inserted.rowcount == 1:  # stored as given: no need to read it back
-            return pending_record(question), True
+            return submitted_record(question), True
         existing = self._query(
             f"SELECT {_COLUMNS} FROM questions WHERE rpc_id = ?", (question.rpc_id,)
         )
