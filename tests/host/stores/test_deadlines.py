@@ -5,13 +5,17 @@ mid-wait), and a token keeps its deadline."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import anyio
 import pytest
+from starlette.testclient import TestClient
 
 from tests.host.stores.conftest import StoreFactory
 from user_questions.approvals import approval_question
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.app import create_app
+from user_questions.host.config import HostConfig
 from user_questions.host.gate.people import add_person, change_person
 from user_questions.host.hub import Hub
 from user_questions.host.stores import Role, Store, StoredQuestion, TokenRecord
@@ -92,3 +96,19 @@ async def test_an_askers_token_keeps_its_deadline_and_only_an_asker_has_one(stor
     with pytest.raises(UserQuestionError, match="a deadline is an asker's") as refused:
         await add_person(store, "alice", role=Role.PERSON, deadline=3)
     assert refused.value.code == ErrorCode.BAD_REQUEST
+
+
+def test_an_admin_gives_an_asker_a_deadline_over_http(tmp_path: Path) -> None:
+    admin = {"Authorization": "Bearer test-token-123"}
+    config = HostConfig(store=tmp_path / "host.db", token="test-token-123")
+    with TestClient(create_app(config)) as client:
+        made = client.post(
+            "/api/tokens", headers=admin, json={"name": "ci", "role": "asker", "deadline": "2h"}
+        )
+        assert made.status_code == 201
+        assert made.json()["deadline"] == 7200
+        changed = client.patch("/api/tokens/ci", headers=admin, json={"deadline": "30s"})
+        assert changed.json()["deadline"] == 30
+        refused = client.patch("/api/tokens/ci", headers=admin, json={"deadline": "soon"})
+        assert refused.status_code == 400
+        assert refused.json()["error"]["code"] == "BAD_REQUEST"
