@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from user_questions.frames import Approval
 from user_questions.types import (
     AskUserQuestionAnswerItem,
     AskUserQuestionItem,
@@ -37,6 +38,7 @@ __all__ = [
     "MAX_SHOWN_CHARACTERS",
     "ApprovalDecision",
     "approval_decision",
+    "approval_of",
     "approval_question",
     "denial_message",
     "fenced",
@@ -108,6 +110,19 @@ def approval_question(
         detail=detail,
         options=options,
     )
+
+
+def approval_of(
+    tool_name: str,
+    arguments: Mapping[str, Any],
+    *,
+    agent: str | None = None,
+    cwd: str | None = None,
+) -> Approval:
+    """What an approval card for this call approves, machine-readable: sent beside the card
+    so that a host may decide it by a rule. `agent` names the agent program (`claude-code`),
+    `cwd` the folder the call runs in."""
+    return Approval(tool=tool_name, input=dict(arguments), agent=agent, cwd=cwd)
 
 
 def approval_decision(answer: AskUserQuestionAnswerItem) -> ApprovalDecision:

@@ -31,6 +31,7 @@ from user_questions._wire import parse_questions
 from user_questions.abort import AbortSignal
 from user_questions.context import Context
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import Approval
 from user_questions.service import AskUserQuestionRequest, UserQuestionProvider, UserQuestionService
 from user_questions.tools import Tool, ToolRegistry, ToolResult
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
@@ -122,6 +123,7 @@ class Asker:
         *,
         signal: AbortSignal | None = None,
         rpc_id: str | None = None,
+        approval: Approval | None = None,
     ) -> AskUserQuestionAnswer:
         """Ask `questions` and wait for the answer, one item per question in question order.
 
@@ -129,6 +131,8 @@ class Asker:
             signal: Aborts the ask; `AbortSignal.timeout(seconds)` bounds it.
             rpc_id: The request's id on a host: asking again under the same id (with the same
                 questions and session) re-attaches to the request instead of asking twice.
+            approval: What the questions approve, when they are an approval card: a host may
+                settle the request by a rule.
 
         Raises:
             UserQuestionError: the codes of `ctx.user_questions.ask` (`ASK_CANCELLED` when the
@@ -136,7 +140,9 @@ class Asker:
                 ...), `BAD_REQUEST` for a malformed question, and the provider's own codes
                 (`HOST_UNREACHABLE`, `UNAUTHORIZED`, ...).
         """
-        request = AskUserQuestionRequest(questions=questions_of(questions), signal=signal)
+        request = AskUserQuestionRequest(
+            questions=questions_of(questions), signal=signal, approval=approval
+        )
         if rpc_id is not None:
             self._named.rpc_ids[request] = rpc_id
         try:

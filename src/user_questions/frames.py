@@ -45,6 +45,7 @@ __all__ = [
     "MAX_ORIGIN_CWD",
     "ROLE_HEADER",
     "AnswerResult",
+    "Approval",
     "AnswerValue",
     "Ask",
     "AskFailed",
@@ -148,6 +149,21 @@ class Origin(Frame):
     """The program that asks, such as `claude-code`, `codex` or `langgraph`."""
     cwd: Annotated[StrictStr, Field(min_length=1, max_length=MAX_ORIGIN_CWD)] | None = None
     """The folder it works in."""
+
+
+class Approval(Frame):
+    """What an approval request approves, machine-readable: one tool call, the agent making it
+    and where. Carried by every request `user_questions.approvals` makes (and only those), so
+    a host can decide it by a rule; plain questions never carry one."""
+
+    tool: Annotated[StrictStr, Field(min_length=1, max_length=MAX_ID_LENGTH)]
+    """The tool's name as the agent calls it: `Bash`, `apply_patch`, `mcp__github__create_pr`."""
+    input: JSONObject
+    """The call's arguments, as the agent gave them."""
+    agent: Annotated[StrictStr, Field(min_length=1, max_length=MAX_ORIGIN_CLIENT)] | None = None
+    """The agent that asks (`claude-code`, `codex`, ...), when known."""
+    cwd: Annotated[StrictStr, Field(min_length=1, max_length=MAX_ORIGIN_CWD)] | None = None
+    """The folder the call runs in, when known: relative paths are read from it."""
 
 
 # -- host -> page ---------------------------------------------------------------------------
@@ -325,6 +341,8 @@ class Ask(Frame):
     questions: list[AskUserQuestionItem]
     origin: Origin | None = None
     """Where the ask comes from; kept with the request and shown with it."""
+    approval: Approval | None = None
+    """What the request approves, when it is an approval card: a rule may settle it."""
 
 
 class Withdraw(Frame):

@@ -81,6 +81,8 @@ class Surface(StrEnum):
     """The asker's `withdraw` frame (`/ws/ask`)."""
     HOST = "host"
     """An asker in the host's own process giving up."""
+    RULE = "rule"
+    """A rule a person made earlier (`by` is `rule:<id>`), before anyone saw the request."""
 
 
 CLAIMABLE_SURFACES = frozenset({Surface.TERMINAL, Surface.EDITOR})

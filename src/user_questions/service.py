@@ -19,6 +19,7 @@ from user_questions._checks import abort_error, check_answer, check_request
 from user_questions.abort import AbortSignal
 from user_questions.agents import Agent
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import Approval
 from user_questions.kernel import Context, Service
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
@@ -50,6 +51,9 @@ class AskUserQuestionRequest:
     """The exact live calling agent, when the request comes from an agent's tool call."""
     signal: AbortSignal | None = None
     """Aborts the ask: the provider withdraws its prompt and the ask fails with a typed error."""
+    approval: Approval | None = None
+    """What the request approves, when it is an approval card (`user_questions.approvals`); a
+    host may settle it by a rule."""
 
 
 @runtime_checkable

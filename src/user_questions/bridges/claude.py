@@ -34,10 +34,12 @@ from user_questions._checks import check_answer, check_request, quoted
 from user_questions._wire import parse_wire
 from user_questions.approvals import (
     approval_decision,
+    approval_of,
     approval_question,
     denial_message,
 )
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import Approval
 from user_questions.service import AskUserQuestionRequest, UserQuestionProvider
 from user_questions.tool_exit_plan_mode import plan_question, verdict, verdict_text
 from user_questions.types import (
@@ -246,7 +248,7 @@ async def decide(
             return PermissionDeny(verdict_text(result))
         always = describe_permission_updates(suggestions)
         card = approval_question(tool_name, input, agent=AGENT, always=always)
-        answer = await _ask(provider, [card])
+        answer = await _ask(provider, [card], approval_of(tool_name, input, agent="claude"))
     except UserQuestionError as error:
         if error.code == ErrorCode.ASK_CANCELLED:
             return PermissionDeny(DISMISSED, interrupt=True)
@@ -285,10 +287,13 @@ def can_use_tool(
 
 
 async def _ask(
-    provider: UserQuestionProvider, questions: Sequence[AskUserQuestionItem]
+    provider: UserQuestionProvider,
+    questions: Sequence[AskUserQuestionItem],
+    approval: Approval | None = None,
 ) -> AskUserQuestionAnswer:
     check_request(questions, None, None, None)
-    return check_answer(questions, await provider.ask(AskUserQuestionRequest(questions=questions)))
+    request = AskUserQuestionRequest(questions=questions, approval=approval)
+    return check_answer(questions, await provider.ask(request))
 
 
 def _previews(options: Sequence[_Option]) -> str | None:

@@ -108,7 +108,7 @@ def _approval(tool: str, input: dict[str, Any], suggestions: object) -> HookAsk:
         return {"behavior": "allow"}
 
     dismissed = {"behavior": "deny", "message": DISMISSED, "interrupt": True}
-    return approval_ask(card, tool, allow=allow, dismissed=dismissed)
+    return approval_ask(card, tool, input, allow=allow, dismissed=dismissed)
 
 
 def _tool_input(event: Mapping[str, Any]) -> dict[str, Any]:

@@ -42,6 +42,7 @@ def hook_ask(event: Mapping[str, Any]) -> HookAsk | None:
     return approval_ask(
         card,
         tool,
+        arguments,
         allow=lambda decision: {"behavior": "allow"},
         dismissed={"behavior": "deny", "message": DISMISSED},
     )

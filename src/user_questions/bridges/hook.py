@@ -8,12 +8,18 @@ nothing, so the CLI asks in its own terminal, and nothing is ever allowed on a f
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from user_questions._hook_events import PERMISSION_REQUEST
-from user_questions.approvals import ApprovalDecision, approval_decision, denial_message
+from user_questions.approvals import (
+    ApprovalDecision,
+    approval_decision,
+    approval_of,
+    denial_message,
+)
+from user_questions.frames import Approval
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
 __all__ = ["HookAsk", "HookOutput", "approval_ask", "permission_decision"]
@@ -31,6 +37,9 @@ class HookAsk:
     """The output for the person's answer (already checked against `questions`)."""
     dismissed: Callable[[], HookOutput]
     """The output when the person dismissed the questions (`ASK_CANCELLED`)."""
+    approval: Approval | None = None
+    """What a permission prompt approves (its tool and input; `uq hook` adds the agent and the
+    folder), sent beside the card; `None` for plain questions."""
 
 
 def permission_decision(decision: dict[str, Any]) -> HookOutput:
@@ -42,11 +51,13 @@ def permission_decision(decision: dict[str, Any]) -> HookOutput:
 def approval_ask(
     card: AskUserQuestionItem,
     tool: str,
+    arguments: Mapping[str, Any],
     *,
     allow: Callable[[ApprovalDecision], dict[str, Any]],
     dismissed: dict[str, Any],
 ) -> HookAsk:
-    """A `PermissionRequest` asked on the approval `card`: an allow gives the decision `allow`
+    """A `PermissionRequest` asked on the approval `card` of a call of `tool` with `arguments`
+    (sent beside it as its `approval`): an allow gives the decision `allow`
     makes of it, anything else denies with the person's reason for the model, and a dismissal
     gives the `dismissed` decision."""
 
@@ -56,4 +67,5 @@ def approval_ask(
             return permission_decision(allow(decision))
         return permission_decision({"behavior": "deny", "message": denial_message(decision, tool)})
 
-    return HookAsk([card], answered, lambda: permission_decision(dismissed))
+    dismissal = permission_decision(dismissed)
+    return HookAsk([card], answered, lambda: dismissal, approval_of(tool, arguments))

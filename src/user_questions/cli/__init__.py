@@ -67,6 +67,11 @@ def _build_app() -> App:
         help="Named tokens: one per person, recorded with every answer they give.",
     )
     app.command(
+        "user_questions.cli._rule:rule_app",
+        name="rule",
+        help="Rules: decisions about agents' tool calls, remembered so nobody is asked again.",
+    )
+    app.command(
         "user_questions.cli._backup:backup",
         name="backup",
         help="Copy a host's SQLite store to a new file, while the host runs.",

@@ -29,6 +29,7 @@ from user_questions.cli._hook_stdin import event_text
 from user_questions.cli._stopping import STOP_SIGNALS, StoppedError, until_stopped
 from user_questions.context import Context
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import Approval, Origin
 from user_questions.service import (
     AskUserQuestionRequest,
     UserQuestionProvider,
@@ -128,7 +129,6 @@ async def _hook(client: Client, options: HookOptions) -> HookOutput | None:
             "no host to ask through: set UQ_URL to the URL `uq serve` printed, or pass --url",
             ErrorCode.BAD_REQUEST,
         )
-    from user_questions.frames import Origin
     from user_questions.providers.remote import RemoteProvider
 
     origin = hook_origin(client, event)
@@ -144,7 +144,10 @@ async def _hook(client: Client, options: HookOptions) -> HookOutput | None:
     )
     async with provider:
         await provider.connect()
-        return await _ask(provider, hook, options)
+        approval = hook.approval
+        if approval is not None:
+            approval = approval.model_copy(update={"agent": origin.client, "cwd": origin.cwd})
+        return await _ask(provider, hook, approval, options)
 
 
 def _bridge(client: Client, event: dict[str, Any]) -> HookAsk | None:
@@ -158,14 +161,16 @@ def _bridge(client: Client, event: dict[str, Any]) -> HookAsk | None:
     return codex.hook_ask(event)
 
 
-async def _ask(provider: UserQuestionProvider, hook: HookAsk, options: HookOptions) -> HookOutput:
+async def _ask(
+    provider: UserQuestionProvider, hook: HookAsk, approval: Approval | None, options: HookOptions
+) -> HookOutput:
     ctx = Context()
     ctx.plugin(UserQuestionService)
     ctx.user_questions.register_provider(provider)
     deadline = None if options.timeout is None else AbortSignal.timeout(options.timeout)
     try:
         answer = await ctx.user_questions.ask(
-            AskUserQuestionRequest(hook.questions, signal=deadline)
+            AskUserQuestionRequest(hook.questions, signal=deadline, approval=approval)
         )
     except UserQuestionError as error:
         if error.code == ErrorCode.ASK_CANCELLED:

@@ -39,6 +39,7 @@ def add(
     group: Many = None,
     route: Many = None,
     notify: Many = None,
+    deadline: str | None = None,
     db: Db = None,
     url: str = "http://127.0.0.1:8765/",
 ) -> None:
@@ -59,6 +60,9 @@ def add(
     notify
         Tell this person of every question routed to them at this apprise URL (ntfy://,
         mailto://, ...), with answer links that answer as them; repeat for several.
+    deadline
+        An asker's: end each request it asks that is still pending after this long as
+        timed-out (30s, 10m, 2h, 7d); the agent gets ASK_TIMED_OUT, a hook never allows.
     url
         The host's address, to print the page's URL with the token.
     """
@@ -66,7 +70,13 @@ def add(
     async def work(store: Store) -> str:
         _check_notify(notify)
         return await add_person(
-            store, name, role=role, groups=group or (), routes=route or (), notify=notify or ()
+            store,
+            name,
+            role=role,
+            groups=group or (),
+            routes=route or (),
+            notify=notify or (),
+            deadline=_seconds(deadline),
         )
 
     token = with_store("token", db, work)
@@ -87,6 +97,7 @@ def change(
     group: Many = None,
     route: Many = None,
     notify: Many = None,
+    deadline: str | None = None,
     db: Db = None,
 ) -> None:
     """Change what NAME's token may do; running hosts apply it at once (its open pages and
@@ -104,12 +115,20 @@ def change(
         Its routes, replacing the ones it has (an asker); repeat for several.
     notify
         Its notification URLs, replacing the ones it has (a person or an admin).
+    deadline
+        An asker's deadline, replacing the one it has (30s, 10m, 2h, 7d).
     """
 
     async def work(store: Store) -> TokenRecord:
         _check_notify(notify)
         return await change_person(
-            store, name, role=role, groups=group, routes=route, notify=notify
+            store,
+            name,
+            role=role,
+            groups=group,
+            routes=route,
+            notify=notify,
+            deadline=_seconds(deadline),
         )
 
     changed = with_store("token", db, work)
@@ -184,6 +203,16 @@ def _grants(token: TokenRecord) -> str:
     if token.routes:
         return f"{token.role} routed to {', '.join(token.routes)}"
     return str(token.role)
+
+
+def _seconds(duration: str | None) -> int | None:
+    """A duration given on the command line (`10m`) in seconds (`BAD_REQUEST`, exit status 2,
+    for one not written so)."""
+    if duration is None:
+        return None
+    from user_questions.host.rules import parse_duration
+
+    return int(parse_duration(duration).total_seconds())
 
 
 def _check_notify(urls: list[str] | None) -> None:

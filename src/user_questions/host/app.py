@@ -18,6 +18,7 @@ where error codes become HTTP statuses. What each route does is in its own modul
     GET  /api/history   settled requests, paginated            `protocols.http_api`
     GET  /api/me        who the token is: its name and role    `protocols.http_api`
     *    /api/tokens...  the tokens, for admins                 `protocols.tokens_api`
+    *    /api/rules...   the rules, for people and admins       `protocols.rules_api`
     GET  /metrics       Prometheus' text format    `protocols.http_api`, `telemetry.metrics`
     GET  /healthz       `{"ok": true}`, without a token        `protocols.http_api`
     GET  /readyz        200 while the store answers, else 503  `protocols.http_api`
@@ -58,10 +59,11 @@ from user_questions.host.gate.security import SecurityMiddleware
 from user_questions.host.hub import Hub
 from user_questions.host.notify import link_pages
 from user_questions.host.notify.assembly import check_addressed, notifications
-from user_questions.host.protocols import http_api, tokens_api
+from user_questions.host.protocols import http_api, rules_api, tokens_api
 from user_questions.host.protocols.asker import AskerConnection
 from user_questions.host.protocols.page import PageConnection
 from user_questions.host.retention import keep_records
+from user_questions.host.rules import Rules
 from user_questions.host.stores import open_store
 from user_questions.host.telemetry.logs import AccessLogMiddleware
 from user_questions.host.web import pages
@@ -115,7 +117,8 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
         async with contextlib.AsyncExitStack() as stack:
             app.state.store = await stack.enter_async_context(opened)
             app.state.token = await host_token(opened, config.token)
-            app.state.hub = hub = await stack.enter_async_context(Hub(opened))
+            app.state.rules = rules = await stack.enter_async_context(Rules(opened))
+            app.state.hub = hub = await stack.enter_async_context(Hub(opened, rules=rules))
             hub.metrics.watch_store(opened.stats)
             app.state.asker_token = await agents_token(opened)
             people = People(opened, app.state.token, app.state.asker_token)
@@ -150,6 +153,9 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             Route("/api/tokens", tokens_api.add_token, methods=["POST"]),
             Route("/api/tokens/{name}", tokens_api.change_token, methods=["PATCH"]),
             Route("/api/tokens/{name}", tokens_api.revoke_token, methods=["DELETE"]),
+            Route("/api/rules", rules_api.list_rules, methods=["GET"]),
+            Route("/api/rules", rules_api.create_rule, methods=["POST"]),
+            Route("/api/rules/{id}", rules_api.delete_rule, methods=["DELETE"]),
             Route("/metrics", http_api.metrics, methods=["GET"]),
             Route("/healthz", http_api.healthz, methods=["GET"]),
             Route("/readyz", http_api.readyz, methods=["GET"]),

@@ -30,12 +30,13 @@ one such listener, and reads the number of pending requests from the hub.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import logging
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
@@ -49,6 +50,7 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     MAX_FRAME_BYTES,
     MAX_ID_LENGTH,
+    Approval,
     ClientResponse,
     ErrorResult,
     Origin,
@@ -58,12 +60,14 @@ from user_questions.frames import (
 from user_questions.host._collector import collector_paused
 from user_questions.host._frame_text import requested_frame, resolved_frame
 from user_questions.host.markdown import render_details
+from user_questions.host.rules import RULE_PREFIX, Match, Rules, rule_answer
 from user_questions.host.shown import ShownRecorder
 from user_questions.host.stores import (
     NewQuestion,
     QuestionStore,
     Settlement,
     StoredQuestion,
+    pending_record,
 )
 from user_questions.host.telemetry.metrics import HostMetrics
 from user_questions.outcomes import Outcome, Surface
@@ -146,8 +150,16 @@ class Hub(AsyncLifetime):
     connections and notifiers report to it too, and `GET /metrics` renders it.
     """
 
-    def __init__(self, store: QuestionStore, *, metrics: HostMetrics | None = None) -> None:
+    def __init__(
+        self,
+        store: QuestionStore,
+        *,
+        metrics: HostMetrics | None = None,
+        rules: Rules | None = None,
+    ) -> None:
         self.store = store
+        self.rules = rules
+        """The rules that settle approval requests before anyone sees them; `None`: none."""
         self.metrics = metrics or HostMetrics()
         self.metrics.watch_pending(lambda: len(self._entries), self._oldest_asked)
         self._entries: dict[str, _Entry] = {}
@@ -157,6 +169,9 @@ class Hub(AsyncLifetime):
         self._shown = ShownRecorder(store)
         self._listeners: list[EventListener] = []
         self._rendering = anyio.CapacityLimiter(RENDER_WORKERS)
+        self._deadlines: list[tuple[datetime, str]] = []
+        """A heap of the pending requests' deadlines: (when, rpcId)."""
+        self._deadline_added = anyio.Event()
 
     def __repr__(self) -> str:
         return f"<Hub {len(self._entries)} pending>"
@@ -172,6 +187,7 @@ class Hub(AsyncLifetime):
         following = await stack.enter_async_context(anyio.create_task_group())
         following.start_soon(self._follow_store)
         following.start_soon(self._shown.run)
+        following.start_soon(self._time_out)
         stack.callback(following.cancel_scope.cancel)
         stack.callback(self._drop_pages)
         stack.callback(self.on_event(self.metrics.committed))
@@ -219,11 +235,17 @@ class Hub(AsyncLifetime):
         asked_by: str | None = None,
         origin: Origin | None = None,
         audience: tuple[str, ...] = (),
+        approval: Approval | None = None,
+        deadline: float | None = None,
     ) -> tuple[StoredQuestion, Disposer]:
         """Store and show a request, or re-attach to the one with this rpcId; `asked_by` is the
         person whose token the asker presented, `origin` where the asker says it comes from and
         `audience` whom it is routed to (both kept from the first submission: a re-attachment
         does not change them). Only the token that asked a request may re-attach to it.
+        `approval` says what an approval card approves: a new one a rule decides is settled
+        by it (`via` `rule`, `by` `rule:<id>`) before any page or notifier hears of it.
+        `deadline` (seconds, the asker token's) ends it as `timed-out` if still pending then,
+        on whichever host sharing the store gets there first (the store's settle decides).
 
         Returns the request as it is now and a function that stops `watcher`. When the request
         is pending, `watcher` is called once it settles; when it has already settled (answered
@@ -254,14 +276,29 @@ class Hub(AsyncLifetime):
         if known is None:
             rendered = await render_details(questions, self._rendering)
             now = datetime.now(UTC)
+            decided = self._decided(approval, asked_by, questions)
             # With pages connected it is shown the moment it is stored: one write, not two.
-            shown = now if self._pages else None
+            shown = now if self._pages and decided is None else None
             asked = NewQuestion(
-                rpc_id, session_id, questions, now, asked_by, shown, origin, rendered, audience
+                rpc_id,
+                session_id,
+                questions,
+                now,
+                asked_by,
+                shown,
+                origin,
+                rendered,
+                audience,
+                approval,
+                None if deadline is None else now + timedelta(seconds=deadline),
+                None if decided is None else decided[1],
             )
             frame = requested_frame(asked)  # serialised once, kept if created
             _check_frame_size(frame)
             known, created = await self.store.submit(asked)
+            if created and decided is not None:
+                await self._settled_by_rule(asked, known, decided[0])
+                return known, nothing
         if not created:
             # Decided before anything is applied or reported: a mismatch changes nothing here.
             _check_same_request(known, session_id, questions, asked_by)
@@ -305,6 +342,45 @@ class Hub(AsyncLifetime):
         if won is not None:
             self._committed(won)
         return settled
+
+    def _decided(
+        self,
+        approval: Approval | None,
+        asked_by: str | None,
+        questions: tuple[AskUserQuestionItem, ...],
+    ) -> tuple[Match, Settlement] | None:
+        """The rule that decides a new approval request, and the settlement it makes; `None`
+        when a person must decide (no rule matches, the rules are not loaded, or the card has
+        no option for the rule to choose: never an allow on a doubt)."""
+        if self.rules is None or approval is None or len(questions) != 1:
+            return None
+        found = self.rules.decide(approval, asked_by)
+        if found is None:
+            return None
+        card = questions[0]
+        labels = [option.label for option in card.options or ()]
+        try:
+            answer = check_answer(questions, rule_answer(found, card.id, labels))
+        except UserQuestionError as error:
+            logger.warning("rule %d cannot answer this card, asking: %s", found.rule.id, error)
+            return None
+        by = f"{RULE_PREFIX}{found.rule.id}"
+        return found, Settlement(Outcome.ANSWERED, answer, Surface.RULE, by)
+
+    async def _settled_by_rule(
+        self, asked: NewQuestion, settled: StoredQuestion, found: Match
+    ) -> None:
+        """Report a request a rule settled as it was stored (it was never pending anywhere, so
+        no page or notifier ever heard of it): its ask and its settlement, and the rule's hit."""
+        self.metrics.committed(pending_record(asked))
+        self._apply(settled)
+        self._committed(settled)
+        logger.info("question %s settled by rule %d", settled.rpc_id, found.rule.id)
+        assert self.rules is not None  # it decided
+        try:
+            await self.rules.store.rule_used(found.rule.id)
+        except UserQuestionError as error:
+            logger.warning("could not count a use of rule %d: %s", found.rule.id, error)
 
     # -- pages --------------------------------------------------------------------------------
 
@@ -371,6 +447,9 @@ class Hub(AsyncLifetime):
             if rpc_id not in self._entries:
                 entry = _Entry(record, frame or requested_frame(record))
                 self._entries[rpc_id] = entry
+                if record.deadline_at is not None:
+                    heapq.heappush(self._deadlines, (record.deadline_at, rpc_id))
+                    self._deadline_added.set()
                 entry.shown = record.shown_at is not None
                 if self._pages:
                     self._show((entry,))
@@ -435,6 +514,31 @@ class Hub(AsyncLifetime):
         record = await self.store.get(rpc_id)
         if record is not None:
             self._apply(record)
+
+    async def _time_out(self) -> None:
+        """End each pending request whose deadline has passed as `timed-out` (`via` `host`):
+        the deadlines are stored with the requests, so a restarted host (or any node) ends the
+        ones that passed while it was away at once; of several nodes, the store lets one win."""
+        while True:
+            now = datetime.now(UTC)
+            while self._deadlines and self._deadlines[0][0] <= now:
+                _, rpc_id = heapq.heappop(self._deadlines)
+                if rpc_id not in self._entries:
+                    continue
+                try:
+                    await self.withdraw(
+                        rpc_id, via=Surface.HOST, reason="timed-out", note=_DEADLINE_NOTE
+                    )
+                except UserQuestionError as error:  # the store: try again shortly
+                    logger.warning("could not time out question %s: %s", rpc_id, error)
+                    heapq.heappush(self._deadlines, (now + timedelta(seconds=1), rpc_id))
+                    break
+            self._deadline_added = anyio.Event()
+            wait = math.inf
+            if self._deadlines:
+                wait = (self._deadlines[0][0] - datetime.now(UTC)).total_seconds()
+            with anyio.move_on_after(max(wait, 0.0)):
+                await self._deadline_added.wait()
 
     async def _follow_store(self) -> None:
         """Apply what other hosts changed, as the store reports it.
@@ -531,6 +635,9 @@ def _settlement(
     answer = check_answer(record.questions, result.value.answer)
     return Settlement(Outcome.ANSWERED, answer, via, by, channel)
 
+
+_DEADLINE_NOTE = "its asker's deadline passed"
+"""The note of a request its deadline ended."""
 
 _ACCEPTED = Receipt(accepted=True)
 """The receipt of every answer that won (a frozen model: one serves them all)."""

@@ -65,7 +65,12 @@ class HostProvider:
         stop: Disposer = nothing
         try:
             record, stop = await self.hub.submit(
-                rpc_id, session, request.questions, watcher=watch, origin=self.origin
+                rpc_id,
+                session,
+                request.questions,
+                watcher=watch,
+                origin=self.origin,
+                approval=request.approval,
             )
             if record.pending:
                 await settled.wait()

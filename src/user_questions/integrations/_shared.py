@@ -9,7 +9,12 @@ from typing import Any, TypeVar
 import anyio
 
 from user_questions.abort import AbortSignal
-from user_questions.approvals import ApprovalDecision, approval_decision, approval_question
+from user_questions.approvals import (
+    ApprovalDecision,
+    approval_decision,
+    approval_of,
+    approval_question,
+)
 from user_questions.asker import Asker
 
 __all__ = ["all_or_none", "decide", "timeout_signal"]
@@ -59,5 +64,9 @@ async def decide(
             asker's other codes. Nothing is approved on any failure.
     """
     card = approval_question(tool_name, arguments, agent=agent, always=always)
-    answer = await asker.ask([card], signal=timeout_signal(question_timeout))
+    answer = await asker.ask(
+        [card],
+        signal=timeout_signal(question_timeout),
+        approval=approval_of(tool_name, arguments, agent=agent),
+    )
     return approval_decision(answer.answers[0])

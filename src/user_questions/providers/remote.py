@@ -330,7 +330,11 @@ class RemoteProvider:
             )
         session = request.agent.id if request.agent is not None else self.session
         ask = Ask(
-            rpc_id=rpc_id, session_id=session, questions=request.questions, origin=self.origin
+            rpc_id=rpc_id,
+            session_id=session,
+            questions=request.questions,
+            origin=self.origin,
+            approval=request.approval,
         )
         frame = ask.model_dump_json()
         if len(frame.encode()) > MAX_FRAME_BYTES:

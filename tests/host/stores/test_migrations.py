@@ -24,8 +24,10 @@ from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
 from user_questions.frames import Origin
 from user_questions.host.markdown import plain_html, render_markdown
 from user_questions.host.stores import (
+    Decision,
     HistoryQuery,
     Role,
+    Rule,
     Settlement,
     Store,
     TokenRecord,
@@ -269,10 +271,10 @@ async def test_a_version_5_sqlite_file_gains_roles_and_audiences_and_loses_nothi
     async with open_store(path) as store:
         await version_5_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         after = sqlite_rows(connection)
-    kept_with_defaults(before["tokens"], after["tokens"], ("person", "[]", "[]", "[]"))
-    kept_with_defaults(before["questions"], after["questions"], ("[]",))
+    kept_with_defaults(before["tokens"], after["tokens"], ("person", "[]", "[]", "[]", None))
+    kept_with_defaults(before["questions"], after["questions"], ("[]", None, None))
 
 
 def sqlite_rows(connection: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
@@ -308,8 +310,8 @@ async def test_a_version_5_postgres_database_gains_roles_and_audiences_and_loses
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
         assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
         after = await postgres_rows(connection)
-    kept_with_defaults(before["tokens"], after["tokens"], ("person", [], [], []))
-    kept_with_defaults(before["questions"], after["questions"], ([],))
+    kept_with_defaults(before["tokens"], after["tokens"], ("person", [], [], [], None))
+    kept_with_defaults(before["questions"], after["questions"], ([], None, None))
 
 
 async def postgres_rows(connection: psycopg.AsyncConnection[Any]) -> dict[str, list[Any]]:
@@ -350,3 +352,63 @@ async def version_5_migrated_as_expected(store: Store) -> None:
     )
     seen = await store.history(HistoryQuery(seen_by=("bob", "@oncall")))
     assert seen.records == [answered]
+
+
+async def test_a_version_6_sqlite_file_gains_approvals_and_rules_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "host.db"
+    with sqlite_at_version(path, 6) as connection:  # what the previous release created
+        connection.executemany(
+            "INSERT INTO questions (rpc_id, session_id, questions, asked_at, state, answer, "
+            "settled_at, settled_via, channel, audience) "
+            "VALUES (?, 'agent-1', ?, ?, ?, ?, ?, ?, ?, '[\"@oncall\"]')",
+            [
+                (rpc_id, QUESTIONS_JSON, ASKED.isoformat(), state, answer,
+                 None if settled is None else settled.isoformat(), via, channel)
+                for rpc_id, state, answer, settled, via, channel in VERSION_5_QUESTIONS
+            ],
+        )  # fmt: skip
+        before = sqlite_rows(connection)["questions"]
+    async with open_store(path) as store:
+        await version_6_migrated_as_expected(store)
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        after = sqlite_rows(connection)["questions"]
+    kept_with_defaults(before, after, (None, None))
+
+
+async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses_nothing(
+    pg_url: str,
+) -> None:
+    await postgres_at_version(pg_url, 6)  # what the previous release created
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        async with connection.cursor() as cursor:
+            await cursor.executemany(
+                "INSERT INTO user_questions.questions (rpc_id, session_id, questions, asked_at, "
+                "state, answer, settled_at, settled_via, channel, audience) "
+                "VALUES (%s, 'agent-1', %s::jsonb, %s, %s, %s::jsonb, %s, %s, %s, "
+                "'[\"@oncall\"]')",
+                [
+                    (rpc_id, QUESTIONS_JSON, ASKED, state, answer, settled, via, channel)
+                    for rpc_id, state, answer, settled, via, channel in VERSION_5_QUESTIONS
+                ],
+            )
+        before = (await postgres_rows(connection))["questions"]
+    async with open_store(pg_url) as store:
+        await version_6_migrated_as_expected(store)
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        version = await connection.execute("SELECT version FROM user_questions.schema_version")
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(7,)]
+        after = (await postgres_rows(connection))["questions"]
+    kept_with_defaults(before, after, (None, None))
+
+
+async def version_6_migrated_as_expected(store: Store) -> None:
+    """The old requests approve nothing (no rule ever decides them), keep their audience, and
+    the store has no rules yet but takes one."""
+    (waiting,) = await store.pending()
+    assert (waiting.rpc_id, waiting.audience, waiting.approval) == ("waiting", ("@oncall",), None)
+    assert await store.rules() == []
+    made = await store.add_rule(Rule("Bash", Decision.ALLOW, ASKED, command="git status"))
+    assert (made.id, made.rule.command, made.hits) == (1, "git status", 0)

@@ -190,6 +190,7 @@ async def add_person(
     groups: Sequence[str] = (),
     routes: Sequence[str] = (),
     notify: Sequence[str] = (),
+    deadline: int | None = None,
 ) -> str:
     """Make a new token called `name` with `role` and return it: the only time it is ever seen
     in clear. (A person's `notify` URLs are checked by the caller, who knows the notifiers.)
@@ -208,6 +209,7 @@ async def add_person(
         groups=tuple(groups),
         routes=tuple(routes),
         notify=tuple(notify),
+        deadline=_asker_deadline(role, deadline),
     )
     await store.add_token(record)
     return token
@@ -221,9 +223,11 @@ async def change_person(
     groups: Sequence[str] | None = None,
     routes: Sequence[str] | None = None,
     notify: Sequence[str] | None = None,
+    deadline: int | None = None,
 ) -> TokenRecord:
-    """Change what the token called `name` may do; every running host applies it at once (its
-    open sockets are closed, and reconnect with the new permissions).
+    """Change what the token called `name` may do (`deadline`: seconds, an asker's only);
+    every running host applies it at once (its open sockets are closed, and reconnect with the
+    new permissions).
 
     Raises:
         UserQuestionError: `NOT_FOUND` when no active token has that name; `BAD_REQUEST` as
@@ -241,7 +245,14 @@ async def change_person(
     routes = kept_routes if routes is None else tuple(routes)
     notify = kept_notify if notify is None else tuple(notify)
     check_grants(role, groups, routes, notify)
-    changed = await store.change_token(name, role=role, groups=groups, routes=routes, notify=notify)
+    changed = await store.change_token(
+        name,
+        role=role,
+        groups=groups,
+        routes=routes,
+        notify=notify,
+        deadline=_asker_deadline(role, deadline),
+    )
     if changed is None:  # revoked meanwhile
         raise _no_token(name)
     return changed
@@ -269,12 +280,28 @@ def token_json(token: TokenRecord) -> dict[str, object]:
             shown[key] = list(values)
     if token.notify:
         shown["notify"] = [url.partition("://")[0] for url in token.notify]
+    if token.deadline is not None:
+        shown["deadline"] = token.deadline
     times = {
         "createdAt": token.created_at,
         "lastUsedAt": token.last_used_at,
         "revokedAt": token.revoked_at,
     }
     return shown | {key: iso(at) for key, at in times.items() if at is not None}
+
+
+def _asker_deadline(role: Role, deadline: int | None) -> int | None:
+    """`deadline` if `role` may have one (an asker's requests time out; a person's do not).
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST` for a deadline of a person or an admin.
+    """
+    if deadline is not None and role is not Role.ASKER:
+        raise UserQuestionError(
+            f"a deadline is an asker's (its requests time out), not a {role}'s",
+            ErrorCode.BAD_REQUEST,
+        )
+    return deadline
 
 
 def _no_token(name: str) -> UserQuestionError:
@@ -394,7 +421,12 @@ class People(AsyncLifetime):
         tokens = await self.store.tokens()
         self._identities = {
             token.token_hash: Identity(
-                token.name, token.token_hash, token.role, token.groups, token.routes
+                token.name,
+                token.token_hash,
+                token.role,
+                token.groups,
+                token.routes,
+                token.deadline,
             )
             for token in tokens
             if token.active

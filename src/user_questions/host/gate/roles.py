@@ -7,8 +7,10 @@ socket is checked against that role before anything else (`SecurityMiddleware` a
 
 - `asker`: asks, re-attaches, withdraws and reads its own requests (`/ws/ask`,
   `GET /api/pending`, `GET /api/me`); never answers or dismisses, opens the page, reads history
-  or metrics, sees another's request or manages tokens.
-- `person`: asks too; sees, answers and dismisses what is routed to them, and its history.
+  or metrics, sees another's request, manages tokens or makes rules (an agent never allows its
+  own calls).
+- `person`: asks too; sees, answers and dismisses what is routed to them, and its history;
+  makes and revokes rules (`host/rules.py`).
 - `admin`: everything: every request (recorded as answered by them), tokens and routes.
 
 A request's audience is fixed when it is asked: the asking token's routes when it is an asker's
@@ -49,6 +51,7 @@ _ASKER_REFUSALS = (
     ("/history", "this token can ask but not read the history"),
     ("/metrics", "this token can ask but not read the host's metrics"),
     ("/api/tokens", "this token can ask but not manage tokens"),
+    ("/api/rules", "this token can ask but not make or read rules"),
 )
 _ADMIN_PATHS = ("/api/tokens",)
 """Paths only an admin's token opens."""

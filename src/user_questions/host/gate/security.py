@@ -126,6 +126,8 @@ class Identity:
     """A person's or an admin's groups, which routes name as `@group`."""
     routes: tuple[str, ...] = ()
     """An asker's routes: whose inbox its questions go to; empty: everyone's."""
+    deadline: int | None = None
+    """An asker's: seconds after which its requests still pending end as `timed-out`."""
 
 
 Authorize = Callable[[Identity, str, str], str | None]

@@ -114,6 +114,8 @@ class AskerConnection(HostConnection):
             asked_by=self.person,
             origin=frame.origin,
             audience=audience_of(self.identity),
+            approval=frame.approval,
+            deadline=None if self.identity is None else self.identity.deadline,
         )
         if not record.pending:
             return settled_reply(record)

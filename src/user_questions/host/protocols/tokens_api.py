@@ -1,7 +1,8 @@
 """The tokens over HTTP, for admins: an admin's URL is enough to manage a host.
 
     GET    /api/tokens          every named token (never a token itself)
-    POST   /api/tokens          make one: {"name", "role"?, "groups"?, "routes"?, "notify"?};
+    POST   /api/tokens          make one: {"name", "role"?, "groups"?, "routes"?, "notify"?,
+                                "deadline"?};
                                 201 with the token, shown this once, and the page's URL with it
     PATCH  /api/tokens/<name>   change its role, groups, routes or notification URLs
     DELETE /api/tokens/<name>   revoke it
@@ -26,6 +27,7 @@ from user_questions.host.gate.people import (
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.notify.apprise import check_apprise_url
 from user_questions.host.protocols.decoding import load, validate
+from user_questions.host.rules import parse_duration
 from user_questions.host.stores import Role, Store
 from user_questions.types import WireModel
 
@@ -41,6 +43,14 @@ class TokenChange(WireModel):
     groups: list[StrictStr] | None = Field(default=None, max_length=64)
     routes: list[StrictStr] | None = Field(default=None, max_length=64)
     notify: list[StrictStr] | None = Field(default=None, max_length=16)
+    deadline: StrictStr | None = Field(default=None, max_length=16)
+    """An asker's deadline, written `30s`, `10m`, `2h` or `7d`."""
+
+    def deadline_seconds(self) -> int | None:
+        """`deadline` in seconds (`BAD_REQUEST` for one not written so)."""
+        if self.deadline is None:
+            return None
+        return int(parse_duration(self.deadline).total_seconds())
 
 
 class NewToken(TokenChange):
@@ -69,6 +79,7 @@ async def add_token(request: Request) -> Response:
         groups=asked.groups or (),
         routes=asked.routes or (),
         notify=asked.notify or (),
+        deadline=asked.deadline_seconds(),
     )
     await _seen(request)
     made = next(t for t in await store.tokens() if t.name == asked.name and t.active)
@@ -88,6 +99,7 @@ async def change_token(request: Request) -> Response:
         groups=change.groups,
         routes=change.routes,
         notify=change.notify,
+        deadline=change.deadline_seconds(),
     )
     await _seen(request)
     return JSONResponse(token_json(changed), headers=_NOT_CACHED)

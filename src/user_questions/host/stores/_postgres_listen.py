@@ -1,12 +1,12 @@
 """The connection on which a host's `PostgresStore` hears of the other nodes' writes.
 
-Needs psycopg. Every write sends `NOTIFY` on `CHANNEL` (the rpcId) or `TOKENS_CHANNEL` (a token's
-name). The `NotificationRelay` `LISTEN`s to both on a connection of its own (the listener), checks
-it with a query after `LISTEN_HEARTBEAT` quiet seconds (an answer within `QUERY_TIMEOUT`, else the
-connection is cut: how a node on the wrong side of a partition learns it has lost the database,
-and says so), and reconnects with backoff when it is cut. After a reconnection it tells `None`
-(re-read everything), because notifications sent while it was away are gone: a lost notification
-delays a change until the next reconnection at worst.
+Needs psycopg. Every write sends `NOTIFY` on `CHANNEL` (the rpcId), `TOKENS_CHANNEL` (a token's
+name) or `RULES_CHANNEL` (a rule's id). The `NotificationRelay` `LISTEN`s to all three on a
+connection of its own (the listener), checks it with a query after `LISTEN_HEARTBEAT` quiet seconds
+(an answer within `QUERY_TIMEOUT`, else the connection is cut: how a node on the wrong side of a
+partition learns it has lost the database, and says so), and reconnects with backoff when it is cut.
+After a reconnection it tells `None` (re-read everything), because notifications sent while it was
+away are gone: a lost notification delays a change until the next reconnection at worst.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ __all__ = [
     "BACKOFF_MAX",
     "CHANNEL",
     "LISTEN_HEARTBEAT",
+    "RULES_CHANNEL",
     "TOKENS_CHANNEL",
     "NotificationRelay",
 ]
@@ -36,6 +37,8 @@ CHANNEL = "user_questions"
 TOKENS_CHANNEL = "user_questions_tokens"
 """The NOTIFY channel of named tokens; each payload is the name of the token added, changed or
 revoked."""
+RULES_CHANNEL = "user_questions_rules"
+"""The NOTIFY channel of rules; each payload is the id of the rule added or revoked."""
 LISTEN_HEARTBEAT = 5.0
 """Seconds of silence after which the listening connection is checked with a query."""
 BACKOFF_FIRST = 0.05
@@ -46,18 +49,21 @@ BACKOFF_MAX = 2.0
 
 class NotificationRelay:
     """Passes the other nodes' notifications on: an rpcId (or `None`, re-read everything) to
-    `tell`, a token change to `tell_tokens`. Notifications from `pool`'s own connections are
-    skipped: whoever made those writes has told whoever needs to know."""
+    `tell`, a token change to `tell_tokens`, a rule change to `tell_rules`. Notifications from
+    `pool`'s own connections are skipped: whoever made those writes has told whoever needs to
+    know."""
 
     def __init__(
         self,
         pool: Pool,
         tell: Callable[[str | None], None],
         tell_tokens: Callable[[], None],
+        tell_rules: Callable[[], None],
     ) -> None:
         self._pool = pool
         self._tell = tell
         self._tell_tokens = tell_tokens
+        self._tell_rules = tell_rules
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Listen until cancelled; started once the first connection listens.
@@ -92,11 +98,14 @@ class NotificationRelay:
             await self._pool.close_idle()  # a cut listener usually means the database restarted
             self._tell(None)
             self._tell_tokens()
+            self._tell_rules()
 
     async def _listening(self, name: str) -> PgConnection:
         connection = await self._pool.connect(name)
         try:
-            await connection.execute(f"LISTEN {CHANNEL}; LISTEN {TOKENS_CHANNEL}")
+            await connection.execute(
+                f"LISTEN {CHANNEL}; LISTEN {TOKENS_CHANNEL}; LISTEN {RULES_CHANNEL}"
+            )
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await connection.close()
@@ -111,6 +120,8 @@ class NotificationRelay:
                     continue
                 if notification.channel == TOKENS_CHANNEL:
                     self._tell_tokens()
+                elif notification.channel == RULES_CHANNEL:
+                    self._tell_rules()
                 else:
                     self._tell(notification.payload)
             with deadline(connection):

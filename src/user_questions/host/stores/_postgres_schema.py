@@ -24,7 +24,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -131,6 +131,29 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
         ADD COLUMN routes jsonb NOT NULL DEFAULT '[]',
         ADD COLUMN notify jsonb NOT NULL DEFAULT '[]';
     ALTER TABLE {SCHEMA}.questions ADD COLUMN audience jsonb NOT NULL DEFAULT '[]';
+    """,
+    # Version 7: remembered decisions and deadlines. What each approval request approves (NULL
+    # for plain questions), and the rules people made, with their hits; an asker token's
+    # deadline (seconds) and the moment each request asked with it times out.
+    f"""
+    ALTER TABLE {SCHEMA}.questions ADD COLUMN approval jsonb, ADD COLUMN deadline_at timestamptz;
+    ALTER TABLE {SCHEMA}.tokens ADD COLUMN deadline integer;
+    CREATE TABLE {SCHEMA}.rules (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        tool text NOT NULL,
+        decision text NOT NULL CHECK (decision IN ('allow', 'deny')),
+        created_at timestamptz NOT NULL,
+        command text,
+        path text,
+        domain text,
+        asker text,
+        cwd text,
+        created_by text,
+        expires_at timestamptz,
+        hits bigint NOT NULL DEFAULT 0,
+        last_used_at timestamptz,
+        revoked_at timestamptz
+    );
     """,
 )
 

@@ -1,6 +1,6 @@
 """What both store backends do the same way: the search text, the rendered details, lists of names
-as JSON, the history filter and cursor, reading a row into a record, and telling the tokens
-listeners.
+as JSON, the history filter and cursor, reading a row into a record, and telling the listeners of
+tokens and rules.
 
 The search text of a request is kept in a column of its own, casefolded, so that a history search is
 a plain `LIKE` on both backends and never matches the JSON around the words (a search for "label"
@@ -19,13 +19,17 @@ from datetime import datetime
 from typing import Any
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.frames import Origin
+from user_questions.frames import Approval, Origin
 from user_questions.host._collector import collector_paused
 from user_questions.host.markdown import RENDER_BUDGET, rendered_details
 from user_questions.host.stores.records import (
     QUESTIONS,
+    Decision,
     HistoryQuery,
     Role,
+    Rule,
+    RuleRecord,
+    Settlement,
     StoredQuestion,
     TokenRecord,
     TokensListener,
@@ -36,8 +40,9 @@ from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
 __all__ = [
     "COLUMNS",
+    "RULE_COLUMNS",
     "TOKEN_COLUMNS",
-    "TokensListeners",
+    "ChangeListeners",
     "answer_text",
     "decode_cursor",
     "encode_cursor",
@@ -48,8 +53,10 @@ __all__ = [
     "origin_json",
     "question_text",
     "render_stored",
+    "rule_record",
     "rendered_json",
     "search_text",
+    "settled_fields",
     "stored_question",
     "stored_questions",
     "token_fields",
@@ -74,9 +81,28 @@ COLUMNS = (
     "channel",
     "rendered",
     "audience",
+    "approval",
+    "deadline_at",
 )
 """The columns of a `questions` row that make a `StoredQuestion`, in `stored_question`'s order
 (a backend may cast them, as PostgreSQL casts its JSON to text)."""
+RULE_COLUMNS = (
+    "id",
+    "tool",
+    "decision",
+    "created_at",
+    "command",
+    "path",
+    "domain",
+    "asker",
+    "cwd",
+    "created_by",
+    "expires_at",
+    "hits",
+    "last_used_at",
+    "revoked_at",
+)
+"""The columns of a `rules` row that make a `RuleRecord`, in `rule_record`'s order."""
 TOKEN_COLUMNS = (
     "name",
     "token_hash",
@@ -87,13 +113,14 @@ TOKEN_COLUMNS = (
     "groups",
     "routes",
     "notify",
+    "deadline",
 )
 """The columns of a `tokens` row that make a `TokenRecord`, in `token_record`'s order (cast as
 `COLUMNS` may be)."""
 
 
-def origin_json(origin: Origin | None) -> str | None:
-    """An origin as both backends store it: a JSON object, or NULL."""
+def origin_json(origin: Origin | Approval | None) -> str | None:
+    """An origin or an approval as both backends store it: a JSON object, or NULL."""
     return None if origin is None else origin.model_dump_json()
 
 
@@ -102,6 +129,18 @@ def rendered_json(rendered: Mapping[str, str]) -> str:
     if not rendered:
         return "{}"  # most requests have no detail
     return json.dumps(dict(rendered), ensure_ascii=False)
+
+
+def settled_fields(
+    settlement: Settlement | None,
+) -> tuple[str, str | None, str | None, str | None]:
+    """The state, answer (JSON), surface and person a request is stored with: `pending` and
+    nothing, unless a rule settled it as it was stored (`NewQuestion.settlement`)."""
+    if settlement is None:
+        return ("pending", None, None, None)
+    answer = None if settlement.answer is None else settlement.answer.model_dump_json()
+    via = None if settlement.via is None else str(settlement.via)
+    return (str(settlement.outcome), answer, via, settlement.by)
 
 
 def names_json(items: Sequence[str]) -> str:
@@ -214,12 +253,13 @@ def decode_cursor(cursor: str) -> tuple[str, int]:
         ) from None
 
 
-class TokensListeners:
-    """The tokens listeners of the store at `url`. One that raises is logged, and the others
-    are still told."""
+class ChangeListeners:
+    """The listeners of one kind of change (the tokens, the rules) of the store at `url`, named
+    `what` in the log. One that raises is logged, and the others are still told."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, what: str = "tokens") -> None:
         self._url = url
+        self._what = what
         self._listeners: list[TokensListener] = []
 
     def __bool__(self) -> bool:
@@ -240,7 +280,7 @@ class TokensListeners:
             try:
                 listener()
             except Exception:
-                logger.exception("a tokens listener of %s raised", self._url)
+                logger.exception("a %s listener of %s raised", self._what, self._url)
 
 
 def stored_questions(
@@ -256,7 +296,8 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     """A row of `COLUMNS` as a record; `moment` reads the backend's timestamps (a datetime on
     PostgreSQL, ISO text on SQLite) as UTC datetimes."""
     rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
-    asked_by, shown_at, settled_by, origin, channel, rendered, audience = row[8:15]
+    asked_by, shown_at, settled_by, origin, channel, rendered, audience, approval = row[8:16]
+    deadline_at = row[16]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
     items = tuple(QUESTIONS.validate_json(questions))
@@ -282,6 +323,8 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         # In question order, whatever order the database keeps a JSON object's keys in.
         rendered={item.id: html[item.id] for item in items if item.id in html},
         audience=names(audience),
+        approval=None if approval is None else Approval.model_validate_json(approval),
+        deadline_at=moment(deadline_at),
         questions_json=questions,
     )
 
@@ -304,6 +347,7 @@ def _listed(items: Sequence[str] | None) -> str | None:
 def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> TokenRecord:
     """A row of `TOKEN_COLUMNS` as a record; `moment` as for `stored_question`."""
     name, token_hash, created_at, last_used_at, revoked_at, role, groups, routes, notify = row[:9]
+    deadline = row[9]
     created = moment(created_at)
     assert created is not None  # created_at is NOT NULL in both schemas
     return TokenRecord(
@@ -316,4 +360,26 @@ def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -
         groups=names(groups),
         routes=names(routes),
         notify=names(notify),
+        deadline=None if deadline is None else int(deadline),
     )
+
+
+def rule_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> RuleRecord:
+    """A row of `RULE_COLUMNS` as a record; `moment` as for `stored_question`."""
+    rule_id, tool, decision, created_at, command, path, domain, asker, cwd = row[:9]
+    created_by, expires_at, hits, last_used_at, revoked_at = row[9:14]
+    created = moment(created_at)
+    assert created is not None  # created_at is NOT NULL in both schemas
+    rule = Rule(
+        tool=tool,
+        decision=Decision(decision),
+        created_at=created,
+        command=command,
+        path=path,
+        domain=domain,
+        asker=asker,
+        cwd=cwd,
+        created_by=created_by,
+        expires_at=moment(expires_at),
+    )
+    return RuleRecord(int(rule_id), rule, int(hits), moment(last_used_at), moment(revoked_at))

@@ -16,7 +16,7 @@ from user_questions.host.stores._shared import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -88,6 +88,30 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     ALTER TABLE tokens ADD COLUMN routes TEXT NOT NULL DEFAULT '[]';
     ALTER TABLE tokens ADD COLUMN notify TEXT NOT NULL DEFAULT '[]';
     ALTER TABLE questions ADD COLUMN audience TEXT NOT NULL DEFAULT '[]';
+    """,
+    # Version 7: remembered decisions and deadlines. What each approval request approves (a JSON
+    # object, NULL for plain questions), and the rules people made, with their hits; an asker
+    # token's deadline (seconds) and the moment each request asked with it times out.
+    """
+    ALTER TABLE questions ADD COLUMN approval TEXT;
+    ALTER TABLE questions ADD COLUMN deadline_at TEXT;
+    ALTER TABLE tokens ADD COLUMN deadline INTEGER;
+    CREATE TABLE rules (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        tool TEXT NOT NULL,
+        decision TEXT NOT NULL CHECK (decision IN ('allow', 'deny')),
+        created_at TEXT NOT NULL,
+        command TEXT,
+        path TEXT,
+        domain TEXT,
+        asker TEXT,
+        cwd TEXT,
+        created_by TEXT,
+        expires_at TEXT,
+        hits INTEGER NOT NULL DEFAULT 0,
+        last_used_at TEXT,
+        revoked_at TEXT
+    );
     """,
 )
 

@@ -38,6 +38,7 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._postgres_listen import (
     CHANNEL,
     LISTEN_HEARTBEAT,
+    RULES_CHANNEL,
     TOKENS_CHANNEL,
     NotificationRelay,
 )
@@ -45,8 +46,9 @@ from user_questions.host.stores._postgres_pool import POOL_SIZE, PgConnection, P
 from user_questions.host.stores._postgres_schema import SCHEMA, SCHEMA_VERSION, migrate
 from user_questions.host.stores._shared import (
     COLUMNS,
+    RULE_COLUMNS,
     TOKEN_COLUMNS,
-    TokensListeners,
+    ChangeListeners,
     answer_text,
     encode_cursor,
     history_filter,
@@ -54,6 +56,8 @@ from user_questions.host.stores._shared import (
     origin_json,
     question_text,
     rendered_json,
+    rule_record,
+    settled_fields,
     stored_question,
     stored_questions,
     token_fields,
@@ -65,6 +69,9 @@ from user_questions.host.stores.records import (
     HistoryQuery,
     NewQuestion,
     Role,
+    Rule,
+    RuleRecord,
+    RulesListener,
     Settlement,
     StoredQuestion,
     TokenRecord,
@@ -86,7 +93,17 @@ __all__ = [
 logger = logging.getLogger("user_questions.host")
 
 _JSON_COLUMNS = frozenset(
-    {"questions", "answer", "origin", "rendered", "audience", "groups", "routes", "notify"}
+    {
+        "questions",
+        "answer",
+        "origin",
+        "rendered",
+        "audience",
+        "approval",
+        "groups",
+        "routes",
+        "notify",
+    }
 )
 
 
@@ -102,8 +119,10 @@ _SUBMIT = f"""
     WITH created AS (
         INSERT INTO {SCHEMA}.questions
             (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search,
-             rendered, audience)
-        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb)
+             rendered, audience, approval, deadline_at, state, answer, settled_via, settled_by,
+             settled_at)
+        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s,
+                %s, %s::jsonb, %s, %s, %s)
         ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )
     SELECT {_COLUMNS}, {_NOTIFY} FROM created
@@ -129,12 +148,13 @@ _TOKEN_COLUMNS = _selected(TOKEN_COLUMNS)
 _TOKENS_NOTIFY = f"pg_notify('{TOKENS_CHANNEL}', name)"
 _ADD_TOKEN = f"""
     WITH added AS (
-        INSERT INTO {SCHEMA}.tokens (name, token_hash, created_at, role, groups, routes, notify)
-        VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb)
+        INSERT INTO {SCHEMA}.tokens
+            (name, token_hash, created_at, role, groups, routes, notify, deadline)
+        VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s)
         ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash,
             created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL,
             role = excluded.role, groups = excluded.groups, routes = excluded.routes,
-            notify = excluded.notify
+            notify = excluded.notify, deadline = excluded.deadline
         WHERE {SCHEMA}.tokens.revoked_at IS NOT NULL
         RETURNING name
     )
@@ -151,10 +171,29 @@ _CHANGE_TOKEN = f"""
     WITH changed AS (
         UPDATE {SCHEMA}.tokens SET role = coalesce(%s, role),
             groups = coalesce(%s::jsonb, groups), routes = coalesce(%s::jsonb, routes),
-            notify = coalesce(%s::jsonb, notify)
+            notify = coalesce(%s::jsonb, notify), deadline = coalesce(%s, deadline)
         WHERE name = %s AND revoked_at IS NULL RETURNING *
     )
     SELECT {_TOKEN_COLUMNS}, {_TOKENS_NOTIFY} FROM changed
+"""
+
+
+_RULE_COLUMNS = ", ".join(RULE_COLUMNS)
+_RULES_NOTIFY = f"pg_notify('{RULES_CHANNEL}', id::text)"
+_ADD_RULE = f"""
+    WITH added AS (
+        INSERT INTO {SCHEMA}.rules (tool, decision, created_at, command, path, domain, asker,
+            cwd, created_by, expires_at)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *
+    )
+    SELECT {_RULE_COLUMNS}, {_RULES_NOTIFY} FROM added
+"""
+_REVOKE_RULE = f"""
+    WITH revoked AS (
+        UPDATE {SCHEMA}.rules SET revoked_at = now()
+        WHERE id = %s AND revoked_at IS NULL RETURNING *
+    )
+    SELECT {_RULE_COLUMNS}, {_RULES_NOTIFY} FROM revoked
 """
 
 
@@ -177,7 +216,8 @@ class PostgresStore(AsyncLifetime):
         self._pool.stats.url = self.url
         self._pool.stats.shared = True
         self._listeners: list[ChangeListener] = []
-        self._tokens_listeners = TokensListeners(self.url)
+        self._tokens_listeners = ChangeListeners(self.url)
+        self._rules_listeners = ChangeListeners(self.url, "rules")
         self.stats = self._pool.stats
 
     def __repr__(self) -> str:
@@ -192,7 +232,9 @@ class PostgresStore(AsyncLifetime):
             return
         listening = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(listening.cancel_scope.cancel)
-        relay = NotificationRelay(self._pool, self._tell, self._tokens_listeners.tell)
+        relay = NotificationRelay(
+            self._pool, self._tell, self._tokens_listeners.tell, self._rules_listeners.tell
+        )
         await listening.start(relay.run)
         self.stats.open = True
 
@@ -239,9 +281,14 @@ class PostgresStore(AsyncLifetime):
             question.asked_by,
             question.shown_at,
             origin_json(question.origin),
-            question_text(question.questions),
+            question_text(question.questions)
+            + answer_text(None if question.settlement is None else question.settlement.answer),
             rendered_json(question.rendered),
             names_json(question.audience),
+            origin_json(question.approval),
+            question.deadline_at,
+            *settled_fields(question.settlement),
+            None if question.settlement is None else question.asked_at,
         )
 
         async def insert(connection: PgConnection) -> tuple[StoredQuestion, bool]:
@@ -367,7 +414,8 @@ class PostgresStore(AsyncLifetime):
         async def insert(connection: PgConnection) -> bool:
             fields = token_fields(token.role, token.groups, token.routes, token.notify)
             cursor = await connection.execute(
-                _ADD_TOKEN, (token.name, token.token_hash, token.created_at, *fields)
+                _ADD_TOKEN,
+                (token.name, token.token_hash, token.created_at, *fields, token.deadline),
             )
             return await cursor.fetchone() is not None
 
@@ -390,9 +438,10 @@ class PostgresStore(AsyncLifetime):
         groups: Sequence[str] | None = None,
         routes: Sequence[str] | None = None,
         notify: Sequence[str] | None = None,
+        deadline: int | None = None,
     ) -> TokenRecord | None:
         return await self._update_token(
-            _CHANGE_TOKEN, (*token_fields(role, groups, routes, notify), name)
+            _CHANGE_TOKEN, (*token_fields(role, groups, routes, notify), deadline, name)
         )
 
     async def _update_token(self, sql: str, parameters: Sequence[object]) -> TokenRecord | None:
@@ -421,6 +470,63 @@ class PostgresStore(AsyncLifetime):
         """Call `listener` after a token is added, changed or revoked, through this store or
         (when open as a host's) any other, and after the listening connection reconnects."""
         return self._tokens_listeners.add(listener)
+
+    async def rules(self) -> list[RuleRecord]:
+        async def select(connection: PgConnection) -> list[RuleRecord]:
+            cursor = await connection.execute(
+                f"SELECT {_RULE_COLUMNS} FROM {SCHEMA}.rules ORDER BY id"
+            )
+            return [rule_record(row, _utc) for row in await cursor.fetchall()]
+
+        return await self._pool.run(select)
+
+    async def add_rule(self, rule: Rule) -> RuleRecord:
+        parameters = (
+            rule.tool,
+            str(rule.decision),
+            rule.created_at,
+            rule.command,
+            rule.path,
+            rule.domain,
+            rule.asker,
+            rule.cwd,
+            rule.created_by,
+            rule.expires_at,
+        )
+        added = await self._rule_write(_ADD_RULE, parameters)
+        assert added is not None  # an insert always returns its row
+        return added
+
+    async def revoke_rule(self, rule_id: int) -> RuleRecord | None:
+        return await self._rule_write(_REVOKE_RULE, (rule_id,))
+
+    async def _rule_write(self, sql: str, parameters: Sequence[object]) -> RuleRecord | None:
+        """The rule a write (which notifies the other nodes) returned, once this store's
+        listeners are told; `None` (nobody told) when it matched none."""
+
+        async def write(connection: PgConnection) -> RuleRecord | None:
+            cursor = await connection.execute(sql, parameters)
+            row = await cursor.fetchone()
+            return None if row is None else rule_record(row, _utc)
+
+        written = await self._pool.run(write)
+        if written is not None:
+            self._rules_listeners.tell()
+        return written
+
+    async def rule_used(self, rule_id: int) -> None:
+        async def update(connection: PgConnection) -> None:
+            await connection.execute(
+                f"UPDATE {SCHEMA}.rules SET hits = hits + 1, last_used_at = now() WHERE id = %s",
+                (rule_id,),
+            )
+
+        await self._pool.run(update)
+
+    def on_rules_change(self, listener: RulesListener) -> Callable[[], None]:
+        """Call `listener` after a rule is added or revoked, through this store or (when open
+        as a host's) any other, and after the listening connection reconnects."""
+        return self._rules_listeners.add(listener)
 
     def _tell(self, rpc_id: str | None) -> None:
         for listener in tuple(self._listeners):

@@ -25,6 +25,9 @@ from user_questions.host.stores.records import (
     HistoryQuery,
     NewQuestion,
     Role,
+    Rule,
+    RuleRecord,
+    RulesListener,
     Settlement,
     StoredQuestion,
     StoreStats,
@@ -32,7 +35,7 @@ from user_questions.host.stores.records import (
     TokensListener,
 )
 
-__all__ = ["HistoryStore", "QuestionStore", "SettingStore", "Store", "TokenStore"]
+__all__ = ["HistoryStore", "QuestionStore", "RuleStore", "SettingStore", "Store", "TokenStore"]
 
 
 class QuestionStore(Protocol):
@@ -128,10 +131,12 @@ class TokenStore(Protocol):
         groups: Sequence[str] | None = None,
         routes: Sequence[str] | None = None,
         notify: Sequence[str] | None = None,
+        deadline: int | None = None,
     ) -> TokenRecord | None:
         """Change what the active token called `name` may do (each field given replaces the
-        stored one); the changed record, `None` if there is no such active token. Running hosts
-        hear of it as of an addition or a revocation (`on_tokens_change`)."""
+        stored one; `deadline` in seconds); the changed record, `None` if there is no such
+        active token. Running hosts hear of it as of an addition or a revocation
+        (`on_tokens_change`)."""
         ...
 
     async def touch_token(self, name: str) -> None:
@@ -145,6 +150,31 @@ class TokenStore(Protocol):
         Only a store opened as a host's (`open_store(url, host=True)`) follows other processes'
         changes; every store tells its listeners about its own.
         """
+        ...
+
+
+class RuleStore(Protocol):
+    """The remembered decisions people made about approvals (`host/rules.py`)."""
+
+    async def rules(self) -> list[RuleRecord]:
+        """Every rule, revoked and expired ones included, by id."""
+        ...
+
+    async def add_rule(self, rule: Rule) -> RuleRecord:
+        """Store a new rule; its record, with the id the store gave it."""
+        ...
+
+    async def revoke_rule(self, rule_id: int) -> RuleRecord | None:
+        """Revoke the active rule `rule_id`; the revoked record, `None` if there was none."""
+        ...
+
+    async def rule_used(self, rule_id: int) -> None:
+        """Count one more request settled by rule `rule_id`, used just now."""
+        ...
+
+    def on_rules_change(self, listener: RulesListener) -> Callable[[], None]:
+        """Call `listener` soon after any process adds or revokes a rule (as
+        `on_tokens_change` does for tokens); returns a remover."""
         ...
 
 
@@ -165,7 +195,7 @@ class SettingStore(Protocol):
         ...
 
 
-class Store(QuestionStore, HistoryStore, TokenStore, SettingStore, Protocol):
+class Store(QuestionStore, HistoryStore, TokenStore, RuleStore, SettingStore, Protocol):
     """Durable storage of a host: every part above, opened and closed with `async with`."""
 
     url: str

@@ -18,7 +18,7 @@ from pydantic import TypeAdapter
 
 from user_questions._disposer import Disposer
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.frames import Origin
+from user_questions.frames import Approval, Origin
 from user_questions.outcomes import Outcome, RequestState, Surface
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
@@ -26,6 +26,7 @@ __all__ = [
     "FAULT_CODES",
     "QUESTIONS",
     "ChangeListener",
+    "Decision",
     "HistoryPage",
     "HistoryQuery",
     "NewQuestion",
@@ -33,11 +34,15 @@ __all__ = [
     "StoreStats",
     "StoredQuestion",
     "Role",
+    "Rule",
+    "RuleRecord",
+    "RulesListener",
     "TokenRecord",
     "TokensListener",
     "pending_record",
     "settled_record",
     "stored_detail",
+    "submitted_record",
 ]
 
 logger = logging.getLogger("user_questions.host")
@@ -53,6 +58,8 @@ ChangeListener = Callable[[str | None], None]
 """Told that the request with this rpcId may have changed, or (`None`) that anything may have."""
 TokensListener = Callable[[], None]
 """Told that the named tokens may have changed (one was added, changed or revoked)."""
+RulesListener = Callable[[], None]
+"""Told that the rules may have changed (one was added or revoked)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +84,13 @@ class NewQuestion:
     audience: tuple[str, ...] = ()
     """Whose inbox it goes to, as its asker's token routed it: people by name, groups as
     `@group`; empty: every person and admin. Fixed when it is asked."""
+    approval: Approval | None = None
+    """What it approves, when it is an approval card (a rule may settle it)."""
+    deadline_at: datetime | None = None
+    """When it ends as `timed-out` if still pending (its asker token's `--deadline`)."""
+    settlement: Settlement | None = None
+    """How it is settled as it is stored, when a rule decided it (`host/rules.py`): never
+    pending, so no host, page or notifier ever sees it as such."""
     questions_json: str = field(init=False, repr=False, compare=False)
     """`questions` as JSON text (`QUESTIONS`), made once here: the store writes it, and the
     pages' `question/requested` frame embeds it as it is."""
@@ -138,6 +152,10 @@ class StoredQuestion:
     """Each question's `detail` as safe HTML, by question id, as rendered when it was stored."""
     audience: tuple[str, ...] = ()
     """Whose inbox it goes to (`NewQuestion.audience`); empty: every person and admin."""
+    approval: Approval | None = None
+    """What it approves, when it is an approval card (`NewQuestion.approval`)."""
+    deadline_at: datetime | None = None
+    """When it times out if still pending (`NewQuestion.deadline_at`)."""
     questions_json: str | None = field(default=None, repr=False, compare=False)
     """`questions` as JSON text, as the store holds them, when the record was read from the
     store or just written to it; the pages' frame embeds it rather than serialise the questions
@@ -177,8 +195,19 @@ def pending_record(question: NewQuestion) -> StoredQuestion:
         origin=question.origin,
         rendered=question.rendered,
         audience=question.audience,
+        approval=question.approval,
+        deadline_at=question.deadline_at,
         questions_json=question.questions_json,
     )
+
+
+def submitted_record(question: NewQuestion) -> StoredQuestion:
+    """The record of `question` as a store keeps it once submitted: pending, or settled as it
+    was stored (`NewQuestion.settlement`, at its asked time)."""
+    record = pending_record(question)
+    if question.settlement is None:
+        return record
+    return settled_record(record, question.settlement, question.asked_at, None)
 
 
 def settled_record(
@@ -211,6 +240,8 @@ def settled_record(
         note=settlement.note,
         rendered=pending.rendered,
         audience=pending.audience,
+        approval=pending.approval,
+        deadline_at=pending.deadline_at,
         questions_json=pending.questions_json,
     )
 
@@ -245,6 +276,8 @@ class TokenRecord:
     """An asker's: whose inbox its questions go to (names, `@group`s); empty: everyone's."""
     notify: tuple[str, ...] = ()
     """A person's own notification URLs (apprise), beside the host-wide `--notify`."""
+    deadline: int | None = None
+    """An asker's: seconds after which a request it asked, still pending, ends as `timed-out`."""
 
     @property
     def active(self) -> bool:
@@ -373,3 +406,55 @@ class HistoryPage:
     next: str | None
     """The cursor of the following page; `None` when this is the last one. A cursor stays
     valid: requests settled later never shift the pages after it."""
+
+
+class Decision(StrEnum):
+    """What a rule decides about the approvals it matches."""
+
+    ALLOW = "allow"
+    DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A remembered decision, as a person or an admin makes it (`host/rules.py` matches it).
+
+    At most one of `command`, `path` and `domain` is set; none: every call of the tool.
+    """
+
+    tool: str
+    """The tool's name as agents call it (`Bash`, `Read`, `mcp__github__create_pr`); `*` (deny
+    only): every tool."""
+    decision: Decision
+    created_at: datetime
+    command: str | None = None
+    """Shell tools: a prefix of whole words of the command (`git status`)."""
+    path: str | None = None
+    """File tools: an absolute glob the call's resolved path must match (`/home/dev/shop/**`)."""
+    domain: str | None = None
+    """Web tools: the URL's host (`example.com`; `*.example.com` for its subdomains too)."""
+    asker: str | None = None
+    """Only requests asked with this token (its name)."""
+    cwd: str | None = None
+    """Only calls in this folder or one below it."""
+    created_by: str | None = None
+    """The person (a token's name) who made it."""
+    expires_at: datetime | None = None
+    """When it stops matching, if it does."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleRecord:
+    """A rule as the store keeps it: its id, how often it decided, whether it was revoked."""
+
+    id: int
+    rule: Rule
+    hits: int = 0
+    """How many requests it settled."""
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+    def active(self, now: datetime) -> bool:
+        """Whether it matches at `now`: neither revoked nor expired."""
+        expires = self.rule.expires_at
+        return self.revoked_at is None and (expires is None or now < expires)

@@ -63,8 +63,9 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._group_commit import GroupCommit, Work
 from user_questions.host.stores._shared import (
     COLUMNS,
+    RULE_COLUMNS,
     TOKEN_COLUMNS,
-    TokensListeners,
+    ChangeListeners,
     answer_text,
     encode_cursor,
     history_filter,
@@ -72,6 +73,8 @@ from user_questions.host.stores._shared import (
     origin_json,
     question_text,
     rendered_json,
+    rule_record,
+    settled_fields,
     stored_question,
     stored_questions,
     token_fields,
@@ -88,13 +91,16 @@ from user_questions.host.stores.records import (
     HistoryQuery,
     NewQuestion,
     Role,
+    Rule,
+    RuleRecord,
+    RulesListener,
     Settlement,
     StoredQuestion,
     StoreStats,
     TokenRecord,
     TokensListener,
-    pending_record,
     settled_record,
+    submitted_record,
 )
 
 __all__ = [
@@ -112,7 +118,7 @@ __all__ = [
 logger = logging.getLogger("user_questions.host")
 
 WATCH_INTERVAL = 0.2
-"""Seconds between a host's checks for tokens added, changed or revoked by another process, for its
+"""Seconds between a host's checks for tokens and rules changed by another process, for its
 file deleted or replaced, and (during a fault) for the fault cleared."""
 INLINE_COMMIT_LIMIT = 0.001
 """Seconds: while the store's commits take less than this on average, the event loop waits for
@@ -138,6 +144,7 @@ commit back to the event loop."""
 
 _COLUMNS = ", ".join(COLUMNS)
 _TOKEN_COLUMNS = ", ".join(TOKEN_COLUMNS)
+_RULE_COLUMNS = ", ".join(RULE_COLUMNS)
 _SHARES = (
     "EXISTS (SELECT 1 FROM json_each(audience) WHERE value IN (SELECT value FROM json_each(?)))"
 )
@@ -162,7 +169,8 @@ class SQLiteStore(AsyncLifetime):
         self._connection: sqlite3.Connection | None = None
         self._lock_file: IO[str] | None = None
         self._worker = Worker(f"uq-store {self.path.name}")
-        self._tokens_listeners = TokensListeners(self.url)
+        self._tokens_listeners = ChangeListeners(self.url)
+        self._rules_listeners = ChangeListeners(self.url, "rules")
         self._writes = GroupCommit(self._commit, MAX_QUEUED_BYTES)
         self._commit_seconds = math.inf
         """The average time of a commit (unknown at first: the first ones run in the thread)."""
@@ -230,9 +238,14 @@ class SQLiteStore(AsyncLifetime):
             question.asked_by,
             None if question.shown_at is None else _iso(question.shown_at),
             origin_json(question.origin),
-            question_text(question.questions),
+            question_text(question.questions)
+            + answer_text(None if question.settlement is None else question.settlement.answer),
             rendered_json(question.rendered),
             names_json(question.audience),
+            origin_json(question.approval),
+            None if question.deadline_at is None else _iso(question.deadline_at),
+            *settled_fields(question.settlement),
+            None if question.settlement is None else _iso(question.asked_at),
         )
         size = sum(len(column) for column in row if isinstance(column, str))
         return await self._write(lambda: self._submit(question, row), size)
@@ -321,16 +334,18 @@ class SQLiteStore(AsyncLifetime):
         # A revoked token of the same name is replaced; an active one is left alone.
         added = await self._run(
             self._execute,
-            f"INSERT INTO tokens ({_TOKEN_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?) "
+            f"INSERT INTO tokens ({_TOKEN_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?) "
             "ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash, "
             "created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL, "
             "role = excluded.role, groups = excluded.groups, routes = excluded.routes, "
-            "notify = excluded.notify WHERE tokens.revoked_at IS NOT NULL RETURNING name",
+            "notify = excluded.notify, deadline = excluded.deadline "
+            "WHERE tokens.revoked_at IS NOT NULL RETURNING name",
             (
                 token.name,
                 token.token_hash,
                 _iso(token.created_at),
                 *token_fields(token.role, token.groups, token.routes, token.notify),
+                token.deadline,
             ),
         )
         if not added:
@@ -356,12 +371,14 @@ class SQLiteStore(AsyncLifetime):
         groups: Sequence[str] | None = None,
         routes: Sequence[str] | None = None,
         notify: Sequence[str] | None = None,
+        deadline: int | None = None,
     ) -> TokenRecord | None:
         return await self._update_token(
             "UPDATE tokens SET role = coalesce(?, role), groups = coalesce(?, groups), "
-            "routes = coalesce(?, routes), notify = coalesce(?, notify) "
+            "routes = coalesce(?, routes), notify = coalesce(?, notify), "
+            "deadline = coalesce(?, deadline) "
             f"WHERE name = ? AND revoked_at IS NULL RETURNING {_TOKEN_COLUMNS}",
-            (*token_fields(role, groups, routes, notify), name),
+            (*token_fields(role, groups, routes, notify), deadline, name),
         )
 
     async def _update_token(self, sql: str, parameters: Sequence[object]) -> TokenRecord | None:
@@ -381,6 +398,54 @@ class SQLiteStore(AsyncLifetime):
     def on_tokens_change(self, listener: TokensListener) -> Callable[[], None]:
         return self._tokens_listeners.add(listener)
 
+    async def rules(self) -> list[RuleRecord]:
+        rows = await self._run(self._execute, f"SELECT {_RULE_COLUMNS} FROM rules ORDER BY id", ())
+        return [rule_record(row, _moment) for row in rows]
+
+    async def add_rule(self, rule: Rule) -> RuleRecord:
+        rows = await self._run(
+            self._execute,
+            "INSERT INTO rules (tool, decision, created_at, command, path, domain, asker, cwd, "
+            "created_by, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            f"RETURNING {_RULE_COLUMNS}",
+            (
+                rule.tool,
+                str(rule.decision),
+                _iso(rule.created_at),
+                rule.command,
+                rule.path,
+                rule.domain,
+                rule.asker,
+                rule.cwd,
+                rule.created_by,
+                None if rule.expires_at is None else _iso(rule.expires_at),
+            ),
+        )
+        self._rules_listeners.tell()
+        return rule_record(rows[0], _moment)
+
+    async def revoke_rule(self, rule_id: int) -> RuleRecord | None:
+        rows = await self._run(
+            self._execute,
+            "UPDATE rules SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL "
+            f"RETURNING {_RULE_COLUMNS}",
+            (_now(), rule_id),
+        )
+        if not rows:
+            return None
+        self._rules_listeners.tell()
+        return rule_record(rows[0], _moment)
+
+    async def rule_used(self, rule_id: int) -> None:
+        await self._run(
+            self._execute,
+            "UPDATE rules SET hits = hits + 1, last_used_at = ? WHERE id = ?",
+            (_now(), rule_id),
+        )
+
+    def on_rules_change(self, listener: RulesListener) -> Callable[[], None]:
+        return self._rules_listeners.add(listener)
+
     async def _watch(self, version: int) -> None:
         """Tell the tokens listeners whenever another connection has committed; check that the
         file is still there; while the store is at fault, whether the fault has cleared."""
@@ -392,11 +457,12 @@ class SQLiteStore(AsyncLifetime):
                 else:
                     await self._run(self._check_file)
                     self._check_pace()
-                if self._tokens_listeners:
+                if self._tokens_listeners or self._rules_listeners:
                     now = await self._run(self._data_version)
                     if now != version:
                         version = now
                         self._tokens_listeners.tell()
+                        self._rules_listeners.tell()
             except UserQuestionError as error:  # a fault, reported once by the stats
                 if error.code not in FAULT_CODES:
                     logger.warning("could not check %s for changes: %s", self.url, error)
@@ -649,12 +715,14 @@ class SQLiteStore(AsyncLifetime):
     ) -> tuple[StoredQuestion, bool]:
         inserted = self._db().execute(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
-            "origin, search, rendered, audience) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "origin, search, rendered, audience, approval, deadline_at, state, answer, "
+            "settled_via, settled_by, settled_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (rpc_id) DO NOTHING",
             row,
         )
         if inserted.rowcount == 1:  # stored as given: no need to read it back
-            return pending_record(question), True
+            return submitted_record(question), True
         existing = self._query(
             f"SELECT {_COLUMNS} FROM questions WHERE rpc_id = ?", (question.rpc_id,)
         )

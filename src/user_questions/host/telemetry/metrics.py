@@ -22,7 +22,7 @@ into metric families only when scraped, so counting costs next to nothing:
     uq_build_info{version}                           1
 
 `outcome` and `surface` are the names of `user_questions.outcomes` (`answered`, `dismissed`,
-`withdrawn`, `timed-out`; `web`, `terminal`, `editor`, `link`, `api`, `asker`, `host`). On
+`withdrawn`, `timed-out`; `web`, `terminal`, `editor`, `link`, `api`, `asker`, `host`, `rule`). On
 several nodes sharing PostgreSQL, each node counts the requests it wrote (sum them), and each
 reports every pending request (take the maximum). docs/deploy.md says what to alert on.
 """

@@ -14,7 +14,7 @@ from pydantic import StrictStr
 
 from user_questions._text import text_problem
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.frames import JSONObject, Origin, iso
+from user_questions.frames import Approval, JSONObject, Origin, iso
 from user_questions.host.stores import HistoryQuery, StoredQuestion
 from user_questions.outcomes import Outcome, Surface
 from user_questions.types import WireModel
@@ -62,7 +62,7 @@ class HistoryEntry(WireModel):
     asker withdrew it; absent for an in-process asker."""
     via: Surface | None = None
     """The surface it was settled through (`web`, `terminal`, `editor`, `link`, `api`, `asker`,
-    `host`)."""
+    `host`, `rule`)."""
     channel: StrictStr | None = None
     """Settled through an answer link only: the notification channel that carried the link."""
     note: StrictStr | None = None
@@ -70,6 +70,8 @@ class HistoryEntry(WireModel):
     `uq acp` says what the editor answered)."""
     origin: Origin | None = None
     """Where the asker said the request came from (the asking program, its folder)."""
+    approval: Approval | None = None
+    """What it approved, when it was an approval card: what a rule made from it would match."""
     questions: list[JSONObject]
     """The `AskUserQuestionItem`s, as wire JSON."""
     answer: JSONObject | None = None
@@ -104,6 +106,7 @@ def entry_of(record: StoredQuestion, *, rendered: bool = False) -> HistoryEntry:
         channel=record.channel,
         note=record.note,
         origin=record.origin,
+        approval=record.approval,
         questions=[question.model_dump(mode="json") for question in record.questions],
         answer=None if record.answer is None else record.answer.model_dump(mode="json"),
         rendered=dict(record.rendered) if rendered else None,

@@ -25,6 +25,7 @@ const SURFACES = new Map([
   ["api", "through the API"],
   ["asker", "by its asker"],
   ["host", "by the host"],
+  ["rule", "without asking anyone"],
 ]);
 const REFUSED = "The host no longer accepts this page's token: open the link printed by uq serve.";
 const WHEN = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });

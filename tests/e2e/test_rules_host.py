@@ -1,0 +1,118 @@
+"""Rules on a real `uq serve`: made with `uq rule add` beside its store, they answer the real
+`uq hook codex` and `uq hook claude` processes with no card ever shown to anyone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import httpx
+import pytest
+
+from tests.e2e.host_process import HostProcess
+from tests.e2e.test_uq_hook import UQ, fixture_text, hook
+
+pytestmark = pytest.mark.e2e
+
+
+def rule_add(host: HostProcess, *args: str) -> int:
+    assert host.db is not None
+    made = subprocess.run(
+        [UQ, "rule", "add", *args, "--db", str(host.db)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return int(made.stdout.strip())
+
+
+def event(client: str, command: str) -> str:
+    folder = "claude_code" if client == "claude" else "codex"
+    document = json.loads(fixture_text(folder, "permission_request_bash"))
+    document["tool_input"]["command"] = command
+    return json.dumps(document)
+
+
+def history(host: HostProcess) -> list[dict[str, object]]:
+    answer = httpx.get(f"{host.base}/api/history", headers=host.auth, timeout=10)
+    items: list[dict[str, object]] = answer.json()["items"]
+    return items
+
+
+@pytest.mark.parametrize("client", ["codex", "claude"])
+def test_an_allow_rule_answers_the_hook_with_no_card_shown(
+    serving_host: HostProcess, client: str
+) -> None:
+    rule_id = rule_add(serving_host, "--tool", "Bash", "--command", "npm run test", "--allow")
+    ended = hook(client, event(client, "npm run test -- --ci"), url=serving_host.asker_url)
+    assert ended.returncode == 0, ended.stderr
+    output = json.loads(ended.stdout)
+    assert output["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+    (entry,) = history(serving_host)
+    assert (entry["via"], entry["by"], entry["outcome"]) == ("rule", f"rule:{rule_id}", "answered")
+    assert "shownAt" not in entry  # no page, notification or person ever saw it
+    listed = subprocess.run(
+        [UQ, "rule", "list", "--json", "--db", str(serving_host.db)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    (rule,) = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert rule["hits"] == 1
+
+
+def test_a_deny_rule_denies_the_codex_hook_with_its_reason(serving_host: HostProcess) -> None:
+    rule_add(serving_host, "--tool", "Bash", "--command", "rm", "--allow")
+    deny = rule_add(serving_host, "--tool", "*", "--command", "rm -rf", "--deny")
+    ended = hook(
+        "codex", event("codex", "rm -rf dist && npm run build"), url=serving_host.asker_url
+    )
+    decision = json.loads(ended.stdout)["hookSpecificOutput"]["decision"]
+    assert decision["behavior"] == "deny"
+    assert f"denied by rule {deny}: rm -rf" in decision["message"]
+
+
+def test_a_revoked_rule_no_longer_answers(serving_host: HostProcess) -> None:
+    rule_id = rule_add(serving_host, "--tool", "Bash", "--command", "ls", "--allow")
+    assert serving_host.db is not None
+    subprocess.run(
+        [UQ, "rule", "revoke", str(rule_id), "--db", str(serving_host.db)],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    # The host hears of the revocation within its watch interval (0.2 s; waited for 5 times
+    # over): the hook then waits for a person, and leaves the prompt to Codex at its timeout.
+    time.sleep(1.0)
+    ended = hook("codex", event("codex", "ls"), "--timeout", "1.5", url=serving_host.asker_url)
+    assert (ended.returncode, ended.stdout) == (0, "")
+    (entry,) = history(serving_host)
+    assert entry["outcome"] == "timed-out"
+
+
+def test_an_asker_tokens_deadline_times_the_hook_out_and_nothing_is_allowed(
+    serving_host: HostProcess,
+) -> None:
+    assert serving_host.db is not None
+    made = subprocess.run(
+        [
+            *(UQ, "token", "add", "ci", "--role", "asker", "--deadline", "2s"),
+            *("--db", str(serving_host.db), "--url", serving_host.base),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    url = made.stdout.splitlines()[1]
+    time.sleep(1.0)  # the host hears of the new token within its watch
+    started = time.monotonic()
+    ended = hook("codex", event("codex", "make deploy"), url=url)
+    assert (ended.returncode, ended.stdout) == (0, "")  # Codex asks in its own terminal
+    assert 2.0 <= time.monotonic() - started < 20
+    (entry,) = history(serving_host)
+    assert (entry["outcome"], entry["via"]) == ("timed-out", "host")
+    assert entry["note"] == "its asker's deadline passed"
