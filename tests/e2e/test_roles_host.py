@@ -7,6 +7,7 @@ node is applied by another at once.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -38,6 +39,12 @@ class Inbox:
         made = uq("token", "add", name, *flags, "--db", self.db, "--url", self.host.base)
         assert made.returncode == 0, made.stderr
         self.tokens[name] = made.stdout.splitlines()[0]
+        # Made beside the host: it hears of the token at its next look at the store (SQLite:
+        # within `WATCH_INTERVAL`, PostgreSQL: its NOTIFY), not before `uq token` returns.
+        deadline = time.monotonic() + 10
+        while self.get(name, "/api/me").status_code == 401:
+            assert time.monotonic() < deadline, f"the host never accepted {name}'s token"
+            time.sleep(0.05)
 
     def auth(self, name: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[name]}"}
