@@ -7,7 +7,6 @@ node is applied by another at once.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -21,6 +20,7 @@ from websockets.sync.connection import Connection
 
 from tests.e2e.host_process import HostProcess, answer_body
 from tests.e2e.test_host_cli import uq
+from tests.e2e.test_people_history import wait_until_accepted
 
 pytestmark = pytest.mark.e2e
 
@@ -39,12 +39,7 @@ class Inbox:
         made = uq("token", "add", name, *flags, "--db", self.db, "--url", self.host.base)
         assert made.returncode == 0, made.stderr
         self.tokens[name] = made.stdout.splitlines()[0]
-        # Made beside the host: it hears of the token at its next look at the store (SQLite:
-        # within `WATCH_INTERVAL`, PostgreSQL: its NOTIFY), not before `uq token` returns.
-        deadline = time.monotonic() + 10
-        while self.get(name, "/api/me").status_code == 401:
-            assert time.monotonic() < deadline, f"the host never accepted {name}'s token"
-            time.sleep(0.05)
+        wait_until_accepted(self.host, self.tokens[name])  # made beside it: heard of shortly
 
     def auth(self, name: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[name]}"}

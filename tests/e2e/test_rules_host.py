@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from tests.e2e.host_process import HostProcess
+from tests.e2e.test_people_history import wait_until_accepted
 from tests.e2e.test_uq_hook import UQ, fixture_text, hook
 
 pytestmark = pytest.mark.e2e
@@ -107,8 +108,8 @@ def test_an_asker_tokens_deadline_times_the_hook_out_and_nothing_is_allowed(
         timeout=60,
         check=True,
     )
-    url = made.stdout.splitlines()[1]
-    time.sleep(1.0)  # the host hears of the new token within its watch
+    token, url = made.stdout.splitlines()
+    wait_until_accepted(serving_host, token)  # made beside the host: heard of within its watch
     started = time.monotonic()
     ended = hook("codex", event("codex", "make deploy"), url=url)
     assert (ended.returncode, ended.stdout) == (0, "")  # Codex asks in its own terminal
