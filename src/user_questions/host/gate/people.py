@@ -320,7 +320,7 @@ def _check_timers(
         for what, value in (
             ("a deadline", deadline),
             ("escalation", escalate),
-            ("reminders", remind),
+            ("a reminder period", remind),
         )
         if value
     ]
