@@ -90,6 +90,7 @@ PINNED: dict[str, list[str]] = {
     "user_questions.host.stores": [
         "ChangeListener",
         "Decision",
+        "Escalation",
         "FAULT_CODES",
         "HistoryPage",
         "HistoryQuery",
@@ -134,6 +135,7 @@ PINNED: dict[str, list[str]] = {
         "MAX_PENDING",
         "PageSubscription",
         "RENDER_WORKERS",
+        "RoutedListener",
         "Sees",
         "Watcher",
     ],

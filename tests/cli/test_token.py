@@ -124,9 +124,9 @@ def test_list_shows_names_and_times_but_never_a_token(
     status, out, _ = uq(capsys, "token", "list")
     assert status in (None, 0)
     header, alice_row, bob_row = out.splitlines()
-    columns = "NAME ROLE GROUPS / ROUTES CREATED LAST USED REVOKED"
+    columns = "NAME ROLE GROUPS / ROUTES TIMERS CREATED LAST USED REVOKED"
     assert header.split() == columns.split()
-    assert alice_row.split()[:3] == ["alice", "person", "-"]
+    assert alice_row.split()[:4] == ["alice", "person", "-", "-"]
     assert alice_row.endswith("-")
     assert bob_row.startswith("bob    ")
     assert not bob_row.endswith("-")
@@ -171,3 +171,23 @@ def test_a_store_that_does_not_exist_is_never_created(
     assert status == 2
     assert err.startswith(f"uq token: there is no store at {tmp_path / 'typo.db'}")
     assert not (tmp_path / "typo.db").exists()
+
+
+def test_an_askers_escalation_steps_and_reminders_are_listed_as_written(
+    capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UQ_DB", db)
+    argv = ["token", "add", "ci", "--role", "asker", "--escalate", "1h:admin"]
+    status, _, _ = uq(capsys, *argv, "--escalate", "10m:@oncall", "--remind", "5m")
+    assert status in (None, 0)
+    _, out, _ = uq(capsys, "token", "list")
+    assert "escalate 10m:@oncall, escalate 1h:admin, remind 5m" in out.splitlines()[1]
+    _, out, _ = uq(capsys, "token", "list", "--json")
+    shown = json.loads(out)
+    assert (shown["escalate"], shown["remind"]) == (["10m:@oncall", "1h:admin"], 300)
+    status, _, err = uq(capsys, "token", "change", "ci", "--escalate", "soon")
+    assert status == 2
+    assert "AFTER:TARGET" in err
+    status, _, err = uq(capsys, "token", "add", "bob", "--remind", "5m")
+    assert status == 2
+    assert "a reminder period is an asker's" in err

@@ -16,7 +16,7 @@ from cyclopts import App, Parameter
 
 from user_questions.cli._beside import DB_HELP, local_time, with_store
 from user_questions.host.gate.people import add_person, change_person, revoke_person, token_json
-from user_questions.host.stores import Role, Store, TokenRecord
+from user_questions.host.stores import Escalation, Role, Store, TokenRecord
 
 __all__ = ["token_app"]
 
@@ -40,6 +40,8 @@ def add(
     route: Many = None,
     notify: Many = None,
     deadline: str | None = None,
+    escalate: Many = None,
+    remind: str | None = None,
     db: Db = None,
     url: str = "http://127.0.0.1:8765/",
 ) -> None:
@@ -63,6 +65,13 @@ def add(
     deadline
         An asker's: end each request it asks that is still pending after this long as
         timed-out (30s, 10m, 2h, 7d); the agent gets ASK_TIMED_OUT, a hook never allows.
+    escalate
+        An asker's: route each request it asks that is still pending AFTER its asking to
+        TARGET as well (a person's NAME or @GROUP), who sees it and is notified, written
+        AFTER:TARGET (10m:@oncall, 1h:admin); repeat for several steps.
+    remind
+        An asker's: notify the people a request it asks is routed to again every so long
+        while it is pending (5m, 1h).
     url
         The host's address, to print the page's URL with the token.
     """
@@ -77,6 +86,8 @@ def add(
             routes=route or (),
             notify=notify or (),
             deadline=_seconds(deadline),
+            escalate=_steps(escalate) or (),
+            remind=_seconds(remind),
         )
 
     token = with_store("token", db, work)
@@ -98,6 +109,8 @@ def change(
     route: Many = None,
     notify: Many = None,
     deadline: str | None = None,
+    escalate: Many = None,
+    remind: str | None = None,
     db: Db = None,
 ) -> None:
     """Change what NAME's token may do; running hosts apply it at once (its open pages and
@@ -117,6 +130,11 @@ def change(
         Its notification URLs, replacing the ones it has (a person or an admin).
     deadline
         An asker's deadline, replacing the one it has (30s, 10m, 2h, 7d).
+    escalate
+        An asker's escalation steps AFTER:TARGET, replacing the ones it has; repeat for
+        several.
+    remind
+        An asker's reminder period, replacing the one it has.
     """
 
     async def work(store: Store) -> TokenRecord:
@@ -129,6 +147,8 @@ def change(
             routes=route,
             notify=notify,
             deadline=_seconds(deadline),
+            escalate=_steps(escalate),
+            remind=_seconds(remind),
         )
 
     changed = with_store("token", db, work)
@@ -161,21 +181,25 @@ def list_tokens(
     if not tokens:
         print("no named tokens yet; add one with `uq token add NAME`", file=sys.stderr)
         return
-    rows = [("NAME", "ROLE", "GROUPS / ROUTES", "CREATED", "LAST USED", "REVOKED")]
+    rows = [("NAME", "ROLE", "GROUPS / ROUTES", "TIMERS", "CREATED", "LAST USED", "REVOKED")]
     rows += [
         (
             t.name,
             str(t.role),
             ",".join(t.groups or t.routes) or "-",
+            _timers(t),
             local_time(t.created_at),
             local_time(t.last_used_at),
             local_time(t.revoked_at),
         )
         for t in tokens
     ]
-    widths = [max(len(row[column]) for row in rows) for column in range(3)]
-    for name, token_role, grants, *times in rows:
-        head = f"{name:<{widths[0]}}  {token_role:<{widths[1]}}  {grants:<{widths[2]}}  "
+    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    for name, token_role, grants, timers, *times in rows:
+        head = (
+            f"{name:<{widths[0]}}  {token_role:<{widths[1]}}  {grants:<{widths[2]}}  "
+            f"{timers:<{widths[3]}}  "
+        )
         print(head + "  ".join(f"{time:<16}" for time in times).rstrip())
 
 
@@ -203,6 +227,28 @@ def _grants(token: TokenRecord) -> str:
     if token.routes:
         return f"{token.role} routed to {', '.join(token.routes)}"
     return str(token.role)
+
+
+def _timers(token: TokenRecord) -> str:
+    """An asker's timers in a few words: `deadline 1h, escalate 10m:@oncall, remind 5m`."""
+    from user_questions.host.rules import duration_text, escalation_text
+
+    parts = [f"escalate {escalation_text(step)}" for step in token.escalate]
+    if token.deadline is not None:
+        parts.insert(0, f"deadline {duration_text(token.deadline)}")
+    if token.remind is not None:
+        parts.append(f"remind {duration_text(token.remind)}")
+    return ", ".join(parts) or "-"
+
+
+def _steps(written: list[str] | None) -> list[Escalation] | None:
+    """Escalation steps given on the command line (`10m:@oncall`) (`BAD_REQUEST`, exit status
+    2, for one not written so)."""
+    if written is None:
+        return None
+    from user_questions.host.rules import parse_escalation
+
+    return [parse_escalation(text) for text in written]
 
 
 def _seconds(duration: str | None) -> int | None:

@@ -63,6 +63,7 @@ from user_questions.host.markdown import render_details
 from user_questions.host.rules import RULE_PREFIX, Match, Rules, rule_answer
 from user_questions.host.shown import ShownRecorder
 from user_questions.host.stores import (
+    Escalation,
     NewQuestion,
     QuestionStore,
     Settlement,
@@ -77,6 +78,7 @@ __all__ = [
     "MAX_CLIENT_BACKLOG",
     "MAX_PENDING",
     "RENDER_WORKERS",
+    "RoutedListener",
     "EventListener",
     "HostTask",
     "Hub",
@@ -103,6 +105,10 @@ Sees = Callable[[StoredQuestion], bool]
 `None` where one is expected: it sees every request."""
 Watcher = Callable[[StoredQuestion], None]
 """Called once, on the event loop, with the settled record of the request it watches."""
+RoutedListener = Callable[[StoredQuestion, tuple[str, ...]], None]
+"""Told, on the event loop, that this host has just routed a pending request to people again:
+the target an escalation step added, or its whole audience for a reminder (empty: everyone).
+Of the hosts sharing a store only the one whose step or reminder won tells."""
 EventListener = Callable[[StoredQuestion], None]
 """Told, on the event loop, of a request this host has just committed as new (pending) or as
 settled; it must not block (a notifier only enqueues)."""
@@ -119,6 +125,8 @@ class _Entry:
     watchers: list[Watcher] = field(default_factory=list)
     shown: bool = False
     """Whether its first-shown time is recorded (or being recorded)."""
+    routing_at: datetime | None = None
+    """When its next escalation step or reminder is timed for (in `Hub._routing`)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -169,9 +177,11 @@ class Hub(AsyncLifetime):
         self._shown = ShownRecorder(store)
         self._listeners: list[EventListener] = []
         self._rendering = anyio.CapacityLimiter(RENDER_WORKERS)
-        self._deadlines: list[tuple[datetime, str]] = []
-        """A heap of the pending requests' deadlines: (when, rpcId)."""
-        self._deadline_added = anyio.Event()
+        self._routed: list[RoutedListener] = []
+        self._deadlines = _Timetable("time out")
+        """When each pending request's deadline passes."""
+        self._routing = _Timetable("escalate or remind of")
+        """When each pending request's next escalation step or reminder is due."""
 
     def __repr__(self) -> str:
         return f"<Hub {len(self._entries)} pending>"
@@ -187,7 +197,8 @@ class Hub(AsyncLifetime):
         following = await stack.enter_async_context(anyio.create_task_group())
         following.start_soon(self._follow_store)
         following.start_soon(self._shown.run)
-        following.start_soon(self._time_out)
+        following.start_soon(self._deadlines.run, self._time_out)
+        following.start_soon(self._routing.run, self._route)
         stack.callback(following.cancel_scope.cancel)
         stack.callback(self._drop_pages)
         stack.callback(self.on_event(self.metrics.committed))
@@ -223,6 +234,12 @@ class Hub(AsyncLifetime):
         self._listeners.append(listener)
         return lambda: _discard(self._listeners, listener)
 
+    def on_routed(self, listener: RoutedListener) -> Disposer:
+        """Call `listener` when this host routes a pending request to people again (an
+        escalation step, a reminder: `RoutedListener`). Returns a remover."""
+        self._routed.append(listener)
+        return lambda: _discard(self._routed, listener)
+
     # -- askers -------------------------------------------------------------------------------
 
     async def submit(
@@ -237,6 +254,8 @@ class Hub(AsyncLifetime):
         audience: tuple[str, ...] = (),
         approval: Approval | None = None,
         deadline: float | None = None,
+        escalate: Sequence[Escalation] = (),
+        remind: int | None = None,
     ) -> tuple[StoredQuestion, Disposer]:
         """Store and show a request, or re-attach to the one with this rpcId; `asked_by` is the
         person whose token the asker presented, `origin` where the asker says it comes from and
@@ -246,6 +265,9 @@ class Hub(AsyncLifetime):
         by it (`via` `rule`, `by` `rule:<id>`) before any page or notifier hears of it.
         `deadline` (seconds, the asker token's) ends it as `timed-out` if still pending then,
         on whichever host sharing the store gets there first (the store's settle decides).
+        `escalate` (the asker token's steps) routes it to each step's target as well once it
+        has been pending that long, and `remind` (seconds) reminds its audience every so often
+        while it is pending; the store decides which host fires each.
 
         Returns the request as it is now and a function that stops `watcher`. When the request
         is pending, `watcher` is called once it settles; when it has already settled (answered
@@ -292,6 +314,8 @@ class Hub(AsyncLifetime):
                 approval,
                 None if deadline is None else now + timedelta(seconds=deadline),
                 None if decided is None else decided[1],
+                escalate=tuple(escalate),
+                remind=remind,
             )
             frame = requested_frame(asked)  # serialised once, kept if created
             _check_frame_size(frame)
@@ -444,16 +468,21 @@ class Hub(AsyncLifetime):
         if rpc_id in self._settled:
             return  # settled is final: a stale pending record never revives a request
         if record.pending:
-            if rpc_id not in self._entries:
+            known = self._entries.get(rpc_id)
+            if known is None:
                 entry = _Entry(record, frame or requested_frame(record))
                 self._entries[rpc_id] = entry
                 if record.deadline_at is not None:
-                    heapq.heappush(self._deadlines, (record.deadline_at, rpc_id))
-                    self._deadline_added.set()
+                    self._deadlines.add(record.deadline_at, rpc_id)
+                self._schedule_routing(entry)
                 entry.shown = record.shown_at is not None
                 if self._pages:
                     self._show((entry,))
                 self._broadcast(entry.frame, record)
+            elif _routing_moment(record) > _routing_moment(known.record):
+                before, known.record = known.record, record
+                self._schedule_routing(known)
+                self._broadcast(known.frame, record, seen=before)  # to its new audience only
             return
         self._settled[rpc_id] = record
         if len(self._settled) > _SETTLED_MEMORY:
@@ -497,9 +526,17 @@ class Hub(AsyncLifetime):
         for page in tuple(self._pages):
             page.close()
 
-    def _broadcast(self, frame: str, record: StoredQuestion) -> None:
+    def _broadcast(
+        self, frame: str, record: StoredQuestion, *, seen: StoredQuestion | None = None
+    ) -> None:
+        """Send `frame` to every page that sees `record`, except those that saw `seen` (the
+        record before an escalation widened its audience: they have the request already)."""
         for page in tuple(self._pages):
-            if page._sees is not None and not page._sees(record):
+            if page._sees is None and seen is not None:
+                continue  # an admin's page sees every request: it has this one
+            if page._sees is not None and (
+                not page._sees(record) or (seen is not None and page._sees(seen))
+            ):
                 continue
             try:
                 page._send.send_nowait(frame)
@@ -515,30 +552,49 @@ class Hub(AsyncLifetime):
         if record is not None:
             self._apply(record)
 
-    async def _time_out(self) -> None:
-        """End each pending request whose deadline has passed as `timed-out` (`via` `host`):
-        the deadlines are stored with the requests, so a restarted host (or any node) ends the
-        ones that passed while it was away at once; of several nodes, the store lets one win."""
-        while True:
-            now = datetime.now(UTC)
-            while self._deadlines and self._deadlines[0][0] <= now:
-                _, rpc_id = heapq.heappop(self._deadlines)
-                if rpc_id not in self._entries:
-                    continue
+    async def _time_out(self, rpc_id: str) -> None:
+        """End the request as `timed-out` (`via` `host`) if it is still pending: its deadline is
+        stored with it, so a restarted host (or any node) ends one that passed while it was
+        away at once; of several nodes, the store's settle lets one win."""
+        if rpc_id in self._entries:
+            await self.withdraw(rpc_id, via=Surface.HOST, reason="timed-out", note=_DEADLINE_NOTE)
+
+    def _schedule_routing(self, entry: _Entry) -> None:
+        at = _next_routing(entry.record)
+        if at is not None and at != entry.routing_at:
+            entry.routing_at = at
+            self._routing.add(at, entry.record.rpc_id)
+
+    async def _route(self, rpc_id: str) -> None:
+        """Fire the request's escalation step or reminder that is due, if this host wins it (the
+        store's conditional update decides), and tell the routed listeners; a host that lost
+        reads the request back, with what the winner wrote."""
+        entry = self._entries.get(rpc_id)
+        if entry is None:
+            return
+        record, now = entry.record, datetime.now(UTC)
+        step = _due_step(record, now)
+        if step is not None:
+            routed = await self.store.escalate(rpc_id, record.escalated)
+            whom: tuple[str, ...] = (step.to,)
+        elif record.remind is not None and _reminder_at(record, record.remind) <= now:
+            routed = await self.store.remind(rpc_id, record.reminded_at, now)
+            whom = () if routed is None else routed.audience
+        else:
+            return  # an earlier time, since moved on: the current one is in the timetable
+        entry.routing_at = None
+        if routed is None:
+            await self._refresh(rpc_id)
+        else:
+            logger.info("question %s routed again to %s", rpc_id, ", ".join(whom) or "everyone")
+            self._apply(routed)
+            for listener in tuple(self._routed):
                 try:
-                    await self.withdraw(
-                        rpc_id, via=Surface.HOST, reason="timed-out", note=_DEADLINE_NOTE
-                    )
-                except UserQuestionError as error:  # the store: try again shortly
-                    logger.warning("could not time out question %s: %s", rpc_id, error)
-                    heapq.heappush(self._deadlines, (now + timedelta(seconds=1), rpc_id))
-                    break
-            self._deadline_added = anyio.Event()
-            wait = math.inf
-            if self._deadlines:
-                wait = (self._deadlines[0][0] - datetime.now(UTC)).total_seconds()
-            with anyio.move_on_after(max(wait, 0.0)):
-                await self._deadline_added.wait()
+                    listener(routed, whom)
+                except Exception:
+                    logger.exception("a routed listener raised on question %s", rpc_id)
+        if rpc_id in self._entries:
+            self._schedule_routing(self._entries[rpc_id])
 
     async def _follow_store(self) -> None:
         """Apply what other hosts changed, as the store reports it.
@@ -636,6 +692,66 @@ def _settlement(
     return Settlement(Outcome.ANSWERED, answer, via, by, channel)
 
 
+class _Timetable:
+    """When to look at which pending request again: a heap of (when, rpcId), and a loop that
+    hands each to a function as its time comes (a store that fails: tried again shortly)."""
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+        self._heap: list[tuple[datetime, str]] = []
+        self._added = anyio.Event()
+
+    def add(self, at: datetime, rpc_id: str) -> None:
+        heapq.heappush(self._heap, (at, rpc_id))
+        self._added.set()
+
+    async def run(self, due: Callable[[str], Coroutine[Any, Any, None]]) -> None:
+        while True:
+            now = datetime.now(UTC)
+            while self._heap and self._heap[0][0] <= now:
+                _, rpc_id = heapq.heappop(self._heap)
+                try:
+                    await due(rpc_id)
+                except UserQuestionError as error:  # the store: try again shortly
+                    logger.warning("could not %s question %s: %s", self._what, rpc_id, error)
+                    self.add(now + timedelta(seconds=1), rpc_id)
+                    break
+            self._added = anyio.Event()
+            wait = math.inf
+            if self._heap:
+                wait = (self._heap[0][0] - datetime.now(UTC)).total_seconds()
+            with anyio.move_on_after(max(wait, 0.0)):
+                await self._added.wait()
+
+
+def _due_step(record: StoredQuestion, now: datetime) -> Escalation | None:
+    """The request's next escalation step if its time has come."""
+    if record.escalated >= len(record.escalate):
+        return None
+    step = record.escalate[record.escalated]
+    return step if record.asked_at + timedelta(seconds=step.after) <= now else None
+
+
+def _reminder_at(record: StoredQuestion, every: int) -> datetime:
+    return (record.reminded_at or record.asked_at) + timedelta(seconds=every)
+
+
+def _next_routing(record: StoredQuestion) -> datetime | None:
+    """When the request's next escalation step or reminder is due, if it has any."""
+    times = []
+    if record.escalated < len(record.escalate):
+        times.append(record.asked_at + timedelta(seconds=record.escalate[record.escalated].after))
+    if record.remind is not None:
+        times.append(_reminder_at(record, record.remind))
+    return min(times, default=None)
+
+
+def _routing_moment(record: StoredQuestion) -> tuple[int, datetime]:
+    """How far a pending record's routing has got (steps fired, last reminder): a record read
+    back replaces the cached one only when it is further on."""
+    return (record.escalated, record.reminded_at or record.asked_at)
+
+
 _DEADLINE_NOTE = "its asker's deadline passed"
 """The note of a request its deadline ended."""
 
@@ -647,6 +763,6 @@ def _not_pending(message: str) -> Receipt:
     return Receipt(accepted=False, reason="not-pending", message=message)
 
 
-def _discard(watchers: list[Watcher], watcher: Watcher) -> None:
+def _discard(watchers: list[Any], watcher: object) -> None:
     if watcher in watchers:
         watchers.remove(watcher)

@@ -46,7 +46,7 @@ from user_questions._lifetime import AsyncLifetime
 from user_questions.approvals import ALLOW
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, iso
-from user_questions.host.stores import Decision, Rule, RuleRecord, RuleStore
+from user_questions.host.stores import Decision, Escalation, Rule, RuleRecord, RuleStore
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 __all__ = [
@@ -59,7 +59,10 @@ __all__ = [
     "add_rule",
     "check_rule",
     "match",
+    "duration_text",
+    "escalation_text",
     "parse_duration",
+    "parse_escalation",
     "rule_answer",
     "rule_json",
     "rule_text",
@@ -103,6 +106,34 @@ def parse_duration(text: str) -> timedelta:
             ErrorCode.BAD_REQUEST,
         )
     return timedelta(seconds=int(found["count"]) * _UNITS[found["unit"]])
+
+
+def parse_escalation(text: str) -> Escalation:
+    """An escalation step written `AFTER:TARGET` (`10m:@oncall`, `1h:admin`); the target is a
+    person's name or `@group`, checked as a route is where it is kept (`people.check_grants`).
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST` for a step not written so.
+    """
+    after, colon, to = text.strip().partition(":")
+    if not colon or not to:
+        raise UserQuestionError(
+            f"invalid escalation step {text!r}: write AFTER:TARGET, such as 10m:@oncall or "
+            "1h:admin",
+            ErrorCode.BAD_REQUEST,
+        )
+    return Escalation(int(parse_duration(after).total_seconds()), to)
+
+
+def duration_text(seconds: int) -> str:
+    """`seconds` written as `parse_duration` reads them, in the largest whole unit (`10m`)."""
+    unit, size = next((u, n) for u, n in reversed(_UNITS.items()) if seconds % n == 0)
+    return f"{seconds // size}{unit}"
+
+
+def escalation_text(step: Escalation) -> str:
+    """`step` written as `parse_escalation` reads it (`10m:@oncall`)."""
+    return f"{duration_text(step.after)}:{step.to}"
 
 
 def check_rule(rule: Rule) -> Rule:

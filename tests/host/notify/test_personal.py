@@ -39,6 +39,8 @@ def client(tmp_path: Path, receiver: HttpReceiver) -> Iterator[TestClient]:
         "alice": {"groups": ["oncall"], "notify": [f"json://{receiver.netloc}/alice"]},
         "bob": {"notify": [f"json://{receiver.netloc}/bob"]},
         "pager": {"role": "asker", "routes": ["@oncall"]},
+        "escalating": {"role": "asker", "routes": ["bob"], "escalate": ["1s:@oncall"]},
+        "nagging": {"role": "asker", "routes": ["bob"], "remind": "1s"},
     }
     with TestClient(create_app(config)) as test_client:
         for name, grants in people.items():
@@ -96,3 +98,33 @@ def test_a_persons_answer_link_answers_as_them_while_their_token_may(
     assert client.post("/" + link).status_code == 410  # no longer hers to answer
     pending = client.get("/api/pending", headers=AUTH).json()["pending"]
     assert [frame["rpcId"] for frame in pending] == ["second"]
+
+
+def test_an_escalation_step_tells_its_target_who_may_then_answer_it(
+    client: TestClient, receiver: HttpReceiver
+) -> None:
+    alices = {"Authorization": f"Bearer {TOKENS['alice']}"}
+    ask_as(client, "escalating", "stuck")  # routed to bob; after 1 s to @oncall (alice) too
+    (for_bob,) = posts_to(receiver, "/bob", 1)
+    assert "stuck" in for_bob["message"]
+    assert client.get("/api/pending", headers=alices).json()["pending"] == []
+    assert not [post for post in receiver.posts.items if post.path == "/alice"]
+    (for_alice,) = posts_to(receiver, "/alice", 1)  # told when the step fired
+    assert "stuck" in for_alice["message"]
+    pending = client.get("/api/pending", headers=alices).json()["pending"]
+    assert [frame["rpcId"] for frame in pending] == ["stuck"]
+    link, _ = LINK.findall(for_alice["message"])
+    assert client.post("/" + link).status_code == 200  # hers to answer now
+    entry = client.get("/api/history", headers=AUTH).json()["items"][0]
+    assert (entry["rpcId"], entry["by"], entry["via"]) == ("stuck", "alice", "link")
+    assert len([post for post in receiver.posts.items if post.path == "/bob"]) == 1
+
+
+def test_a_reminder_tells_the_people_it_is_routed_to_again(
+    client: TestClient, receiver: HttpReceiver
+) -> None:
+    ask_as(client, "nagging", "waiting")
+    first, again = posts_to(receiver, "/bob", 2)  # asked, then a second later reminded
+    assert "waiting" in first["message"]
+    assert "waiting" in again["message"]
+    assert not [post for post in receiver.posts.items if post.path == "/alice"]

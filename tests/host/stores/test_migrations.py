@@ -273,8 +273,12 @@ async def test_a_version_5_sqlite_file_gains_roles_and_audiences_and_loses_nothi
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         after = sqlite_rows(connection)
-    kept_with_defaults(before["tokens"], after["tokens"], ("person", "[]", "[]", "[]", None))
-    kept_with_defaults(before["questions"], after["questions"], ("[]", None, None))
+    kept_with_defaults(
+        before["tokens"], after["tokens"], ("person", "[]", "[]", "[]", None, "[]", None)
+    )
+    kept_with_defaults(
+        before["questions"], after["questions"], ("[]", None, None, "[]", 0, None, None)
+    )
 
 
 def sqlite_rows(connection: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
@@ -310,8 +314,8 @@ async def test_a_version_5_postgres_database_gains_roles_and_audiences_and_loses
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
         assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
         after = await postgres_rows(connection)
-    kept_with_defaults(before["tokens"], after["tokens"], ("person", [], [], [], None))
-    kept_with_defaults(before["questions"], after["questions"], ([], None, None))
+    kept_with_defaults(before["tokens"], after["tokens"], ("person", [], [], [], None, [], None))
+    kept_with_defaults(before["questions"], after["questions"], ([], None, None, [], 0, None, None))
 
 
 async def postgres_rows(connection: psycopg.AsyncConnection[Any]) -> dict[str, list[Any]]:
@@ -373,9 +377,9 @@ async def test_a_version_6_sqlite_file_gains_approvals_and_rules_and_loses_nothi
     async with open_store(path) as store:
         await version_6_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
         after = sqlite_rows(connection)["questions"]
-    kept_with_defaults(before, after, (None, None))
+    kept_with_defaults(before, after, (None, None, "[]", 0, None, None))
 
 
 async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses_nothing(
@@ -399,9 +403,9 @@ async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses
         await version_6_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(7,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(8,)]
         after = (await postgres_rows(connection))["questions"]
-    kept_with_defaults(before, after, (None, None))
+    kept_with_defaults(before, after, (None, None, [], 0, None, None))
 
 
 async def version_6_migrated_as_expected(store: Store) -> None:

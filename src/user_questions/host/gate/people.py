@@ -36,7 +36,8 @@ from user_questions._lifetime import AsyncLifetime
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import iso
 from user_questions.host.gate.security import Identity
-from user_questions.host.stores import Role, SettingStore, TokenRecord, TokenStore
+from user_questions.host.rules import escalation_text
+from user_questions.host.stores import Escalation, Role, SettingStore, TokenRecord, TokenStore
 
 __all__ = [
     "NAME_PATTERN",
@@ -191,6 +192,8 @@ async def add_person(
     routes: Sequence[str] = (),
     notify: Sequence[str] = (),
     deadline: int | None = None,
+    escalate: Sequence[Escalation] = (),
+    remind: int | None = None,
 ) -> str:
     """Make a new token called `name` with `role` and return it: the only time it is ever seen
     in clear. (A person's `notify` URLs are checked by the caller, who knows the notifiers.)
@@ -200,6 +203,7 @@ async def add_person(
             have; `TOKEN_EXISTS` when an active token has the name already.
     """
     check_grants(role, groups, routes, notify)
+    _check_timers(role, deadline, escalate, remind)
     token = new_token()
     record = TokenRecord(
         check_name(name),
@@ -209,7 +213,9 @@ async def add_person(
         groups=tuple(groups),
         routes=tuple(routes),
         notify=tuple(notify),
-        deadline=_asker_deadline(role, deadline),
+        deadline=deadline,
+        escalate=_in_order(escalate),
+        remind=remind,
     )
     await store.add_token(record)
     return token
@@ -224,8 +230,11 @@ async def change_person(
     routes: Sequence[str] | None = None,
     notify: Sequence[str] | None = None,
     deadline: int | None = None,
+    escalate: Sequence[Escalation] | None = None,
+    remind: int | None = None,
 ) -> TokenRecord:
-    """Change what the token called `name` may do (`deadline`: seconds, an asker's only);
+    """Change what the token called `name` may do (`deadline`, `escalate` and `remind`: an
+    asker's only, seconds; each given replaces the one it has);
     every running host applies it at once (its open sockets are closed, and reconnect with the
     new permissions).
 
@@ -245,13 +254,16 @@ async def change_person(
     routes = kept_routes if routes is None else tuple(routes)
     notify = kept_notify if notify is None else tuple(notify)
     check_grants(role, groups, routes, notify)
+    _check_timers(role, deadline, escalate or (), remind)
     changed = await store.change_token(
         name,
         role=role,
         groups=groups,
         routes=routes,
         notify=notify,
-        deadline=_asker_deadline(role, deadline),
+        deadline=deadline,
+        escalate=None if escalate is None else _in_order(escalate),
+        remind=remind,
     )
     if changed is None:  # revoked meanwhile
         raise _no_token(name)
@@ -282,6 +294,10 @@ def token_json(token: TokenRecord) -> dict[str, object]:
         shown["notify"] = [url.partition("://")[0] for url in token.notify]
     if token.deadline is not None:
         shown["deadline"] = token.deadline
+    if token.escalate:
+        shown["escalate"] = [escalation_text(step) for step in token.escalate]
+    if token.remind is not None:
+        shown["remind"] = token.remind
     times = {
         "createdAt": token.created_at,
         "lastUsedAt": token.last_used_at,
@@ -290,18 +306,36 @@ def token_json(token: TokenRecord) -> dict[str, object]:
     return shown | {key: iso(at) for key, at in times.items() if at is not None}
 
 
-def _asker_deadline(role: Role, deadline: int | None) -> int | None:
-    """`deadline` if `role` may have one (an asker's requests time out; a person's do not).
+def _check_timers(
+    role: Role, deadline: int | None, escalate: Sequence[Escalation], remind: int | None
+) -> None:
+    """Refuse a deadline, escalation steps or reminders for a role that asks nothing timed (a
+    person's or an admin's), and an escalation target that is not a name or `@group`.
 
     Raises:
-        UserQuestionError: `BAD_REQUEST` for a deadline of a person or an admin.
+        UserQuestionError: `BAD_REQUEST` saying which.
     """
-    if deadline is not None and role is not Role.ASKER:
+    given = [
+        what
+        for what, value in (
+            ("a deadline", deadline),
+            ("escalation", escalate),
+            ("a reminder period", remind),
+        )
+        if value
+    ]
+    if given and role is not Role.ASKER:
         raise UserQuestionError(
-            f"a deadline is an asker's (its requests time out), not a {role}'s",
+            f"{given[0]} is an asker's (its requests are timed), not a {role}'s",
             ErrorCode.BAD_REQUEST,
         )
-    return deadline
+    for step in escalate:
+        _check_part("escalation target", step.to.removeprefix("@"))
+
+
+def _in_order(steps: Sequence[Escalation]) -> tuple[Escalation, ...]:
+    """Escalation steps in the order they fire (each fires after the one before)."""
+    return tuple(sorted(steps, key=lambda step: step.after))
 
 
 def _no_token(name: str) -> UserQuestionError:
@@ -427,6 +461,8 @@ class People(AsyncLifetime):
                 token.groups,
                 token.routes,
                 token.deadline,
+                token.escalate,
+                token.remind,
             )
             for token in tokens
             if token.active

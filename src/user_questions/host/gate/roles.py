@@ -13,8 +13,9 @@ socket is checked against that role before anything else (`SecurityMiddleware` a
   makes and revokes rules (`host/rules.py`).
 - `admin`: everything: every request (recorded as answered by them), tokens and routes.
 
-A request's audience is fixed when it is asked: the asking token's routes when it is an asker's
-(people by name, groups as `@group`), else everyone. A person sees a request whose audience is
+A request's audience is set when it is asked: the asking token's routes when it is an asker's
+(people by name, groups as `@group`), else everyone; its asker token's escalation steps widen it
+while it is pending (`Hub`). A person sees a request whose audience is
 empty, names them, or names one of their groups; an asker sees only the requests it asked. A
 request one may not see is refused as if it did not exist, so no refusal tells whether it does.
 """

@@ -47,7 +47,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from user_questions.errors import ErrorCode
-from user_questions.host.stores import Role
+from user_questions.host.stores import Escalation, Role
 
 __all__ = [
     "CAPABILITY_PREFIXES",
@@ -128,6 +128,10 @@ class Identity:
     """An asker's routes: whose inbox its questions go to; empty: everyone's."""
     deadline: int | None = None
     """An asker's: seconds after which its requests still pending end as `timed-out`."""
+    escalate: tuple[Escalation, ...] = ()
+    """An asker's: whom its requests still pending are routed to as well, and when."""
+    remind: int | None = None
+    """An asker's: seconds between reminders of its requests while they are pending."""
 
 
 Authorize = Callable[[Identity, str, str], str | None]

@@ -5,11 +5,14 @@ host-wide `--notify`: only the requests she may see (`roles.sees`), with answer 
 answer as her (recorded as answered by her via `link`). The people and their URLs come from the
 tokens, which change while the host runs: a notifier is started for each URL that appears and
 closed for each that goes, and every event is checked against what its person may see now.
+A request still pending is told again to whom the hub routes it again: an escalation step's
+target, or (a reminder) everyone it is routed to.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 
 import anyio
@@ -41,11 +44,14 @@ def personal_notifying(
     async def run(hub: Hub) -> None:
         running: dict[Key, tuple[AppriseNotifier, anyio.CancelScope]] = {}
 
-        def fan_out(record: StoredQuestion) -> None:
+        def fan_out(record: StoredQuestion, whom: tuple[str, ...] | None = None) -> None:
+            """Tell each person who sees `record` of it; routed again (`Hub.on_routed`), only
+            those `whom` it was routed to (`()`: everyone who sees it)."""
+            told = record if whom is None else dataclasses.replace(record, audience=whom)
             event = None
             for (name, _), (notifier, _) in running.items():
                 identity = people.named(name)
-                if identity is not None and sees(identity, record):
+                if identity is not None and sees(identity, told) and sees(identity, record):
                     event = event or event_of(record)
                     notifier.notify(event)
 
@@ -80,6 +86,7 @@ def personal_notifying(
             with contextlib.ExitStack() as stack:
                 stack.callback(people.on_change(follow))
                 stack.callback(hub.on_event(fan_out))
+                stack.callback(hub.on_routed(fan_out))
                 await anyio.sleep_forever()
 
     return run

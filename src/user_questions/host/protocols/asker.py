@@ -116,6 +116,8 @@ class AskerConnection(HostConnection):
             audience=audience_of(self.identity),
             approval=frame.approval,
             deadline=None if self.identity is None else self.identity.deadline,
+            escalate=() if self.identity is None else self.identity.escalate,
+            remind=None if self.identity is None else self.identity.remind,
         )
         if not record.pending:
             return settled_reply(record)

@@ -2,7 +2,7 @@
 
     GET    /api/tokens          every named token (never a token itself)
     POST   /api/tokens          make one: {"name", "role"?, "groups"?, "routes"?, "notify"?,
-                                "deadline"?};
+                                "deadline"?, "escalate"?, "remind"?};
                                 201 with the token, shown this once, and the page's URL with it
     PATCH  /api/tokens/<name>   change its role, groups, routes or notification URLs
     DELETE /api/tokens/<name>   revoke it
@@ -27,8 +27,8 @@ from user_questions.host.gate.people import (
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.notify.apprise import check_apprise_url
 from user_questions.host.protocols.decoding import load, validate
-from user_questions.host.rules import parse_duration
-from user_questions.host.stores import Role, Store
+from user_questions.host.rules import parse_duration, parse_escalation
+from user_questions.host.stores import Escalation, Role, Store
 from user_questions.types import WireModel
 
 __all__ = ["TokenChange", "add_token", "change_token", "list_tokens", "revoke_token"]
@@ -46,11 +46,26 @@ class TokenChange(WireModel):
     deadline: StrictStr | None = Field(default=None, max_length=16)
     """An asker's deadline, written `30s`, `10m`, `2h` or `7d`."""
 
+    escalate: list[StrictStr] | None = Field(default=None, max_length=16)
+    """An asker's escalation steps, each written `AFTER:TARGET` (`10m:@oncall`)."""
+    remind: StrictStr | None = Field(default=None, max_length=16)
+    """An asker's reminder period, written as `deadline` is."""
+
     def deadline_seconds(self) -> int | None:
         """`deadline` in seconds (`BAD_REQUEST` for one not written so)."""
-        if self.deadline is None:
-            return None
-        return int(parse_duration(self.deadline).total_seconds())
+        return _seconds(self.deadline)
+
+    def remind_seconds(self) -> int | None:
+        """`remind` in seconds (`BAD_REQUEST` for one not written so)."""
+        return _seconds(self.remind)
+
+    def steps(self) -> list[Escalation] | None:
+        """`escalate` read (`BAD_REQUEST` for a step not written so)."""
+        return None if self.escalate is None else [parse_escalation(s) for s in self.escalate]
+
+
+def _seconds(duration: str | None) -> int | None:
+    return None if duration is None else int(parse_duration(duration).total_seconds())
 
 
 class NewToken(TokenChange):
@@ -80,6 +95,8 @@ async def add_token(request: Request) -> Response:
         routes=asked.routes or (),
         notify=asked.notify or (),
         deadline=asked.deadline_seconds(),
+        escalate=asked.steps() or (),
+        remind=asked.remind_seconds(),
     )
     await _seen(request)
     made = next(t for t in await store.tokens() if t.name == asked.name and t.active)
@@ -100,6 +117,8 @@ async def change_token(request: Request) -> Response:
         routes=change.routes,
         notify=change.notify,
         deadline=change.deadline_seconds(),
+        escalate=change.steps(),
+        remind=change.remind_seconds(),
     )
     await _seen(request)
     return JSONResponse(token_json(changed), headers=_NOT_CACHED)

@@ -24,7 +24,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -154,6 +154,18 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
         last_used_at timestamptz,
         revoked_at timestamptz
     );
+    """,
+    # Version 8: escalation and reminders. An asker token's escalation steps ([after, to]) and
+    # reminder period (seconds); each request's copy of them, how many steps fired (their
+    # targets joined its audience) and when its audience was last reminded.
+    f"""
+    ALTER TABLE {SCHEMA}.tokens
+        ADD COLUMN escalate jsonb NOT NULL DEFAULT '[]', ADD COLUMN remind integer;
+    ALTER TABLE {SCHEMA}.questions
+        ADD COLUMN escalate jsonb NOT NULL DEFAULT '[]',
+        ADD COLUMN escalated integer NOT NULL DEFAULT 0,
+        ADD COLUMN remind integer,
+        ADD COLUMN reminded_at timestamptz;
     """,
 )
 

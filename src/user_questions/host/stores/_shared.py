@@ -25,6 +25,7 @@ from user_questions.host.markdown import RENDER_BUDGET, rendered_details
 from user_questions.host.stores.records import (
     QUESTIONS,
     Decision,
+    Escalation,
     HistoryQuery,
     Role,
     Rule,
@@ -57,6 +58,8 @@ __all__ = [
     "rendered_json",
     "search_text",
     "settled_fields",
+    "escalations",
+    "escalations_json",
     "stored_question",
     "stored_questions",
     "token_fields",
@@ -83,6 +86,10 @@ COLUMNS = (
     "audience",
     "approval",
     "deadline_at",
+    "escalate",
+    "escalated",
+    "remind",
+    "reminded_at",
 )
 """The columns of a `questions` row that make a `StoredQuestion`, in `stored_question`'s order
 (a backend may cast them, as PostgreSQL casts its JSON to text)."""
@@ -114,6 +121,8 @@ TOKEN_COLUMNS = (
     "routes",
     "notify",
     "deadline",
+    "escalate",
+    "remind",
 )
 """The columns of a `tokens` row that make a `TokenRecord`, in `token_record`'s order (cast as
 `COLUMNS` may be)."""
@@ -149,6 +158,20 @@ def names_json(items: Sequence[str]) -> str:
     if not items:
         return "[]"  # most requests are routed to everyone: no encoding on the hot path
     return json.dumps(list(items), ensure_ascii=False)
+
+
+def escalations_json(steps: Sequence[Escalation]) -> str:
+    """Escalation steps as both backends store them: a JSON array of `[after, to]`."""
+    if not steps:
+        return "[]"
+    return json.dumps([[step.after, step.to] for step in steps], ensure_ascii=False)
+
+
+def escalations(text: str) -> tuple[Escalation, ...]:
+    """Stored escalation steps (`escalations_json`) as records."""
+    if text == "[]":
+        return ()
+    return tuple(Escalation(int(after), str(to)) for after, to in json.loads(text))
 
 
 def names(text: str) -> tuple[str, ...]:
@@ -297,7 +320,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     PostgreSQL, ISO text on SQLite) as UTC datetimes."""
     rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
     asked_by, shown_at, settled_by, origin, channel, rendered, audience, approval = row[8:16]
-    deadline_at = row[16]
+    deadline_at, escalate, escalated, remind, reminded_at = row[16:21]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
     items = tuple(QUESTIONS.validate_json(questions))
@@ -325,6 +348,10 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         audience=names(audience),
         approval=None if approval is None else Approval.model_validate_json(approval),
         deadline_at=moment(deadline_at),
+        escalate=escalations(escalate),
+        escalated=int(escalated),
+        remind=None if remind is None else int(remind),
+        reminded_at=moment(reminded_at),
         questions_json=questions,
     )
 
@@ -347,7 +374,7 @@ def _listed(items: Sequence[str] | None) -> str | None:
 def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> TokenRecord:
     """A row of `TOKEN_COLUMNS` as a record; `moment` as for `stored_question`."""
     name, token_hash, created_at, last_used_at, revoked_at, role, groups, routes, notify = row[:9]
-    deadline = row[9]
+    deadline, escalate, remind = row[9:12]
     created = moment(created_at)
     assert created is not None  # created_at is NOT NULL in both schemas
     return TokenRecord(
@@ -361,6 +388,8 @@ def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -
         routes=names(routes),
         notify=names(notify),
         deadline=None if deadline is None else int(deadline),
+        escalate=escalations(escalate),
+        remind=None if remind is None else int(remind),
     )
 
 

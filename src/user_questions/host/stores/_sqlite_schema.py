@@ -16,7 +16,7 @@ from user_questions.host.stores._shared import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -112,6 +112,17 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
         last_used_at TEXT,
         revoked_at TEXT
     );
+    """,
+    # Version 8: escalation and reminders. An asker token's escalation steps ([after, to]) and
+    # reminder period (seconds); each request's copy of them, how many steps fired (their
+    # targets joined its audience) and when its audience was last reminded.
+    """
+    ALTER TABLE tokens ADD COLUMN escalate TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE tokens ADD COLUMN remind INTEGER;
+    ALTER TABLE questions ADD COLUMN escalate TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE questions ADD COLUMN escalated INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE questions ADD COLUMN remind INTEGER;
+    ALTER TABLE questions ADD COLUMN reminded_at TEXT;
     """,
 )
 

@@ -51,6 +51,7 @@ from user_questions.host.stores._shared import (
     ChangeListeners,
     answer_text,
     encode_cursor,
+    escalations_json,
     history_filter,
     names_json,
     origin_json,
@@ -65,6 +66,7 @@ from user_questions.host.stores._shared import (
 )
 from user_questions.host.stores.records import (
     ChangeListener,
+    Escalation,
     HistoryPage,
     HistoryQuery,
     NewQuestion,
@@ -103,6 +105,7 @@ _JSON_COLUMNS = frozenset(
         "groups",
         "routes",
         "notify",
+        "escalate",
     }
 )
 
@@ -119,10 +122,10 @@ _SUBMIT = f"""
     WITH created AS (
         INSERT INTO {SCHEMA}.questions
             (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search,
-             rendered, audience, approval, deadline_at, state, answer, settled_via, settled_by,
-             settled_at)
+             rendered, audience, approval, deadline_at, escalate, remind, state, answer,
+             settled_via, settled_by, settled_at)
         VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s,
-                %s, %s::jsonb, %s, %s, %s)
+                %s::jsonb, %s, %s, %s::jsonb, %s, %s, %s)
         ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )
     SELECT {_COLUMNS}, {_NOTIFY} FROM created
@@ -142,6 +145,24 @@ _SETTLE_ROW = _SETTLE.format(schema=SCHEMA, columns=_COLUMNS, notify=_NOTIFY)
 """Settles a request and reads back its whole row."""
 _SETTLE_TIMES = _SETTLE.format(schema=SCHEMA, columns="settled_at, shown_at", notify=_NOTIFY)
 """Settles a request whose pending record the caller holds: only the times are read back."""
+_ESCALATE = f"""
+    WITH escalated AS (
+        UPDATE {SCHEMA}.questions
+        SET escalated = escalated + 1,
+            audience = CASE WHEN audience = '[]'::jsonb OR audience ? (escalate -> escalated ->> 1)
+                THEN audience ELSE audience || jsonb_build_array(escalate -> escalated ->> 1) END
+        WHERE rpc_id = %s AND state = 'pending' AND escalated = %s
+            AND jsonb_array_length(escalate) > escalated
+        RETURNING *
+    )
+    SELECT {_COLUMNS}, {_NOTIFY} FROM escalated
+"""
+"""Fires a request's next escalation step, if it is still the one the caller names."""
+_REMIND = f"""
+    UPDATE {SCHEMA}.questions SET reminded_at = %s
+    WHERE rpc_id = %s AND state = 'pending' AND reminded_at IS NOT DISTINCT FROM %s
+    RETURNING {_COLUMNS}
+"""
 _SHARES = "audience ?| ARRAY(SELECT jsonb_array_elements_text(%s::jsonb))"
 """A request's audience shares a name with the JSON array bound (`history_filter`)."""
 _TOKEN_COLUMNS = _selected(TOKEN_COLUMNS)
@@ -149,12 +170,14 @@ _TOKENS_NOTIFY = f"pg_notify('{TOKENS_CHANNEL}', name)"
 _ADD_TOKEN = f"""
     WITH added AS (
         INSERT INTO {SCHEMA}.tokens
-            (name, token_hash, created_at, role, groups, routes, notify, deadline)
-        VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s)
+            (name, token_hash, created_at, role, groups, routes, notify, deadline, escalate,
+             remind)
+        VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s, %s::jsonb, %s)
         ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash,
             created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL,
             role = excluded.role, groups = excluded.groups, routes = excluded.routes,
-            notify = excluded.notify, deadline = excluded.deadline
+            notify = excluded.notify, deadline = excluded.deadline,
+            escalate = excluded.escalate, remind = excluded.remind
         WHERE {SCHEMA}.tokens.revoked_at IS NOT NULL
         RETURNING name
     )
@@ -171,7 +194,8 @@ _CHANGE_TOKEN = f"""
     WITH changed AS (
         UPDATE {SCHEMA}.tokens SET role = coalesce(%s, role),
             groups = coalesce(%s::jsonb, groups), routes = coalesce(%s::jsonb, routes),
-            notify = coalesce(%s::jsonb, notify), deadline = coalesce(%s, deadline)
+            notify = coalesce(%s::jsonb, notify), deadline = coalesce(%s, deadline),
+            escalate = coalesce(%s::jsonb, escalate), remind = coalesce(%s, remind)
         WHERE name = %s AND revoked_at IS NULL RETURNING *
     )
     SELECT {_TOKEN_COLUMNS}, {_TOKENS_NOTIFY} FROM changed
@@ -287,6 +311,8 @@ class PostgresStore(AsyncLifetime):
             names_json(question.audience),
             origin_json(question.approval),
             question.deadline_at,
+            escalations_json(question.escalate),
+            question.remind,
             *settled_fields(question.settlement),
             None if question.settlement is None else question.asked_at,
         )
@@ -330,6 +356,21 @@ class PostgresStore(AsyncLifetime):
             settled_at = _utc(row[0])
             assert settled_at is not None  # set by the update itself
             return settled_record(pending, settlement, settled_at, _utc(row[1]))
+
+        return await self._pool.run(update)
+
+    async def escalate(self, rpc_id: str, step: int) -> StoredQuestion | None:
+        return await self._one(_ESCALATE, (rpc_id, step))
+
+    async def remind(
+        self, rpc_id: str, previous: datetime | None, at: datetime
+    ) -> StoredQuestion | None:
+        return await self._one(_REMIND, (at, rpc_id, previous))
+
+    async def _one(self, sql: str, parameters: Sequence[object]) -> StoredQuestion | None:
+        async def update(connection: PgConnection) -> StoredQuestion | None:
+            found = await _records(connection, sql, parameters)
+            return found[0] if found else None
 
         return await self._pool.run(update)
 
@@ -415,7 +456,15 @@ class PostgresStore(AsyncLifetime):
             fields = token_fields(token.role, token.groups, token.routes, token.notify)
             cursor = await connection.execute(
                 _ADD_TOKEN,
-                (token.name, token.token_hash, token.created_at, *fields, token.deadline),
+                (
+                    token.name,
+                    token.token_hash,
+                    token.created_at,
+                    *fields,
+                    token.deadline,
+                    escalations_json(token.escalate),
+                    token.remind,
+                ),
             )
             return await cursor.fetchone() is not None
 
@@ -439,9 +488,13 @@ class PostgresStore(AsyncLifetime):
         routes: Sequence[str] | None = None,
         notify: Sequence[str] | None = None,
         deadline: int | None = None,
+        escalate: Sequence[Escalation] | None = None,
+        remind: int | None = None,
     ) -> TokenRecord | None:
+        steps = None if escalate is None else escalations_json(escalate)
         return await self._update_token(
-            _CHANGE_TOKEN, (*token_fields(role, groups, routes, notify), deadline, name)
+            _CHANGE_TOKEN,
+            (*token_fields(role, groups, routes, notify), deadline, steps, remind, name),
         )
 
     async def _update_token(self, sql: str, parameters: Sequence[object]) -> TokenRecord | None:

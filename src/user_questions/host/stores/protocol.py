@@ -21,6 +21,7 @@ from typing import Protocol, Self
 
 from user_questions.host.stores.records import (
     ChangeListener,
+    Escalation,
     HistoryPage,
     HistoryQuery,
     NewQuestion,
@@ -67,6 +68,21 @@ class QuestionStore(Protocol):
         `pending` is the request's record as the caller holds it (the hub's cache): the settled
         record is then made from it (`settled_record`) rather than read back from the row.
         """
+        ...
+
+    async def escalate(self, rpc_id: str, step: int) -> StoredQuestion | None:
+        """Fire escalation step `step` (counted from 0) of the pending request: its target
+        joins the audience (an audience of everyone stays so), in one conditional update on
+        the steps fired so far, so of several hosts exactly one fires it. The request as it is
+        now when this call fired it (other hosts hear of it as of any change), else `None`."""
+        ...
+
+    async def remind(
+        self, rpc_id: str, previous: datetime | None, at: datetime
+    ) -> StoredQuestion | None:
+        """Record that the pending request's audience is reminded of it `at`, if its last
+        reminder is still `previous` (a conditional update: one host reminds); the request as
+        it is now when this call won, else `None`."""
         ...
 
     async def get(self, rpc_id: str) -> StoredQuestion | None:
@@ -132,6 +148,8 @@ class TokenStore(Protocol):
         routes: Sequence[str] | None = None,
         notify: Sequence[str] | None = None,
         deadline: int | None = None,
+        escalate: Sequence[Escalation] | None = None,
+        remind: int | None = None,
     ) -> TokenRecord | None:
         """Change what the active token called `name` may do (each field given replaces the
         stored one; `deadline` in seconds); the changed record, `None` if there is no such

@@ -27,6 +27,7 @@ __all__ = [
     "QUESTIONS",
     "ChangeListener",
     "Decision",
+    "Escalation",
     "HistoryPage",
     "HistoryQuery",
     "NewQuestion",
@@ -63,6 +64,15 @@ RulesListener = Callable[[], None]
 
 
 @dataclass(frozen=True, slots=True)
+class Escalation:
+    """One step of an asker token's `--escalate AFTER:TARGET`: a request it asked that is still
+    pending `after` seconds after its asking is routed to `to` as well (a name or `@group`)."""
+
+    after: int
+    to: str
+
+
+@dataclass(frozen=True, slots=True)
 class NewQuestion:
     """A request as an asker submits it."""
 
@@ -83,7 +93,8 @@ class NewQuestion:
     before the request is stored, and kept with it."""
     audience: tuple[str, ...] = ()
     """Whose inbox it goes to, as its asker's token routed it: people by name, groups as
-    `@group`; empty: every person and admin. Fixed when it is asked."""
+    `@group`; empty: every person and admin. Set when it is asked; only its escalation
+    steps widen it later (`StoredQuestion.escalated`)."""
     approval: Approval | None = None
     """What it approves, when it is an approval card (a rule may settle it)."""
     deadline_at: datetime | None = None
@@ -91,6 +102,10 @@ class NewQuestion:
     settlement: Settlement | None = None
     """How it is settled as it is stored, when a rule decided it (`host/rules.py`): never
     pending, so no host, page or notifier ever sees it as such."""
+    escalate: tuple[Escalation, ...] = ()
+    """Whom it is routed to as well while still pending, and when (its asker token's)."""
+    remind: int | None = None
+    """Seconds between the reminders its audience gets while it is pending (its asker token's)."""
     questions_json: str = field(init=False, repr=False, compare=False)
     """`questions` as JSON text (`QUESTIONS`), made once here: the store writes it, and the
     pages' `question/requested` frame embeds it as it is."""
@@ -156,6 +171,14 @@ class StoredQuestion:
     """What it approves, when it is an approval card (`NewQuestion.approval`)."""
     deadline_at: datetime | None = None
     """When it times out if still pending (`NewQuestion.deadline_at`)."""
+    escalate: tuple[Escalation, ...] = ()
+    """Its escalation steps (`NewQuestion.escalate`), of which the first `escalated` fired."""
+    escalated: int = 0
+    """How many of `escalate` have fired: their targets are in `audience` now."""
+    remind: int | None = None
+    """Seconds between its reminders (`NewQuestion.remind`)."""
+    reminded_at: datetime | None = None
+    """When its audience was last reminded of it; `None`: never yet."""
     questions_json: str | None = field(default=None, repr=False, compare=False)
     """`questions` as JSON text, as the store holds them, when the record was read from the
     store or just written to it; the pages' frame embeds it rather than serialise the questions
@@ -197,6 +220,8 @@ def pending_record(question: NewQuestion) -> StoredQuestion:
         audience=question.audience,
         approval=question.approval,
         deadline_at=question.deadline_at,
+        escalate=question.escalate,
+        remind=question.remind,
         questions_json=question.questions_json,
     )
 
@@ -242,6 +267,10 @@ def settled_record(
         audience=pending.audience,
         approval=pending.approval,
         deadline_at=pending.deadline_at,
+        escalate=pending.escalate,
+        escalated=pending.escalated,
+        remind=pending.remind,
+        reminded_at=pending.reminded_at,
         questions_json=pending.questions_json,
     )
 
@@ -278,6 +307,10 @@ class TokenRecord:
     """A person's own notification URLs (apprise), beside the host-wide `--notify`."""
     deadline: int | None = None
     """An asker's: seconds after which a request it asked, still pending, ends as `timed-out`."""
+    escalate: tuple[Escalation, ...] = ()
+    """An asker's: whom a request it asked, still pending, is routed to as well, and when."""
+    remind: int | None = None
+    """An asker's: seconds between reminders of a request it asked, while it is pending."""
 
     @property
     def active(self) -> bool:

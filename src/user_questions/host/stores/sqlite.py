@@ -68,6 +68,7 @@ from user_questions.host.stores._shared import (
     ChangeListeners,
     answer_text,
     encode_cursor,
+    escalations_json,
     history_filter,
     names_json,
     origin_json,
@@ -87,6 +88,7 @@ from user_questions.host.stores._sqlite_worker import Worker
 from user_questions.host.stores.records import (
     FAULT_CODES,
     ChangeListener,
+    Escalation,
     HistoryPage,
     HistoryQuery,
     NewQuestion,
@@ -151,6 +153,21 @@ _SHARES = (
 """A request's audience shares a name with the JSON array bound (`history_filter`)."""
 
 T = TypeVar("T")
+
+
+_NEXT_TARGET = "json_extract(escalate, '$[' || escalated || '][1]')"
+_ESCALATE = (
+    "UPDATE questions SET escalated = escalated + 1, audience = CASE WHEN audience = '[]' "
+    f"OR EXISTS (SELECT 1 FROM json_each(audience) WHERE value = {_NEXT_TARGET}) "
+    f"THEN audience ELSE json_insert(audience, '$[#]', {_NEXT_TARGET}) END "
+    "WHERE rpc_id = ? AND state = 'pending' AND escalated = ? "
+    f"AND json_array_length(escalate) > escalated RETURNING {_COLUMNS}"
+)
+"""Fires a request's next escalation step, if it is still the one the caller names."""
+_REMIND = (
+    "UPDATE questions SET reminded_at = ? WHERE rpc_id = ? AND state = 'pending' "
+    f"AND reminded_at IS ? RETURNING {_COLUMNS}"
+)
 
 
 class SQLiteStore(AsyncLifetime):
@@ -244,6 +261,8 @@ class SQLiteStore(AsyncLifetime):
             names_json(question.audience),
             origin_json(question.approval),
             None if question.deadline_at is None else _iso(question.deadline_at),
+            escalations_json(question.escalate),
+            question.remind,
             *settled_fields(question.settlement),
             None if question.settlement is None else _iso(question.asked_at),
         )
@@ -277,6 +296,20 @@ class SQLiteStore(AsyncLifetime):
         if pending is None:
             return _record(found[0])
         return settled_record(pending, settlement, now, _moment(found[0][0]))
+
+    async def escalate(self, rpc_id: str, step: int) -> StoredQuestion | None:
+        return await self._one(_ESCALATE, (rpc_id, step))
+
+    async def remind(
+        self, rpc_id: str, previous: datetime | None, at: datetime
+    ) -> StoredQuestion | None:
+        return await self._one(
+            _REMIND, (_iso(at), rpc_id, None if previous is None else _iso(previous))
+        )
+
+    async def _one(self, sql: str, parameters: Sequence[object]) -> StoredQuestion | None:
+        found = await self._write(lambda: self._execute(sql, parameters))
+        return _record(found[0]) if found else None
 
     async def get(self, rpc_id: str) -> StoredQuestion | None:
         found = await self._run(
@@ -334,11 +367,13 @@ class SQLiteStore(AsyncLifetime):
         # A revoked token of the same name is replaced; an active one is left alone.
         added = await self._run(
             self._execute,
-            f"INSERT INTO tokens ({_TOKEN_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?) "
+            f"INSERT INTO tokens ({_TOKEN_COLUMNS}) "
+            "VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash, "
             "created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL, "
             "role = excluded.role, groups = excluded.groups, routes = excluded.routes, "
-            "notify = excluded.notify, deadline = excluded.deadline "
+            "notify = excluded.notify, deadline = excluded.deadline, "
+            "escalate = excluded.escalate, remind = excluded.remind "
             "WHERE tokens.revoked_at IS NOT NULL RETURNING name",
             (
                 token.name,
@@ -346,6 +381,8 @@ class SQLiteStore(AsyncLifetime):
                 _iso(token.created_at),
                 *token_fields(token.role, token.groups, token.routes, token.notify),
                 token.deadline,
+                escalations_json(token.escalate),
+                token.remind,
             ),
         )
         if not added:
@@ -372,13 +409,17 @@ class SQLiteStore(AsyncLifetime):
         routes: Sequence[str] | None = None,
         notify: Sequence[str] | None = None,
         deadline: int | None = None,
+        escalate: Sequence[Escalation] | None = None,
+        remind: int | None = None,
     ) -> TokenRecord | None:
+        steps = None if escalate is None else escalations_json(escalate)
         return await self._update_token(
             "UPDATE tokens SET role = coalesce(?, role), groups = coalesce(?, groups), "
             "routes = coalesce(?, routes), notify = coalesce(?, notify), "
-            "deadline = coalesce(?, deadline) "
+            "deadline = coalesce(?, deadline), escalate = coalesce(?, escalate), "
+            "remind = coalesce(?, remind) "
             f"WHERE name = ? AND revoked_at IS NULL RETURNING {_TOKEN_COLUMNS}",
-            (*token_fields(role, groups, routes, notify), deadline, name),
+            (*token_fields(role, groups, routes, notify), deadline, steps, remind, name),
         )
 
     async def _update_token(self, sql: str, parameters: Sequence[object]) -> TokenRecord | None:
@@ -715,9 +756,9 @@ class SQLiteStore(AsyncLifetime):
     ) -> tuple[StoredQuestion, bool]:
         inserted = self._db().execute(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
-            "origin, search, rendered, audience, approval, deadline_at, state, answer, "
-            "settled_via, settled_by, settled_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "origin, search, rendered, audience, approval, deadline_at, escalate, remind, state, "
+            "answer, settled_via, settled_by, settled_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (rpc_id) DO NOTHING",
             row,
         )
