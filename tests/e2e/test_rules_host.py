@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import time
 
 import httpx
@@ -26,6 +27,19 @@ def rule_add(host: HostProcess, *args: str) -> int:
         check=True,
     )
     return int(made.stdout.strip())
+
+
+def token_add(host: HostProcess, name: str, *args: str) -> str:
+    """Make a token with `uq token add` beside the host's store; its page's URL."""
+    assert host.db is not None
+    made = subprocess.run(
+        [UQ, "token", "add", name, *args, "--db", str(host.db), "--url", host.base],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return made.stdout.splitlines()[1]
 
 
 def event(client: str, command: str) -> str:
@@ -96,18 +110,7 @@ def test_a_revoked_rule_no_longer_answers(serving_host: HostProcess) -> None:
 def test_an_asker_tokens_deadline_times_the_hook_out_and_nothing_is_allowed(
     serving_host: HostProcess,
 ) -> None:
-    assert serving_host.db is not None
-    made = subprocess.run(
-        [
-            *(UQ, "token", "add", "ci", "--role", "asker", "--deadline", "2s"),
-            *("--db", str(serving_host.db), "--url", serving_host.base),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    url = made.stdout.splitlines()[1]
+    url = token_add(serving_host, "ci", "--role", "asker", "--deadline", "2s")
     time.sleep(1.0)  # the host hears of the new token within its watch
     started = time.monotonic()
     ended = hook("codex", event("codex", "make deploy"), url=url)
@@ -116,3 +119,36 @@ def test_an_asker_tokens_deadline_times_the_hook_out_and_nothing_is_allowed(
     (entry,) = history(serving_host)
     assert (entry["outcome"], entry["via"]) == ("timed-out", "host")
     assert entry["note"] == "its asker's deadline passed"
+
+
+def test_an_asker_tokens_escalation_step_shows_the_hooks_card_to_its_target(
+    serving_host: HostProcess,
+) -> None:
+    token_add(serving_host, "alice")
+    bobs = {"Authorization": f"Bearer {token_add(serving_host, 'bob').partition('?token=')[2]}"}
+    asking = ["--role", "asker", "--route", "alice", "--escalate", "2s:bob", "--deadline", "8s"]
+    url = token_add(serving_host, "ci", *asking)
+    time.sleep(1.0)  # the host hears of the new tokens within its watch
+
+    def bobs_pending() -> list[object]:
+        answer = httpx.get(f"{serving_host.base}/api/pending", headers=bobs, timeout=10)
+        pending: list[object] = answer.json()["pending"]
+        return pending
+
+    ended: list[subprocess.CompletedProcess[str]] = []
+    run = threading.Thread(
+        target=lambda: ended.append(hook("codex", event("codex", "ls"), url=url))
+    )
+    run.start()
+    serving_host.wait_pending(1)  # asked: alice's (and the admin's), not yet bob's
+    asked = time.monotonic()
+    assert bobs_pending() == []
+    while not bobs_pending():
+        assert time.monotonic() - asked < 15, "the step never routed the card to bob"
+        time.sleep(0.1)
+    assert time.monotonic() - asked >= 0.5  # not before its step
+    run.join(30)
+    assert [(done.returncode, done.stdout) for done in ended] == [(0, "")]  # timed out after all
+    answer = httpx.get(f"{serving_host.base}/api/history", headers=bobs, timeout=10)
+    (entry,) = answer.json()["items"]  # in bob's history too, as it was routed to him
+    assert entry["outcome"] == "timed-out"
