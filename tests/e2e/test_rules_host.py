@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import time
 
 import httpx
@@ -27,6 +28,21 @@ def rule_add(host: HostProcess, *args: str) -> int:
         check=True,
     )
     return int(made.stdout.strip())
+
+
+def token_add(host: HostProcess, name: str, *args: str) -> str:
+    """Make a token with `uq token add` beside the host's store; its page's URL."""
+    assert host.db is not None
+    made = subprocess.run(
+        [UQ, "token", "add", name, *args, "--db", str(host.db), "--url", host.base],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    token, url = made.stdout.splitlines()
+    wait_until_accepted(host, token)  # made beside the host: heard of within its watch
+    return url
 
 
 def event(client: str, command: str) -> str:
@@ -97,19 +113,7 @@ def test_a_revoked_rule_no_longer_answers(serving_host: HostProcess) -> None:
 def test_an_asker_tokens_deadline_times_the_hook_out_and_nothing_is_allowed(
     serving_host: HostProcess,
 ) -> None:
-    assert serving_host.db is not None
-    made = subprocess.run(
-        [
-            *(UQ, "token", "add", "ci", "--role", "asker", "--deadline", "2s"),
-            *("--db", str(serving_host.db), "--url", serving_host.base),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    token, url = made.stdout.splitlines()
-    wait_until_accepted(serving_host, token)  # made beside the host: heard of within its watch
+    url = token_add(serving_host, "ci", "--role", "asker", "--deadline", "2s")
     started = time.monotonic()
     ended = hook("codex", event("codex", "make deploy"), url=url)
     assert (ended.returncode, ended.stdout) == (0, "")  # Codex asks in its own terminal
@@ -117,3 +121,35 @@ def test_an_asker_tokens_deadline_times_the_hook_out_and_nothing_is_allowed(
     (entry,) = history(serving_host)
     assert (entry["outcome"], entry["via"]) == ("timed-out", "host")
     assert entry["note"] == "its asker's deadline passed"
+
+
+def test_an_asker_tokens_escalation_step_shows_the_hooks_card_to_its_target(
+    serving_host: HostProcess,
+) -> None:
+    token_add(serving_host, "alice")
+    bobs = {"Authorization": f"Bearer {token_add(serving_host, 'bob').partition('?token=')[2]}"}
+    asking = ["--role", "asker", "--route", "alice", "--escalate", "2s:bob", "--deadline", "8s"]
+    url = token_add(serving_host, "ci", *asking)
+
+    def bobs_pending() -> list[object]:
+        answer = httpx.get(f"{serving_host.base}/api/pending", headers=bobs, timeout=10)
+        pending: list[object] = answer.json()["pending"]
+        return pending
+
+    ended: list[subprocess.CompletedProcess[str]] = []
+    run = threading.Thread(
+        target=lambda: ended.append(hook("codex", event("codex", "ls"), url=url))
+    )
+    run.start()
+    serving_host.wait_pending(1)  # asked: alice's (and the admin's), not yet bob's
+    asked = time.monotonic()
+    assert bobs_pending() == []
+    while not bobs_pending():
+        assert time.monotonic() - asked < 15, "the step never routed the card to bob"
+        time.sleep(0.1)
+    assert time.monotonic() - asked >= 0.5  # not before its step
+    run.join(30)
+    assert [(done.returncode, done.stdout) for done in ended] == [(0, "")]  # timed out after all
+    answer = httpx.get(f"{serving_host.base}/api/history", headers=bobs, timeout=10)
+    (entry,) = answer.json()["items"]  # in bob's history too, as it was routed to him
+    assert entry["outcome"] == "timed-out"
