@@ -16,7 +16,7 @@ from user_questions.host.stores._shared import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -88,6 +88,24 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     ALTER TABLE tokens ADD COLUMN routes TEXT NOT NULL DEFAULT '[]';
     ALTER TABLE tokens ADD COLUMN notify TEXT NOT NULL DEFAULT '[]';
     ALTER TABLE questions ADD COLUMN audience TEXT NOT NULL DEFAULT '[]';
+    """,
+    # Version 7: the chat bots (`host/chat`): who answers from which chat, one-time pairing
+    # codes, the messages sent for each request (their buttons' references, the answer built so
+    # far), and the leases that let one host at a time poll a bot.
+    """
+    CREATE TABLE chat_pairings (
+        service TEXT NOT NULL, user_id TEXT NOT NULL, chat_id TEXT NOT NULL,
+        person TEXT NOT NULL, paired_at TEXT NOT NULL, PRIMARY KEY (service, user_id));
+    CREATE TABLE chat_codes (
+        code TEXT PRIMARY KEY, service TEXT NOT NULL, person TEXT NOT NULL,
+        expires_at TEXT NOT NULL);
+    CREATE TABLE chat_messages (
+        seq INTEGER PRIMARY KEY, ref TEXT NOT NULL UNIQUE, rpc_id TEXT NOT NULL,
+        service TEXT NOT NULL, chat_id TEXT NOT NULL, message_id TEXT NOT NULL,
+        draft TEXT NOT NULL DEFAULT '{}');
+    CREATE INDEX chat_messages_request ON chat_messages (rpc_id);
+    CREATE TABLE chat_leases (
+        name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at TEXT NOT NULL);
     """,
 )
 
