@@ -81,6 +81,10 @@ class Surface(StrEnum):
     """The asker's `withdraw` frame (`/ws/ask`)."""
     HOST = "host"
     """An asker in the host's own process giving up."""
+    TELEGRAM = "telegram"
+    """A paired person's tap or reply in Telegram (`host/chat`)."""
+    SLACK = "slack"
+    """A paired person's click or reply in Slack (`host/chat`)."""
 
 
 CLAIMABLE_SURFACES = frozenset({Surface.TERMINAL, Surface.EDITOR})
