@@ -21,6 +21,7 @@ import html
 import logging
 import re
 import secrets
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -136,6 +137,8 @@ class _TelegramBot:
             if pairing.service != SERVICE or not self._may_answer(pairing.person, record):
                 continue
             ref = secrets.token_urlsafe(12)
+            kept = ChatMessage(ref, record.rpc_id, SERVICE, pairing.chat, "")
+            await self.store.add_chat_message(kept)  # before a tap on it can arrive
             card = card_of(record.questions, Draft())
             text = telegram_html(card)
             if _visible_length(text) > MAX_MESSAGE_CHARACTERS and card.detail is not None:
@@ -158,10 +161,7 @@ class _TelegramBot:
                     "reply_markup": _keyboard(ref, card),
                 },
             )
-            message = ChatMessage(
-                ref, record.rpc_id, SERVICE, pairing.chat, str(sent["message_id"])
-            )
-            await self.store.add_chat_message(message)
+            await self.store.add_chat_message(replace(kept, message=str(sent["message_id"])))
 
     async def _edit_settled(self, record: StoredQuestion) -> None:
         for message in await self.store.chat_messages(record.rpc_id):
@@ -169,6 +169,8 @@ class _TelegramBot:
                 await self._edit(message, settled_text(record), {"inline_keyboard": []})
 
     async def _edit(self, message: ChatMessage, text: str, markup: dict[str, Any]) -> None:
+        if not message.message:
+            return  # kept before it was sent, and never sent
         try:
             await self.api.call(
                 "editMessageText",

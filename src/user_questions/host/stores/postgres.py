@@ -465,7 +465,8 @@ class PostgresStore(AsyncLifetime):
         await self._rows(
             f"INSERT INTO {SCHEMA}.chat_messages "
             "(ref, rpc_id, service, chat_id, message_id, draft) "
-            "VALUES (%s, %s, %s, %s, %s, %s::jsonb) RETURNING 1",
+            "VALUES (%s, %s, %s, %s, %s, %s::jsonb) ON CONFLICT (ref) DO UPDATE SET "
+            "message_id = excluded.message_id RETURNING 1",
             astuple(message),
         )
 

@@ -197,7 +197,8 @@ class ChatStore(Protocol):
         ...
 
     async def add_chat_message(self, message: ChatMessage) -> None:
-        """Keep a message sent for a request."""
+        """Keep a message sent for a request; one of the same `ref` is replaced (its id is
+        known only once it was sent, and a tap may come at once)."""
         ...
 
     async def chat_messages(self, rpc_id: str) -> list[ChatMessage]:

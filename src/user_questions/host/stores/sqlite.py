@@ -436,7 +436,8 @@ class SQLiteStore(AsyncLifetime):
         await self._run(
             self._execute,
             "INSERT INTO chat_messages (ref, rpc_id, service, chat_id, message_id, draft) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (ref) DO UPDATE SET "
+            "message_id = excluded.message_id",
             astuple(message),
         )
 
