@@ -274,3 +274,19 @@ def test_two_nodes_on_one_database_poll_one_at_a_time(fake: FakeBotApi, pg_url: 
             assert ask.result() == {"answers": [{"id": f"q{n}", "selected": ["npm"]}]}
         assert fake.conflicts == 0  # never two getUpdates at once
         fake.wait(lambda: all(m.edits == 1 for m in fake.messages_in(OWNER_USER) if m.edits))
+
+
+def test_a_bad_bot_token_is_refused_before_the_host_starts_and_the_token_is_never_logged(
+    fake: FakeBotApi, tmp_path: Path
+) -> None:
+    refused = uq("serve", "--db", str(tmp_path / "host.db"), "--telegram", "not a token")
+    assert refused.returncode == 2
+    assert "a Telegram bot token is the bot's id, a colon and its secret" in refused.stderr
+    with ExitStack() as stack:
+        host = telegram_host(fake, tmp_path / "host.db", stack)
+        fake.drop("getUpdates")  # a network error is logged: without the URL that holds it
+        fake.wait(lambda: fake.calls.count("getUpdates") >= 2, seconds=20)
+    assert host.stderr is not None
+    assert "getUpdates" in host.stderr
+    assert TOKEN not in host.stderr
+    assert TOKEN.partition(":")[2] not in host.stderr
