@@ -218,8 +218,7 @@ def test_settled_elsewhere_the_message_says_how_and_a_late_tap_is_told(
     ask = Ask(host.asker_url, [PICK])
     message = request_message(fake)
     old_buttons = list(message.buttons)
-    (pending,) = host.pending()
-    rpc_id, session = pending["rpcId"], pending["payload"]["sessionId"]
+    rpc_id, session = pending_one(host)
     assert host.respond(answer_body(rpc_id, session, {"id": "pkg", "selected": ["npm"]}))[
         "accepted"
     ]
@@ -243,6 +242,38 @@ def test_a_429_and_a_dropped_connection_are_waited_out(
     assert fake.calls.count("sendMessage") >= 2
     fake.tap(OWNER_USER, message, "npm")  # polled again after the dropped connection
     assert ask.result(30) == {"answers": [{"id": "pkg", "selected": ["npm"]}]}
+
+
+def test_a_person_pairing_gets_what_waits_and_dismisses_it_unpaired_taps_nothing(
+    fake: FakeBotApi, host: HostProcess, tmp_path: Path
+) -> None:
+    ask = Ask(host.asker_url, [PICK])
+    host.wait_pending(1)
+    pair(fake, tmp_path / "host.db")
+    message = request_message(fake)  # asked before the pairing, sent when it was made
+    fake.tap(OWNER_USER, message, "Dismiss")
+    assert ask.result() == "ASK_CANCELLED"
+    fake.wait(lambda: "Dismissed by owner via telegram" in message.shown)
+    assert message.buttons == []
+    second = Ask(host.asker_url, [PICK])
+    message = request_message(fake)  # the first has no buttons left
+    unpaired = uq("chat", "unpair", "telegram", "owner", "--db", str(tmp_path / "host.db"))
+    assert unpaired.returncode == 0
+    refused = fake.tap(OWNER_USER, message, "npm")
+    assert fake.answer_to(refused)["text"] == "You are not paired to answer this question."
+    assert len(host.pending()) == 1
+    again = uq("chat", "unpair", "telegram", "owner", "--db", str(tmp_path / "host.db"))
+    assert again.returncode == 2
+    assert host.respond(answer_body(*pending_one(host), {"id": "pkg", "selected": ["npm"]}))[
+        "accepted"
+    ]
+    assert second.result() == {"answers": [{"id": "pkg", "selected": ["npm"]}]}
+
+
+def pending_one(host: HostProcess) -> tuple[str, str]:
+    """The rpcId and session of the one pending request."""
+    (pending,) = host.pending()
+    return pending["rpcId"], pending["payload"]["sessionId"]
 
 
 def test_a_stranger_writing_or_a_wrong_code_pairs_nobody(

@@ -132,8 +132,12 @@ class _TelegramBot:
             except Exception:
                 logger.exception("Telegram: question %s could not be delivered", record.rpc_id)
 
-    async def _send_request(self, record: StoredQuestion) -> None:
-        for pairing in await self.store.pairings():
+    async def _send_request(
+        self, record: StoredQuestion, pairings: list[ChatPairing] | None = None
+    ) -> None:
+        """Send `record` to each of `pairings` (all of them by default) whose person may
+        answer it."""
+        for pairing in await self.store.pairings() if pairings is None else pairings:
             if pairing.service != SERVICE or not self._may_answer(pairing.person, record):
                 continue
             ref = secrets.token_urlsafe(12)
@@ -320,9 +324,12 @@ class _TelegramBot:
             )
             return
         user = str(update["from"]["id"])
-        await self.store.pair(ChatPairing(SERVICE, user, chat, person, datetime.now(UTC)))
+        pairing = ChatPairing(SERVICE, user, chat, person, datetime.now(UTC))
+        await self.store.pair(pairing)
         logger.info("Telegram: user %s is paired as %s", user, person)
         await self._say(chat, f"Paired: you answer here as {html.escape(person)}.")
+        for record in await self.store.pending():  # what already waits for them
+            await self._send_request(record, [pairing])
 
     async def _step(
         self,
