@@ -13,9 +13,17 @@ import pytest
 
 from tests.host.stores.conftest import StoreFactory
 from tests.host.stores.test_migrations import postgres_at_version, sqlite_at_version
-from user_questions.host.stores import ChatMessage, ChatPairing, Store, open_store
+from tests.host.stores.test_store_contract import ANSWER, new
+from user_questions.host.stores import (
+    ChatMessage,
+    ChatPairing,
+    Settlement,
+    Store,
+    open_store,
+)
 from user_questions.host.stores import _postgres_schema as postgres_schema
 from user_questions.host.stores._sqlite_schema import SCHEMA_VERSION
+from user_questions.outcomes import Outcome, Surface
 
 pytestmark = pytest.mark.anyio
 
@@ -62,6 +70,24 @@ async def test_sent_messages_are_found_by_request_and_by_reference_with_their_dr
     ]
     assert await store.chat_message("ref-c") == ChatMessage("ref-c", "rpc-2", "telegram", "42", "8")
     assert await store.chat_message("ref-z") is None
+
+
+async def test_purging_a_request_forgets_its_messages_and_expired_codes_go_too(
+    store: Store,
+) -> None:
+    await store.submit(new("old"))
+    await store.submit(new("waiting"))
+    await store.settle("old", Settlement(Outcome.ANSWERED, ANSWER, Surface.TELEGRAM, "alice"))
+    for rpc_id in ("old", "waiting"):
+        await store.add_chat_message(ChatMessage(f"ref-{rpc_id}", rpc_id, "telegram", "42", "1"))
+    await store.add_pair_code("telegram", "gone", "bob", datetime.now(UTC) - timedelta(seconds=1))
+    await store.add_pair_code("telegram", "kept", "bob", datetime.now(UTC) + timedelta(minutes=9))
+    assert await store.purge(datetime.now(UTC) + timedelta(days=1)) == 1
+    assert await store.chat_messages("old") == []
+    assert [m.ref for m in await store.chat_messages("waiting")] == ["ref-waiting"]
+    await store.add_pair_code("telegram", "gone", "carol", datetime.now(UTC) + timedelta(minutes=9))
+    assert await store.redeem_pair_code("telegram", "gone") == "carol"  # the code was free again
+    assert await store.redeem_pair_code("telegram", "kept") == "bob"
 
 
 async def test_a_lease_is_held_by_one_holder_until_it_expires(make_store: StoreFactory) -> None:

@@ -353,6 +353,12 @@ class PostgresStore(AsyncLifetime):
                 f"DELETE FROM {SCHEMA}.questions WHERE state <> 'pending' AND settled_at < %s",
                 (settled_before,),
             )
+            # What the chat bots kept of them goes with them, and so do the codes no one used.
+            await connection.execute(
+                f"DELETE FROM {SCHEMA}.chat_messages "
+                f"WHERE rpc_id NOT IN (SELECT rpc_id FROM {SCHEMA}.questions)"
+            )
+            await connection.execute(f"DELETE FROM {SCHEMA}.chat_codes WHERE expires_at <= now()")
             return cursor.rowcount
 
         return await self._pool.run(delete)

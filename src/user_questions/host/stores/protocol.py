@@ -100,7 +100,7 @@ class HistoryStore(Protocol):
 
     async def purge(self, settled_before: datetime) -> int:
         """Delete the requests settled before `settled_before`; never a pending one. Returns how
-        many were deleted."""
+        many were deleted. The chat messages kept for them go too, and expired pairing codes."""
         ...
 
 

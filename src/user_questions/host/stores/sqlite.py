@@ -313,6 +313,13 @@ class SQLiteStore(AsyncLifetime):
             "DELETE FROM questions WHERE state <> 'pending' AND settled_at < ? RETURNING seq",
             (_iso(settled_before),),
         )
+        # What the chat bots kept of them goes with them, and so do the codes no one used.
+        await self._run(
+            self._execute,
+            "DELETE FROM chat_messages WHERE rpc_id NOT IN (SELECT rpc_id FROM questions)",
+            (),
+        )
+        await self._run(self._execute, "DELETE FROM chat_codes WHERE expires_at <= ?", (_now(),))
         return len(deleted)
 
     async def tokens(self) -> list[TokenRecord]:
