@@ -17,6 +17,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from user_questions.host.stores import StoredQuestion
+from user_questions.outcomes import Outcome
 from user_questions.presentation import (
     AnswerDraft,
     answer_from_drafts,
@@ -41,8 +43,12 @@ __all__ = [
     "Step",
     "WaitForText",
     "card_of",
+    "cut",
+    "ended_rows",
+    "ending_of",
     "take_action",
     "take_text",
+    "too_late",
 ]
 
 DONE = "Done"
@@ -51,6 +57,12 @@ FEEDBACK = "Give feedback…"
 SEND = "Send"
 START_OVER = "Start over"
 DISMISS = "Dismiss"
+_HOW = {
+    Outcome.ANSWERED: "Answered",
+    Outcome.DISMISSED: "Dismissed",
+    Outcome.WITHDRAWN: "Withdrawn",
+    Outcome.TIMED_OUT: "Timed out",
+}
 _ACTION = re.compile(r"(?P<verb>[ptoqsrx])(?:(?P<step>\d{1,2})(?:\.(?P<option>\d{1,2}))?)?")
 
 
@@ -243,3 +255,34 @@ def _summary(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Card:
     ]
     buttons = [[Button(SEND, "s")], [Button(START_OVER, "r"), Button(DISMISS, "x")]]
     return Card(None, "Your answers:", None, [], buttons, summary=rows)
+
+
+def ending_of(record: StoredQuestion) -> str:
+    """How `record` ended, by whom and where: `Answered by owner via telegram`."""
+    outcome = record.state.outcome
+    how = "Pending" if outcome is None else _HOW[outcome]
+    who = f" by {record.settled_by}" if record.settled_by else ""
+    where = f" via {record.settled_via}" if record.settled_via else ""
+    return f"{how}{who}{where}"
+
+
+def ended_rows(record: StoredQuestion) -> list[tuple[str, str | None]]:
+    """Each question of `record` (cut to a line's worth) and what was answered to it."""
+    answers = {} if record.answer is None else {a.id: a for a in record.answer.answers}
+    rows = []
+    for question in record.questions:
+        item = answers.get(question.id)
+        chosen = [] if item is None else [*item.selected, *filter(None, [item.custom])]
+        rows.append((cut(question.question, 500), cut(", ".join(chosen), 1000) or None))
+    return rows
+
+
+def too_late(record: StoredQuestion) -> str:
+    """What a tap on a message of a settled `record` is told."""
+    ending = ending_of(record)
+    return f"Too late: {ending[0].lower()}{ending[1:]}."
+
+
+def cut(text: str, limit: int) -> str:
+    """`text`, cut to `limit` characters with `…`."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

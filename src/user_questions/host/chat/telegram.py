@@ -38,15 +38,19 @@ from user_questions.host.chat.cards import (
     Step,
     WaitForText,
     card_of,
+    cut,
+    ended_rows,
+    ending_of,
     take_action,
     take_text,
+    too_late,
 )
 from user_questions.host.chat.pairing import USERNAME_SETTING, check_code
 from user_questions.host.gate.people import People
 from user_questions.host.gate.roles import may_answer, sees, viewer
 from user_questions.host.hub import HostTask, Hub
 from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQuestion
-from user_questions.outcomes import Outcome, Surface
+from user_questions.outcomes import Surface
 
 __all__ = [
     "LEASE_SECONDS",
@@ -75,12 +79,6 @@ _QUEUE = 1000
 """Requests waiting to be sent or edited; more are dropped with a log line."""
 _DESCRIPTION_CHARACTERS = 300
 _FENCE = re.compile(r"```([\w+-]*)\n(.*?)```", re.S)
-_HOW = {
-    Outcome.ANSWERED: "Answered",
-    Outcome.DISMISSED: "Dismissed",
-    Outcome.WITHDRAWN: "Withdrawn",
-    Outcome.TIMED_OUT: "Timed out",
-}
 
 
 def telegram_bot(token: str, api: str, store: Store, people: People) -> HostTask:
@@ -273,7 +271,7 @@ class _TelegramBot:
             await self._alert(query, REFUSAL)
             return
         if not record.pending:
-            await self._alert(query, _late(record))
+            await self._alert(query, too_late(record))
             await self._edit(message, settled_text(record), {"inline_keyboard": []})
             return
         draft = Draft.from_json(message.draft)
@@ -306,7 +304,7 @@ class _TelegramBot:
             return
         await self.store.set_setting(_awaiting_key(chat_id), "")
         if not record.pending:
-            await self._say(chat_id, _late(record))
+            await self._say(chat_id, too_late(record))
             return
         draft = Draft.from_json(message.draft)
         await self._step(
@@ -360,7 +358,7 @@ class _TelegramBot:
             )
             if query is not None:
                 known = None if receipt.accepted else await self.store.get(record.rpc_id)
-                told = "Sent." if known is None or known.pending else _late(known)
+                told = "Sent." if known is None or known.pending else too_late(known)
                 await self._alert(query, told, alert=False)
             return
         await self.store.set_chat_draft(message.ref, draft.to_json())
@@ -408,7 +406,7 @@ def telegram_html(card: Card, *, detail_attached: str | None = None) -> str:
         if line.recommended:
             text += " ⭐ <i>recommended</i>"
         if line.description:
-            text += "\n    " + html.escape(_cut(line.description, _DESCRIPTION_CHARACTERS))
+            text += "\n    " + html.escape(cut(line.description, _DESCRIPTION_CHARACTERS))
         parts.append(text)
     for question, answer in card.summary:
         parts.append(f"<b>{html.escape(question)}</b>\n{html.escape(answer)}")
@@ -417,33 +415,18 @@ def telegram_html(card: Card, *, detail_attached: str | None = None) -> str:
 
 def settled_text(record: StoredQuestion) -> str:
     """The text a message of `record` is edited to once it settled: how, by whom, where."""
-    outcome = record.state.outcome
-    how = _HOW.get(outcome, str(record.state)) if outcome is not None else "Pending"
-    who = f" by {html.escape(record.settled_by)}" if record.settled_by else ""
-    where = f" via {record.settled_via}" if record.settled_via else ""
-    lines = [f"<b>{how}{who}{where}</b>"]
-    answers = {} if record.answer is None else {a.id: a for a in record.answer.answers}
-    for question in record.questions:
-        item = answers.get(question.id)
-        chosen = [] if item is None else [*item.selected, *filter(None, [item.custom])]
-        line = html.escape(_cut(question.question, 500))
-        if chosen:
-            line += "\n→ " + html.escape(_cut(", ".join(chosen), 1000))
-        lines.append(line)
+    lines = [f"<b>{html.escape(ending_of(record))}</b>"]
+    for question, answer in ended_rows(record):
+        lines.append(
+            html.escape(question) + ("" if answer is None else f"\n→ {html.escape(answer)}")
+        )
     return "\n\n".join(lines)
-
-
-def _late(record: StoredQuestion) -> str:
-    outcome = record.state.outcome
-    how = _HOW.get(outcome, "Settled") if outcome is not None else "Settled"
-    who = f" by {record.settled_by}" if record.settled_by else ""
-    return f"Too late: {how.lower()}{who} via {record.settled_via or 'the host'}."
 
 
 def _keyboard(ref: str, card: Card) -> dict[str, Any]:
     return {
         "inline_keyboard": [
-            [{"text": _cut(b.text, 100), "callback_data": f"{ref}:{b.action}"} for b in row]
+            [{"text": cut(b.text, 100), "callback_data": f"{ref}:{b.action}"} for b in row]
             for row in card.buttons
         ]
     }
@@ -471,11 +454,7 @@ def _fit(text: str) -> str:
     if _visible_length(text) <= MAX_MESSAGE_CHARACTERS:
         return text
     plain = html.unescape(re.sub(r"<[^>]+>", "", text))
-    return html.escape(_cut(plain, MAX_MESSAGE_CHARACTERS - 100))
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return html.escape(cut(plain, MAX_MESSAGE_CHARACTERS - 100))
 
 
 def _awaiting_key(chat: str) -> str:
