@@ -22,13 +22,12 @@ import logging
 import re
 import secrets
 from dataclasses import replace
-from datetime import UTC, datetime
 from typing import Any
 
 import anyio
 import httpx
 
-from user_questions.frames import AnswerResult, AnswerValue, ClientResponse, ErrorResult
+from user_questions.host.chat.answering import REFUSAL, Answering, Tap
 from user_questions.host.chat.bot_api import BotApi, BotApiError, BotApiUnreachable
 from user_questions.host.chat.cards import (
     Answered,
@@ -45,9 +44,8 @@ from user_questions.host.chat.cards import (
     take_text,
     too_late,
 )
-from user_questions.host.chat.pairing import USERNAME_SETTING, check_code
+from user_questions.host.chat.pairing import USERNAME_SETTING
 from user_questions.host.gate.people import People
-from user_questions.host.gate.roles import may_answer, sees, viewer
 from user_questions.host.hub import HostTask, Hub
 from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQuestion
 from user_questions.outcomes import Surface
@@ -57,7 +55,6 @@ __all__ = [
     "MAX_BACKOFF",
     "MAX_MESSAGE_CHARACTERS",
     "POLL_SECONDS",
-    "REFUSAL",
     "settled_text",
     "telegram_bot",
     "telegram_html",
@@ -74,7 +71,6 @@ dies is replaced by another within this."""
 MAX_BACKOFF = 60.0
 MAX_MESSAGE_CHARACTERS = 4096
 """A message's text after entity parsing, as the Bot API limits it."""
-REFUSAL = "You are not paired to answer this question."
 _QUEUE = 1000
 """Requests waiting to be sent or edited; more are dropped with a log line."""
 _DESCRIPTION_CHARACTERS = 300
@@ -97,7 +93,7 @@ class _TelegramBot:
         self.api = api
         self.hub = hub
         self.store = store
-        self.people = people
+        self.room = Answering(hub, store, people, Surface.TELEGRAM)
         self.node = secrets.token_hex(8)
         self._send, self._receive = anyio.create_memory_object_stream[StoredQuestion](_QUEUE)
 
@@ -135,8 +131,8 @@ class _TelegramBot:
     ) -> None:
         """Send `record` to each of `pairings` (all of them by default) whose person may
         answer it."""
-        for pairing in await self.store.pairings() if pairings is None else pairings:
-            if pairing.service != SERVICE or not self._may_answer(pairing.person, record):
+        for pairing in await self.room.pairings() if pairings is None else pairings:
+            if not self.room.may_answer(pairing.person, record):
                 continue
             ref = secrets.token_urlsafe(12)
             kept = ChatMessage(ref, record.rpc_id, SERVICE, pairing.chat, "")
@@ -187,10 +183,6 @@ class _TelegramBot:
         except BotApiError as error:
             if "not modified" not in error.description:
                 raise
-
-    def _may_answer(self, person: str, record: StoredQuestion) -> bool:
-        identity = self.people.named(person)
-        return identity is not None and may_answer(identity) and sees(identity, record)
 
     # -- polling --------------------------------------------------------------------------------
 
@@ -244,51 +236,31 @@ class _TelegramBot:
         except (KeyError, TypeError, ValueError):
             logger.warning("Telegram: update %s is not as documented", update.get("update_id"))
 
-    async def _paired(self, user: Any) -> ChatPairing | None:
-        return next(
-            (
-                p
-                for p in await self.store.pairings()
-                if p.service == SERVICE and p.user == str(user)
-            ),
-            None,
-        )
-
     async def _tapped(self, query: dict[str, Any]) -> None:
         ref, _, action = str(query.get("data", "")).partition(":")
-        pairing = await self._paired(query["from"]["id"])
-        message = await self.store.chat_message(ref)
         chat = str(query.get("message", {}).get("chat", {}).get("id"))
-        record = None if message is None else await self.store.get(message.rpc_id)
-        if (
-            pairing is None
-            or message is None
-            or record is None
-            or message.chat != pairing.chat
-            or chat != pairing.chat
-            or not self._may_answer(pairing.person, record)
-        ):
+        tap = await self.room.tap(str(query["from"]["id"]), chat, ref)
+        if tap is None:
             await self._alert(query, REFUSAL)
             return
-        if not record.pending:
-            await self._alert(query, too_late(record))
-            await self._edit(message, settled_text(record), {"inline_keyboard": []})
+        if not tap.record.pending:
+            await self._alert(query, too_late(tap.record))
+            await self._edit(tap.message, settled_text(tap.record), {"inline_keyboard": []})
             return
-        draft = Draft.from_json(message.draft)
-        step = take_action(record.questions, draft, action)
-        await self._step(query, pairing, message, record, draft, step)
+        draft = Draft.from_json(tap.message.draft)
+        await self._step(query, tap, draft, take_action(tap.record.questions, draft, action))
 
     async def _written(self, update: dict[str, Any]) -> None:
         text = update.get("text")
         chat = update.get("chat", {})
         if not isinstance(text, str) or chat.get("type") != "private":
             return
-        chat_id = str(chat["id"])
+        chat_id, user = str(chat["id"]), str(update["from"]["id"])
         command, _, argument = text.strip().partition(" ")
         if command == "/start":
-            await self._start(update, chat_id, argument.strip())
+            await self._start(user, chat_id, argument.strip())
             return
-        pairing = await self._paired(update["from"]["id"])
+        pairing = await self.room.paired(user)
         if pairing is None or pairing.chat != chat_id:
             await self._say(
                 chat_id,
@@ -297,68 +269,38 @@ class _TelegramBot:
             )
             return
         ref = await self.store.setting(_awaiting_key(chat_id))
-        message = None if not ref else await self.store.chat_message(ref)
-        record = None if message is None else await self.store.get(message.rpc_id)
-        if message is None or record is None or not self._may_answer(pairing.person, record):
+        tap = None if not ref else await self.room.tap(user, chat_id, ref)
+        if tap is None:
             await self._say(chat_id, "Nothing waits for a typed answer here; tap a button.")
             return
         await self.store.set_setting(_awaiting_key(chat_id), "")
-        if not record.pending:
-            await self._say(chat_id, too_late(record))
+        if not tap.record.pending:
+            await self._say(chat_id, too_late(tap.record))
             return
-        draft = Draft.from_json(message.draft)
-        await self._step(
-            None, pairing, message, record, draft, take_text(record.questions, draft, text)
-        )
+        draft = Draft.from_json(tap.message.draft)
+        await self._step(None, tap, draft, take_text(tap.record.questions, draft, text))
 
-    async def _start(self, update: dict[str, Any], chat: str, code: str) -> None:
-        person = None
-        if check_code(code) is not None:
-            person = await self.store.redeem_pair_code(SERVICE, code)
-        if person is None:
+    async def _start(self, user: str, chat: str, code: str) -> None:
+        pairing = await self.room.pair(code, user, chat)
+        if pairing is None:
             await self._say(
                 chat,
                 "This code is unknown or expired; make a new one with uq chat pair telegram NAME.",
             )
             return
-        user = str(update["from"]["id"])
-        pairing = ChatPairing(SERVICE, user, chat, person, datetime.now(UTC))
-        await self.store.pair(pairing)
-        logger.info("Telegram: user %s is paired as %s", user, person)
-        await self._say(chat, f"Paired: you answer here as {html.escape(person)}.")
+        await self._say(chat, f"Paired: you answer here as {html.escape(pairing.person)}.")
         for record in await self.store.pending():  # what already waits for them
             await self._send_request(record, [pairing])
 
-    async def _step(
-        self,
-        query: dict[str, Any] | None,
-        pairing: ChatPairing,
-        message: ChatMessage,
-        record: StoredQuestion,
-        draft: Draft,
-        step: Step,
-    ) -> None:
+    async def _step(self, query: dict[str, Any] | None, tap: Tap, draft: Draft, step: Step) -> None:
+        message = tap.message
         if step is None:
             if query is not None:
                 await self._alert(query, "This button is no longer current.")
             return
         if isinstance(step, Answered | Dismissed):
-            identity = self.people.named(pairing.person)
-            assert identity is not None  # checked by the caller
-            result: AnswerResult | ErrorResult
-            if isinstance(step, Answered):
-                result = AnswerResult(ok=True, value=AnswerValue(answer=step.answer))
-            else:
-                result = ErrorResult.model_validate({"ok": False, "error": {"code": "cancelled"}})
-            receipt = await self.hub.respond(
-                ClientResponse(rpc_id=record.rpc_id, result=result),
-                via=Surface.TELEGRAM,
-                by=pairing.person,
-                sees=viewer(identity),
-            )
+            told = await self.room.respond(tap, step)
             if query is not None:
-                known = None if receipt.accepted else await self.store.get(record.rpc_id)
-                told = "Sent." if known is None or known.pending else too_late(known)
                 await self._alert(query, told, alert=False)
             return
         await self.store.set_chat_draft(message.ref, draft.to_json())
@@ -373,7 +315,7 @@ class _TelegramBot:
                 },
             )
         else:
-            card = card_of(record.questions, step)
+            card = card_of(tap.record.questions, step)
             await self._edit(message, telegram_html(card), _keyboard(message.ref, card))
         if query is not None:
             await self._alert(query, "", alert=False)
