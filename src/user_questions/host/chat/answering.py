@@ -10,8 +10,11 @@ the page's does (first answer wins), recorded as the person via the service's su
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+
+import anyio
 
 from user_questions.frames import AnswerResult, AnswerValue, ClientResponse, ErrorResult
 from user_questions.host.chat.cards import Answered, Dismissed, too_late
@@ -22,12 +25,18 @@ from user_questions.host.hub import Hub
 from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQuestion
 from user_questions.outcomes import Surface
 
-__all__ = ["REFUSAL", "SENT", "Answering", "Tap"]
+__all__ = ["QUEUE", "REFUSAL", "SENT", "Answering", "Deliver", "Tap"]
 
 logger = logging.getLogger("user_questions.host.chat")
 
 REFUSAL = "You are not paired to answer this question."
+QUEUE = 1000
+"""Requests waiting to be sent or edited; more are dropped with a log line."""
 SENT = "Sent."
+
+
+Deliver = Callable[[StoredQuestion], Awaitable[None]]
+"""Sends a new request to the chats, or edits the messages of a settled one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,3 +116,26 @@ class Answering:
         await self.store.pair(pairing)
         logger.info("%s: user %s is paired as %s", self.service, user, person)
         return pairing
+
+    async def deliver_forever(self, send: Deliver, edit: Deliver) -> None:
+        """`send` each request this host stores and `edit` the messages of each it settles,
+        one after the other, for as long as it runs; a failure is logged, never raised."""
+        into, out = anyio.create_memory_object_stream[StoredQuestion](QUEUE)
+
+        def heard(record: StoredQuestion) -> None:
+            try:
+                into.send_nowait(record)
+            except anyio.WouldBlock:
+                logger.warning(
+                    "%s: %d wait already; dropped %s", self.service, QUEUE, record.rpc_id
+                )
+
+        stop = self.hub.on_event(heard)
+        try:
+            async for record in out:
+                try:
+                    await (send if record.pending else edit)(record)
+                except Exception as error:  # the network, the service, the store: go on
+                    logger.warning("%s: question %s: %s", self.service, record.rpc_id, error)
+        finally:
+            stop()

@@ -59,16 +59,16 @@ def check_bot_token(token: str) -> str:
 
 
 class BotApiError(Exception):
-    """Telegram answered `ok: false` (after waiting out any 429)."""
+    """The service answered `ok: false` (after waiting out any 429)."""
 
     def __init__(self, method: str, code: int, description: str) -> None:
-        super().__init__(f"Telegram refused {method}: {code} {description}")
+        super().__init__(f"{method} was refused: {code} {description}")
         self.code = code
         self.description = description
 
 
 class BotApiUnreachable(Exception):
-    """The Bot API could not be reached, or answered with something that is not its JSON."""
+    """The service could not be reached, or answered with something that is not its JSON."""
 
 
 class BotApi:

@@ -16,7 +16,6 @@ answered. Answers are recorded as the paired person, via `telegram`.
 
 from __future__ import annotations
 
-import contextlib
 import html
 import logging
 import re
@@ -71,8 +70,6 @@ dies is replaced by another within this."""
 MAX_BACKOFF = 60.0
 MAX_MESSAGE_CHARACTERS = 4096
 """A message's text after entity parsing, as the Bot API limits it."""
-_QUEUE = 1000
-"""Requests waiting to be sent or edited; more are dropped with a log line."""
 _DESCRIPTION_CHARACTERS = 300
 _FENCE = re.compile(r"```([\w+-]*)\n(.*?)```", re.S)
 
@@ -95,36 +92,11 @@ class _TelegramBot:
         self.store = store
         self.room = Answering(hub, store, people, Surface.TELEGRAM)
         self.node = secrets.token_hex(8)
-        self._send, self._receive = anyio.create_memory_object_stream[StoredQuestion](_QUEUE)
 
     async def run(self) -> None:
-        with contextlib.ExitStack() as stack:
-            stack.callback(self.hub.on_event(self._heard))
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(self._deliver_forever)
-                await self._poll_forever()
-
-    def _heard(self, record: StoredQuestion) -> None:
-        try:
-            self._send.send_nowait(record)
-        except anyio.WouldBlock:
-            logger.warning(
-                "Telegram: %d messages wait already; not sending %s", _QUEUE, record.rpc_id
-            )
-
-    # -- sending and editing ------------------------------------------------------------------
-
-    async def _deliver_forever(self) -> None:
-        async for record in self._receive:
-            try:
-                if record.pending:
-                    await self._send_request(record)
-                else:
-                    await self._edit_settled(record)
-            except (BotApiError, BotApiUnreachable) as error:
-                logger.warning("Telegram: question %s: %s", record.rpc_id, error)
-            except Exception:
-                logger.exception("Telegram: question %s could not be delivered", record.rpc_id)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self.room.deliver_forever, self._send_request, self._edit_settled)
+            await self._poll_forever()
 
     async def _send_request(
         self, record: StoredQuestion, pairings: list[ChatPairing] | None = None
