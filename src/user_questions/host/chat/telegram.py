@@ -215,6 +215,9 @@ class _TelegramBot:
         if tap is None:
             await self._alert(query, REFUSAL)
             return
+        if not tap.message.message:  # tapped before the sender kept its id: the tap says it
+            sent = str(query["message"]["message_id"])
+            tap = replace(tap, message=replace(tap.message, message=sent))
         if not tap.record.pending:
             await self._alert(query, too_late(tap.record))
             await self._edit(tap.message, settled_text(tap.record), {"inline_keyboard": []})
