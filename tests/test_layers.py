@@ -63,6 +63,7 @@ HOST_LEVELS: dict[str, int] = {
     "in_process": 5,
     "protocols": 5,
     "notify": 5,
+    "chat": 5,
     "config": 6,
     "app": 7,
     "server": 8,
@@ -121,6 +122,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "personal": 3,
         "assembly": 4,
     },
+    "chat": {"__init__": 0, "pairing": 0, "cards": 0, "bot_api": 0, "answering": 1, "telegram": 2},
 }
 
 

@@ -89,6 +89,9 @@ PINNED: dict[str, list[str]] = {
     "user_questions.integrations.openai_agents": ["ask_user_tool", "resolve_interruptions"],
     "user_questions.host.stores": [
         "ChangeListener",
+        "ChatMessage",
+        "ChatPairing",
+        "ChatStore",
         "Decision",
         "Escalation",
         "FAULT_CODES",
@@ -229,6 +232,7 @@ GROUPING_PACKAGES = [
     "user_questions.bridges",
     "user_questions.integrations",
     "user_questions.host",
+    "user_questions.host.chat",
     "user_questions.host.gate",
     "user_questions.host.notify",
     "user_questions.host.protocols",

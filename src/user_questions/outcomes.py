@@ -83,6 +83,10 @@ class Surface(StrEnum):
     """An asker in the host's own process giving up."""
     RULE = "rule"
     """A rule a person made earlier (`by` is `rule:<id>`), before anyone saw the request."""
+    TELEGRAM = "telegram"
+    """A paired person's tap or reply in Telegram (`host/chat`)."""
+    SLACK = "slack"
+    """A paired person's click or reply in Slack (`host/chat`)."""
 
 
 CLAIMABLE_SURFACES = frozenset({Surface.TERMINAL, Surface.EDITOR})

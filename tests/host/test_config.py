@@ -38,6 +38,13 @@ QUESTION = AskUserQuestionItem(
         ({"notify_webhooks": ["ftp://example.com/hook"]}, ErrorCode.BAD_NOTIFIER, "webhook"),
         ({"notify_commands": ["no-such-program-here"]}, ErrorCode.BAD_NOTIFIER, "not found"),
         ({"notify_secret": "short"}, ErrorCode.BAD_NOTIFIER, "secret"),
+        ({"telegram": "no-colon"}, ErrorCode.BAD_TOKEN, "Telegram bot token"),
+        ({"telegram": "12:x y"}, ErrorCode.BAD_TOKEN, "Telegram bot token"),
+        (
+            {"telegram": "12:abc", "telegram_api": "ftp://bots.example/"},
+            ErrorCode.BAD_REQUEST,
+            "--telegram-api",
+        ),
         ({"answer_links": "forever"}, ErrorCode.BAD_NOTIFIER, "forever"),
     ],
 )
@@ -82,6 +89,8 @@ def test_the_secrets_kept_out_of_the_log_include_every_part_of_a_notification_ur
     assert "/secret-path-part" in secrets
     assert "key=query-part" in secrets
     assert "a-webhook-secret-of-enough-length" in secrets
+    chat = HostConfig(store=tmp_path / "host.db", telegram="123456:the-bot-secret")
+    assert "123456:the-bot-secret" in chat.secrets
 
 
 def test_apprise_notifications_need_an_address_to_link_to(tmp_path: Path) -> None:

@@ -72,6 +72,11 @@ def _build_app() -> App:
         help="Rules: decisions about agents' tool calls, remembered so nobody is asked again.",
     )
     app.command(
+        "user_questions.cli._chat:chat_app",
+        name="chat",
+        help="Pair people's Telegram or Slack users with the host, to answer there.",
+    )
+    app.command(
         "user_questions.cli._backup:backup",
         name="backup",
         help="Copy a host's SQLite store to a new file, while the host runs.",

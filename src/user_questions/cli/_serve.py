@@ -15,6 +15,7 @@ import anyio
 from cyclopts import Parameter
 
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.chat.bot_api import DEFAULT_API
 from user_questions.host.config import HostConfig
 from user_questions.host.notify.webhook import check_secret, webhook_secret
 from user_questions.host.server import serve as run_host
@@ -48,6 +49,8 @@ def serve(
     notify_command: Annotated[list[str] | None, Parameter(negative="")] = None,
     notify_secret: Annotated[str | None, Parameter(env_var="UQ_NOTIFY_SECRET")] = None,
     print_notify_secret: Annotated[bool, Parameter(negative="")] = False,
+    telegram: Annotated[str | None, Parameter(env_var="UQ_TELEGRAM_TOKEN")] = None,
+    telegram_api: Annotated[str, Parameter(env_var="UQ_TELEGRAM_API")] = DEFAULT_API,
 ) -> None:
     """Run the host: a web page where people answer the questions agents ask.
 
@@ -106,6 +109,12 @@ def serve(
         Default: the stored one, or a new random one.
     print_notify_secret
         Print the webhook secret (the stored one, or a new one, kept) and exit.
+    telegram
+        A Telegram bot's token (from BotFather): every question is sent to the chats of the
+        people paired with uq chat pair telegram NAME, answered with a tap. UQ_TELEGRAM_TOKEN
+        keeps it off the command line.
+    telegram_api
+        The Bot API server, for a self-hosted one. Default: https://api.telegram.org.
     """
     store = db or str(default_store_path())
     try:
@@ -130,6 +139,8 @@ def serve(
             notify_webhooks=notify_webhook or (),
             notify_commands=notify_command or (),
             notify_secret=notify_secret,
+            telegram=telegram,
+            telegram_api=telegram_api,
         )
         run_host(config)
     except UserQuestionError as error:

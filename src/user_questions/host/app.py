@@ -50,6 +50,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import brief
+from user_questions.host.chat.telegram import telegram_bot
 from user_questions.host.config import HostConfig
 from user_questions.host.gate.people import People, agents_token, host_token
 from user_questions.host.gate.proxy import ForwardedMiddleware
@@ -129,7 +130,10 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
                 running.start_soon(keep_records, opened, config.retain_days)
             told = await notifications(config.notifications, opened, address, people)
             app.state.answer_links = told.links
-            for task in (*config.tasks, *told.tasks):
+            chats = []
+            if config.telegram is not None:
+                chats.append(telegram_bot(config.telegram, config.telegram_api, opened, people))
+            for task in (*config.tasks, *told.tasks, *chats):
                 running.start_soon(task, hub)
             yield
 

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from user_questions._tls import server_context
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.chat.bot_api import DEFAULT_API, check_bot_token
 from user_questions.host.gate.people import check_token
 from user_questions.host.gate.proxy import TrustedProxies, trusted_proxies
 from user_questions.host.gate.public_url import PublicUrl, public_url
@@ -42,8 +43,9 @@ class HostConfig:
     """How to start a host; made once, checked when made.
 
     Raises:
-        UserQuestionError: `BAD_TOKEN` for a token; `BAD_REQUEST` for a retention, a public
-            URL, trusted proxies, a certificate or a metrics address that cannot be used;
+        UserQuestionError: `BAD_TOKEN` for a token or a Telegram bot token; `BAD_REQUEST` for
+            a retention, a public URL, trusted proxies, a certificate, a metrics address or a
+            Bot API URL that cannot be used;
             `BAD_NOTIFIER` for a notification URL, webhook, command, secret or answer-link
             lifetime that cannot be used.
     """
@@ -78,6 +80,10 @@ class HostConfig:
     notify_commands: Sequence[str] = ()
     notify_secret: str | None = None
     """The webhooks' signing secret; `None`: the stored one, or a new one (kept)."""
+    telegram: str | None = None
+    """A Telegram bot's token (BotFather's): questions go to the paired people's chats."""
+    telegram_api: str = DEFAULT_API
+    """The Bot API server (a self-hosted one); methods are at `{telegram_api}/bot{token}/...`."""
     tasks: Sequence[HostTask] = ()
     """Work run with the hub while the host serves, such as an in-process agent."""
 
@@ -105,6 +111,14 @@ class HostConfig:
         metrics_at = None if self.metrics_bind is None else metrics_address(self.metrics_bind)
         settle(self, "metrics_at", metrics_at)
         settle(self, "notifications", self._checked_notifications())
+        if self.telegram is not None:
+            check_bot_token(self.telegram)
+            if urlsplit(self.telegram_api).scheme not in ("http", "https"):
+                raise UserQuestionError(
+                    f"--telegram-api {self.telegram_api!r} cannot be used: give the Bot API "
+                    "server's http(s) URL",
+                    ErrorCode.BAD_REQUEST,
+                )
 
     def _checked_notifications(self) -> Notifications:
         if self.notify_secret is not None:
@@ -137,6 +151,7 @@ class HostConfig:
         any part, its host included: `tgram://TOKEN/`)."""
         return [
             *([] if self.notify_secret is None else [self.notify_secret]),
+            *([] if self.telegram is None else [self.telegram]),
             *(part for url in self.notify_webhooks for part in url_secrets(url)),
             *(part for url in self.notify for part in (*url_secrets(url), urlsplit(url).netloc)),
         ]

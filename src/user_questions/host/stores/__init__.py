@@ -5,7 +5,8 @@ and its outcome before its asker is released. The hub keeps only a cache of what
 from the store at start-up and whenever the store says something changed.
 
 The records are in `stores/records.py`, the protocols (`Store`, and its parts `QuestionStore`,
-`HistoryStore`, `TokenStore`, `SettingStore`) in `stores/protocol.py`; both are re-exported here.
+`HistoryStore`, `TokenStore`, `SettingStore`, `ChatStore`) in `stores/protocol.py`; both are
+re-exported here.
 Backends are imported by URL scheme on first use, the way anyio loads its backends, so a host on
 SQLite never imports psycopg: a path or `sqlite:///path` is `SQLiteStore`; `postgresql://...`
 is `PostgresStore`, which several hosts share (docs/multinode.md).
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores.protocol import (
+    ChatStore,
     HistoryStore,
     QuestionStore,
     RuleStore,
@@ -35,6 +37,8 @@ from user_questions.host.stores.records import (
     FAULT_CODES,
     QUESTIONS,
     ChangeListener,
+    ChatMessage,
+    ChatPairing,
     Decision,
     Escalation,
     HistoryPage,
@@ -57,6 +61,9 @@ __all__ = [
     "FAULT_CODES",
     "QUESTIONS",
     "ChangeListener",
+    "ChatMessage",
+    "ChatPairing",
+    "ChatStore",
     "Decision",
     "Escalation",
     "HistoryPage",

@@ -24,7 +24,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -166,6 +166,24 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
         ADD COLUMN escalated integer NOT NULL DEFAULT 0,
         ADD COLUMN remind integer,
         ADD COLUMN reminded_at timestamptz;
+    """,
+    # Version 9: the chat bots (`host/chat`): who answers from which chat, one-time pairing
+    # codes, the messages sent for each request (their buttons' references, the answer built so
+    # far), and the leases that let one node at a time poll a bot.
+    f"""
+    CREATE TABLE {SCHEMA}.chat_pairings (
+        service text NOT NULL, user_id text NOT NULL, chat_id text NOT NULL,
+        person text NOT NULL, paired_at timestamptz NOT NULL, PRIMARY KEY (service, user_id));
+    CREATE TABLE {SCHEMA}.chat_codes (
+        code text PRIMARY KEY, service text NOT NULL, person text NOT NULL,
+        expires_at timestamptz NOT NULL);
+    CREATE TABLE {SCHEMA}.chat_messages (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, ref text NOT NULL UNIQUE,
+        rpc_id text NOT NULL, service text NOT NULL, chat_id text NOT NULL,
+        message_id text NOT NULL, draft jsonb NOT NULL DEFAULT '{{}}');
+    CREATE INDEX chat_messages_request ON {SCHEMA}.chat_messages (rpc_id);
+    CREATE TABLE {SCHEMA}.chat_leases (
+        name text PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL);
     """,
 )
 

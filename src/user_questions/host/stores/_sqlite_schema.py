@@ -16,7 +16,7 @@ from user_questions.host.stores._shared import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -123,6 +123,24 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     ALTER TABLE questions ADD COLUMN escalated INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE questions ADD COLUMN remind INTEGER;
     ALTER TABLE questions ADD COLUMN reminded_at TEXT;
+    """,
+    # Version 9: the chat bots (`host/chat`): who answers from which chat, one-time pairing
+    # codes, the messages sent for each request (their buttons' references, the answer built so
+    # far), and the leases that let one host at a time poll a bot.
+    """
+    CREATE TABLE chat_pairings (
+        service TEXT NOT NULL, user_id TEXT NOT NULL, chat_id TEXT NOT NULL,
+        person TEXT NOT NULL, paired_at TEXT NOT NULL, PRIMARY KEY (service, user_id));
+    CREATE TABLE chat_codes (
+        code TEXT PRIMARY KEY, service TEXT NOT NULL, person TEXT NOT NULL,
+        expires_at TEXT NOT NULL);
+    CREATE TABLE chat_messages (
+        seq INTEGER PRIMARY KEY, ref TEXT NOT NULL UNIQUE, rpc_id TEXT NOT NULL,
+        service TEXT NOT NULL, chat_id TEXT NOT NULL, message_id TEXT NOT NULL,
+        draft TEXT NOT NULL DEFAULT '{}');
+    CREATE INDEX chat_messages_request ON chat_messages (rpc_id);
+    CREATE TABLE chat_leases (
+        name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at TEXT NOT NULL);
     """,
 )
 

@@ -27,6 +27,7 @@ import json
 import logging
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import astuple
 from datetime import UTC, datetime
 from typing import cast
 
@@ -66,6 +67,8 @@ from user_questions.host.stores._shared import (
 )
 from user_questions.host.stores.records import (
     ChangeListener,
+    ChatMessage,
+    ChatPairing,
     Escalation,
     HistoryPage,
     HistoryQuery,
@@ -438,6 +441,12 @@ class PostgresStore(AsyncLifetime):
                 f"DELETE FROM {SCHEMA}.questions WHERE state <> 'pending' AND settled_at < %s",
                 (settled_before,),
             )
+            # What the chat bots kept of them goes with them, and so do the codes no one used.
+            await connection.execute(
+                f"DELETE FROM {SCHEMA}.chat_messages "
+                f"WHERE rpc_id NOT IN (SELECT rpc_id FROM {SCHEMA}.questions)"
+            )
+            await connection.execute(f"DELETE FROM {SCHEMA}.chat_codes WHERE expires_at <= now()")
             return cursor.rowcount
 
         return await self._pool.run(delete)
@@ -519,6 +528,90 @@ class PostgresStore(AsyncLifetime):
 
         await self._pool.run(update)
 
+    async def add_pair_code(
+        self, service: str, code: str, person: str, expires_at: datetime
+    ) -> None:
+        await self._rows(
+            f"INSERT INTO {SCHEMA}.chat_codes (code, service, person, expires_at) "
+            "VALUES (%s, %s, %s, %s) RETURNING 1",
+            (code, service, person, expires_at),
+        )
+
+    async def redeem_pair_code(self, service: str, code: str) -> str | None:
+        rows = await self._rows(
+            f"DELETE FROM {SCHEMA}.chat_codes WHERE code = %s AND service = %s "
+            "AND expires_at > now() RETURNING person",
+            (code, service),
+        )
+        return None if not rows else str(rows[0][0])
+
+    async def pair(self, pairing: ChatPairing) -> None:
+        await self._rows(
+            f"INSERT INTO {SCHEMA}.chat_pairings (service, user_id, chat_id, person, paired_at) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (service, user_id) DO UPDATE SET "
+            "chat_id = excluded.chat_id, person = excluded.person, paired_at = excluded.paired_at "
+            "RETURNING 1",
+            astuple(pairing),
+        )
+
+    async def unpair(self, service: str, person: str) -> int:
+        rows = await self._rows(
+            f"DELETE FROM {SCHEMA}.chat_pairings WHERE service = %s AND person = %s RETURNING 1",
+            (service, person),
+        )
+        return len(rows)
+
+    async def pairings(self) -> list[ChatPairing]:
+        rows = await self._rows(
+            f"SELECT service, user_id, chat_id, person, paired_at FROM {SCHEMA}.chat_pairings "
+            "ORDER BY service, person, user_id",
+            (),
+        )
+        return [ChatPairing(row[0], row[1], row[2], row[3], row[4].astimezone(UTC)) for row in rows]
+
+    async def add_chat_message(self, message: ChatMessage) -> None:
+        await self._rows(
+            f"INSERT INTO {SCHEMA}.chat_messages "
+            "(ref, rpc_id, service, chat_id, message_id, draft) "
+            "VALUES (%s, %s, %s, %s, %s, %s::jsonb) ON CONFLICT (ref) DO UPDATE SET "
+            "message_id = excluded.message_id RETURNING 1",
+            astuple(message),
+        )
+
+    async def chat_messages(self, rpc_id: str) -> list[ChatMessage]:
+        rows = await self._rows(f"{_CHAT_MESSAGES} WHERE rpc_id = %s ORDER BY seq", (rpc_id,))
+        return [ChatMessage(*row) for row in rows]
+
+    async def chat_message(self, ref: str) -> ChatMessage | None:
+        rows = await self._rows(f"{_CHAT_MESSAGES} WHERE ref = %s", (ref,))
+        return None if not rows else ChatMessage(*rows[0])
+
+    async def set_chat_draft(self, ref: str, draft: str) -> None:
+        await self._rows(
+            f"UPDATE {SCHEMA}.chat_messages SET draft = %s::jsonb WHERE ref = %s RETURNING 1",
+            (draft, ref),
+        )
+
+    async def take_lease(self, name: str, holder: str, seconds: float) -> bool:
+        rows = await self._rows(
+            f"INSERT INTO {SCHEMA}.chat_leases AS lease (name, holder, expires_at) "
+            "VALUES (%s, %s, now() + make_interval(secs => %s)) "
+            "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
+            "expires_at = excluded.expires_at "
+            "WHERE lease.holder = excluded.holder OR lease.expires_at <= now() RETURNING 1",
+            (name, holder, seconds),
+        )
+        return bool(rows)
+
+    async def _rows(self, sql: str, parameters: Sequence[object]) -> list[TupleRow]:
+        """The rows of one statement (a write says what it wrote with `RETURNING`)."""
+
+        async def run(connection: PgConnection) -> list[TupleRow]:
+            cursor = await connection.execute(sql, parameters)
+            return await cursor.fetchall()
+
+        return await self._pool.run(run)
+
     def on_tokens_change(self, listener: TokensListener) -> Callable[[], None]:
         """Call `listener` after a token is added, changed or revoked, through this store or
         (when open as a host's) any other, and after the listening connection reconnects."""
@@ -590,6 +683,11 @@ class PostgresStore(AsyncLifetime):
             listener(rpc_id)
         except Exception:
             logger.exception("a change listener of %s raised", self.url)
+
+
+_CHAT_MESSAGES = (
+    f"SELECT ref, rpc_id, service, chat_id, message_id, draft::text FROM {SCHEMA}.chat_messages"
+)
 
 
 def printable_url(url: str) -> str:

@@ -1,7 +1,8 @@
 """The `Store` protocol, split by concern: questions, history, tokens and settings.
 
 Each part of the host takes the narrowest protocol it needs (the hub a `QuestionStore`, `People` a
-`TokenStore`, retention a `HistoryStore`, the token and the notify secret a `SettingStore`); a
+`TokenStore`, retention a `HistoryStore`, the token and the notify secret a `SettingStore`, the
+chat bots a `ChatStore`); a
 backend implements them all, as `Store`.
 
 A store is opened with `async with`, which connects, creates or migrates the schema (it has a
@@ -21,6 +22,8 @@ from typing import Protocol, Self
 
 from user_questions.host.stores.records import (
     ChangeListener,
+    ChatMessage,
+    ChatPairing,
     Escalation,
     HistoryPage,
     HistoryQuery,
@@ -36,7 +39,15 @@ from user_questions.host.stores.records import (
     TokensListener,
 )
 
-__all__ = ["HistoryStore", "QuestionStore", "RuleStore", "SettingStore", "Store", "TokenStore"]
+__all__ = [
+    "ChatStore",
+    "HistoryStore",
+    "QuestionStore",
+    "RuleStore",
+    "SettingStore",
+    "Store",
+    "TokenStore",
+]
 
 
 class QuestionStore(Protocol):
@@ -116,7 +127,7 @@ class HistoryStore(Protocol):
 
     async def purge(self, settled_before: datetime) -> int:
         """Delete the requests settled before `settled_before`; never a pending one. Returns how
-        many were deleted."""
+        many were deleted. The chat messages kept for them go too, and expired pairing codes."""
         ...
 
 
@@ -213,7 +224,59 @@ class SettingStore(Protocol):
         ...
 
 
-class Store(QuestionStore, HistoryStore, TokenStore, RuleStore, SettingStore, Protocol):
+class ChatStore(Protocol):
+    """What the chat bots keep (`host/chat`): who may answer from which chat, the one-time
+    pairing codes, the messages sent for each request, and the lease that lets one host poll
+    a bot at a time. The bots' small values (a Telegram offset, its username) are settings."""
+
+    async def add_pair_code(
+        self, service: str, code: str, person: str, expires_at: datetime
+    ) -> None:
+        """Keep a one-time code that pairs whoever sends it to `service`'s bot with `person`."""
+        ...
+
+    async def redeem_pair_code(self, service: str, code: str) -> str | None:
+        """The person `code` pairs with, deleting it (it works once); `None` when it is unknown,
+        of another service or expired."""
+        ...
+
+    async def pair(self, pairing: ChatPairing) -> None:
+        """Keep `pairing`, replacing any earlier pairing of the same user of the service."""
+        ...
+
+    async def unpair(self, service: str, person: str) -> int:
+        """Forget every pairing of `person` with `service`; how many there were."""
+        ...
+
+    async def pairings(self) -> list[ChatPairing]:
+        """Every pairing, by service, then person."""
+        ...
+
+    async def add_chat_message(self, message: ChatMessage) -> None:
+        """Keep a message sent for a request; one of the same `ref` is replaced (its id is
+        known only once it was sent, and a tap may come at once)."""
+        ...
+
+    async def chat_messages(self, rpc_id: str) -> list[ChatMessage]:
+        """The messages sent for the request `rpc_id`, in the order they were kept."""
+        ...
+
+    async def chat_message(self, ref: str) -> ChatMessage | None:
+        """The message whose buttons carry `ref`."""
+        ...
+
+    async def set_chat_draft(self, ref: str, draft: str) -> None:
+        """Keep the answer built so far in the message `ref`."""
+        ...
+
+    async def take_lease(self, name: str, holder: str, seconds: float) -> bool:
+        """Hold the lease `name` for `seconds` from now if it is free, expired or `holder`'s
+        already; whether `holder` holds it now (one conditional write: of two hosts asking at
+        once, one gets it)."""
+        ...
+
+
+class Store(QuestionStore, HistoryStore, TokenStore, RuleStore, SettingStore, ChatStore, Protocol):
     """Durable storage of a host: every part above, opened and closed with `async with`."""
 
     url: str

@@ -26,6 +26,8 @@ __all__ = [
     "FAULT_CODES",
     "QUESTIONS",
     "ChangeListener",
+    "ChatMessage",
+    "ChatPairing",
     "Decision",
     "Escalation",
     "HistoryPage",
@@ -316,6 +318,38 @@ class TokenRecord:
     def active(self) -> bool:
         """Whether the token still opens the host."""
         return self.revoked_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatPairing:
+    """A chat user who answers as a person (`uq chat pair`): authority comes from this row,
+    never from what a message says."""
+
+    service: str
+    """`telegram` or `slack`."""
+    user: str
+    """The user's id in the service: whose taps and replies count."""
+    chat: str
+    """The chat the person's questions are sent to (Telegram: the private chat's id)."""
+    person: str
+    """The token name the user answers as."""
+    paired_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """One message sent for a request into one chat, as its buttons refer to it."""
+
+    ref: str
+    """A random reference, unique among all messages: the buttons carry it, so a button of
+    another request (or another chat) can never be taken for one of this message."""
+    rpc_id: str
+    service: str
+    chat: str
+    message: str
+    """The service's id of the message, to edit it when the request settles."""
+    draft: str = "{}"
+    """JSON: the answer built so far (which question is shown, the options toggled)."""
 
 
 @dataclass(frozen=True, slots=True)

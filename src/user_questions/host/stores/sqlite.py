@@ -51,7 +51,8 @@ import os
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
+from dataclasses import astuple
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -88,6 +89,8 @@ from user_questions.host.stores._sqlite_worker import Worker
 from user_questions.host.stores.records import (
     FAULT_CODES,
     ChangeListener,
+    ChatMessage,
+    ChatPairing,
     Escalation,
     HistoryPage,
     HistoryQuery,
@@ -147,6 +150,7 @@ commit back to the event loop."""
 _COLUMNS = ", ".join(COLUMNS)
 _TOKEN_COLUMNS = ", ".join(TOKEN_COLUMNS)
 _RULE_COLUMNS = ", ".join(RULE_COLUMNS)
+_CHAT_MESSAGES = "SELECT ref, rpc_id, service, chat_id, message_id, draft FROM chat_messages"
 _SHARES = (
     "EXISTS (SELECT 1 FROM json_each(audience) WHERE value IN (SELECT value FROM json_each(?)))"
 )
@@ -355,6 +359,13 @@ class SQLiteStore(AsyncLifetime):
             "DELETE FROM questions WHERE state <> 'pending' AND settled_at < ? RETURNING seq",
             (_iso(settled_before),),
         )
+        # What the chat bots kept of them goes with them, and so do the codes no one used.
+        await self._run(
+            self._execute,
+            "DELETE FROM chat_messages WHERE rpc_id NOT IN (SELECT rpc_id FROM questions)",
+            (),
+        )
+        await self._run(self._execute, "DELETE FROM chat_codes WHERE expires_at <= ?", (_now(),))
         return len(deleted)
 
     async def tokens(self) -> list[TokenRecord]:
@@ -486,6 +497,90 @@ class SQLiteStore(AsyncLifetime):
 
     def on_rules_change(self, listener: RulesListener) -> Callable[[], None]:
         return self._rules_listeners.add(listener)
+
+    async def add_pair_code(
+        self, service: str, code: str, person: str, expires_at: datetime
+    ) -> None:
+        await self._run(
+            self._execute,
+            "INSERT INTO chat_codes (code, service, person, expires_at) VALUES (?, ?, ?, ?)",
+            (code, service, person, _iso(expires_at)),
+        )
+
+    async def redeem_pair_code(self, service: str, code: str) -> str | None:
+        rows = await self._run(
+            self._execute,
+            "DELETE FROM chat_codes WHERE code = ? AND service = ? AND expires_at > ? "
+            "RETURNING person",
+            (code, service, _now()),
+        )
+        return None if not rows else str(rows[0][0])
+
+    async def pair(self, pairing: ChatPairing) -> None:
+        await self._run(
+            self._execute,
+            "INSERT INTO chat_pairings (service, user_id, chat_id, person, paired_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (service, user_id) DO UPDATE SET "
+            "chat_id = excluded.chat_id, person = excluded.person, paired_at = excluded.paired_at",
+            (pairing.service, pairing.user, pairing.chat, pairing.person, _iso(pairing.paired_at)),
+        )
+
+    async def unpair(self, service: str, person: str) -> int:
+        rows = await self._run(
+            self._execute,
+            "DELETE FROM chat_pairings WHERE service = ? AND person = ? RETURNING 1",
+            (service, person),
+        )
+        return len(rows)
+
+    async def pairings(self) -> list[ChatPairing]:
+        rows = await self._run(
+            self._execute,
+            "SELECT service, user_id, chat_id, person, paired_at FROM chat_pairings "
+            "ORDER BY service, person, user_id",
+            (),
+        )
+        return [
+            ChatPairing(row[0], row[1], row[2], row[3], datetime.fromisoformat(row[4]))
+            for row in rows
+        ]
+
+    async def add_chat_message(self, message: ChatMessage) -> None:
+        await self._run(
+            self._execute,
+            "INSERT INTO chat_messages (ref, rpc_id, service, chat_id, message_id, draft) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (ref) DO UPDATE SET "
+            "message_id = excluded.message_id",
+            astuple(message),
+        )
+
+    async def chat_messages(self, rpc_id: str) -> list[ChatMessage]:
+        rows = await self._run(
+            self._execute, f"{_CHAT_MESSAGES} WHERE rpc_id = ? ORDER BY seq", (rpc_id,)
+        )
+        return [ChatMessage(*row) for row in rows]
+
+    async def chat_message(self, ref: str) -> ChatMessage | None:
+        rows = await self._run(self._execute, f"{_CHAT_MESSAGES} WHERE ref = ?", (ref,))
+        return None if not rows else ChatMessage(*rows[0])
+
+    async def set_chat_draft(self, ref: str, draft: str) -> None:
+        await self._run(
+            self._execute, "UPDATE chat_messages SET draft = ? WHERE ref = ?", (draft, ref)
+        )
+
+    async def take_lease(self, name: str, holder: str, seconds: float) -> bool:
+        now = datetime.now(UTC)
+        rows = await self._run(
+            self._execute,
+            "INSERT INTO chat_leases (name, holder, expires_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
+            "expires_at = excluded.expires_at "
+            "WHERE chat_leases.holder = excluded.holder OR chat_leases.expires_at <= ? "
+            "RETURNING 1",
+            (name, holder, _iso(now + timedelta(seconds=seconds)), _iso(now)),
+        )
+        return bool(rows)
 
     async def _watch(self, version: int) -> None:
         """Tell the tokens listeners whenever another connection has committed; check that the

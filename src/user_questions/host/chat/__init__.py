@@ -1,0 +1,8 @@
+"""Answering in the chat apps people already carry: Telegram (long polling) and Slack.
+
+Both reach the host over outbound connections only, so a host behind NAT still gets the taps.
+`pairing` (one-time codes that make a chat user a person), `cards` (what a request looks like as
+a message and the answer a person builds in it, apart from any transport), `bot_api` (the
+Telegram Bot API over HTTP), `telegram` (the host task: the poller, the messages, their edits).
+Nothing is re-exported.
+"""

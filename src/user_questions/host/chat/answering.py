@@ -1,0 +1,141 @@
+"""What every chat bot does the same way, whatever carries its messages: who a chat user is,
+whether a tap on a message counts, and answering through the hub as the paired person.
+
+Authority comes from the pairing only: a tap or a reply counts when its sender is paired with
+the service, the message is in that sender's own chat, the person's token is active and the
+request is routed to them (`roles.sees`). The answer then goes through `Hub.respond` exactly as
+the page's does (first answer wins), recorded as the person via the service's surface.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import anyio
+
+from user_questions.frames import AnswerResult, AnswerValue, ClientResponse, ErrorResult
+from user_questions.host.chat.cards import Answered, Dismissed, too_late
+from user_questions.host.chat.pairing import check_code
+from user_questions.host.gate.people import People
+from user_questions.host.gate.roles import may_answer, sees, viewer
+from user_questions.host.hub import Hub
+from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQuestion
+from user_questions.outcomes import Surface
+
+__all__ = ["QUEUE", "REFUSAL", "SENT", "Answering", "Deliver", "Tap"]
+
+logger = logging.getLogger("user_questions.host.chat")
+
+REFUSAL = "You are not paired to answer this question."
+QUEUE = 1000
+"""Requests waiting to be sent or edited; more are dropped with a log line."""
+SENT = "Sent."
+
+
+Deliver = Callable[[StoredQuestion], Awaitable[None]]
+"""Sends a new request to the chats, or edits the messages of a settled one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tap:
+    """A tap (or a reply) that counts: who, on which message, of which request as it is now."""
+
+    pairing: ChatPairing
+    message: ChatMessage
+    record: StoredQuestion
+
+
+class Answering:
+    """One service's view of the pairings, the sent messages and the hub."""
+
+    def __init__(self, hub: Hub, store: Store, people: People, surface: Surface) -> None:
+        self.hub = hub
+        self.store = store
+        self.people = people
+        self.surface = surface
+        self.service = surface.value
+
+    def may_answer(self, person: str, record: StoredQuestion) -> bool:
+        """Whether `person` (an active token) may answer `record`."""
+        identity = self.people.named(person)
+        return identity is not None and may_answer(identity) and sees(identity, record)
+
+    async def pairings(self) -> list[ChatPairing]:
+        return [p for p in await self.store.pairings() if p.service == self.service]
+
+    async def paired(self, user: str) -> ChatPairing | None:
+        """The pairing of the service's user `user`, if any."""
+        return next((p for p in await self.pairings() if p.user == user), None)
+
+    async def tap(self, user: str, chat: str, ref: str) -> Tap | None:
+        """The tap of `user` in `chat` on the message `ref`, if it counts (see the module)."""
+        pairing = await self.paired(user)
+        message = await self.store.chat_message(ref)
+        if pairing is None or message is None or message.service != self.service:
+            return None
+        if not message.chat == chat == pairing.chat:
+            return None
+        record = await self.store.get(message.rpc_id)
+        if record is None or not self.may_answer(pairing.person, record):
+            return None
+        return Tap(pairing, message, record)
+
+    async def respond(self, tap: Tap, step: Answered | Dismissed) -> str:
+        """Give the answer or the dismissal `step` as the tap's person; what to tell them."""
+        identity = self.people.named(tap.pairing.person)
+        if identity is None:
+            return REFUSAL
+        result: AnswerResult | ErrorResult
+        if isinstance(step, Answered):
+            result = AnswerResult(ok=True, value=AnswerValue(answer=step.answer))
+        else:
+            result = ErrorResult.model_validate({"ok": False, "error": {"code": "cancelled"}})
+        receipt = await self.hub.respond(
+            ClientResponse(rpc_id=tap.record.rpc_id, result=result),
+            via=self.surface,
+            by=tap.pairing.person,
+            sees=viewer(identity),
+        )
+        if receipt.accepted:
+            return SENT
+        known = await self.store.get(tap.record.rpc_id)
+        return SENT if known is None or known.pending else too_late(known)
+
+    async def pair(self, code: str, user: str, chat: str) -> ChatPairing | None:
+        """Pair `user` (writing in `chat`) with the person `code` was made for, if it is a
+        valid code of this service."""
+        person = None
+        if check_code(code) is not None:
+            person = await self.store.redeem_pair_code(self.service, code)
+        if person is None:
+            return None
+        pairing = ChatPairing(self.service, user, chat, person, datetime.now(UTC))
+        await self.store.pair(pairing)
+        logger.info("%s: user %s is paired as %s", self.service, user, person)
+        return pairing
+
+    async def deliver_forever(self, send: Deliver, edit: Deliver) -> None:
+        """`send` each request this host stores and `edit` the messages of each it settles,
+        one after the other, for as long as it runs; a failure is logged, never raised."""
+        into, out = anyio.create_memory_object_stream[StoredQuestion](QUEUE)
+
+        def heard(record: StoredQuestion) -> None:
+            try:
+                into.send_nowait(record)
+            except anyio.WouldBlock:
+                logger.warning(
+                    "%s: %d wait already; dropped %s", self.service, QUEUE, record.rpc_id
+                )
+
+        stop = self.hub.on_event(heard)
+        try:
+            async for record in out:
+                try:
+                    await (send if record.pending else edit)(record)
+                except Exception as error:  # the network, the service, the store: go on
+                    logger.warning("%s: question %s: %s", self.service, record.rpc_id, error)
+        finally:
+            stop()

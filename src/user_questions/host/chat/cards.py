@@ -1,0 +1,288 @@
+"""A request as a chat message, apart from any transport: what it shows, its buttons, and the
+answer a person builds by tapping them.
+
+A message shows one question at a time: a tap on an option of a single-select question chooses
+it, on a multi-select one toggles it (Done goes on); "Other" waits for typed text. With several
+questions the message goes through them one after another, then shows a summary with Send; one
+question alone is answered by the tap (or Done, or the text) that completes it. The state between
+taps (`Draft`) is kept in the store with the message, so any host that takes over the poller
+goes on where the last one stopped. An action names the question it was shown for, so a tap on a
+keyboard that is no longer current changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from user_questions.host.stores import StoredQuestion
+from user_questions.outcomes import Outcome
+from user_questions.presentation import (
+    AnswerDraft,
+    answer_from_drafts,
+    parse_recommended_label,
+    plan_review_of,
+)
+from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
+
+__all__ = [
+    "DISMISS",
+    "DONE",
+    "FEEDBACK",
+    "OTHER",
+    "SEND",
+    "START_OVER",
+    "Answered",
+    "Button",
+    "Card",
+    "Dismissed",
+    "Draft",
+    "Line",
+    "Step",
+    "WaitForText",
+    "card_of",
+    "cut",
+    "ended_rows",
+    "ending_of",
+    "take_action",
+    "take_text",
+    "too_late",
+]
+
+DONE = "Done"
+OTHER = "Other…"
+FEEDBACK = "Give feedback…"
+SEND = "Send"
+START_OVER = "Start over"
+DISMISS = "Dismiss"
+_HOW = {
+    Outcome.ANSWERED: "Answered",
+    Outcome.DISMISSED: "Dismissed",
+    Outcome.WITHDRAWN: "Withdrawn",
+    Outcome.TIMED_OUT: "Timed out",
+}
+_ACTION = re.compile(r"(?P<verb>[ptoqsrx])(?:(?P<step>\d{1,2})(?:\.(?P<option>\d{1,2}))?)?")
+
+
+@dataclass(slots=True)
+class Draft:
+    """The answer built so far in one message."""
+
+    step: int = 0
+    """The question shown; the number of questions: the summary."""
+    chosen: dict[str, list[str]] = field(default_factory=dict)
+    custom: dict[str, str] = field(default_factory=dict)
+    awaiting: str | None = None
+    """The id of the question whose typed text ("Other", feedback) is awaited."""
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "step": self.step,
+                "chosen": self.chosen,
+                "custom": self.custom,
+                "awaiting": self.awaiting,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Draft:
+        """The draft kept as `text`; a fresh one for anything else (nothing is trusted)."""
+        try:
+            data = json.loads(text)
+            return cls(
+                int(data.get("step", 0)),
+                {str(k): [str(x) for x in v] for k, v in dict(data.get("chosen", {})).items()},
+                {str(k): str(v) for k, v in dict(data.get("custom", {})).items()},
+                None if data.get("awaiting") is None else str(data["awaiting"]),
+            )
+        except (ValueError, TypeError, AttributeError):
+            return cls()
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    text: str
+    action: str
+    """What the button does (`take_action`): short, ASCII, fit for Telegram's 64 bytes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One option as the message's text lists it."""
+
+    label: str
+    """The label as shown, without its recommended mark."""
+    recommended: bool
+    description: str | None
+    chosen: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """What a message shows now; a transport renders it in its own markup."""
+
+    header: str | None
+    question: str
+    detail: str | None
+    """Markdown: the plan of a plan review, an approval's command, a question's detail."""
+    lines: list[Line]
+    buttons: list[list[Button]]
+    summary: list[tuple[str, str]] = field(default_factory=list)
+    """The summary step's question and answer of each question."""
+    plan_review: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    answer: AskUserQuestionAnswer
+
+
+@dataclass(frozen=True, slots=True)
+class Dismissed:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class WaitForText:
+    """Ask the person to type: the "Other" text, or a plan review's feedback."""
+
+    prompt: str
+
+
+Step = Draft | Answered | Dismissed | WaitForText | None
+"""What an action leads to: a new draft to show, an answer or a dismissal to give, text to
+wait for, or `None`: nothing (a stale or unknown action)."""
+
+
+def card_of(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Card:
+    """What the message shows for `draft`."""
+    if draft.step >= len(questions):
+        return _summary(questions, draft)
+    index = draft.step
+    question = questions[index]
+    chosen = set(draft.chosen.get(question.id, ()))
+    lines, buttons = [], []
+    for number, option in enumerate(question.options or ()):
+        display, recommended = parse_recommended_label(option.label)
+        picked = option.label in chosen
+        lines.append(Line(display, recommended, option.description, picked))
+        mark = ("☑ " if picked else "☐ ") if question.multi_select else ""
+        buttons.append([Button(mark + option.label, f"p{index}.{number}")])
+    review = plan_review_of(questions) is not None
+    last = [Button(FEEDBACK if review else OTHER, f"o{index}"), Button(DISMISS, "x")]
+    if question.multi_select:
+        buttons.append([Button(DONE, f"t{index}")])
+    buttons.append(last)
+    return Card(
+        question.header, question.question, question.detail, lines, buttons, plan_review=review
+    )
+
+
+def take_action(questions: Sequence[AskUserQuestionItem], draft: Draft, action: str) -> Step:
+    """What a tap on the button of `action` does to `draft` (changed in place)."""
+    match = _ACTION.fullmatch(action)
+    if match is None:
+        return None
+    verb = match["verb"]
+    if verb == "x":
+        return Dismissed()
+    if verb == "s":
+        return Answered(_answer(questions, draft)) if draft.step >= len(questions) else None
+    if verb == "r":
+        return Draft()
+    if match["step"] is None or int(match["step"]) != draft.step or draft.step >= len(questions):
+        return None  # a keyboard shown for another step
+    question = questions[draft.step]
+    if verb == "o":
+        draft.awaiting = question.id
+        return WaitForText(question.question)
+    if verb == "t":
+        return _next(questions, draft) if question.multi_select else None
+    options = question.options or []
+    if match["option"] is None or int(match["option"]) >= len(options):
+        return None
+    label = options[int(match["option"])].label
+    chosen = draft.chosen.setdefault(question.id, [])
+    if not question.multi_select:
+        chosen[:] = [label]
+        draft.custom.pop(question.id, None)
+        return _next(questions, draft)
+    if label in chosen:
+        chosen.remove(label)
+    else:
+        chosen.append(label)
+    return draft
+
+
+def take_text(questions: Sequence[AskUserQuestionItem], draft: Draft, text: str) -> Step:
+    """What typed `text` does: the awaited question's "Other" text, then on; `None` when no
+    text is awaited."""
+    awaited = draft.awaiting
+    index = next((i for i, q in enumerate(questions) if q.id == awaited), None)
+    if index is None or not text.strip():
+        return None
+    draft.awaiting = None
+    draft.custom[questions[index].id] = text
+    if not questions[index].multi_select:
+        draft.chosen.pop(questions[index].id, None)
+    draft.step = index
+    return _next(questions, draft)
+
+
+def _next(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Step:
+    draft.step += 1
+    if len(questions) == 1:
+        return Answered(_answer(questions, draft))
+    return draft
+
+
+def _answer(questions: Sequence[AskUserQuestionItem], draft: Draft) -> AskUserQuestionAnswer:
+    drafts = {
+        q.id: AnswerDraft(list(draft.chosen.get(q.id, ())), draft.custom.get(q.id, ""))
+        for q in questions
+    }
+    return answer_from_drafts(questions, drafts)
+
+
+def _summary(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Card:
+    answer = _answer(questions, draft)
+    rows = [
+        (question.question, ", ".join([*item.selected, *filter(None, [item.custom])]) or "—")
+        for question, item in zip(questions, answer.answers, strict=True)
+    ]
+    buttons = [[Button(SEND, "s")], [Button(START_OVER, "r"), Button(DISMISS, "x")]]
+    return Card(None, "Your answers:", None, [], buttons, summary=rows)
+
+
+def ending_of(record: StoredQuestion) -> str:
+    """How `record` ended, by whom and where: `Answered by owner via telegram`."""
+    outcome = record.state.outcome
+    how = "Pending" if outcome is None else _HOW[outcome]
+    who = f" by {record.settled_by}" if record.settled_by else ""
+    where = f" via {record.settled_via}" if record.settled_via else ""
+    return f"{how}{who}{where}"
+
+
+def ended_rows(record: StoredQuestion) -> list[tuple[str, str | None]]:
+    """Each question of `record` (cut to a line's worth) and what was answered to it."""
+    answers = {} if record.answer is None else {a.id: a for a in record.answer.answers}
+    rows = []
+    for question in record.questions:
+        item = answers.get(question.id)
+        chosen = [] if item is None else [*item.selected, *filter(None, [item.custom])]
+        rows.append((cut(question.question, 500), cut(", ".join(chosen), 1000) or None))
+    return rows
+
+
+def too_late(record: StoredQuestion) -> str:
+    """What a tap on a message of a settled `record` is told."""
+    ending = ending_of(record)
+    return f"Too late: {ending[0].lower()}{ending[1:]}."
+
+
+def cut(text: str, limit: int) -> str:
+    """`text`, cut to `limit` characters with `…`."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

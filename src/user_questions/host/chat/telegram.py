@@ -1,0 +1,378 @@
+"""The Telegram bot of a host: questions as messages with buttons, answered with a tap.
+
+`telegram_bot(token, api, people)` is a host task. Every host sharing a store sends the requests
+it commits to the paired chats of the people they are routed to (`roles.sees`), and edits every
+message sent for a request it settles; one host at a time polls (`getUpdates`, after
+`deleteWebhook`), holding the store's lease `telegram:<bot id>` and keeping the update offset in
+the store, so another node takes over where it stopped. Network failures are backed off
+(`MAX_BACKOFF` at most), a 429's `retry_after` is obeyed (`bot_api`), and nothing that happens
+to a message ever stops the host.
+
+Authority comes from the pairing, never from what an update says: a tap counts when its sender
+is paired, the message is in that sender's own chat, and the person may answer the request; a
+stranger gets a refusal alert and nothing changes. A tap after the request settled is told who
+answered. Answers are recorded as the paired person, via `telegram`.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+import secrets
+from dataclasses import replace
+from typing import Any
+
+import anyio
+import httpx
+
+from user_questions.host.chat.answering import REFUSAL, Answering, Tap
+from user_questions.host.chat.bot_api import BotApi, BotApiError, BotApiUnreachable
+from user_questions.host.chat.cards import (
+    Answered,
+    Card,
+    Dismissed,
+    Draft,
+    Step,
+    WaitForText,
+    card_of,
+    cut,
+    ended_rows,
+    ending_of,
+    take_action,
+    take_text,
+    too_late,
+)
+from user_questions.host.chat.pairing import USERNAME_SETTING
+from user_questions.host.gate.people import People
+from user_questions.host.hub import HostTask, Hub
+from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQuestion
+from user_questions.outcomes import Surface
+
+__all__ = [
+    "LEASE_SECONDS",
+    "MAX_BACKOFF",
+    "MAX_MESSAGE_CHARACTERS",
+    "POLL_SECONDS",
+    "settled_text",
+    "telegram_bot",
+    "telegram_html",
+]
+
+logger = logging.getLogger("user_questions.host.chat")
+
+SERVICE = "telegram"
+POLL_SECONDS = 20
+"""`getUpdates`' long-polling timeout."""
+LEASE_SECONDS = 30.0
+"""How long the poller's lease lasts unless renewed (before every `getUpdates`): a node that
+dies is replaced by another within this."""
+MAX_BACKOFF = 60.0
+MAX_MESSAGE_CHARACTERS = 4096
+"""A message's text after entity parsing, as the Bot API limits it."""
+_DESCRIPTION_CHARACTERS = 300
+_FENCE = re.compile(r"```([\w+-]*)\n(.*?)```", re.S)
+
+
+def telegram_bot(token: str, api: str, store: Store, people: People) -> HostTask:
+    """The host task running the bot of `token` at the Bot API `api` for `people`, keeping
+    what it must in `store` (the host's)."""
+
+    async def run(hub: Hub) -> None:
+        async with httpx.AsyncClient() as client:
+            await _TelegramBot(BotApi(token, api, client), hub, store, people).run()
+
+    return run
+
+
+class _TelegramBot:
+    def __init__(self, api: BotApi, hub: Hub, store: Store, people: People) -> None:
+        self.api = api
+        self.hub = hub
+        self.store = store
+        self.room = Answering(hub, store, people, Surface.TELEGRAM)
+        self.node = secrets.token_hex(8)
+
+    async def run(self) -> None:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self.room.deliver_forever, self._send_request, self._edit_settled)
+            await self._poll_forever()
+
+    async def _send_request(
+        self, record: StoredQuestion, pairings: list[ChatPairing] | None = None
+    ) -> None:
+        """Send `record` to each of `pairings` (all of them by default) whose person may
+        answer it."""
+        for pairing in await self.room.pairings() if pairings is None else pairings:
+            if not self.room.may_answer(pairing.person, record):
+                continue
+            ref = secrets.token_urlsafe(12)
+            kept = ChatMessage(ref, record.rpc_id, SERVICE, pairing.chat, "")
+            await self.store.add_chat_message(kept)  # before a tap on it can arrive
+            card = card_of(record.questions, Draft())
+            text = telegram_html(card)
+            if _visible_length(text) > MAX_MESSAGE_CHARACTERS and card.detail is not None:
+                name = "plan.md" if card.plan_review else "detail.md"
+                await self.api.call(
+                    "sendDocument",
+                    {
+                        "chat_id": pairing.chat,
+                        "caption": f"The full text of: {card.question}"[:1000],
+                    },
+                    files={"document": (name, card.detail.encode(), "text/markdown")},
+                )
+                text = telegram_html(card, detail_attached=name)
+            sent = await self.api.call(
+                "sendMessage",
+                {
+                    "chat_id": pairing.chat,
+                    "text": _fit(text),
+                    "parse_mode": "HTML",
+                    "reply_markup": _keyboard(ref, card),
+                },
+            )
+            await self.store.add_chat_message(replace(kept, message=str(sent["message_id"])))
+
+    async def _edit_settled(self, record: StoredQuestion) -> None:
+        for message in await self.store.chat_messages(record.rpc_id):
+            if message.service == SERVICE:
+                await self._edit(message, settled_text(record), {"inline_keyboard": []})
+
+    async def _edit(self, message: ChatMessage, text: str, markup: dict[str, Any]) -> None:
+        if not message.message:
+            return  # kept before it was sent, and never sent
+        try:
+            await self.api.call(
+                "editMessageText",
+                {
+                    "chat_id": message.chat,
+                    "message_id": int(message.message),
+                    "text": _fit(text),
+                    "parse_mode": "HTML",
+                    "reply_markup": markup,
+                },
+            )
+        except BotApiError as error:
+            if "not modified" not in error.description:
+                raise
+
+    # -- polling --------------------------------------------------------------------------------
+
+    async def _poll_forever(self) -> None:
+        backoff = 1.0
+        prepared = False
+        lease = f"{SERVICE}:{self.api.bot_id}"
+        offset_key = f"chat.telegram.offset.{self.api.bot_id}"
+        while True:
+            try:
+                if not await self.store.take_lease(lease, self.node, LEASE_SECONDS):
+                    prepared = False
+                    await anyio.sleep(LEASE_SECONDS / 3)
+                    continue
+                if not prepared:
+                    await self.api.call("deleteWebhook", {"drop_pending_updates": False})
+                    me = await self.api.call("getMe")
+                    await self.store.set_setting(USERNAME_SETTING, str(me["username"]))
+                    prepared = True
+                offset = int(await self.store.setting(offset_key) or 0)
+                updates = await self.api.call(
+                    "getUpdates",
+                    {
+                        "offset": offset,
+                        "timeout": POLL_SECONDS,
+                        "allowed_updates": ["message", "callback_query"],
+                    },
+                    seconds=POLL_SECONDS + 10,
+                )
+                for update in updates:
+                    await self._handle(update)
+                    offset = max(offset, int(update["update_id"]) + 1)
+                    await self.store.set_setting(offset_key, str(offset))
+                backoff = 1.0
+            except Exception as error:  # the network, Telegram, the store: wait, try again
+                if not isinstance(error, BotApiError | BotApiUnreachable):
+                    logger.exception("Telegram: polling failed")
+                else:
+                    logger.warning("Telegram: %s; polling again in %.0f s", error, backoff)
+                await anyio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF)
+
+    async def _handle(self, update: dict[str, Any]) -> None:
+        try:
+            if isinstance(update.get("callback_query"), dict):
+                await self._tapped(update["callback_query"])
+            elif isinstance(update.get("message"), dict):
+                await self._written(update["message"])
+        except (BotApiError, BotApiUnreachable) as error:
+            logger.warning("Telegram: update %s: %s", update.get("update_id"), error)
+        except (KeyError, TypeError, ValueError):
+            logger.warning("Telegram: update %s is not as documented", update.get("update_id"))
+
+    async def _tapped(self, query: dict[str, Any]) -> None:
+        ref, _, action = str(query.get("data", "")).partition(":")
+        chat = str(query.get("message", {}).get("chat", {}).get("id"))
+        tap = await self.room.tap(str(query["from"]["id"]), chat, ref)
+        if tap is None:
+            await self._alert(query, REFUSAL)
+            return
+        if not tap.message.message:  # tapped before the sender kept its id: the tap says it
+            sent = str(query["message"]["message_id"])
+            tap = replace(tap, message=replace(tap.message, message=sent))
+        if not tap.record.pending:
+            await self._alert(query, too_late(tap.record))
+            await self._edit(tap.message, settled_text(tap.record), {"inline_keyboard": []})
+            return
+        draft = Draft.from_json(tap.message.draft)
+        await self._step(query, tap, draft, take_action(tap.record.questions, draft, action))
+
+    async def _written(self, update: dict[str, Any]) -> None:
+        text = update.get("text")
+        chat = update.get("chat", {})
+        if not isinstance(text, str) or chat.get("type") != "private":
+            return
+        chat_id, user = str(chat["id"]), str(update["from"]["id"])
+        command, _, argument = text.strip().partition(" ")
+        if command == "/start":
+            await self._start(user, chat_id, argument.strip())
+            return
+        pairing = await self.room.paired(user)
+        if pairing is None or pairing.chat != chat_id:
+            await self._say(
+                chat_id,
+                "This chat is not paired with the host. Ask its admin "
+                "for a code (uq chat pair telegram NAME) and send /start CODE.",
+            )
+            return
+        ref = await self.store.setting(_awaiting_key(chat_id))
+        tap = None if not ref else await self.room.tap(user, chat_id, ref)
+        if tap is None:
+            await self._say(chat_id, "Nothing waits for a typed answer here; tap a button.")
+            return
+        await self.store.set_setting(_awaiting_key(chat_id), "")
+        if not tap.record.pending:
+            await self._say(chat_id, too_late(tap.record))
+            return
+        draft = Draft.from_json(tap.message.draft)
+        await self._step(None, tap, draft, take_text(tap.record.questions, draft, text))
+
+    async def _start(self, user: str, chat: str, code: str) -> None:
+        pairing = await self.room.pair(code, user, chat)
+        if pairing is None:
+            await self._say(
+                chat,
+                "This code is unknown or expired; make a new one with uq chat pair telegram NAME.",
+            )
+            return
+        await self._say(chat, f"Paired: you answer here as {html.escape(pairing.person)}.")
+        for record in await self.store.pending():  # what already waits for them
+            await self._send_request(record, [pairing])
+
+    async def _step(self, query: dict[str, Any] | None, tap: Tap, draft: Draft, step: Step) -> None:
+        message = tap.message
+        if step is None:
+            if query is not None:
+                await self._alert(query, "This button is no longer current.")
+            return
+        if isinstance(step, Answered | Dismissed):
+            told = await self.room.respond(tap, step)
+            if query is not None:
+                await self._alert(query, told, alert=False)
+            return
+        await self.store.set_chat_draft(message.ref, draft.to_json())
+        if isinstance(step, WaitForText):
+            await self.store.set_setting(_awaiting_key(message.chat), message.ref)
+            await self.api.call(
+                "sendMessage",
+                {
+                    "chat_id": message.chat,
+                    "text": _fit(f"Type your answer to: {step.prompt}"),
+                    "reply_markup": {"force_reply": True, "input_field_placeholder": "Your answer"},
+                },
+            )
+        else:
+            card = card_of(tap.record.questions, step)
+            await self._edit(message, telegram_html(card), _keyboard(message.ref, card))
+        if query is not None:
+            await self._alert(query, "", alert=False)
+
+    async def _alert(self, query: dict[str, Any], text: str, *, alert: bool = True) -> None:
+        payload: dict[str, Any] = {"callback_query_id": query["id"]}
+        if text:
+            payload |= {"text": text[:200], "show_alert": alert}
+        await self.api.call("answerCallbackQuery", payload)
+
+    async def _say(self, chat: str, text: str) -> None:
+        await self.api.call("sendMessage", {"chat_id": chat, "text": text, "parse_mode": "HTML"})
+
+
+def telegram_html(card: Card, *, detail_attached: str | None = None) -> str:
+    """`card` in Telegram's HTML, every text escaped; `detail_attached`: the detail was sent as
+    this file, and the message says so instead of holding it."""
+    parts = []
+    if card.header:
+        parts.append(f"<b>{html.escape(card.header)}</b>")
+    parts.append(html.escape(card.question))
+    if card.detail is not None:
+        if detail_attached is None:
+            parts.append(_detail_html(card.detail))
+        else:
+            parts.append(f"<i>The full text is in {html.escape(detail_attached)}, above.</i>")
+    for number, line in enumerate(card.lines, 1):
+        mark = "☑ " if line.chosen else ""
+        text = f"{number}. {mark}<b>{html.escape(line.label)}</b>"
+        if line.recommended:
+            text += " ⭐ <i>recommended</i>"
+        if line.description:
+            text += "\n    " + html.escape(cut(line.description, _DESCRIPTION_CHARACTERS))
+        parts.append(text)
+    for question, answer in card.summary:
+        parts.append(f"<b>{html.escape(question)}</b>\n{html.escape(answer)}")
+    return "\n\n".join(parts)
+
+
+def settled_text(record: StoredQuestion) -> str:
+    """The text a message of `record` is edited to once it settled: how, by whom, where."""
+    lines = [f"<b>{html.escape(ending_of(record))}</b>"]
+    for question, answer in ended_rows(record):
+        lines.append(
+            html.escape(question) + ("" if answer is None else f"\n→ {html.escape(answer)}")
+        )
+    return "\n\n".join(lines)
+
+
+def _keyboard(ref: str, card: Card) -> dict[str, Any]:
+    return {
+        "inline_keyboard": [
+            [{"text": cut(b.text, 100), "callback_data": f"{ref}:{b.action}"} for b in row]
+            for row in card.buttons
+        ]
+    }
+
+
+def _detail_html(markdown: str) -> str:
+    """Fenced code as `<pre><code>`, the rest as escaped text."""
+    parts, last = [], 0
+    for match in _FENCE.finditer(markdown):
+        parts.append(html.escape(markdown[last : match.start()]))
+        language = f' class="language-{match[1]}"' if match[1] else ""
+        parts.append(f"<pre><code{language}>{html.escape(match[2])}</code></pre>")
+        last = match.end()
+    parts.append(html.escape(markdown[last:]))
+    return "".join(parts).strip()
+
+
+def _visible_length(text: str) -> int:
+    return len(html.unescape(re.sub(r"<[^>]+>", "", text)))
+
+
+def _fit(text: str) -> str:
+    """`text` cut to what a message holds (a cut inside a tag would break it, so a text too
+    long is sent as plain, escaped text)."""
+    if _visible_length(text) <= MAX_MESSAGE_CHARACTERS:
+        return text
+    plain = html.unescape(re.sub(r"<[^>]+>", "", text))
+    return html.escape(cut(plain, MAX_MESSAGE_CHARACTERS - 100))
+
+
+def _awaiting_key(chat: str) -> str:
+    return f"chat.telegram.awaiting.{chat}"

@@ -1,0 +1,323 @@
+"""Answering in Telegram, end to end: a real `uq serve --telegram` polling a fake Bot API on
+loopback (`tests/telegram_fake.py`), people paired with `uq chat pair`, agents asking through the
+host, users tapping buttons and typing replies."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.e2e.host_process import HostProcess, answer_body
+from tests.e2e.test_host_cli import uq
+from tests.e2e.test_people_history import history
+from tests.telegram_fake import TOKEN, USERNAME, FakeBotApi, Message, fake_bot_api
+from user_questions import UserQuestionError, connect
+from user_questions.approvals import approval_question
+
+pytestmark = pytest.mark.e2e
+
+OWNER_USER = 1001
+STRANGER = 666
+
+
+class Ask:
+    """One ask through the host's agents' URL, in a thread; `result()` is its answer's items
+    or its error code."""
+
+    def __init__(self, url: str, questions: list[dict[str, Any]]) -> None:
+        self._result: Any = None
+        self._thread = threading.Thread(target=anyio.run, args=(self._ask, url, questions))
+        self._thread.start()
+
+    async def _ask(self, url: str, questions: list[dict[str, Any]]) -> None:
+        async with connect(url) as asker:
+            try:
+                answer = await asker.ask(questions)
+                self._result = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+            except UserQuestionError as error:
+                self._result = str(error.code)
+
+    def result(self, seconds: float = 20.0) -> Any:
+        self._thread.join(seconds)
+        assert not self._thread.is_alive(), "the ask did not end"
+        return self._result
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeBotApi]:
+    with fake_bot_api() as api:
+        yield api
+
+
+def telegram_host(fake: FakeBotApi, db: Path | str, stack: ExitStack) -> HostProcess:
+    host = HostProcess(
+        None,
+        args=("--db", str(db), "--telegram-api", fake.url),
+        env={"UQ_TELEGRAM_TOKEN": TOKEN},
+    )
+    host.start()
+    stack.callback(host.stop)
+    return host
+
+
+@pytest.fixture
+def host(fake: FakeBotApi, tmp_path: Path) -> Iterator[HostProcess]:
+    with ExitStack() as stack:
+        host = telegram_host(fake, tmp_path / "host.db", stack)
+        fake.wait(lambda: "getUpdates" in fake.calls)  # it has learned its username by now
+        yield host
+
+
+def pair(fake: FakeBotApi, db: Path | str, person: str = "owner", user: int = OWNER_USER) -> None:
+    made = uq("chat", "pair", "telegram", person, "--db", str(db))
+    assert made.returncode == 0, made.stderr
+    code, link = made.stdout.split()
+    assert link == f"https://t.me/{USERNAME}?start={code}"
+    fake.send(user, f"/start {code}")
+    fake.wait(lambda: any("Paired" in m.shown for m in fake.messages_in(user)))
+
+
+def request_message(fake: FakeBotApi, user: int = OWNER_USER, count: int = 1) -> Message:
+    """The latest of `count` request messages (with buttons) sent to `user`."""
+    found = fake.wait(
+        lambda: len(sent := [m for m in fake.messages_in(user) if m.buttons]) >= count and sent
+    )
+    return found[count - 1]  # type: ignore[no-any-return]
+
+
+PICK = {
+    "id": "pkg",
+    "header": "Setup <b>",
+    "question": "Which package manager? <script>alert(1)</script> & more",
+    "options": [
+        {"label": "pnpm (Recommended)", "description": "Fast, <strict>"},
+        {"label": "npm"},
+    ],
+}
+
+
+def test_a_paired_person_answers_with_a_tap_and_a_stranger_changes_nothing(
+    fake: FakeBotApi, host: HostProcess, tmp_path: Path
+) -> None:
+    pair(fake, tmp_path / "host.db")
+    ask = Ask(host.asker_url, [PICK])
+    message = request_message(fake)
+    assert "Which package manager? <script>alert(1)</script> & more" in message.shown
+    assert "Setup <b>" in message.shown
+    assert "Fast, <strict>" in message.shown
+    assert "recommended" in message.shown
+    assert [b["text"] for b in message.buttons][:2] == ["pnpm (Recommended)", "npm"]
+    old_buttons = list(message.buttons)
+
+    refused = fake.tap(STRANGER, message, "npm")
+    assert fake.answer_to(refused)["text"] == "You are not paired to answer this question."
+    assert fake.answer_to(refused)["show_alert"] is True
+    assert message.edits == 0
+    assert len(host.pending()) == 1
+
+    fake.tap(OWNER_USER, message, "pnpm")
+    assert ask.result() == {"answers": [{"id": "pkg", "selected": ["pnpm (Recommended)"]}]}
+    fake.wait(lambda: message.edits == 1)
+    assert message.buttons == []  # the same message, edited: no buttons remain
+    assert "Answered by owner via telegram" in message.shown
+    (item,) = history(host)
+    assert (item["via"], item["by"]) == ("telegram", "owner")
+
+    message.markup = {"inline_keyboard": [old_buttons]}  # a tap on the keyboard it had
+    late = fake.tap(OWNER_USER, message, "npm")
+    assert "owner" in fake.answer_to(late)["text"]
+    assert len(history(host)) == 1
+
+
+def test_several_questions_with_toggles_and_other_then_a_summary_and_send(
+    fake: FakeBotApi, host: HostProcess, tmp_path: Path
+) -> None:
+    pair(fake, tmp_path / "host.db")
+    questions: list[dict[str, Any]] = [
+        {"id": "langs", "question": "Which languages?", "multiSelect": True,
+         "options": [{"label": "Python"}, {"label": "Go"}, {"label": "Rust"}]},
+        {"id": "name", "question": "Project name?", "options": [{"label": "uq"}]},
+    ]  # fmt: skip
+    ask = Ask(host.asker_url, questions)
+    message = request_message(fake)
+    assert any(b["text"] == "Done" for b in message.buttons)
+    for label, edits in (("Python", 1), ("Rust", 2)):
+        fake.tap(OWNER_USER, message, label)
+        fake.wait(lambda edits=edits: message.edits == edits)
+    assert [b["text"] for b in message.buttons][:3] == ["☑ Python", "☐ Go", "☑ Rust"]
+    fake.tap(OWNER_USER, message, "Done")
+    fake.wait(lambda: "Project name?" in message.shown)
+    fake.tap(OWNER_USER, message, "Other")
+    prompt = fake.wait(
+        lambda: [m for m in fake.messages_in(OWNER_USER) if "Type your answer" in m.shown]
+    )[0]
+    assert prompt.markup == {"force_reply": True, "input_field_placeholder": "Your answer"}
+    fake.send(OWNER_USER, "user-questions")
+    fake.wait(lambda: "Your answers" in message.shown)
+    assert "Python, Rust" in message.shown
+    assert "user-questions" in message.shown
+    fake.tap(OWNER_USER, message, "Send")
+    assert ask.result() == {
+        "answers": [
+            {"id": "langs", "selected": ["Python", "Rust"]},
+            {"id": "name", "selected": [], "custom": "user-questions"},
+        ]
+    }
+
+
+def test_a_long_plan_goes_whole_as_a_document_and_feedback_is_typed(
+    fake: FakeBotApi, host: HostProcess, tmp_path: Path
+) -> None:
+    pair(fake, tmp_path / "host.db")
+    plan = "# Plan\n\n" + "".join(f"{n}. step <{n}> of the plan\n" for n in range(400))
+    review = {
+        "id": "plan", "question": "Approve this plan?", "detail": plan,
+        "options": [{"label": "Approve"}, {"label": "Keep planning"}],
+        "intent": {"kind": "plan-review", "approve": "Approve"},
+    }  # fmt: skip
+    ask = Ask(host.asker_url, [review])
+    message = request_message(fake)
+    ((chat, name, content),) = fake.documents
+    assert (chat, name, content.decode()) == (OWNER_USER, "plan.md", plan)
+    assert "step <399>" not in message.shown
+    assert "plan.md" in message.shown
+    assert [b["text"] for b in message.buttons] == [
+        "Approve", "Keep planning", "Give feedback…", "Dismiss"
+    ]  # fmt: skip
+    fake.tap(OWNER_USER, message, "Give feedback")
+    fake.wait(lambda: any("Type your answer" in m.shown for m in fake.messages_in(OWNER_USER)))
+    fake.send(OWNER_USER, "add tests first")
+    assert ask.result() == {
+        "answers": [{"id": "plan", "selected": [], "custom": "add tests first"}]
+    }
+
+
+def test_an_approval_card_shows_its_command_as_code(
+    fake: FakeBotApi, host: HostProcess, tmp_path: Path
+) -> None:
+    pair(fake, tmp_path / "host.db")
+    card = approval_question("Bash", {"command": "rm -rf build && echo '<done>'"})
+    ask = Ask(host.asker_url, [card.model_dump(mode="json", by_alias=True, exclude_none=True)])
+    message = request_message(fake)
+    assert "<pre><code" in message.text
+    assert "rm -rf build &amp;&amp; echo" in message.text
+    fake.tap(OWNER_USER, message, "Allow")
+    assert ask.result() == {"answers": [{"id": "approval", "selected": ["Allow"]}]}
+
+
+def test_settled_elsewhere_the_message_says_how_and_a_late_tap_is_told(
+    fake: FakeBotApi, host: HostProcess, tmp_path: Path
+) -> None:
+    pair(fake, tmp_path / "host.db")
+    ask = Ask(host.asker_url, [PICK])
+    message = request_message(fake)
+    old_buttons = list(message.buttons)
+    rpc_id, session = pending_one(host)
+    assert host.respond(answer_body(rpc_id, session, {"id": "pkg", "selected": ["npm"]}))[
+        "accepted"
+    ]
+    assert ask.result() == {"answers": [{"id": "pkg", "selected": ["npm"]}]}
+    fake.wait(lambda: message.edits == 1)
+    assert message.buttons == []
+    assert "Answered by owner via api" in message.shown
+    message.markup = {"inline_keyboard": [old_buttons]}
+    late = fake.tap(OWNER_USER, message, "pnpm")
+    assert fake.answer_to(late)["text"] == "Too late: answered by owner via api."
+
+
+def test_a_429_and_a_dropped_connection_are_waited_out(
+    fake: FakeBotApi, host: HostProcess, tmp_path: Path
+) -> None:
+    pair(fake, tmp_path / "host.db")
+    fake.rate_limit("sendMessage")
+    fake.drop("getUpdates")
+    ask = Ask(host.asker_url, [PICK])
+    message = request_message(fake)  # sent after the 429's retry_after
+    assert fake.calls.count("sendMessage") >= 2
+    fake.tap(OWNER_USER, message, "npm")  # polled again after the dropped connection
+    assert ask.result(30) == {"answers": [{"id": "pkg", "selected": ["npm"]}]}
+
+
+def test_a_person_pairing_gets_what_waits_and_dismisses_it_unpaired_taps_nothing(
+    fake: FakeBotApi, host: HostProcess, tmp_path: Path
+) -> None:
+    ask = Ask(host.asker_url, [PICK])
+    host.wait_pending(1)
+    pair(fake, tmp_path / "host.db")
+    message = request_message(fake)  # asked before the pairing, sent when it was made
+    fake.tap(OWNER_USER, message, "Dismiss")
+    assert ask.result() == "ASK_CANCELLED"
+    fake.wait(lambda: "Dismissed by owner via telegram" in message.shown)
+    assert message.buttons == []
+    second = Ask(host.asker_url, [PICK])
+    message = request_message(fake)  # the first has no buttons left
+    unpaired = uq("chat", "unpair", "telegram", "owner", "--db", str(tmp_path / "host.db"))
+    assert unpaired.returncode == 0
+    refused = fake.tap(OWNER_USER, message, "npm")
+    assert fake.answer_to(refused)["text"] == "You are not paired to answer this question."
+    assert len(host.pending()) == 1
+    again = uq("chat", "unpair", "telegram", "owner", "--db", str(tmp_path / "host.db"))
+    assert again.returncode == 2
+    assert host.respond(answer_body(*pending_one(host), {"id": "pkg", "selected": ["npm"]}))[
+        "accepted"
+    ]
+    assert second.result() == {"answers": [{"id": "pkg", "selected": ["npm"]}]}
+
+
+def pending_one(host: HostProcess) -> tuple[str, str]:
+    """The rpcId and session of the one pending request."""
+    (pending,) = host.pending()
+    return pending["rpcId"], pending["payload"]["sessionId"]
+
+
+def test_a_stranger_writing_or_a_wrong_code_pairs_nobody(
+    fake: FakeBotApi, host: HostProcess, tmp_path: Path
+) -> None:
+    fake.send(STRANGER, "/start not-a-real-code")
+    fake.wait(lambda: any("unknown or expired" in m.shown for m in fake.messages_in(STRANGER)))
+    fake.send(STRANGER, "hello")
+    fake.wait(lambda: any("not paired" in m.shown for m in fake.messages_in(STRANGER)))
+    listed = uq("chat", "list", "--db", str(tmp_path / "host.db"))
+    assert listed.returncode == 0
+    assert listed.stdout == ""
+    refused = uq("chat", "pair", "telegram", "nobody", "--db", str(tmp_path / "host.db"))
+    assert refused.returncode == 2
+    assert "nobody is called 'nobody'" in refused.stderr
+
+
+def test_two_nodes_on_one_database_poll_one_at_a_time(fake: FakeBotApi, pg_url: str) -> None:
+    with ExitStack() as stack:
+        first = telegram_host(fake, pg_url, stack)
+        second = telegram_host(fake, pg_url, stack)
+        fake.wait(lambda: "getUpdates" in fake.calls)
+        pair(fake, pg_url)
+        asks = [Ask(node.asker_url, [{**PICK, "id": f"q{n}"}]) for n, node in
+                enumerate((first, second, first))]  # fmt: skip
+        for count in (1, 2, 3):
+            fake.tap(OWNER_USER, request_message(fake, count=count), "npm")
+        for n, ask in enumerate(asks):
+            assert ask.result() == {"answers": [{"id": f"q{n}", "selected": ["npm"]}]}
+        assert fake.conflicts == 0  # never two getUpdates at once
+        fake.wait(lambda: all(m.edits == 1 for m in fake.messages_in(OWNER_USER) if m.edits))
+
+
+def test_a_bad_bot_token_is_refused_before_the_host_starts_and_the_token_is_never_logged(
+    fake: FakeBotApi, tmp_path: Path
+) -> None:
+    refused = uq("serve", "--db", str(tmp_path / "host.db"), "--telegram", "not a token")
+    assert refused.returncode == 2
+    assert "a Telegram bot token is the bot's id, a colon and its secret" in refused.stderr
+    with ExitStack() as stack:
+        host = telegram_host(fake, tmp_path / "host.db", stack)
+        fake.drop("getUpdates")  # a network error is logged: without the URL that holds it
+        fake.wait(lambda: fake.calls.count("getUpdates") >= 2, seconds=20)
+    assert host.stderr is not None
+    assert "getUpdates" in host.stderr
+    assert TOKEN not in host.stderr
+    assert TOKEN.partition(":")[2] not in host.stderr

@@ -1,0 +1,70 @@
+"""The answer a person builds in a chat message: taps on a keyboard that is no longer current
+change nothing, a draft read back from the store is never trusted, Start over starts over."""
+
+from __future__ import annotations
+
+from user_questions.host.chat.cards import (
+    Answered,
+    Dismissed,
+    Draft,
+    WaitForText,
+    card_of,
+    take_action,
+    take_text,
+)
+from user_questions.host.chat.telegram import telegram_html
+from user_questions.types import AskUserQuestionItem, AskUserQuestionOption
+
+QUESTIONS = (
+    AskUserQuestionItem(
+        id="a", question="First?", options=[AskUserQuestionOption(label="x"),
+                                           AskUserQuestionOption(label="y")],
+    ),
+    AskUserQuestionItem(id="b", question="Second?", options=[AskUserQuestionOption(label="z")]),
+)  # fmt: skip
+
+
+def test_a_tap_on_the_keyboard_of_an_earlier_question_changes_nothing() -> None:
+    draft = Draft()
+    assert take_action(QUESTIONS, draft, "p0.1") is draft  # y, then on to the second
+    assert draft.step == 1
+    assert take_action(QUESTIONS, draft, "p0.0") is None  # the first question's keyboard
+    assert take_action(QUESTIONS, draft, "p1.9") is None  # no such option
+    assert take_action(QUESTIONS, draft, "s") is None  # not at the summary yet
+    assert take_action(QUESTIONS, draft, "zz") is None
+    assert draft.chosen == {"a": ["y"]}
+
+
+def test_other_text_replaces_the_choice_and_the_summary_sends_or_starts_over() -> None:
+    draft = Draft()
+    take_action(QUESTIONS, draft, "p0.0")
+    assert take_action(QUESTIONS, draft, "o1") == WaitForText("Second?")
+    assert take_text(QUESTIONS, draft, "   ") is None  # nothing typed
+    assert take_text(QUESTIONS, draft, "my own") is draft
+    assert [row for row, _ in card_of(QUESTIONS, draft).summary] == ["First?", "Second?"]
+    assert take_action(QUESTIONS, Draft.from_json(draft.to_json()), "r") == Draft()
+    sent = take_action(QUESTIONS, draft, "s")
+    assert isinstance(sent, Answered)
+    assert sent.answer.model_dump(exclude_none=True) == {
+        "answers": [{"id": "a", "selected": ["x"]}, {"id": "b", "selected": [], "custom": "my own"}]
+    }
+    assert isinstance(take_action(QUESTIONS, draft, "x"), Dismissed)
+
+
+def test_a_draft_that_is_not_one_reads_as_a_fresh_draft() -> None:
+    assert Draft.from_json("not json") == Draft()
+    assert Draft.from_json('{"step": "two"}') == Draft()
+    assert Draft.from_json("[1, 2]") == Draft()
+
+
+def test_every_text_is_escaped_and_code_is_shown_as_code() -> None:
+    question = AskUserQuestionItem(
+        id="c", header="<b>h</b>", question="a & b",
+        detail="run:\n```sh\nrm -rf <dir>\n```\n<i>no</i>",
+        options=[AskUserQuestionOption(label="Go (Recommended)", description="<x>")],
+    )  # fmt: skip
+    text = telegram_html(card_of([question], Draft()))
+    assert text.startswith("<b>&lt;b&gt;h&lt;/b&gt;</b>\n\na &amp; b")
+    assert '<pre><code class="language-sh">rm -rf &lt;dir&gt;\n</code></pre>' in text
+    assert "&lt;i&gt;no&lt;/i&gt;" in text
+    assert "1. <b>Go</b> ⭐ <i>recommended</i>\n    &lt;x&gt;" in text
