@@ -30,7 +30,6 @@ says they changed (another process ran `uq rule`; on PostgreSQL another node did
 from __future__ import annotations
 
 import contextlib
-import logging
 import posixpath
 import re
 import shlex
@@ -46,6 +45,7 @@ from user_questions._lifetime import AsyncLifetime
 from user_questions.approvals import ALLOW
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, iso
+from user_questions.host._reloader import Reloader
 from user_questions.host.stores import Decision, Escalation, Rule, RuleRecord, RuleStore
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
@@ -69,7 +69,6 @@ __all__ = [
     "revoke_rule",
 ]
 
-logger = logging.getLogger("user_questions.host")
 
 ANY_TOOL = "*"
 """The `tool` of a rule that names every tool (deny only)."""
@@ -318,16 +317,16 @@ class Rules(AsyncLifetime):
         self.store = store
         self._rules: tuple[RuleRecord, ...] = ()
         self.loaded = False
-        self._changed = anyio.Event()
+        self._reloader = Reloader(self.reload, "the rules", RELOAD_RETRY)
 
     def __repr__(self) -> str:
         return f"<Rules {len(self._rules)} active>"
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
-        stack.callback(self.store.on_rules_change(self._rules_changed))
+        stack.callback(self.store.on_rules_change(self._reloader.changed))
         await self.reload()
         following = await stack.enter_async_context(anyio.create_task_group())
-        following.start_soon(self._follow)
+        following.start_soon(self._reloader.follow)
         stack.callback(following.cancel_scope.cancel)
 
     def decide(self, approval: Approval, asked_by: str | None) -> Match | None:
@@ -346,20 +345,6 @@ class Rules(AsyncLifetime):
             raise
         self._rules = tuple(record for record in records if record.active(now))
         self.loaded = True
-
-    def _rules_changed(self) -> None:
-        self._changed.set()
-
-    async def _follow(self) -> None:
-        while True:
-            await self._changed.wait()
-            self._changed = anyio.Event()
-            try:
-                await self.reload()
-            except UserQuestionError as error:
-                logger.warning("could not reload the rules: %s", error)
-                await anyio.sleep(RELOAD_RETRY)
-                self._changed.set()
 
 
 # -- matching --------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from user_questions._disposer import Disposer, nothing
 from user_questions._lifetime import AsyncLifetime
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import iso
+from user_questions.host._reloader import Reloader
 from user_questions.host.gate.security import Identity
 from user_questions.host.rules import escalation_text
 from user_questions.host.stores import Escalation, Role, SettingStore, TokenRecord, TokenStore
@@ -366,7 +367,7 @@ class People(AsyncLifetime):
         self._listeners: list[Callable[[], None]] = []
         self._watchers: dict[Identity, list[Callable[[], None]]] = {}
         self._touched: dict[str, float] = {}
-        self._changed = anyio.Event()
+        self._reloader = Reloader(self._load, "the tokens", RELOAD_RETRY)
         self._touches_in, self._touches = anyio.create_memory_object_stream[str](math.inf)
 
     def __repr__(self) -> str:
@@ -375,10 +376,10 @@ class People(AsyncLifetime):
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
         stack.callback(self._touches.close)
         stack.callback(self._touches_in.close)
-        stack.callback(self.store.on_tokens_change(self._tokens_changed))
+        stack.callback(self.store.on_tokens_change(self._reloader.changed))
         await self._load()
         following = await stack.enter_async_context(anyio.create_task_group())
-        following.start_soon(self._follow)
+        following.start_soon(self._reloader.follow)
         following.start_soon(self._record_uses)
         stack.callback(following.cancel_scope.cancel)
 
@@ -484,21 +485,6 @@ class People(AsyncLifetime):
                     callback()
                 except Exception:
                     logger.exception("closing the connections of a revoked token raised")
-
-    def _tokens_changed(self) -> None:
-        self._changed.set()
-
-    async def _follow(self) -> None:
-        """Reload whenever the store says the tokens changed; retry while it cannot be read."""
-        while True:
-            await self._changed.wait()
-            self._changed = anyio.Event()
-            try:
-                await self._load()
-            except UserQuestionError as error:
-                logger.warning("could not reload the tokens: %s", error)
-                await anyio.sleep(RELOAD_RETRY)
-                self._changed.set()
 
     def _note_use(self, name: str) -> None:
         now = time.monotonic()
