@@ -8,7 +8,7 @@ unusable store, a bad name, ...), 1 for a store that cannot be reached.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import TypeVar
 
@@ -18,7 +18,7 @@ from user_questions.cli._serve import fail
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores import Store, default_store_path, open_store
 
-__all__ = ["DB_HELP", "local_time", "with_store"]
+__all__ = ["DB_HELP", "local_time", "print_columns", "with_store"]
 
 T = TypeVar("T")
 
@@ -46,3 +46,12 @@ def with_store(command: str, db: str | None, work: Callable[[Store], Awaitable[T
 def local_time(moment: datetime | None) -> str:
     """`moment` in this machine's time zone, to the minute; `-` for none."""
     return "-" if moment is None else moment.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def print_columns(rows: Sequence[Sequence[str]], sized: int) -> None:
+    """Print `rows` (the header first) as a table: the first `sized` columns as wide as their
+    longest cell, the others (`local_time`s) 16 characters each."""
+    widths = [max(len(row[column]) for row in rows) for column in range(sized)]
+    for row in rows:
+        head = "".join(f"{cell:<{width}}  " for cell, width in zip(row, widths, strict=False))
+        print(head + "  ".join(f"{time:<16}" for time in row[sized:]).rstrip())

@@ -14,7 +14,7 @@ from typing import Annotated
 
 from cyclopts import App, Parameter
 
-from user_questions.cli._beside import DB_HELP, local_time, with_store
+from user_questions.cli._beside import DB_HELP, local_time, print_columns, with_store
 from user_questions.host.rules import add_rule, revoke_rule, rule_json, rule_text
 from user_questions.host.stores import Decision, RuleRecord, Store
 
@@ -128,10 +128,7 @@ def list_rules(
         )
         for r in rules
     ]
-    widths = [max(len(row[column]) for row in rows) for column in range(3)]
-    for rule_id, text, hits, *times in rows:
-        head = f"{rule_id:<{widths[0]}}  {text:<{widths[1]}}  {hits:<{widths[2]}}  "
-        print(head + "  ".join(f"{time:<16}" for time in times).rstrip())
+    print_columns(rows, 3)
 
 
 @rule_app.command(name="revoke")

@@ -14,7 +14,7 @@ from typing import Annotated
 
 from cyclopts import App, Parameter
 
-from user_questions.cli._beside import DB_HELP, local_time, with_store
+from user_questions.cli._beside import DB_HELP, local_time, print_columns, with_store
 from user_questions.host.gate.people import add_person, change_person, revoke_person, token_json
 from user_questions.host.stores import Escalation, Role, Store, TokenRecord
 
@@ -194,13 +194,7 @@ def list_tokens(
         )
         for t in tokens
     ]
-    widths = [max(len(row[column]) for row in rows) for column in range(4)]
-    for name, token_role, grants, timers, *times in rows:
-        head = (
-            f"{name:<{widths[0]}}  {token_role:<{widths[1]}}  {grants:<{widths[2]}}  "
-            f"{timers:<{widths[3]}}  "
-        )
-        print(head + "  ".join(f"{time:<16}" for time in times).rstrip())
+    print_columns(rows, 4)
 
 
 @token_app.command(name="revoke")

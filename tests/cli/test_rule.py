@@ -1,0 +1,35 @@
+"""`uq rule list` beside a store: one aligned row per rule, never a table without rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli.test_token import db, uq
+
+__all__ = ["db"]  # the fixture, used by name
+
+
+def test_list_shows_one_aligned_row_per_rule(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    for rule in (
+        ["--tool", "Bash", "--command", "npm run test", "--allow"],
+        ["--tool", "*", "--command", "rm -rf", "--deny"],
+    ):
+        status, _, err = uq(capsys, "rule", "add", *rule, "--db", db)
+        assert status in (0, None), err
+    status, out, _ = uq(capsys, "rule", "list", "--db", db)
+    assert status in (0, None)
+    header, *rows = out.splitlines()
+    assert header.split() == ["ID", "RULE", "HITS", "LAST", "USED", "EXPIRES", "REVOKED"]
+    assert len(rows) == 2
+    assert rows[0].startswith("1 ")
+    assert "allow Bash npm run test" in rows[0]
+    assert rows[1].startswith("2 ")
+    assert "rm -rf" in rows[1]
+    hits = header.index("HITS")
+    assert {row[hits] for row in rows} == {"0"}  # the columns line up under the header
+
+
+def test_an_empty_list_says_how_to_add_one(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    status, out, err = uq(capsys, "rule", "list", "--db", db)
+    assert (status in (0, None), out) == (True, "")
+    assert "uq rule add" in err
