@@ -31,6 +31,11 @@ from typing import Any, Literal, TypeAlias
 from pydantic import StrictBool, StrictStr
 
 from user_questions._checks import check_answer, check_request, quoted
+from user_questions._permission_call import (
+    AGENT_NAMES,
+    as_update_dict,
+    describe_permission_updates,
+)
 from user_questions._wire import parse_wire
 from user_questions.approvals import (
     approval_decision,
@@ -70,15 +75,8 @@ PLAN_TOOL = "ExitPlanMode"
 ANSWER_SEPARATOR = ", "
 """Joins the labels of a multi-select answer, and custom text after them."""
 DISMISSED = "The user dismissed the question without answering."
-AGENT = "Claude"
+AGENT = AGENT_NAMES["claude"]
 """Who asks, on an approval card."""
-_WHERE: dict[str, str] = {
-    "session": "for the rest of this session",
-    "localSettings": "in this project, for you (.claude/settings.local.json)",
-    "projectSettings": "in this project, for everyone (.claude/settings.json)",
-    "userSettings": "in every project (~/.claude/settings.json)",
-    "cliArg": "for this run",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +93,7 @@ class PermissionAllow:
         "updatedPermissions"?}`."""
         result: dict[str, Any] = {"behavior": self.behavior, "updatedInput": self.updated_input}
         if self.updated_permissions is not None:
-            result["updatedPermissions"] = [_as_dict(u) for u in self.updated_permissions]
+            result["updatedPermissions"] = [as_update_dict(u) for u in self.updated_permissions]
         return result
 
 
@@ -259,14 +257,6 @@ async def decide(
     return PermissionAllow(dict(input), list(suggestions) if decision.always else None)
 
 
-def describe_permission_updates(updates: Sequence[Any]) -> str | None:
-    """What allowing with `updates` (Claude's `PermissionUpdate`s, as dicts or as the Python
-    SDK's objects) will remember, in words, for the "don't ask again" option; `None` when
-    there are none."""
-    said = [_describe_update(_as_dict(update)) for update in updates]
-    return " ".join(said) or None
-
-
 def can_use_tool(
     provider: UserQuestionProvider, *, fallback: CanUseTool | None = None
 ) -> CanUseTool:
@@ -306,36 +296,6 @@ def _plan_detail(plan: _PlanInput) -> str:
         return plan.plan
     asks = "\n".join(f"- {item.tool}: {item.prompt}" for item in plan.allowed_prompts)
     return f"{plan.plan}\n\n---\n\nThe plan asks to be allowed:\n\n{asks}"
-
-
-def _as_dict(update: Any) -> dict[str, Any]:
-    """A permission update as its JSON object (the Python SDK's have `to_dict`)."""
-    if isinstance(update, Mapping):
-        return dict(update)
-    to_dict = getattr(update, "to_dict", None)
-    return dict(to_dict()) if callable(to_dict) else {}
-
-
-def _describe_update(update: Mapping[str, Any]) -> str:
-    where = _WHERE.get(str(update.get("destination")), "from now on")
-    kind = update.get("type")
-    if kind == "addRules" and update.get("behavior") == "allow":
-        rules = ", ".join(_rule_text(rule) for rule in update.get("rules") or ())
-        return f"Also allow {rules} without asking, {where}."
-    if kind == "setMode":
-        return f"Switch to the {update.get('mode')} permission mode, {where}."
-    if kind == "addDirectories":
-        folders = ", ".join(str(folder) for folder in update.get("directories") or ())
-        return f"Give access to {folders}, {where}."
-    return f"Change the permission rules ({kind}), {where}."
-
-
-def _rule_text(rule: Any) -> str:
-    if not isinstance(rule, Mapping):
-        return str(rule)
-    tool = str(rule.get("toolName", ""))
-    content = rule.get("ruleContent")
-    return f"{tool}({content})" if content else tool
 
 
 def _for_sdk(permission: Permission) -> Any:

@@ -26,21 +26,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from user_questions._hook_events import (
-    ASK_TOOL,
-    PERMISSION_REQUEST,
-    PLAN_TOOL,
-    PRE_TOOL_USE,
-    answers,
-)
-from user_questions.approvals import ApprovalDecision, approval_question
-from user_questions.bridges.claude import (
-    AGENT,
-    DISMISSED,
-    answers_to_claude,
-    describe_permission_updates,
-    questions_from_claude,
-)
+from user_questions._hook_events import ASK_TOOL, PLAN_TOOL, PRE_TOOL_USE, answers
+from user_questions._permission_call import permission_call
+from user_questions.bridges.claude import DISMISSED, answers_to_claude, questions_from_claude
 from user_questions.bridges.hook import HookAsk, HookOutput, approval_ask
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.tool_exit_plan_mode import verdict, verdict_text
@@ -52,6 +40,8 @@ ANSWERED_HERE = "Answered in the user-questions inbox."
 """Why an allowed question skipped Claude Code's own prompt; shown to the user, not the model."""
 PLAN_DISMISSED = "The plan review was dismissed in the user-questions inbox, to talk it over."
 """Why Claude's turn stopped after "Chat about it"; shown to the user."""
+_APPROVAL_DISMISSED = {"behavior": "deny", "message": DISMISSED, "interrupt": True}
+"""A dismissed permission prompt stops the turn, as Esc at Claude Code's own prompt does."""
 
 
 def hook_ask(event: Mapping[str, Any]) -> HookAsk | None:
@@ -64,14 +54,15 @@ def hook_ask(event: Mapping[str, Any]) -> HookAsk | None:
     """
     if not answers("claude", event):
         return None
-    tool = str(event["tool_name"])
-    input = _tool_input(event)
-    if event["hook_event_name"] == PRE_TOOL_USE and tool == ASK_TOOL:
-        return _questions(input)
+    if event["hook_event_name"] == PRE_TOOL_USE and event["tool_name"] == ASK_TOOL:
+        return _questions(_tool_input(event))
     if event["hook_event_name"] == PRE_TOOL_USE:
-        return _plan_review(input)
-    assert event["hook_event_name"] == PERMISSION_REQUEST
-    return _approval(tool, input, event.get("permission_suggestions"))
+        return _plan_review(_tool_input(event))
+    call = permission_call("claude", event)
+    assert call is not None  # a permission prompt, as `answers` found
+    return approval_ask(
+        call, dismissed={"behavior": "deny", "message": DISMISSED, "interrupt": True}
+    )
 
 
 def _questions(input: dict[str, Any]) -> HookAsk:
@@ -98,19 +89,6 @@ def _plan_review(input: dict[str, Any]) -> HookAsk:
     return HookAsk(questions, answered, dismissed)
 
 
-def _approval(tool: str, input: dict[str, Any], suggestions: object) -> HookAsk:
-    updates = _suggestions(suggestions)
-    card = approval_question(tool, input, agent=AGENT, always=describe_permission_updates(updates))
-
-    def allow(decision: ApprovalDecision) -> dict[str, Any]:
-        if decision.always:
-            return {"behavior": "allow", "updatedPermissions": updates}
-        return {"behavior": "allow"}
-
-    dismissed = {"behavior": "deny", "message": DISMISSED, "interrupt": True}
-    return approval_ask(card, tool, input, allow=allow, dismissed=dismissed)
-
-
 def _tool_input(event: Mapping[str, Any]) -> dict[str, Any]:
     value = event.get("tool_input")
     if not isinstance(value, dict):
@@ -119,14 +97,6 @@ def _tool_input(event: Mapping[str, Any]) -> dict[str, Any]:
             ErrorCode.BAD_REQUEST,
         )
     return value
-
-
-def _suggestions(value: object) -> list[dict[str, Any]]:
-    """The event's `permission_suggestions` that are permission updates (objects with a type);
-    they go back to Claude Code as they came."""
-    if not isinstance(value, list):
-        return []
-    return [item for item in value if isinstance(item, dict) and isinstance(item.get("type"), str)]
 
 
 def _pre_tool_use(

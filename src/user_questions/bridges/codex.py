@@ -21,28 +21,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from user_questions._hook_events import answers
-from user_questions.approvals import approval_question
+from user_questions._permission_call import AGENT_NAMES, permission_call
 from user_questions.bridges.hook import HookAsk, approval_ask
 
 __all__ = ["AGENT", "DISMISSED", "hook_ask"]
 
-AGENT = "Codex"
+AGENT = AGENT_NAMES["codex"]
 """Who asks, on the approval card."""
 DISMISSED = "The user dismissed this approval without deciding; do not run it."
 
 
 def hook_ask(event: Mapping[str, Any]) -> HookAsk | None:
     """What to ask about a Codex hook event; `None` for an event the hook leaves to Codex."""
-    if not answers("codex", event):
+    call = permission_call("codex", event) if answers("codex", event) else None
+    if call is None:
         return None
-    tool = str(event["tool_name"])
-    input = event.get("tool_input")
-    arguments: Mapping[str, Any] = input if isinstance(input, dict) else {"input": input}
-    card = approval_question(tool, arguments, agent=AGENT)
-    return approval_ask(
-        card,
-        tool,
-        arguments,
-        allow=lambda decision: {"behavior": "allow"},
-        dismissed={"behavior": "deny", "message": DISMISSED},
-    )
+    return approval_ask(call, dismissed={"behavior": "deny", "message": DISMISSED})

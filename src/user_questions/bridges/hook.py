@@ -8,17 +8,12 @@ nothing, so the CLI asks in its own terminal, and nothing is ever allowed on a f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from user_questions._hook_events import PERMISSION_REQUEST
-from user_questions.approvals import (
-    ApprovalDecision,
-    approval_decision,
-    approval_of,
-    denial_message,
-)
+from user_questions._permission_call import PermissionCall, permission_decision
+from user_questions.approvals import approval_decision, approval_of
 from user_questions.frames import Approval
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
@@ -42,30 +37,14 @@ class HookAsk:
     folder), sent beside the card; `None` for plain questions."""
 
 
-def permission_decision(decision: dict[str, Any]) -> HookOutput:
-    """A `PermissionRequest` hook's output: `{"hookSpecificOutput": {"hookEventName":
-    "PermissionRequest", "decision": decision}}`, the same for Claude Code and Codex."""
-    return {"hookSpecificOutput": {"hookEventName": PERMISSION_REQUEST, "decision": decision}}
-
-
-def approval_ask(
-    card: AskUserQuestionItem,
-    tool: str,
-    arguments: Mapping[str, Any],
-    *,
-    allow: Callable[[ApprovalDecision], dict[str, Any]],
-    dismissed: dict[str, Any],
-) -> HookAsk:
-    """A `PermissionRequest` asked on the approval `card` of a call of `tool` with `arguments`
-    (sent beside it as its `approval`): an allow gives the decision `allow`
-    makes of it, anything else denies with the person's reason for the model, and a dismissal
-    gives the `dismissed` decision."""
+def approval_ask(call: PermissionCall, *, dismissed: dict[str, Any]) -> HookAsk:
+    """A permission prompt about `call`, asked on its approval card (sent beside it as its
+    `approval`): an allow gives the decision the call makes of it, anything else denies with
+    the person's reason for the model, and a dismissal gives the `dismissed` decision."""
 
     def answered(answer: AskUserQuestionAnswer) -> HookOutput:
-        decision = approval_decision(answer.answers[0])
-        if decision.allowed:
-            return permission_decision(allow(decision))
-        return permission_decision({"behavior": "deny", "message": denial_message(decision, tool)})
+        return call.output(approval_decision(answer.answers[0]))
 
+    card = AskUserQuestionItem.model_validate(call.card())
     dismissal = permission_decision(dismissed)
-    return HookAsk([card], answered, lambda: dismissal, approval_of(tool, arguments))
+    return HookAsk([card], answered, lambda: dismissal, approval_of(call.tool, call.arguments))
