@@ -10,7 +10,6 @@ of this.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import shlex
@@ -196,6 +195,8 @@ def _shell_detail(command: str | list[Any], arguments: Mapping[str, Any]) -> str
 
 
 def _edit_detail(path: str, edits: Sequence[Any]) -> str:
+    import difflib  # only for edits: it costs `uq hook` milliseconds on every other call
+
     hunks: list[str] = []
     for edit in edits:
         if not isinstance(edit, Mapping):

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from user_questions.cli._hook_run import HookOptions, fast_options
+from user_questions.cli._hook_options import HookOptions, fast_options
 
 
 @pytest.mark.parametrize(

@@ -7,13 +7,17 @@ import json
 import subprocess
 import threading
 import time
+from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.host_process import HostProcess
+from tests.e2e.host_process import HostProcess, free_port
 from tests.e2e.test_people_history import wait_until_accepted
 from tests.e2e.test_uq_hook import UQ, fixture_text, hook
+from user_questions._hook_events import Client
+from user_questions.cli._hook_options import HookOptions
+from user_questions.cli._hook_rule import rule_output
 
 pytestmark = pytest.mark.e2e
 
@@ -50,6 +54,16 @@ def event(client: str, command: str) -> str:
     document = json.loads(fixture_text(folder, "permission_request_bash"))
     document["tool_input"]["command"] = command
     return json.dumps(document)
+
+
+def decided_soon(client: Client, options: HookOptions, text: str) -> dict[str, Any]:
+    """The quick path's output once the host has heard of a rule made beside it (within its
+    watch of the store, 0.2 s); an undecided ask stores nothing, so asking again is harmless."""
+    started = time.monotonic()
+    while (output := rule_output(client, options, text)) is None:
+        assert time.monotonic() - started < 10, "no rule decided the call"
+        time.sleep(0.05)
+    return output
 
 
 def history(host: HostProcess) -> list[dict[str, object]]:
@@ -153,3 +167,24 @@ def test_an_asker_tokens_escalation_step_shows_the_hooks_card_to_its_target(
     answer = httpx.get(f"{serving_host.base}/api/history", headers=bobs, timeout=10)
     (entry,) = answer.json()["items"]  # in bob's history too, as it was routed to him
     assert entry["outcome"] == "timed-out"
+
+
+def test_the_quick_path_decides_what_a_rule_decides_and_leaves_the_rest_to_the_full_path(
+    serving_host: HostProcess,
+) -> None:
+    """`uq hook`'s quick path (one HTTP request, standard library only): the output of a call
+    a rule decides, and `None` (nothing stored) for one no rule decides or a token that could
+    answer, which the full path then asks about or refuses as it always does."""
+    rule_add(serving_host, "--tool", "Bash", "--command", "git status", "--allow")
+    asking = HookOptions(serving_host.asker_url, None, None, None)
+    allowed = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {}}}
+    allowed["hookSpecificOutput"]["decision"] = {"behavior": "allow"}
+    assert decided_soon("codex", asking, event("codex", "git status -s")) == allowed
+    assert rule_output("claude", asking, event("claude", "git status")) == allowed
+    assert rule_output("codex", asking, event("codex", "git push")) is None
+    answering = HookOptions(serving_host.url, None, None, None)  # the admin's URL
+    assert rule_output("codex", answering, event("codex", "git status")) is None
+    down = HookOptions(f"http://127.0.0.1:{free_port()}/?token=x", None, None, None, 0.5)
+    assert rule_output("codex", down, event("codex", "git status")) is None
+    assert [entry["via"] for entry in history(serving_host)] == ["rule", "rule"]
+    assert serving_host.pending() == []

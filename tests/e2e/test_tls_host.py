@@ -24,10 +24,13 @@ from mcp.client.stdio import StdioServerParameters
 
 from tests.e2e.certificates import Certificates, make_certificates
 from tests.e2e.host_process import HostProcess, answer_body
+from tests.e2e.test_rules_host import decided_soon
 from tests.e2e.test_uq_hook import fixture_text, hook
 from user_questions import AbortController, ErrorCode, UserQuestionError, connect
 from user_questions._tls import client_context
 from user_questions.cli._acp_proxy import HostInbox
+from user_questions.cli._hook_options import HookOptions
+from user_questions.cli._hook_rule import rule_output
 from user_questions.cli._host_client import host_address
 from user_questions.service import AskUserQuestionRequest
 from user_questions.types import AskUserQuestionItem
@@ -242,3 +245,28 @@ def test_uq_acp_asks_and_withdraws_through_a_tls_host_it_trusts(
     )
     (entry,) = [item for item in history.json()["items"] if item["rpcId"] == "acp-1"]
     assert (entry["outcome"], entry["note"]) == ("withdrawn", "answered in the editor: b")
+
+
+def test_a_rule_answers_the_hook_of_a_tls_host_it_trusts_on_its_quick_path(
+    tls_host: HostProcess, certs: Certificates
+) -> None:
+    assert tls_host.db is not None
+    made = uq(
+        "rule",
+        "add",
+        "--tool",
+        "Bash",
+        "--command",
+        "make lint",
+        "--allow",
+        "--db",
+        str(tls_host.db),
+    )
+    assert made.returncode == 0, made.stderr
+    document = json.loads(fixture_text("codex", "permission_request_bash"))
+    document["tool_input"]["command"] = "make lint"
+    options = HookOptions(tls_host.asker_url, None, str(certs.ca), None)
+    decision = decided_soon("codex", options, json.dumps(document))
+    assert decision["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+    untrusted = HookOptions(tls_host.asker_url, None, None, None)
+    assert rule_output("codex", untrusted, json.dumps(document)) is None  # never unverified

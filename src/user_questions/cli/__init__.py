@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
     from cyclopts import App
 
+    from user_questions._hook_events import Client
+    from user_questions.cli._hook_options import HookOptions
+
     app: App
 
 __all__ = ["app", "main"]
@@ -139,11 +142,11 @@ def main() -> None:
         if client is not None:
             if not is_answered(client):
                 return  # not an event the hook asks about: the CLI goes on as without the hook
-            from user_questions.cli._hook_run import fast_options, run
+            from user_questions.cli._hook_options import fast_options
 
             options = fast_options(sys.argv[1:])
             if options is not None:  # the plain options a settings file holds
-                run(client, options)
+                _hook(client, options)
                 return
         try:
             cli = _app()
@@ -163,6 +166,23 @@ def main() -> None:
         raise SystemExit(0) from None
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+
+
+def _hook(client: Client, options: HookOptions) -> None:
+    """Run the hook: its quick path first (a call a rule decides: one HTTP request, nothing
+    else loaded), then, when a person is to be asked, the full one."""
+    import json
+
+    from user_questions.cli._hook_rule import rule_output
+    from user_questions.cli._hook_stdin import event_text
+
+    output = rule_output(client, options, event_text())
+    if output is not None:
+        print(json.dumps(output, ensure_ascii=False), flush=True)
+        return
+    from user_questions.cli._hook_run import run
+
+    run(client, options)
 
 
 def _print_version() -> None:

@@ -14,6 +14,7 @@ where error codes become HTTP statuses. What each route does is in its own modul
     WS   /ws            the page protocol                      `protocols.page`
     WS   /ws/ask        the asker protocol                     `protocols.asker`
     POST /api/respond   a client-response; the receipt         `protocols.http_api`
+    POST /api/decide    an approval a rule settles, or 204     `protocols.http_api`
     GET  /api/pending   every pending request's frame          `protocols.http_api`
     GET  /api/history   settled requests, paginated            `protocols.http_api`
     GET  /api/me        who the token is: its name and role    `protocols.http_api`
@@ -150,6 +151,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             WebSocketRoute("/ws", PageConnection.endpoint),
             WebSocketRoute("/ws/ask", AskerConnection.endpoint),
             Route("/api/respond", http_api.respond, methods=["POST"]),
+            Route("/api/decide", http_api.decide, methods=["POST"]),
             Route("/api/pending", http_api.pending, methods=["GET"]),
             Route("/api/history", http_api.history, methods=["GET"]),
             Route("/api/me", http_api.me, methods=["GET"]),

@@ -296,25 +296,18 @@ class Hub(AsyncLifetime):
                 )
         created = False
         if known is None:
-            rendered = await render_details(questions, self._rendering)
-            now = datetime.now(UTC)
             decided = self._decided(approval, asked_by, questions)
-            # With pages connected it is shown the moment it is stored: one write, not two.
-            shown = now if self._pages and decided is None else None
-            asked = NewQuestion(
+            asked = await self._new(
                 rpc_id,
                 session_id,
                 questions,
-                now,
-                asked_by,
-                shown,
-                origin,
-                rendered,
-                audience,
-                approval,
-                None if deadline is None else now + timedelta(seconds=deadline),
-                None if decided is None else decided[1],
-                escalate=tuple(escalate),
+                decided,
+                asked_by=asked_by,
+                origin=origin,
+                audience=audience,
+                approval=approval,
+                deadline=deadline,
+                escalate=escalate,
                 remind=remind,
             )
             frame = requested_frame(asked)  # serialised once, kept if created
@@ -366,6 +359,90 @@ class Hub(AsyncLifetime):
         if won is not None:
             self._committed(won)
         return settled
+
+    async def decide(
+        self,
+        rpc_id: str,
+        session_id: str,
+        questions: Sequence[AskUserQuestionItem],
+        approval: Approval,
+        *,
+        asked_by: str | None = None,
+        origin: Origin | None = None,
+        audience: tuple[str, ...] = (),
+    ) -> StoredQuestion | None:
+        """Settle a new approval request by the rules alone: the request as the rule that
+        decided it settled it, or `None` when no rule decides it, and nothing is stored (a
+        person must be asked: `submit`). The quick path of a hook that sits in front of every
+        tool call (`POST /api/decide`).
+
+        Raises:
+            UserQuestionError: as `submit` does, and `BAD_REQUEST` for an rpcId that names a
+                request already asked.
+        """
+        _check_id("rpcId", rpc_id)
+        _check_id("sessionId", session_id)
+        _check_origin(origin)
+        questions = tuple(questions)
+        check_request(questions, None, None, None)
+        decided = self._decided(approval, asked_by, questions)
+        if decided is None:
+            return None
+        asked = await self._new(
+            rpc_id,
+            session_id,
+            questions,
+            decided,
+            asked_by=asked_by,
+            origin=origin,
+            audience=audience,
+            approval=approval,
+        )
+        _check_frame_size(requested_frame(asked))
+        known, created = await self.store.submit(asked)
+        if not created:
+            raise UserQuestionError(
+                f"rpcId {quoted(rpc_id)} names a request already asked", ErrorCode.BAD_REQUEST
+            )
+        await self._settled_by_rule(asked, known, decided[0])
+        return known
+
+    async def _new(
+        self,
+        rpc_id: str,
+        session_id: str,
+        questions: tuple[AskUserQuestionItem, ...],
+        decided: tuple[Match, Settlement] | None,
+        *,
+        asked_by: str | None,
+        origin: Origin | None,
+        audience: tuple[str, ...],
+        approval: Approval | None,
+        deadline: float | None = None,
+        escalate: Sequence[Escalation] = (),
+        remind: int | None = None,
+    ) -> NewQuestion:
+        """A new request as it is stored: settled already when a rule `decided` it."""
+        rendered = await render_details(questions, self._rendering)
+        now = datetime.now(UTC)
+        # With pages connected it is shown the moment it is stored: one write, not two.
+        shown = now if self._pages and decided is None else None
+        return NewQuestion(
+            rpc_id,
+            session_id,
+            questions,
+            now,
+            asked_by,
+            shown,
+            origin,
+            rendered,
+            audience,
+            approval,
+            None if deadline is None else now + timedelta(seconds=deadline),
+            None if decided is None else decided[1],
+            escalate=tuple(escalate),
+            remind=remind,
+        )
 
     def _decided(
         self,

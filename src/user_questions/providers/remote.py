@@ -54,13 +54,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Self
-from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import anyio
 from pydantic import ValidationError
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
+from user_questions._host_url import ASK_PATH, parse_host_url
 from user_questions._json import JSONRefused, load_json
 from user_questions._tls import client_context, untrusted, wants_tls
 from user_questions._wire import frame_refusal
@@ -87,8 +87,6 @@ from user_questions.types import AskUserQuestionAnswer
 
 __all__ = ["parse_host_url", "ASK_PATH", "CONNECT_TIMEOUT", "UNREACHABLE_LIMIT", "RemoteProvider"]
 
-ASK_PATH = "ws/ask"
-"""The asker endpoint, relative to the host's base URL."""
 UNREACHABLE_LIMIT = 300.0
 """Seconds without a connection to the host after which waiting asks fail (`HOST_UNREACHABLE`)."""
 CONNECT_TIMEOUT = 10.0
@@ -600,21 +598,6 @@ class RemoteProvider:
             if withdrawals or not call.withdrawal:
                 self._done(call, failure)
         self._down_since = None
-
-
-def parse_host_url(url: str) -> tuple[str, str, str]:
-    """A host's base URL, its asker endpoint, and the token in its query (or `""`)."""
-    parts = urlsplit(url)
-    schemes = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}
-    if parts.scheme not in schemes or not parts.netloc:
-        raise UserQuestionError(
-            f"the host URL must start with http:// or https://, got {url!r}",
-            ErrorCode.BAD_REQUEST,
-        )
-    base = parts.path if parts.path.endswith("/") else parts.path + "/"
-    ws_url = urlunsplit((schemes[parts.scheme], parts.netloc, base + ASK_PATH, "", ""))
-    token = parse_qs(parts.query).get("token", [""])[0]
-    return urlunsplit((parts.scheme, parts.netloc, base, "", "")), ws_url, token
 
 
 def _refused(url: str, status: int) -> AskFailed:

@@ -5,6 +5,7 @@ Each handler reads the hub or the store from `request.app.state`; errors are rai
 docs/protocol.md has the requests and their answers.
 
     POST /api/respond   a client-response; the receipt comes back
+    POST /api/decide    an asker's approval, settled by a rule at once or not stored at all
     GET  /api/pending   every pending request's question/requested frame
     GET  /api/history   settled requests, newest first, filtered and paginated
     GET  /metrics       the host's metrics, in Prometheus' text format
@@ -21,12 +22,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.frames import ClientResponse, Receipt
-from user_questions.host.gate.roles import may_answer, seen_by, viewer
+from user_questions.frames import Ask, ClientResponse, Receipt
+from user_questions.host._frame_text import settled_reply
+from user_questions.host.gate.roles import audience_of, may_answer, seen_by, viewer
 from user_questions.host.gate.security import Identity, identity_of
 from user_questions.host.hub import Hub
 from user_questions.host.protocols.decoding import load, validate
-from user_questions.host.stores import HistoryPage, HistoryStore, Store
+from user_questions.host.stores import HistoryPage, HistoryStore, Role, Store
 from user_questions.host.telemetry.metrics import CONTENT_TYPE
 from user_questions.host.web.history import HistoryResponse, entry_of, query_of
 from user_questions.outcomes import claimed_surface
@@ -34,6 +36,7 @@ from user_questions.outcomes import claimed_surface
 __all__ = [
     "READY_TIMEOUT",
     "SURFACE_HEADER",
+    "decide",
     "healthz",
     "history",
     "metrics",
@@ -69,6 +72,40 @@ async def respond(request: Request) -> Response:
         receipt = await hub.respond(response, via=via, by=identity.name, sees=viewer(identity))
     # The frame's `type` says what a WebSocket payload is; an HTTP body needs no such label.
     return Response(receipt.model_dump_json(exclude={"type"}), media_type="application/json")
+
+
+async def decide(request: Request) -> Response:
+    """An ask frame's request (an approval) settled by the rules alone: 200 with its
+    `ask/settled` reply when a rule decides it, 204 when a person must be asked, which then
+    goes through `/ws/ask` (nothing was stored). `uq hook` asks here first: a call a rule
+    decides costs one HTTP request, not a connection and a handshake. Only an asker's token:
+    a token that can answer is refused here as the hook refuses it (it could allow its own
+    calls), before anything is decided."""
+    identity = _identity(request)
+    if identity.role is not Role.ASKER:
+        raise UserQuestionError(
+            "only an asker's token asks the rules to decide: this one can answer",
+            ErrorCode.FORBIDDEN,
+        )
+    ask = validate(Ask, load(await request.body()), "ask")
+    if ask.approval is None:
+        raise UserQuestionError(
+            "only an approval (an ask with `approval`) is decided by the rules",
+            ErrorCode.BAD_REQUEST,
+        )
+    hub: Hub = request.app.state.hub
+    record = await hub.decide(
+        ask.rpc_id,
+        ask.session_id,
+        ask.questions,
+        ask.approval,
+        asked_by=identity.name,
+        origin=ask.origin,
+        audience=audience_of(identity),
+    )
+    if record is None:
+        return Response(status_code=204, headers=_NOT_CACHED)
+    return Response(settled_reply(record), media_type="application/json", headers=_NOT_CACHED)
 
 
 async def pending(request: Request) -> Response:
