@@ -13,7 +13,7 @@ person and says what went wrong as it always does. Nothing here ever allows on a
 from __future__ import annotations
 
 import json
-import secrets
+import os
 import socket
 from typing import Any
 from urllib.parse import urlsplit
@@ -54,7 +54,7 @@ def _decided(client: Client, options: HookOptions, text: str) -> dict[str, Any] 
     origin = hook_origin(client, event)
     body = {
         "type": "ask",
-        "rpcId": secrets.token_hex(16),
+        "rpcId": os.urandom(16).hex(),  # `secrets` costs milliseconds to import
         "sessionId": origin.session or f"uq@{socket.gethostname()}",
         "questions": [call.card()],
         "origin": {"client": origin.client, "cwd": origin.cwd},
