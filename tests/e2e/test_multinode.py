@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from websockets.sync.client import ClientConnection, connect
 from websockets.sync.connection import Connection
@@ -240,3 +242,46 @@ def test_a_node_that_cannot_use_its_database_says_why_in_one_line(tmp_path: Path
         assert result.stderr.count("\n") == 1
         assert "s3cret" not in result.stderr
         assert result.stdout == ""
+
+
+def test_a_node_killed_mid_wait_leaves_the_escalation_and_the_deadline_to_another(
+    nodes: Nodes, pg_url: str
+) -> None:
+    """The timers of an asker's token are the store's, not a node's: the node the request was
+    asked through dies before its step is due, and the other node routes it to the step's
+    target, then times it out at its deadline; the asker, re-attached there, is told so."""
+
+    def token(name: str, *args: str) -> str:
+        made = uq("token", "add", name, *args, "--db", pg_url)
+        assert made.returncode == 0, made.stderr
+        return made.stdout.splitlines()[0]
+
+    node_a = nodes.start()
+    node_b = nodes.start()
+    token("alice")
+    bobs = {"Authorization": f"Bearer {token('bob')}"}
+    steps = ("--route", "alice", "--escalate", "2s:bob", "--deadline", "6s")
+    ci = token("ci", "--role", "asker", *steps)
+
+    def bobs_pending() -> list[object]:
+        listed = httpx.get(f"{node_b.base}/api/pending", headers=bobs, timeout=10)
+        pending: list[object] = listed.json()["pending"]
+        return pending
+
+    asked = time.monotonic()
+    urls = f"{node_a.base}/?token={ci},{node_b.base}/?token={ci}"
+    asker = AskerProcess(urls, ("deploy",), session="agent-1")
+    try:
+        node_b.wait_pending(1)
+        node_a.kill()
+        while not bobs_pending():
+            assert time.monotonic() - asked < 20, "no node fired the step"
+            time.sleep(0.1)
+        assert time.monotonic() - asked >= 2.0  # not before its step was due
+        assert asker.results() == {"deploy": "ASK_TIMED_OUT"}
+        assert time.monotonic() - asked >= 6.0
+    finally:
+        asker.close()
+    history = httpx.get(f"{node_b.base}/api/history", headers=bobs, timeout=10).json()
+    (entry,) = history["items"]  # in bob's history, as the step routed it to him
+    assert (entry["outcome"], entry["via"]) == ("timed-out", "host")
