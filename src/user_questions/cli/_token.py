@@ -16,7 +16,8 @@ from cyclopts import App, Parameter
 
 from user_questions.cli._beside import DB_HELP, local_time, print_columns, with_store
 from user_questions.host.gate.people import add_person, change_person, revoke_person, token_json
-from user_questions.host.stores import Escalation, Role, Store, TokenRecord
+from user_questions.host.rules import duration_text, escalation_text, timer_seconds, timer_steps
+from user_questions.host.stores import Role, Store, TokenRecord
 
 __all__ = ["token_app"]
 
@@ -85,9 +86,9 @@ def add(
             groups=group or (),
             routes=route or (),
             notify=notify or (),
-            deadline=_seconds(deadline),
-            escalate=_steps(escalate) or (),
-            remind=_seconds(remind),
+            deadline=timer_seconds(deadline),
+            escalate=timer_steps(escalate) or (),
+            remind=timer_seconds(remind),
         )
 
     token = with_store("token", db, work)
@@ -129,12 +130,12 @@ def change(
     notify
         Its notification URLs, replacing the ones it has (a person or an admin).
     deadline
-        An asker's deadline, replacing the one it has (30s, 10m, 2h, 7d).
+        An asker's deadline, replacing the one it has (30s, 10m, 2h, 7d; none takes it away).
     escalate
         An asker's escalation steps AFTER:TARGET, replacing the ones it has; repeat for
-        several.
+        several; none takes them away.
     remind
-        An asker's reminder period, replacing the one it has.
+        An asker's reminder period, replacing the one it has; none takes it away.
     """
 
     async def work(store: Store) -> TokenRecord:
@@ -146,13 +147,15 @@ def change(
             groups=group,
             routes=route,
             notify=notify,
-            deadline=_seconds(deadline),
-            escalate=_steps(escalate),
-            remind=_seconds(remind),
+            deadline=timer_seconds(deadline),
+            escalate=timer_steps(escalate),
+            remind=timer_seconds(remind),
         )
 
     changed = with_store("token", db, work)
-    print(f"{name} is now: {_grants(changed)}", file=sys.stderr)
+    timers = _timers(changed)
+    said = _grants(changed) if timers == "-" else f"{_grants(changed)}; {timers}"
+    print(f"{name} is now: {said}", file=sys.stderr)
 
 
 @token_app.command(name="list")
@@ -225,7 +228,6 @@ def _grants(token: TokenRecord) -> str:
 
 def _timers(token: TokenRecord) -> str:
     """An asker's timers in a few words: `deadline 1h, escalate 10m:@oncall, remind 5m`."""
-    from user_questions.host.rules import duration_text, escalation_text
 
     parts = [f"escalate {escalation_text(step)}" for step in token.escalate]
     if token.deadline is not None:
@@ -233,26 +235,6 @@ def _timers(token: TokenRecord) -> str:
     if token.remind is not None:
         parts.append(f"remind {duration_text(token.remind)}")
     return ", ".join(parts) or "-"
-
-
-def _steps(written: list[str] | None) -> list[Escalation] | None:
-    """Escalation steps given on the command line (`10m:@oncall`) (`BAD_REQUEST`, exit status
-    2, for one not written so)."""
-    if written is None:
-        return None
-    from user_questions.host.rules import parse_escalation
-
-    return [parse_escalation(text) for text in written]
-
-
-def _seconds(duration: str | None) -> int | None:
-    """A duration given on the command line (`10m`) in seconds (`BAD_REQUEST`, exit status 2,
-    for one not written so)."""
-    if duration is None:
-        return None
-    from user_questions.host.rules import parse_duration
-
-    return int(parse_duration(duration).total_seconds())
 
 
 def _check_notify(urls: list[str] | None) -> None:

@@ -51,6 +51,7 @@ from user_questions.types import AskUserQuestionAnswer, AskUserQuestionAnswerIte
 
 __all__ = [
     "ANY_TOOL",
+    "NONE",
     "RELOAD_RETRY",
     "RULE_PREFIX",
     "SHELL_TOOLS",
@@ -67,6 +68,8 @@ __all__ = [
     "rule_json",
     "rule_text",
     "revoke_rule",
+    "timer_seconds",
+    "timer_steps",
 ]
 
 
@@ -76,6 +79,8 @@ RULE_PREFIX = "rule:"
 """`by` of a request a rule settled is `rule:<id>`."""
 SHELL_TOOLS = frozenset({"bash", "shell", "exec", "local_shell", "exec_command", "container.exec"})
 """The tools whose `command` is a shell command (compared without case)."""
+NONE = "none"
+"""Given for a token's deadline, reminder period or escalation steps: take them away."""
 RELOAD_RETRY = 1.0
 """Seconds before reloading the rules again when the store could not be read."""
 _COMPOUND = re.compile(r"[;&|`<>\n\r]|\$\(")
@@ -105,6 +110,34 @@ def parse_duration(text: str) -> timedelta:
             ErrorCode.BAD_REQUEST,
         )
     return timedelta(seconds=int(found["count"]) * _UNITS[found["unit"]])
+
+
+def timer_seconds(text: str | None) -> int | None:
+    """A token's deadline or reminder period as given (`10m`) in seconds; `None` when not
+    given (a change keeps the one it has), 0 for `none` (a change takes it away).
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST` for a duration not written as `parse_duration` reads.
+    """
+    if text is None:
+        return None
+    if text.strip() == NONE:
+        return 0
+    return int(parse_duration(text).total_seconds())
+
+
+def timer_steps(texts: Sequence[str] | None) -> list[Escalation] | None:
+    """A token's escalation steps as given (`10m:@oncall`); `None` when not given, none at
+    all for the one word `none`.
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST` for a step not written as `parse_escalation` reads.
+    """
+    if texts is None:
+        return None
+    if [text.strip() for text in texts] == [NONE]:
+        return []
+    return [parse_escalation(text) for text in texts]
 
 
 def parse_escalation(text: str) -> Escalation:

@@ -4,6 +4,8 @@ mid-wait), and a token keeps its deadline."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig
 from user_questions.host.gate.people import add_person, change_person
 from user_questions.host.hub import Hub
+from user_questions.host.rules import parse_escalation, timer_seconds, timer_steps
 from user_questions.host.stores import Role, Store, StoredQuestion, TokenRecord
 from user_questions.outcomes import Outcome, Surface
 
@@ -112,3 +115,44 @@ def test_an_admin_gives_an_asker_a_deadline_over_http(tmp_path: Path) -> None:
         refused = client.patch("/api/tokens/ci", headers=admin, json={"deadline": "soon"})
         assert refused.status_code == 400
         assert refused.json()["error"]["code"] == "BAD_REQUEST"
+
+
+async def test_a_change_takes_an_askers_timers_away_and_keeps_what_it_does_not_name(
+    store: Store,
+) -> None:
+    steps = [parse_escalation("10m:bob")]
+    await add_person(store, "ci", role=Role.ASKER, deadline=60, escalate=steps, remind=300)
+    kept = await change_person(store, "ci", remind=timer_seconds("2m"))
+    assert (kept.deadline, kept.escalate, kept.remind) == (60, tuple(steps), 120)
+    cleared = await change_person(
+        store, "ci", deadline=timer_seconds("none"), escalate=timer_steps(["none"])
+    )
+    assert (cleared.deadline, cleared.escalate, cleared.remind) == (None, (), 120)
+    (listed,) = await store.tokens()  # as stored, not only as returned
+    assert (listed.deadline, listed.escalate) == (None, ())
+    await add_person(store, "nightly", role=Role.ASKER, deadline=timer_seconds("none"))
+    nightly = next(token for token in await store.tokens() if token.name == "nightly")
+    assert nightly.deadline is None  # `none` on a new token is no deadline, never one of 0 s
+
+
+def test_none_takes_a_deadline_away_over_http_and_on_the_command_line(tmp_path: Path) -> None:
+    admin = {"Authorization": "Bearer test-token-123"}
+    config = HostConfig(store=tmp_path / "host.db", token="test-token-123")
+    with TestClient(create_app(config)) as client:
+        asking = {"name": "ci", "role": "asker", "deadline": "2h", "escalate": ["10m:bob"]}
+        assert client.post("/api/tokens", headers=admin, json=asking).status_code == 201
+        changed = client.patch(
+            "/api/tokens/ci", headers=admin, json={"deadline": "none", "escalate": []}
+        ).json()
+        assert ("deadline" in changed, changed.get("escalate", [])) == (False, [])
+    for given, said in (("1h", "deadline 1h"), ("none", None)):
+        change = ["token", "change", "ci", "--deadline", given, "--db", str(tmp_path / "host.db")]
+        done = subprocess.run(
+            [sys.executable, "-m", "user_questions.cli", *change],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert ("deadline" in done.stderr) == (said is not None), done.stderr
+        assert said is None or said in done.stderr

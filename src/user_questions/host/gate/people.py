@@ -214,9 +214,9 @@ async def add_person(
         groups=tuple(groups),
         routes=tuple(routes),
         notify=tuple(notify),
-        deadline=deadline,
+        deadline=deadline or None,  # 0 (`none`) is no deadline
         escalate=_in_order(escalate),
-        remind=remind,
+        remind=remind or None,
     )
     await store.add_token(record)
     return token

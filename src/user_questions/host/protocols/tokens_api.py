@@ -27,7 +27,7 @@ from user_questions.host.gate.people import (
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.notify.apprise import check_apprise_url
 from user_questions.host.protocols.decoding import load, validate
-from user_questions.host.rules import parse_duration, parse_escalation
+from user_questions.host.rules import timer_seconds, timer_steps
 from user_questions.host.stores import Escalation, Role, Store
 from user_questions.types import WireModel
 
@@ -44,28 +44,25 @@ class TokenChange(WireModel):
     routes: list[StrictStr] | None = Field(default=None, max_length=64)
     notify: list[StrictStr] | None = Field(default=None, max_length=16)
     deadline: StrictStr | None = Field(default=None, max_length=16)
-    """An asker's deadline, written `30s`, `10m`, `2h` or `7d`."""
+    """An asker's deadline, written `30s`, `10m`, `2h` or `7d`; `none` takes it away."""
 
     escalate: list[StrictStr] | None = Field(default=None, max_length=16)
-    """An asker's escalation steps, each written `AFTER:TARGET` (`10m:@oncall`)."""
+    """An asker's escalation steps, each written `AFTER:TARGET` (`10m:@oncall`); `[]` or
+    `["none"]` takes them away."""
     remind: StrictStr | None = Field(default=None, max_length=16)
-    """An asker's reminder period, written as `deadline` is."""
+    """An asker's reminder period, written as `deadline` is (`none` too)."""
 
     def deadline_seconds(self) -> int | None:
         """`deadline` in seconds (`BAD_REQUEST` for one not written so)."""
-        return _seconds(self.deadline)
+        return timer_seconds(self.deadline)
 
     def remind_seconds(self) -> int | None:
         """`remind` in seconds (`BAD_REQUEST` for one not written so)."""
-        return _seconds(self.remind)
+        return timer_seconds(self.remind)
 
     def steps(self) -> list[Escalation] | None:
         """`escalate` read (`BAD_REQUEST` for a step not written so)."""
-        return None if self.escalate is None else [parse_escalation(s) for s in self.escalate]
-
-
-def _seconds(duration: str | None) -> int | None:
-    return None if duration is None else int(parse_duration(duration).total_seconds())
+        return timer_steps(self.escalate)
 
 
 class NewToken(TokenChange):

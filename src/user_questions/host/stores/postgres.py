@@ -197,8 +197,8 @@ _CHANGE_TOKEN = f"""
     WITH changed AS (
         UPDATE {SCHEMA}.tokens SET role = coalesce(%s, role),
             groups = coalesce(%s::jsonb, groups), routes = coalesce(%s::jsonb, routes),
-            notify = coalesce(%s::jsonb, notify), deadline = coalesce(%s, deadline),
-            escalate = coalesce(%s::jsonb, escalate), remind = coalesce(%s, remind)
+            notify = coalesce(%s::jsonb, notify), deadline = nullif(coalesce(%s, deadline), 0),
+            escalate = coalesce(%s::jsonb, escalate), remind = nullif(coalesce(%s, remind), 0)
         WHERE name = %s AND revoked_at IS NULL RETURNING *
     )
     SELECT {_TOKEN_COLUMNS}, {_TOKENS_NOTIFY} FROM changed

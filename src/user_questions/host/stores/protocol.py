@@ -163,9 +163,9 @@ class TokenStore(Protocol):
         remind: int | None = None,
     ) -> TokenRecord | None:
         """Change what the active token called `name` may do (each field given replaces the
-        stored one; `deadline` in seconds); the changed record, `None` if there is no such
-        active token. Running hosts hear of it as of an addition or a revocation
-        (`on_tokens_change`)."""
+        stored one; `deadline` and `remind` in seconds, 0 taking them away); the changed
+        record, `None` if there is no such active token. Running hosts hear of it as of an
+        addition or a revocation (`on_tokens_change`)."""
         ...
 
     async def touch_token(self, name: str) -> None:

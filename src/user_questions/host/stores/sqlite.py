@@ -427,8 +427,8 @@ class SQLiteStore(AsyncLifetime):
         return await self._update_token(
             "UPDATE tokens SET role = coalesce(?, role), groups = coalesce(?, groups), "
             "routes = coalesce(?, routes), notify = coalesce(?, notify), "
-            "deadline = coalesce(?, deadline), escalate = coalesce(?, escalate), "
-            "remind = coalesce(?, remind) "
+            "deadline = nullif(coalesce(?, deadline), 0), escalate = coalesce(?, escalate), "
+            "remind = nullif(coalesce(?, remind), 0) "
             f"WHERE name = ? AND revoked_at IS NULL RETURNING {_TOKEN_COLUMNS}",
             (*token_fields(role, groups, routes, notify), deadline, steps, remind, name),
         )
