@@ -1,6 +1,16 @@
-"""`uq pending`'s lines: who asks, and where the asker said it runs, safe on one line."""
+"""`uq pending`'s lines: who asks, and where the asker said it runs, safe on one line; a
+request it cannot read is named, never the end of the whole list."""
 
 from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
 
 from user_questions.cli._pending import _json_line, from_line
 from user_questions.frames import Origin, QuestionRequested, QuestionRequestedFrame
@@ -38,3 +48,65 @@ def test_json_lines_carry_the_origin_only_when_there_is_one() -> None:
         "origin",
         "questions",
     ]
+
+
+class _NewerHost(BaseHTTPRequestHandler):
+    """A host of a later version at its network edge: one request whose question this `uq`
+    cannot read (a question type it does not know) beside one it can."""
+
+    def do_GET(self) -> None:
+        readable = QuestionRequestedFrame(
+            rpc_id="r-old",
+            payload=QuestionRequested(
+                session_id="agent",
+                questions=[AskUserQuestionItem(id="q", question="Deploy now?")],
+            ),
+            rendered={},
+            asked_at="2026-12-02T10:00:00+00:00",
+        ).model_dump(mode="json", by_alias=True, exclude_none=True)
+        unknown = json.loads(json.dumps(readable))
+        unknown["rpcId"] = "r-new"
+        unknown["payload"]["questions"][0]["kind"] = "slider"  # not a field this uq knows
+        unknown["payload"]["questions"][0]["options"] = "0..10"
+        body = json.dumps({"pending": [readable, unknown]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def newer_host() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _NewerHost)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/?token=t"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_request_this_uq_cannot_read_is_named_and_the_rest_are_listed(newer_host: str) -> None:
+    listed = subprocess.run(
+        [sys.executable, "-m", "user_questions.cli", "pending", "--url", newer_host],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert listed.returncode == 0, listed.stderr
+    (line,) = listed.stdout.splitlines()
+    assert line.startswith("r-old")
+    assert line.endswith("Deploy now?")
+    assert listed.stderr.startswith("uq pending: cannot read request r-new: ")
+    answered = subprocess.run(
+        [sys.executable, "-m", "user_questions.cli", "answer", "r-new", "--url", newer_host],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert answered.returncode == 6
+    assert 'question "r-new" cannot be shown here' in answered.stderr
+    assert "answer it on the host's page" in answered.stderr

@@ -142,7 +142,12 @@ async def _answer(
 ) -> tuple[str, int]:
     """Choose, show, send; what to say and the exit status."""
     async with HostClient(address) as client:
-        waiting = await client.pending()
+        listed = await client.pending()
+        unreadable = dict(listed.unreadable)
+        if rpc_id is not None and rpc_id in unreadable:
+            why = f"{unreadable[rpc_id]}; answer it on the host's page"
+            raise _Finished(f"question {quoted(rpc_id)} cannot be shown here: {why}", EXIT_REFUSED)
+        waiting = listed.frames
         frame = await _choose(waiting, rpc_id, pick, provider)
         print(_heading(frame, waiting), file=sys.stderr, flush=True)
         given = await _shown(client, frame.rpc_id, frame.payload.questions, provider)

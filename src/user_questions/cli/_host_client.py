@@ -21,7 +21,7 @@ import os
 import random
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 from urllib.parse import quote
@@ -50,6 +50,7 @@ __all__ = [
     "URL_HELP",
     "HostAddress",
     "HostClient",
+    "Pending",
     "Settled",
     "TokenInfo",
     "chosen_url",
@@ -136,6 +137,19 @@ def host_address(url: str | None, token: str | None, ca: str | None = None) -> H
     return HostAddress(base, token, ca)
 
 
+@dataclass
+class Pending:
+    """What `GET /api/pending` listed: the requests read, and the ones that could not be."""
+
+    frames: list[QuestionRequestedFrame] = field(default_factory=list)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+    """`(rpcId, why)` of each request whose frame this client cannot read."""
+
+    def rpc_ids(self) -> set[str]:
+        """Every pending request's rpcId, the unreadable ones' included."""
+        return {frame.rpc_id for frame in self.frames} | {rpc_id for rpc_id, _ in self.unreadable}
+
+
 class HostClient:
     """Talks to one host; use as `async with HostClient(address)`."""
 
@@ -163,8 +177,9 @@ class HostClient:
         with anyio.CancelScope(shield=True):
             await self._http.aclose()
 
-    async def pending(self) -> list[QuestionRequestedFrame]:
-        """Every pending request, oldest first.
+    async def pending(self) -> Pending:
+        """Every pending request, oldest first; one this client cannot read (a newer host's
+        question, say) is set apart in `unreadable` rather than failing the whole list.
 
         Raises:
             UserQuestionError: `HOST_UNREACHABLE`, `UNAUTHORIZED`, or the host's error code.
@@ -173,7 +188,16 @@ class HostClient:
         frames = data.get("pending") if isinstance(data, dict) else None
         if not isinstance(frames, list):
             raise self._not_a_host('no "pending" list in its answer')
-        return [_parse(QuestionRequestedFrame, frame, self.address.base) for frame in frames]
+        listed = Pending()
+        for frame in frames:
+            try:
+                listed.frames.append(_parse(QuestionRequestedFrame, frame, self.address.base))
+            except UserQuestionError as error:
+                rpc_id = frame.get("rpcId") if isinstance(frame, dict) else None
+                listed.unreadable.append(
+                    (rpc_id if isinstance(rpc_id, str) else "?", error.message)
+                )
+        return listed
 
     async def respond(
         self, response: ClientResponse, *, surface: Surface = Surface.TERMINAL
@@ -256,7 +280,7 @@ class HostClient:
                     ssl=self._tls,
                 ) as socket:
                     pause = WATCH_BACKOFF_FIRST
-                    if all(frame.rpc_id != rpc_id for frame in await self.pending()):
+                    if rpc_id not in (await self.pending()).rpc_ids():
                         return "gone"
                     async for message in socket:
                         outcome = _resolution(message, rpc_id)

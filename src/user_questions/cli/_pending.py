@@ -11,6 +11,7 @@ bad input.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated
@@ -24,6 +25,7 @@ from user_questions.cli._host_client import (
     URL_HELP,
     HostAddress,
     HostClient,
+    Pending,
     chosen_url,
     host_address,
 )
@@ -60,17 +62,19 @@ def pending(
         The old name of --url (deprecated).
     """
     try:
-        frames = anyio.run(_pending, host_address(chosen_url("pending", url, host), token, ca))
+        listed = anyio.run(_pending, host_address(chosen_url("pending", url, host), token, ca))
     except UserQuestionError as error:
         fail("pending", error.message, 2 if error.code in _BAD_INPUT else 1)
     if json_:
-        for frame in frames:
+        for frame in listed.frames:
             print(json.dumps(_json_line(frame), ensure_ascii=False, separators=(",", ":")))
     else:
-        _print_table(frames)
+        _print_table(listed.frames, bool(listed.unreadable))
+    for rpc_id, why in listed.unreadable:
+        print(f"uq pending: cannot read request {one_line(rpc_id)}: {why}", file=sys.stderr)
 
 
-async def _pending(address: HostAddress) -> list[QuestionRequestedFrame]:
+async def _pending(address: HostAddress) -> Pending:
     async with HostClient(address) as client:
         return await client.pending()
 
@@ -87,9 +91,10 @@ def _json_line(frame: QuestionRequestedFrame) -> dict[str, object]:
     return line
 
 
-def _print_table(frames: Sequence[QuestionRequestedFrame]) -> None:
+def _print_table(frames: Sequence[QuestionRequestedFrame], more: bool) -> None:
     if not frames:
-        print("No questions are waiting.")
+        if not more:  # the unreadable ones are waiting too: said on stderr
+            print("No questions are waiting.")
         return
     now = datetime.now(UTC)
     rows = [
