@@ -378,6 +378,17 @@ async def test_history_search_needs_every_word_in_the_text_or_the_typed_answer(
     assert await history(store, terms=("which",)) == ["databases"]
 
 
+async def test_history_search_finds_a_withdrawal_by_the_note_its_asker_gave(store: Store) -> None:
+    await store.submit(new("editor-answered", "agent-1", QUESTIONS))
+    note = "Answered in the editor: Zed chose Approve"
+    await store.settle(
+        "editor-answered", Settlement(Outcome.WITHDRAWN, via=Surface.ASKER, note=note)
+    )
+    await settled(store, "answered-here")
+    assert await history(store, terms=("zed",)) == ["editor-answered"]
+    assert await history(store, terms=("editor", "approve")) == ["editor-answered"]
+
+
 async def test_history_search_takes_backslashes_and_wildcards_literally(store: Store) -> None:
     for rpc_id, text in (
         ("windows", "Clean c:\\temp first?"),

@@ -58,6 +58,7 @@ __all__ = [
     "rendered_json",
     "search_text",
     "settled_fields",
+    "settlement_text",
     "escalations",
     "escalations_json",
     "stored_question",
@@ -201,6 +202,14 @@ def answer_text(answer: AskUserQuestionAnswer | None) -> str:
     if answer is None:
         return ""
     return _joined(item.custom or "" for item in answer.answers)
+
+
+def settlement_text(settlement: Settlement | None) -> str:
+    """The searchable text a settlement adds: its answer's typed text, and the note its asker
+    gave with a withdrawal (what `uq acp` says the editor answered, say)."""
+    if settlement is None:
+        return ""
+    return answer_text(settlement.answer) + _joined([settlement.note or ""])
 
 
 def search_text(questions: str, answer: str | None) -> str:

@@ -67,7 +67,6 @@ from user_questions.host.stores._shared import (
     RULE_COLUMNS,
     TOKEN_COLUMNS,
     ChangeListeners,
-    answer_text,
     encode_cursor,
     escalations_json,
     history_filter,
@@ -77,6 +76,7 @@ from user_questions.host.stores._shared import (
     rendered_json,
     rule_record,
     settled_fields,
+    settlement_text,
     stored_question,
     stored_questions,
     token_fields,
@@ -259,8 +259,7 @@ class SQLiteStore(AsyncLifetime):
             question.asked_by,
             None if question.shown_at is None else _iso(question.shown_at),
             origin_json(question.origin),
-            question_text(question.questions)
-            + answer_text(None if question.settlement is None else question.settlement.answer),
+            question_text(question.questions) + settlement_text(question.settlement),
             rendered_json(question.rendered),
             names_json(question.audience),
             origin_json(question.approval),
@@ -291,7 +290,7 @@ class SQLiteStore(AsyncLifetime):
             settlement.via,
             settlement.by,
             settlement.detail,
-            answer_text(settlement.answer),
+            settlement_text(settlement),
             rpc_id,
         )
         found = await self._write(lambda: self._execute(update, parameters))
