@@ -297,19 +297,8 @@ class Hub(AsyncLifetime):
         created = False
         if known is None:
             decided = self._decided(approval, asked_by, questions)
-            asked = await self._new(
-                rpc_id,
-                session_id,
-                questions,
-                decided,
-                asked_by=asked_by,
-                origin=origin,
-                audience=audience,
-                approval=approval,
-                deadline=deadline,
-                escalate=escalate,
-                remind=remind,
-            )
+            asking = (rpc_id, session_id, questions, asked_by, origin, audience, approval)
+            asked = await self._new(*asking, decided, deadline, escalate, remind)
             frame = requested_frame(asked)  # serialised once, kept if created
             _check_frame_size(frame)
             known, created = await self.store.submit(asked)
@@ -388,16 +377,8 @@ class Hub(AsyncLifetime):
         decided = self._decided(approval, asked_by, questions)
         if decided is None:
             return None
-        asked = await self._new(
-            rpc_id,
-            session_id,
-            questions,
-            decided,
-            asked_by=asked_by,
-            origin=origin,
-            audience=audience,
-            approval=approval,
-        )
+        asking = (rpc_id, session_id, questions, asked_by, origin, audience, approval)
+        asked = await self._new(*asking, decided)
         _check_frame_size(requested_frame(asked))
         known, created = await self.store.submit(asked)
         if not created:
@@ -412,12 +393,11 @@ class Hub(AsyncLifetime):
         rpc_id: str,
         session_id: str,
         questions: tuple[AskUserQuestionItem, ...],
-        decided: tuple[Match, Settlement] | None,
-        *,
         asked_by: str | None,
         origin: Origin | None,
         audience: tuple[str, ...],
         approval: Approval | None,
+        decided: tuple[Match, Settlement] | None,
         deadline: float | None = None,
         escalate: Sequence[Escalation] = (),
         remind: int | None = None,

@@ -8,23 +8,13 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from tests.host.protocols.test_rules_api import ADMIN, asker, client, person
-from user_questions.approvals import approval_of, approval_question
-from user_questions.frames import Ask
+from tests.host.protocols.test_rules_api import ADMIN, ask_frame, asker, client, person
 
 __all__ = ["client"]  # the fixture, shared with the rules API's tests
 
 
 def body(rpc_id: str, command: str, *, approval: bool = True) -> dict[str, Any]:
-    card = approval_question("Bash", {"command": command}, agent="Codex")
-    frame = Ask(
-        rpc_id=rpc_id,
-        session_id="codex:1",
-        questions=[card],
-        approval=approval_of("Bash", {"command": command}, agent="codex", cwd="/home/dev/shop")
-        if approval
-        else None,
-    )
+    frame = ask_frame(rpc_id, command, approval=approval)
     payload: dict[str, Any] = frame.model_dump(mode="json", by_alias=True, exclude_none=True)
     return payload
 

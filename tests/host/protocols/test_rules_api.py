@@ -42,10 +42,10 @@ def asker(client: TestClient) -> dict[str, str]:
     return bearer(client.app.state.asker_token)  # type: ignore[attr-defined]
 
 
-def ask(client: TestClient, rpc_id: str, command: str, *, approval: bool = True) -> dict[str, Any]:
-    """Ask the card for `command` as the agents' asker; the first reply's payload."""
+def ask_frame(rpc_id: str, command: str, *, approval: bool = True) -> Ask:
+    """Codex's card for `command`, with what it approves unless `approval` is false."""
     card = approval_question("Bash", {"command": command}, agent="Codex")
-    frame = Ask(
+    return Ask(
         rpc_id=rpc_id,
         session_id="codex:1",
         questions=[card],
@@ -53,6 +53,11 @@ def ask(client: TestClient, rpc_id: str, command: str, *, approval: bool = True)
         if approval
         else None,
     )
+
+
+def ask(client: TestClient, rpc_id: str, command: str, *, approval: bool = True) -> dict[str, Any]:
+    """Ask the card for `command` as the agents' asker; the first reply's payload."""
+    frame = ask_frame(rpc_id, command, approval=approval)
     with client.websocket_connect("/ws/ask", headers=asker(client)) as socket:
         socket.send_text(frame.model_dump_json(by_alias=True, exclude_none=True))
         reply: dict[str, Any] = json.loads(socket.receive_text())["payload"]
