@@ -89,11 +89,18 @@ def http_receiver() -> Iterator[HttpReceiver]:
         def log_message(self, format: str, *args: Any) -> None:
             pass  # the test reads what arrived; nothing to print
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with serving(Handler) as address:
+        yield HttpReceiver(address, posts)
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """An HTTP server on loopback answering with `handler`, in a thread; its `host:port`."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield HttpReceiver(f"127.0.0.1:{server.server_address[1]}", posts)
+        yield f"127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()

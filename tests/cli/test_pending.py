@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
+from tests.receivers import serving
 from user_questions.cli._pending import _json_line, from_line
 from user_questions.frames import Origin, QuestionRequested, QuestionRequestedFrame
 from user_questions.types import AskUserQuestionItem
@@ -81,12 +81,8 @@ class _NewerHost(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def newer_host() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _NewerHost)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/?token=t"
-    server.shutdown()
-    server.server_close()
+    with serving(_NewerHost) as address:
+        yield f"http://{address}/?token=t"
 
 
 def test_a_request_this_uq_cannot_read_is_named_and_the_rest_are_listed(newer_host: str) -> None:

@@ -5,9 +5,8 @@ and WebSocket has its id, and no secret appears anywhere in it."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 from websockets.sync.client import connect
 
 from tests.e2e.host_process import HostProcess, answer_body
+from tests.receivers import serving
 
 pytestmark = pytest.mark.e2e
 
@@ -40,12 +40,8 @@ class _NotFound(BaseHTTPRequestHandler):
 @pytest.fixture
 def receiver() -> Iterator[str]:
     """A webhook receiver on loopback that answers every delivery 404 (not retried)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotFound)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}{HOOK_PATH}?{HOOK_QUERY}"
-    server.shutdown()
-    server.server_close()
+    with serving(_NotFound) as address:
+        yield f"http://{address}{HOOK_PATH}?{HOOK_QUERY}"
 
 
 def test_json_lines_hold_every_request_with_its_id_and_never_a_secret(
