@@ -15,7 +15,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 __all__ = [
     "ALLOW",
@@ -24,6 +24,7 @@ __all__ = [
     "DENY",
     "MAX_SHOWN_CHARACTERS",
     "ApprovalDecision",
+    "CardOptions",
     "card_fields",
     "decision_of",
     "denial_message",
@@ -56,17 +57,21 @@ class ApprovalDecision:
     """What the person typed instead of choosing: the reason for a denial, for the agent."""
 
 
+class CardOptions(TypedDict, total=False):
+    """How a card is asked, besides its call (`approvals.approval_question` says what each is)."""
+
+    id: str
+    agent: str | None
+    always: str | None
+    reason: str | None
+
+
 def card_fields(
-    tool_name: str,
-    arguments: Mapping[str, Any],
-    *,
-    id: str = APPROVAL_ID,
-    agent: str | None = None,
-    always: str | None = None,
-    reason: str | None = None,
+    tool_name: str, arguments: Mapping[str, Any], **asked: Unpack[CardOptions]
 ) -> dict[str, Any]:
     """The fields of the card asking a person to approve one call of `tool_name` with
-    `arguments`, as a question's JSON object (`approvals.approval_question` has the arguments)."""
+    `arguments`, as a question's JSON object."""
+    agent, always, reason = asked.get("agent"), asked.get("always"), asked.get("reason")
     summary = _summary(tool_name, arguments)
     question = f"Allow {agent or 'the agent'} to run {_display_name(tool_name)}"
     question += f": {summary}?" if summary else "?"
@@ -79,7 +84,7 @@ def card_fields(
     if reason:
         detail = f"{reason}\n\n{detail}"
     return {
-        "id": id,
+        "id": asked.get("id", APPROVAL_ID),
         "header": _display_name(tool_name)[:32],
         "question": question,
         "detail": detail,
