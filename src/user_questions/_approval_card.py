@@ -23,6 +23,7 @@ __all__ = [
     "APPROVAL_ID",
     "DENY",
     "MAX_SHOWN_CHARACTERS",
+    "SHELL_TOOLS",
     "ApprovalDecision",
     "CardOptions",
     "card_fields",
@@ -40,7 +41,9 @@ MAX_SHOWN_CHARACTERS = 20_000
 """How much of a call's content a card shows; the rest is cut, saying how much was left out."""
 _SUMMARY_CHARACTERS = 120
 """How much of the command, path or URL the question's one line repeats."""
-_SHELL_TOOLS = frozenset({"bash", "shell", "exec", "local_shell", "exec_command", "container.exec"})
+SHELL_TOOLS = frozenset({"bash", "shell", "exec", "local_shell", "exec_command", "container.exec"})
+"""The tools whose `command` is a shell command (compared without case): shown as one on the
+card, matched as one by the host's rules."""
 _PATCH_TOOLS = frozenset({"apply_patch"})
 _PATCHED_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (?P<path>.+)$", re.MULTILINE)
 _MCP_TOOL = re.compile(r"^mcp__(?P<server>.+?)__(?P<tool>.+)$")
@@ -166,7 +169,7 @@ def _detail(tool_name: str, arguments: Mapping[str, Any]) -> str:
     if patch is not None:
         return f"Apply this patch:\n\n{fenced(_cut(patch), 'diff')}"
     command = arguments.get("command", arguments.get("cmd"))
-    if name in _SHELL_TOOLS and isinstance(command, str | list):
+    if name in SHELL_TOOLS and isinstance(command, str | list):
         return _shell_detail(command, arguments)
     if {"file_path", "old_string", "new_string"} <= arguments.keys():
         return _edit_detail(str(arguments["file_path"]), [arguments])

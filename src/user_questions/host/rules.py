@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from user_questions._approval_card import SHELL_TOOLS
 from user_questions._lifetime import AsyncLifetime
 from user_questions.approvals import ALLOW
 from user_questions.errors import ErrorCode, UserQuestionError
@@ -77,8 +78,6 @@ ANY_TOOL = "*"
 """The `tool` of a rule that names every tool (deny only)."""
 RULE_PREFIX = "rule:"
 """`by` of a request a rule settled is `rule:<id>`."""
-SHELL_TOOLS = frozenset({"bash", "shell", "exec", "local_shell", "exec_command", "container.exec"})
-"""The tools whose `command` is a shell command (compared without case)."""
 NONE = "none"
 """Given for a token's deadline, reminder period or escalation steps: take them away."""
 RELOAD_RETRY = 1.0

@@ -8,9 +8,7 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from tests.host.protocols.test_rules_api import ADMIN, ask_frame, asker, client, person
-
-__all__ = ["client"]  # the fixture, shared with the rules API's tests
+from tests.host.protocols.test_rules_api import ADMIN, ask_frame, asker, person
 
 
 def body(rpc_id: str, command: str, *, approval: bool = True) -> dict[str, Any]:

@@ -5,27 +5,17 @@ neither make nor read a rule."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
+from tests.host.protocols.conftest import TOKEN
 from user_questions.approvals import approval_of, approval_question
 from user_questions.frames import Ask
-from user_questions.host.app import create_app
-from user_questions.host.config import HostConfig
 
-TOKEN = "test-token-123"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
 CARD = approval_question("Bash", {"command": "npm run test"}, agent="Codex")
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as test_client:
-        yield test_client
 
 
 def bearer(token: str) -> dict[str, str]:
