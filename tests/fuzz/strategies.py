@@ -96,6 +96,20 @@ class Probe:
     accepted: bool = False
     """It must be accepted: an ask is pending, an answer or dismissal settles its request."""
 
+    def __repr__(self) -> str:
+        """Short enough to print: hypothesis shows a failing input, and an oversize frame's
+        megabyte would bury the failure under a warning about its own length."""
+        data = self.data if len(self.data) <= _REPR_DATA else self.data[:_REPR_DATA]
+        cut = "" if data is self.data else f"... ({len(self.data)} in all)"
+        return (
+            f"Probe({self.label!r}, {data!r}{cut}, refused={self.refused}, code={self.code!r},"
+            f" too_large={self.too_large}, accepted={self.accepted})"
+        )
+
+
+_REPR_DATA = 300
+"""How much of a probe's data its repr shows."""
+
 
 # -- values ---------------------------------------------------------------------------------
 

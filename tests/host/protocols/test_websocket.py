@@ -1,10 +1,15 @@
 """The host's WebSocket protocol under a real uvicorn server: a peer that sends a frame at a time
 is read without pausing, a peer that sends faster than the app reads is paused once
-`READ_AHEAD` frames wait, and every frame reaches the app once, in order."""
+`READ_AHEAD` frames wait, and every frame reaches the app once, in order; a peer that sends a
+frame over the limit reads the 1009 close frame, whatever it was still sending."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import os
+import socket
+import struct
 from collections.abc import AsyncIterator, Callable
 
 import anyio
@@ -49,22 +54,30 @@ class Watched(WebSocketProtocol):
         self.readings.note((self.queue.qsize(), self.transport.is_reading()))
 
 
+App = Callable[[Scope, Receive, Send], object]
+
+
 @contextlib.asynccontextmanager
-async def served(
-    app: Callable[[Scope, Receive, Send], object],
-) -> AsyncIterator[tuple[ClientConnection, Readings]]:
-    """A uvicorn server running `app` with `Watched`, and a client connected to it."""
-    readings = Watched.readings = Readings()
-    config = uvicorn.Config(app, ws=Watched, lifespan="off", log_level="warning")
+async def serving(app: App, ws_max_size: int = 16 * 1024 * 1024) -> AsyncIterator[int]:
+    """A uvicorn server running `app` with `Watched`; its port."""
+    config = uvicorn.Config(
+        app, ws=Watched, ws_max_size=ws_max_size, lifespan="off", log_level="warning"
+    )
     server = uvicorn.Server(config)
     with bind("127.0.0.1", 0) as sock:
-        port = sock.getsockname()[1]
         sock.listen()  # the client's connection waits in the backlog until uvicorn has started
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(server.serve, [sock])
-            async with connect(f"ws://127.0.0.1:{port}/") as client:
-                yield client, readings
+            yield sock.getsockname()[1]
             server.should_exit = True
+
+
+@contextlib.asynccontextmanager
+async def served(app: App) -> AsyncIterator[tuple[ClientConnection, Readings]]:
+    """A uvicorn server running `app` with `Watched`, and a client connected to it."""
+    readings = Watched.readings = Readings()
+    async with serving(app) as port, connect(f"ws://127.0.0.1:{port}/") as client:
+        yield client, readings
 
 
 async def test_a_peer_sending_a_frame_at_a_time_is_never_paused() -> None:
@@ -104,3 +117,40 @@ async def test_a_peer_sending_faster_than_the_app_reads_is_paused_and_loses_noth
         go.set()
         assert await client.recv() == ",".join(str(number) for number in range(10))
     assert len(readings) == 10
+
+
+def _too_large_then_read(port: int, frame_bytes: int) -> bytes:
+    """Open a WebSocket by hand, send one masked text frame of `frame_bytes` in a single
+    `sendall` (the whole of it, as a peer that does not read while it sends), then read until
+    the host ends the stream: what the peer received after the handshake."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as peer:
+        key = base64.b64encode(os.urandom(16)).decode()
+        peer.sendall(
+            "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        handshake = b""
+        while b"\r\n\r\n" not in handshake:
+            handshake += peer.recv(4096)
+        assert handshake.startswith(b"HTTP/1.1 101")
+        received = handshake.split(b"\r\n\r\n", 1)[1]
+        header = struct.pack("!BBQ", 0x81, 0x80 | 127, frame_bytes) + b"\0\0\0\0"  # mask 0
+        peer.sendall(header + b"x" * frame_bytes)
+        while chunk := peer.recv(65536):
+            received += chunk
+        return received
+
+
+async def test_a_frame_over_the_limit_is_answered_with_1009_not_a_reset() -> None:
+    async def reader(scope: Scope, receive: Receive, send: Send) -> None:
+        assert (await receive())["type"] == "websocket.connect"
+        await send({"type": "websocket.accept"})
+        assert (await receive())["type"] == "websocket.disconnect"
+
+    Watched.readings = Readings()
+    async with serving(reader, ws_max_size=1024) as port:
+        # Megabytes beyond the limit: uvicorn's own protocol closes the socket with them unread,
+        # and the peer's send or read then fails with a reset, the close frame lost.
+        received = await anyio.to_thread.run_sync(_too_large_then_read, port, 8 * 1024 * 1024)
+    assert received[:2] == b"\x88" + bytes([len(received) - 2])  # one close frame, unmasked
+    assert struct.unpack("!H", received[2:4]) == (1009,)
