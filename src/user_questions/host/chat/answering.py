@@ -17,7 +17,18 @@ from datetime import UTC, datetime
 import anyio
 
 from user_questions.frames import AnswerResult, AnswerValue, ClientResponse, ErrorResult
-from user_questions.host.chat.cards import Answered, Dismissed, too_late
+from user_questions.host.chat.cards import (
+    Answered,
+    Card,
+    Dismissed,
+    Draft,
+    Step,
+    WaitForText,
+    card_of,
+    take_action,
+    take_text,
+    too_late,
+)
 from user_questions.host.chat.pairing import check_code
 from user_questions.host.gate.people import People
 from user_questions.host.gate.roles import may_answer, sees, viewer
@@ -25,7 +36,7 @@ from user_questions.host.hub import Hub
 from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQuestion
 from user_questions.outcomes import Surface
 
-__all__ = ["QUEUE", "REFUSAL", "SENT", "Answering", "Deliver", "Tap"]
+__all__ = ["NOT_CURRENT", "QUEUE", "REFUSAL", "SENT", "Answering", "Deliver", "Reaction", "Tap"]
 
 logger = logging.getLogger("user_questions.host.chat")
 
@@ -33,6 +44,7 @@ REFUSAL = "You are not paired to answer this question."
 QUEUE = 1000
 """Requests waiting to be sent or edited; more are dropped with a log line."""
 SENT = "Sent."
+NOT_CURRENT = "This button is no longer current."
 
 
 Deliver = Callable[[StoredQuestion], Awaitable[None]]
@@ -46,6 +58,25 @@ class Tap:
     pairing: ChatPairing
     message: ChatMessage
     record: StoredQuestion
+
+
+@dataclass(frozen=True, slots=True)
+class Reaction:
+    """What a press (or a typed reply) leads to, for the transport to show: at most one of
+    `card`, `prompt` and `settled`, and what to tell the presser."""
+
+    tap: Tap | None
+    """`None`: the press does not count (`REFUSAL`)."""
+    told: str = ""
+    """What the presser is told (empty: nothing)."""
+    alert: bool = True
+    """Whether `told` is a refusal or a warning rather than a plain acknowledgement."""
+    card: Card | None = None
+    """The message's new look (the draft went on)."""
+    prompt: str | None = None
+    """Ask for typed text: the "Other" answer or a plan review's feedback, to this prompt."""
+    settled: StoredQuestion | None = None
+    """The request had settled already: edit the message to say how."""
 
 
 class Answering:
@@ -103,6 +134,34 @@ class Answering:
             return SENT
         known = await self.store.get(tap.record.rpc_id)
         return SENT if known is None or known.pending else too_late(known)
+
+    async def press(self, user: str, chat: str, ref: str, action: str) -> Reaction:
+        """What the press of `user` in `chat` on the button `action` of the message `ref` does,
+        done: the draft kept, or the answer given."""
+        tap = await self.tap(user, chat, ref)
+        if tap is None:
+            return Reaction(None, REFUSAL)
+        if not tap.record.pending:
+            return Reaction(tap, too_late(tap.record), settled=tap.record)
+        draft = Draft.from_json(tap.message.draft)
+        return await self._advance(tap, draft, take_action(tap.record.questions, draft, action))
+
+    async def typed(self, tap: Tap, text: str) -> Reaction:
+        """What `text`, typed for the message of `tap` (an awaited "Other" or feedback), does."""
+        if not tap.record.pending:
+            return Reaction(tap, too_late(tap.record), settled=tap.record)
+        draft = Draft.from_json(tap.message.draft)
+        return await self._advance(tap, draft, take_text(tap.record.questions, draft, text))
+
+    async def _advance(self, tap: Tap, draft: Draft, step: Step) -> Reaction:
+        if step is None:
+            return Reaction(tap, NOT_CURRENT)
+        if isinstance(step, Answered | Dismissed):
+            return Reaction(tap, await self.respond(tap, step), alert=False)
+        await self.store.set_chat_draft(tap.message.ref, draft.to_json())
+        if isinstance(step, WaitForText):
+            return Reaction(tap, alert=False, prompt=step.prompt)
+        return Reaction(tap, alert=False, card=card_of(tap.record.questions, step))
 
     async def pair(self, code: str, user: str, chat: str) -> ChatPairing | None:
         """Pair `user` (writing in `chat`) with the person `code` was made for, if it is a

@@ -26,23 +26,9 @@ from typing import Any
 import anyio
 import httpx
 
-from user_questions.host.chat.answering import REFUSAL, Answering, Tap
+from user_questions.host.chat.answering import Answering, Reaction
 from user_questions.host.chat.bot_api import BotApi, BotApiError, BotApiUnreachable
-from user_questions.host.chat.cards import (
-    Answered,
-    Card,
-    Dismissed,
-    Draft,
-    Step,
-    WaitForText,
-    card_of,
-    cut,
-    ended_rows,
-    ending_of,
-    take_action,
-    take_text,
-    too_late,
-)
+from user_questions.host.chat.cards import Card, Draft, card_of, cut, ended_rows, ending_of
 from user_questions.host.chat.pairing import USERNAME_SETTING
 from user_questions.host.gate.people import People
 from user_questions.host.hub import HostTask, Hub
@@ -211,19 +197,8 @@ class _TelegramBot:
     async def _tapped(self, query: dict[str, Any]) -> None:
         ref, _, action = str(query.get("data", "")).partition(":")
         chat = str(query.get("message", {}).get("chat", {}).get("id"))
-        tap = await self.room.tap(str(query["from"]["id"]), chat, ref)
-        if tap is None:
-            await self._alert(query, REFUSAL)
-            return
-        if not tap.message.message:  # tapped before the sender kept its id: the tap says it
-            sent = str(query["message"]["message_id"])
-            tap = replace(tap, message=replace(tap.message, message=sent))
-        if not tap.record.pending:
-            await self._alert(query, too_late(tap.record))
-            await self._edit(tap.message, settled_text(tap.record), {"inline_keyboard": []})
-            return
-        draft = Draft.from_json(tap.message.draft)
-        await self._step(query, tap, draft, take_action(tap.record.questions, draft, action))
+        reaction = await self.room.press(str(query["from"]["id"]), chat, ref, action)
+        await self._react(query, reaction)
 
     async def _written(self, update: dict[str, Any]) -> None:
         text = update.get("text")
@@ -249,11 +224,11 @@ class _TelegramBot:
             await self._say(chat_id, "Nothing waits for a typed answer here; tap a button.")
             return
         await self.store.set_setting(_awaiting_key(chat_id), "")
-        if not tap.record.pending:
-            await self._say(chat_id, too_late(tap.record))
+        reaction = await self.room.typed(tap, text)
+        if reaction.settled is not None:
+            await self._say(chat_id, reaction.told)
             return
-        draft = Draft.from_json(tap.message.draft)
-        await self._step(None, tap, draft, take_text(tap.record.questions, draft, text))
+        await self._react(None, reaction)
 
     async def _start(self, user: str, chat: str, code: str) -> None:
         pairing = await self.room.pair(code, user, chat)
@@ -267,33 +242,36 @@ class _TelegramBot:
         for record in await self.store.pending():  # what already waits for them
             await self._send_request(record, [pairing])
 
-    async def _step(self, query: dict[str, Any] | None, tap: Tap, draft: Draft, step: Step) -> None:
+    async def _react(self, query: dict[str, Any] | None, reaction: Reaction) -> None:
+        """Show what a tap (`query`) or a typed reply (`None`) led to."""
+        tap = reaction.tap
+        if tap is None:
+            if query is not None:
+                await self._alert(query, reaction.told)
+            return
         message = tap.message
-        if step is None:
+        if not message.message and query is not None:  # tapped before its id was kept
+            message = replace(message, message=str(query["message"]["message_id"]))
+        if reaction.settled is not None:
             if query is not None:
-                await self._alert(query, "This button is no longer current.")
+                await self._alert(query, reaction.told)
+            await self._edit(message, settled_text(reaction.settled), {"inline_keyboard": []})
             return
-        if isinstance(step, Answered | Dismissed):
-            told = await self.room.respond(tap, step)
-            if query is not None:
-                await self._alert(query, told, alert=False)
-            return
-        await self.store.set_chat_draft(message.ref, draft.to_json())
-        if isinstance(step, WaitForText):
+        if reaction.prompt is not None:
             await self.store.set_setting(_awaiting_key(message.chat), message.ref)
             await self.api.call(
                 "sendMessage",
                 {
                     "chat_id": message.chat,
-                    "text": _fit(f"Type your answer to: {step.prompt}"),
+                    "text": _fit(f"Type your answer to: {reaction.prompt}"),
                     "reply_markup": {"force_reply": True, "input_field_placeholder": "Your answer"},
                 },
             )
-        else:
-            card = card_of(tap.record.questions, step)
+        elif reaction.card is not None:
+            card = reaction.card
             await self._edit(message, telegram_html(card), _keyboard(message.ref, card))
         if query is not None:
-            await self._alert(query, "", alert=False)
+            await self._alert(query, reaction.told, alert=reaction.alert)
 
     async def _alert(self, query: dict[str, Any], text: str, *, alert: bool = True) -> None:
         payload: dict[str, Any] = {"callback_query_id": query["id"]}
