@@ -28,7 +28,15 @@ import httpx
 
 from user_questions.host.chat.answering import Answering, Reaction
 from user_questions.host.chat.bot_api import BotApi, BotApiError, BotApiUnreachable
-from user_questions.host.chat.cards import Card, Draft, card_of, cut, ended_rows, ending_of
+from user_questions.host.chat.cards import (
+    Card,
+    Draft,
+    card_of,
+    cut,
+    detail_parts,
+    ended_rows,
+    ending_of,
+)
 from user_questions.host.chat.pairing import USERNAME_SETTING
 from user_questions.host.gate.people import People
 from user_questions.host.hub import HostTask, Hub
@@ -57,7 +65,6 @@ MAX_BACKOFF = 60.0
 MAX_MESSAGE_CHARACTERS = 4096
 """A message's text after entity parsing, as the Bot API limits it."""
 _DESCRIPTION_CHARACTERS = 300
-_FENCE = re.compile(r"```([\w+-]*)\n(.*?)```", re.S)
 
 
 def telegram_bot(token: str, api: str, store: Store, people: People) -> HostTask:
@@ -329,13 +336,13 @@ def _keyboard(ref: str, card: Card) -> dict[str, Any]:
 
 def _detail_html(markdown: str) -> str:
     """Fenced code as `<pre><code>`, the rest as escaped text."""
-    parts, last = [], 0
-    for match in _FENCE.finditer(markdown):
-        parts.append(html.escape(markdown[last : match.start()]))
-        language = f' class="language-{match[1]}"' if match[1] else ""
-        parts.append(f"<pre><code{language}>{html.escape(match[2])}</code></pre>")
-        last = match.end()
-    parts.append(html.escape(markdown[last:]))
+    parts = []
+    for text, language in detail_parts(markdown):
+        if language is None:
+            parts.append(html.escape(text))
+        else:
+            named = f' class="language-{language}"' if language else ""
+            parts.append(f"<pre><code{named}>{html.escape(text)}</code></pre>")
     return "".join(parts).strip()
 
 
