@@ -291,3 +291,25 @@ def test_bad_tokens_are_refused_before_the_host_starts_and_tokens_are_never_logg
     assert "connection was lost" in host.stderr
     for secret in (APP_TOKEN, BOT_TOKEN, "ticket"):
         assert secret not in host.stderr
+
+
+def test_two_nodes_on_one_database_hold_one_connection_and_both_send(
+    fake: FakeSlack, pg_url: str
+) -> None:
+    with ExitStack() as stack:
+        first = slack_host(fake, pg_url, stack)
+        second = slack_host(fake, pg_url, stack)
+        fake.wait(lambda: fake.connections == 1)
+        pair(fake, pg_url)
+        asks = [Ask(node.asker_url, [{**PICK, "id": f"q{n}"}]) for n, node in
+                enumerate((first, second))]  # fmt: skip
+        for count in (1, 2):
+            fake.click(OWNER, request_message(fake, count=count), "npm")
+        for n, ask in enumerate(asks):
+            assert ask.result() == {"answers": [{"id": f"q{n}", "selected": ["npm"]}]}
+        assert fake.connections == 1  # the lease: one Socket Mode connection for both
+        assert fake.calls.count("apps.connections.open") == 1
+        edited = fake.wait(
+            lambda: len(found := [m for m in fake.messages_in(dm(OWNER)) if m.edits]) == 2 and found
+        )
+        assert all(m.buttons == [] and "Answered by owner via slack" in m.shown for m in edited)
