@@ -4,6 +4,7 @@ for a Python caller of the host as for `uq serve`."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import shlex
 import sys
@@ -118,6 +119,23 @@ def test_the_secrets_kept_out_of_the_log_include_every_part_of_a_notification_ur
         slack_bot_token="xoxb-1-2-bot-secret",
     )
     assert {"xapp-1-A1-2-app-secret", "xoxb-1-2-bot-secret"} <= set(slack.secrets)
+
+
+def test_slack_without_its_extra_is_refused_with_the_line_that_installs_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name: None if name == "websockets" else found(name)
+    )
+    with pytest.raises(UserQuestionError) as refused:
+        HostConfig(
+            store=tmp_path / "host.db",
+            slack_app_token="xapp-1-A1-2-abc",
+            slack_bot_token="xoxb-1-2-abcdef",
+        )
+    assert refused.value.code == ErrorCode.BAD_REQUEST
+    assert "websockets: pip install 'user-questions[slack]'" in refused.value.message
 
 
 def test_apprise_notifications_need_an_address_to_link_to(tmp_path: Path) -> None:

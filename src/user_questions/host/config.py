@@ -18,7 +18,11 @@ from urllib.parse import urlsplit
 from user_questions._tls import server_context
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.chat.bot_api import DEFAULT_API, check_bot_token
-from user_questions.host.chat.slack_api import DEFAULT_SLACK_API, check_slack_tokens
+from user_questions.host.chat.slack_api import (
+    DEFAULT_SLACK_API,
+    check_slack_tokens,
+    require_slack_extra,
+)
 from user_questions.host.gate.people import check_token
 from user_questions.host.gate.proxy import TrustedProxies, trusted_proxies
 from user_questions.host.gate.public_url import PublicUrl, public_url
@@ -123,6 +127,7 @@ class HostConfig:
             _check_api("--telegram-api", self.telegram_api, "the Bot API server's")
         check_slack_tokens(self.slack_app_token, self.slack_bot_token)
         if self.slack_app_token is not None:
+            require_slack_extra()
             _check_api("--slack-api", self.slack_api, "Slack's Web API")
 
     def _checked_notifications(self) -> Notifications:

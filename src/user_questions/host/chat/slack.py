@@ -22,13 +22,11 @@ import logging
 import secrets
 from collections import OrderedDict
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
 from anyio.abc import ObjectReceiveStream
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import WebSocketException
 
 from user_questions.host.chat.answering import REFUSAL, SENT, Answering, Reaction
 from user_questions.host.chat.cards import Card, Draft, card_of, cut, ending_of
@@ -47,7 +45,10 @@ from user_questions.host.hub import HostTask, Hub
 from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQuestion
 from user_questions.outcomes import Surface
 
-__all__ = ["LEASE_SECONDS", "MAX_BACKOFF", "REMEMBERED_ENVELOPES", "slack_bot"]
+if TYPE_CHECKING:
+    from websockets.asyncio.client import ClientConnection
+
+__all__ = ["LEASE_SECONDS", "MAX_BACKOFF", "REMEMBERED_ENVELOPES", "SocketFailed", "slack_bot"]
 
 logger = logging.getLogger("user_questions.host.chat")
 
@@ -74,6 +75,10 @@ def slack_bot(app_token: str, bot_token: str, api: str, store: Store, people: Pe
             await _SlackBot(app, bot, hub, store, people).run()
 
     return run
+
+
+class SocketFailed(Exception):
+    """The Socket Mode connection could not be opened."""
 
 
 class _SlackBot:
@@ -166,7 +171,7 @@ class _SlackBot:
                     continue  # asked to reconnect: at once
                 logger.warning("Slack: the connection was lost; again in %.0f s", backoff)
             except Exception as error:  # the network, Slack, the store: wait, try again
-                if isinstance(error, SlackApiError | SlackApiUnreachable | WebSocketException):
+                if isinstance(error, SlackApiError | SlackApiUnreachable | SocketFailed):
                     logger.warning("Slack: %s; connecting again in %.0f s", error, backoff)
                 elif isinstance(error, OSError | TimeoutError):
                     logger.warning("Slack: %s; again in %.0f s", type(error).__name__, backoff)
@@ -177,11 +182,21 @@ class _SlackBot:
 
     async def _session(self, url: str, lease: str) -> bool:
         """Read one connection's envelopes until it ends; whether Slack asked to reconnect (a
-        `disconnect` message) after a `hello`. The URL holds a ticket: it is never logged."""
-        async with (
-            connect(url, open_timeout=10, max_size=2**22) as socket,
-            anyio.create_task_group() as tasks,
-        ):
+        `disconnect` message) after a `hello`. The URL holds a ticket: it is never logged.
+
+        Raises:
+            SocketFailed: the connection could not be made.
+        """
+        # The extra's (checked by `require_slack_extra` when the host starts): imported here,
+        # so that a host without Slack never needs it.
+        from websockets.asyncio.client import connect
+        from websockets.exceptions import WebSocketException
+
+        try:
+            socket = await connect(url, open_timeout=10, max_size=2**22)
+        except WebSocketException as error:  # its text may hold the URL: only its kind
+            raise SocketFailed(f"Socket Mode: {type(error).__name__}") from None
+        async with socket, anyio.create_task_group() as tasks:
             tasks.start_soon(self._keep_lease, socket, lease)
             try:
                 asked = await self._read(socket)

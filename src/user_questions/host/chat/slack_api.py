@@ -10,23 +10,28 @@ never in a URL, and no header or body is ever logged.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
 
 from user_questions.errors import ErrorCode, UserQuestionError
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = [
     "DEFAULT_SLACK_API",
+    "INSTALL_HINT",
     "MAX_RETRY_AFTER",
     "MAX_TRIES",
     "SlackApi",
     "SlackApiError",
     "SlackApiUnreachable",
     "check_slack_tokens",
+    "require_slack_extra",
 ]
 
 logger = logging.getLogger("user_questions.host.chat")
@@ -37,6 +42,21 @@ MAX_TRIES = 5
 MAX_RETRY_AFTER = 300.0
 """Seconds waited at most for one 429's `Retry-After`."""
 _TOKEN = re.compile(r"[A-Za-z0-9-]{10,400}")
+INSTALL_HINT = "pip install 'user-questions[slack]'"
+
+
+def require_slack_extra() -> None:
+    """Refuse to start Slack without its extra's packages (httpx, websockets), before the host
+    starts rather than when it first connects.
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST`, with the line that installs them.
+    """
+    missing = [name for name in ("httpx", "websockets") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise UserQuestionError(
+            f"the Slack app needs {' and '.join(missing)}: {INSTALL_HINT}", ErrorCode.BAD_REQUEST
+        )
 
 
 def check_slack_tokens(app_token: str | None, bot_token: str | None) -> None:
@@ -97,6 +117,8 @@ class SlackApi:
             SlackApiError: Slack refused it (or went on answering 429 `MAX_TRIES` times).
             SlackApiUnreachable: no answer, or not the Web API's.
         """
+        import httpx  # the extra's: checked by `require_slack_extra` when the host starts
+
         for _ in range(MAX_TRIES):
             try:
                 response = await self._client.post(
