@@ -196,7 +196,11 @@ def test_a_long_plan_goes_whole_in_messages_of_its_own_and_feedback_is_a_modal(
     assert "The full text is too long for this message" in message.shown
     assert message.labels == ["Approve", "Keep planning", "Give feedback…", "Dismiss"]
     fake.click(OWNER, message, "Give feedback")
-    fake.submit(OWNER, modal(fake), "add tests first")
+    view = modal(fake)
+    fake.submit(STRANGER, view, "approve it all")  # someone else's submission of this modal
+    fake.wait(lambda: fake.ephemerals_for(STRANGER) == [REFUSAL])
+    assert len(host.pending()) == 1
+    fake.submit(OWNER, view, "add tests first")
     assert ask.result() == {
         "answers": [{"id": "plan", "selected": [], "custom": "add tests first"}]
     }
