@@ -10,8 +10,9 @@ the page's does (first answer wins), recorded as the person via the service's su
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import anyio
@@ -36,7 +37,17 @@ from user_questions.host.hub import Hub
 from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQuestion
 from user_questions.outcomes import Surface
 
-__all__ = ["NOT_CURRENT", "QUEUE", "REFUSAL", "SENT", "Answering", "Deliver", "Reaction", "Tap"]
+__all__ = [
+    "NOT_CURRENT",
+    "QUEUE",
+    "REFUSAL",
+    "SENT",
+    "Answering",
+    "Deliver",
+    "Post",
+    "Reaction",
+    "Tap",
+]
 
 logger = logging.getLogger("user_questions.host.chat")
 
@@ -49,6 +60,10 @@ NOT_CURRENT = "This button is no longer current."
 
 Deliver = Callable[[StoredQuestion], Awaitable[None]]
 """Sends a new request to the chats, or edits the messages of a settled one."""
+
+Post = Callable[[ChatMessage, Card], Awaitable[str]]
+"""Posts a request's first card into the chat of the message kept (its buttons carry the
+message's `ref`); the service's id of the message."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +115,34 @@ class Answering:
     async def paired(self, user: str) -> ChatPairing | None:
         """The pairing of the service's user `user`, if any."""
         return next((p for p in await self.pairings() if p.user == user), None)
+
+    async def send(
+        self, record: StoredQuestion, post: Post, pairings: list[ChatPairing] | None = None
+    ) -> None:
+        """Send `record` with `post` to each of `pairings` (all of the service's by default)
+        whose person may answer it. Each message is kept, with a fresh reference, before it is
+        posted (a tap on it may come at once), then with the id `post` returns."""
+        for pairing in await self.pairings() if pairings is None else pairings:
+            if not self.may_answer(pairing.person, record):
+                continue
+            ref = secrets.token_urlsafe(12)  # 96 bits: no other message's buttons carry it
+            kept = ChatMessage(ref, record.rpc_id, self.service, pairing.chat, "")
+            await self.store.add_chat_message(kept)
+            sent = await post(kept, card_of(record.questions, Draft()))
+            await self.store.add_chat_message(replace(kept, message=sent))
+
+    async def send_waiting(self, pairing: ChatPairing, post: Post) -> None:
+        """Send a person just paired every request that already waits for them."""
+        for record in await self.store.pending():
+            await self.send(record, post, [pairing])
+
+    async def sent_messages(self, record: StoredQuestion) -> list[ChatMessage]:
+        """The service's messages sent for `record` (kept and posted), to edit once it settled."""
+        return [
+            message
+            for message in await self.store.chat_messages(record.rpc_id)
+            if message.service == self.service and message.message
+        ]
 
     async def tap(self, user: str, chat: str, ref: str) -> Tap | None:
         """The tap of `user` in `chat` on the message `ref`, if it counts (see the module)."""

@@ -29,7 +29,7 @@ import httpx
 from anyio.abc import ObjectReceiveStream
 
 from user_questions.host.chat.answering import REFUSAL, SENT, Answering, Reaction
-from user_questions.host.chat.cards import Card, Draft, card_of, cut, ending_of
+from user_questions.host.chat.cards import Card, cut, ending_of
 from user_questions.host.chat.slack_api import SlackApi, SlackApiError, SlackApiUnreachable
 from user_questions.host.chat.slack_blocks import (
     MODAL_CALLBACK,
@@ -42,7 +42,7 @@ from user_questions.host.chat.slack_blocks import (
 )
 from user_questions.host.gate.people import People
 from user_questions.host.hub import HostTask, Hub
-from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQuestion
+from user_questions.host.stores import ChatMessage, Store, StoredQuestion
 from user_questions.outcomes import Surface
 
 if TYPE_CHECKING:
@@ -89,38 +89,32 @@ class _SlackBot:
         self.room = Answering(hub, store, people, Surface.SLACK)
         self.node = secrets.token_hex(8)
         self.seen: OrderedDict[str, None] = OrderedDict()
-        self.inbox, self.outbox = anyio.create_memory_object_stream[dict[str, Any]](1000)
+        self.to_handle, self.handling = anyio.create_memory_object_stream[dict[str, Any]](
+            REMEMBERED_ENVELOPES
+        )
 
     async def run(self) -> None:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self.room.deliver_forever, self._send_request, self._edit_settled)
-            tasks.start_soon(self._work, self.outbox)
+            tasks.start_soon(self._work, self.handling)
             await self._connect_forever()
 
     # -- messages -------------------------------------------------------------------------------
 
-    async def _send_request(
-        self, record: StoredQuestion, pairings: list[ChatPairing] | None = None
-    ) -> None:
-        """Send `record` to each of `pairings` (all of them by default) whose person may
-        answer it."""
-        for pairing in await self.room.pairings() if pairings is None else pairings:
-            if not self.room.may_answer(pairing.person, record):
-                continue
-            ref = secrets.token_urlsafe(12)
-            kept = ChatMessage(ref, record.rpc_id, SERVICE, pairing.chat, "")
-            await self.store.add_chat_message(kept)  # before a click on it can arrive
-            card = card_of(record.questions, Draft())
-            apart = await self._post_detail(pairing.chat, card) if detail_apart(card) else 0
-            sent = await self.bot.call(
-                "chat.postMessage",
-                {
-                    "channel": pairing.chat,
-                    "text": cut(escape(card.question), 3000),
-                    "blocks": card_blocks(ref, card, apart=apart),
-                },
-            )
-            await self.store.add_chat_message(replace(kept, message=str(sent["ts"])))
+    async def _send_request(self, record: StoredQuestion) -> None:
+        await self.room.send(record, self._post)
+
+    async def _post(self, kept: ChatMessage, card: Card) -> str:
+        apart = await self._post_detail(kept.chat, card) if detail_apart(card) else 0
+        sent = await self.bot.call(
+            "chat.postMessage",
+            {
+                "channel": kept.chat,
+                "text": cut(escape(card.question), 3000),
+                "blocks": card_blocks(kept.ref, card, apart=apart),
+            },
+        )
+        return str(sent["ts"])
 
     async def _post_detail(self, channel: str, card: Card) -> int:
         """Post the card's whole detail in messages of its own; how many."""
@@ -133,9 +127,8 @@ class _SlackBot:
         return len(messages)
 
     async def _edit_settled(self, record: StoredQuestion) -> None:
-        for message in await self.store.chat_messages(record.rpc_id):
-            if message.service == SERVICE:
-                await self._update(message, ending_of(record), settled_blocks(record))
+        for message in await self.room.sent_messages(record):
+            await self._update(message, ending_of(record), settled_blocks(record))
 
     async def _update(self, message: ChatMessage, text: str, blocks: list[dict[str, Any]]) -> None:
         if not message.message:
@@ -232,7 +225,7 @@ class _SlackBot:
                 return greeted
             elif isinstance(envelope_id, str) and self._first(envelope_id):
                 try:
-                    self.inbox.send_nowait(envelope)
+                    self.to_handle.send_nowait(envelope)
                 except anyio.WouldBlock:
                     logger.warning("Slack: too many envelopes wait; dropped %s", envelope_id)
         return False
@@ -288,8 +281,7 @@ class _SlackBot:
                 )
                 return
             await self._say(channel, f"Paired: you answer here as {escape(pairing.person)}.")
-            for record in await self.store.pending():  # what already waits for them
-                await self._send_request(record, [pairing])
+            await self.room.send_waiting(pairing, self._post)
             return
         pairing = await self.room.paired(user)
         if pairing is None or pairing.chat != channel:

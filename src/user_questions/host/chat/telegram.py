@@ -30,8 +30,6 @@ from user_questions.host.chat.answering import Answering, Reaction
 from user_questions.host.chat.bot_api import BotApi, BotApiError, BotApiUnreachable
 from user_questions.host.chat.cards import (
     Card,
-    Draft,
-    card_of,
     cut,
     detail_parts,
     ended_rows,
@@ -40,7 +38,7 @@ from user_questions.host.chat.cards import (
 from user_questions.host.chat.pairing import USERNAME_SETTING
 from user_questions.host.gate.people import People
 from user_questions.host.hub import HostTask, Hub
-from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQuestion
+from user_questions.host.stores import ChatMessage, Store, StoredQuestion
 from user_questions.outcomes import Surface
 
 __all__ = [
@@ -91,45 +89,33 @@ class _TelegramBot:
             tasks.start_soon(self.room.deliver_forever, self._send_request, self._edit_settled)
             await self._poll_forever()
 
-    async def _send_request(
-        self, record: StoredQuestion, pairings: list[ChatPairing] | None = None
-    ) -> None:
-        """Send `record` to each of `pairings` (all of them by default) whose person may
-        answer it."""
-        for pairing in await self.room.pairings() if pairings is None else pairings:
-            if not self.room.may_answer(pairing.person, record):
-                continue
-            ref = secrets.token_urlsafe(12)
-            kept = ChatMessage(ref, record.rpc_id, SERVICE, pairing.chat, "")
-            await self.store.add_chat_message(kept)  # before a tap on it can arrive
-            card = card_of(record.questions, Draft())
-            text = telegram_html(card)
-            if _visible_length(text) > MAX_MESSAGE_CHARACTERS and card.detail is not None:
-                name = "plan.md" if card.plan_review else "detail.md"
-                await self.api.call(
-                    "sendDocument",
-                    {
-                        "chat_id": pairing.chat,
-                        "caption": f"The full text of: {card.question}"[:1000],
-                    },
-                    files={"document": (name, card.detail.encode(), "text/markdown")},
-                )
-                text = telegram_html(card, detail_attached=name)
-            sent = await self.api.call(
-                "sendMessage",
-                {
-                    "chat_id": pairing.chat,
-                    "text": _fit(text),
-                    "parse_mode": "HTML",
-                    "reply_markup": _keyboard(ref, card),
-                },
+    async def _send_request(self, record: StoredQuestion) -> None:
+        await self.room.send(record, self._post)
+
+    async def _post(self, kept: ChatMessage, card: Card) -> str:
+        text = telegram_html(card)
+        if _visible_length(text) > MAX_MESSAGE_CHARACTERS and card.detail is not None:
+            name = "plan.md" if card.plan_review else "detail.md"
+            await self.api.call(
+                "sendDocument",
+                {"chat_id": kept.chat, "caption": f"The full text of: {card.question}"[:1000]},
+                files={"document": (name, card.detail.encode(), "text/markdown")},
             )
-            await self.store.add_chat_message(replace(kept, message=str(sent["message_id"])))
+            text = telegram_html(card, detail_attached=name)
+        sent = await self.api.call(
+            "sendMessage",
+            {
+                "chat_id": kept.chat,
+                "text": _fit(text),
+                "parse_mode": "HTML",
+                "reply_markup": _keyboard(kept.ref, card),
+            },
+        )
+        return str(sent["message_id"])
 
     async def _edit_settled(self, record: StoredQuestion) -> None:
-        for message in await self.store.chat_messages(record.rpc_id):
-            if message.service == SERVICE:
-                await self._edit(message, settled_text(record), {"inline_keyboard": []})
+        for message in await self.room.sent_messages(record):
+            await self._edit(message, settled_text(record), {"inline_keyboard": []})
 
     async def _edit(self, message: ChatMessage, text: str, markup: dict[str, Any]) -> None:
         if not message.message:
@@ -246,8 +232,7 @@ class _TelegramBot:
             )
             return
         await self._say(chat, f"Paired: you answer here as {html.escape(pairing.person)}.")
-        for record in await self.store.pending():  # what already waits for them
-            await self._send_request(record, [pairing])
+        await self.room.send_waiting(pairing, self._post)
 
     async def _react(self, query: dict[str, Any] | None, reaction: Reaction) -> None:
         """Show what a tap (`query`) or a typed reply (`None`) led to."""
