@@ -317,3 +317,22 @@ def test_two_nodes_on_one_database_hold_one_connection_and_both_send(
             lambda: len(found := [m for m in fake.messages_in(dm(OWNER)) if m.edits]) == 2 and found
         )
         assert all(m.buttons == [] and "Answered by owner via slack" in m.shown for m in edited)
+
+
+def test_a_token_slack_refuses_is_logged_and_retried_and_the_host_goes_on(
+    fake: FakeSlack, tmp_path: Path
+) -> None:
+    with ExitStack() as stack:
+        host = HostProcess(
+            None,
+            args=("--db", str(tmp_path / "host.db"), "--slack-api", fake.url),
+            env={"UQ_SLACK_APP_TOKEN": APP_TOKEN, "UQ_SLACK_BOT_TOKEN": "xoxb-1-2-revoked"},
+        )
+        host.start()
+        stack.callback(host.stop)
+        fake.wait(lambda: fake.refused.count(("auth.test", "invalid_auth")) >= 2)
+        assert host.pending() == []  # the host serves on
+        assert fake.connections == 0
+    assert host.stderr is not None
+    assert "auth.test was refused: invalid_auth" in host.stderr
+    assert "xoxb-1-2-revoked" not in host.stderr
