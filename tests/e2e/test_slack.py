@@ -307,8 +307,9 @@ def test_two_nodes_on_one_database_hold_one_connection_and_both_send(
         pair(fake, pg_url)
         asks = [Ask(node.asker_url, [{**PICK, "id": f"q{n}"}]) for n, node in
                 enumerate((first, second))]  # fmt: skip
-        for count in (1, 2):
-            fake.click(OWNER, request_message(fake, count=count), "npm")
+        sent = [request_message(fake, count=2), request_message(fake, count=1)]  # one per node
+        for message in sent:
+            fake.click(OWNER, message, "npm")
         for n, ask in enumerate(asks):
             assert ask.result() == {"answers": [{"id": f"q{n}", "selected": ["npm"]}]}
         assert fake.connections == 1  # the lease: one Socket Mode connection for both
