@@ -9,6 +9,7 @@ the page's does (first answer wins), recorded as the person via the service's su
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -70,6 +71,20 @@ class Answering:
         """The pairing of the service's user `user`, if any."""
         return next((p for p in await self.pairings() if p.user == user), None)
 
+    async def recipients(
+        self, record: StoredQuestion, pairings: list[ChatPairing] | None = None
+    ) -> list[ChatPairing]:
+        """Those of `pairings` (every pairing of the service by default) whose person may
+        answer `record` and whose chat has no message of it yet: a request is one message in
+        each chat, however often it is heard (stored, routed again, caught up at start)."""
+        messages = await self.store.chat_messages(record.rpc_id)
+        sent = {m.chat for m in messages if m.service == self.service}
+        return [
+            pairing
+            for pairing in (await self.pairings() if pairings is None else pairings)
+            if pairing.chat not in sent and self.may_answer(pairing.person, record)
+        ]
+
     async def tap(self, user: str, chat: str, ref: str) -> Tap | None:
         """The tap of `user` in `chat` on the message `ref`, if it counts (see the module)."""
         pairing = await self.paired(user)
@@ -118,11 +133,14 @@ class Answering:
         return pairing
 
     async def deliver_forever(self, send: Deliver, edit: Deliver) -> None:
-        """`send` each request this host stores and `edit` the messages of each it settles,
-        one after the other, for as long as it runs; a failure is logged, never raised."""
+        """`send` each request this host stores or routes again (an escalation step reaching
+        new people), and every request already pending when it starts (asked while no bot ran,
+        or on a node that stopped before sending it); `edit` the messages of each request it
+        settles; one after the other, for as long as it runs; a failure is logged, never
+        raised. `send` sends only to `recipients`, so a request heard twice is sent once."""
         into, out = anyio.create_memory_object_stream[StoredQuestion](QUEUE)
 
-        def heard(record: StoredQuestion) -> None:
+        def heard(record: StoredQuestion, *_: object) -> None:
             try:
                 into.send_nowait(record)
             except anyio.WouldBlock:
@@ -130,12 +148,16 @@ class Answering:
                     "%s: %d wait already; dropped %s", self.service, QUEUE, record.rpc_id
                 )
 
-        stop = self.hub.on_event(heard)
-        try:
+        with contextlib.ExitStack() as stack:
+            stack.callback(self.hub.on_event(heard))
+            stack.callback(self.hub.on_routed(heard))
+            try:
+                for record in await self.store.pending():
+                    heard(record)
+            except Exception as error:  # the store: what is asked from now on is still sent
+                logger.warning("%s: the pending requests were not read: %s", self.service, error)
             async for record in out:
                 try:
                     await (send if record.pending else edit)(record)
                 except Exception as error:  # the network, the service, the store: go on
                     logger.warning("%s: question %s: %s", self.service, record.rpc_id, error)
-        finally:
-            stop()

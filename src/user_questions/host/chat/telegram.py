@@ -54,6 +54,7 @@ __all__ = [
     "MAX_BACKOFF",
     "MAX_MESSAGE_CHARACTERS",
     "POLL_SECONDS",
+    "RELEASE_SECONDS",
     "settled_text",
     "telegram_bot",
     "telegram_html",
@@ -67,6 +68,8 @@ POLL_SECONDS = 20
 LEASE_SECONDS = 30.0
 """How long the poller's lease lasts unless renewed (before every `getUpdates`): a node that
 dies is replaced by another within this."""
+RELEASE_SECONDS = 2.0
+"""How long a stopping host tries to release its polling lease (renewed for 0 s: expired)."""
 MAX_BACKOFF = 60.0
 MAX_MESSAGE_CHARACTERS = 4096
 """A message's text after entity parsing, as the Bot API limits it."""
@@ -101,11 +104,9 @@ class _TelegramBot:
     async def _send_request(
         self, record: StoredQuestion, pairings: list[ChatPairing] | None = None
     ) -> None:
-        """Send `record` to each of `pairings` (all of them by default) whose person may
-        answer it."""
-        for pairing in await self.room.pairings() if pairings is None else pairings:
-            if not self.room.may_answer(pairing.person, record):
-                continue
+        """Send `record` to each of `pairings` (all of them by default) that is among its
+        `recipients`."""
+        for pairing in await self.room.recipients(record, pairings):
             ref = secrets.token_urlsafe(12)
             kept = ChatMessage(ref, record.rpc_id, SERVICE, pairing.chat, "")
             await self.store.add_chat_message(kept)  # before a tap on it can arrive
@@ -159,9 +160,20 @@ class _TelegramBot:
     # -- polling --------------------------------------------------------------------------------
 
     async def _poll_forever(self) -> None:
+        lease = f"{SERVICE}:{self.api.bot_id}"
+        try:
+            await self._poll_holding(lease)
+        finally:  # a host that stops hands the polling on at once, not when the lease runs out
+            with anyio.move_on_after(RELEASE_SECONDS, shield=True):
+                try:
+                    await self.store.take_lease(lease, self.node, 0)
+                except Exception as error:  # the store is going too: the lease runs out
+                    logger.warning("Telegram: the polling lease was not released: %s", error)
+
+    async def _poll_holding(self, lease: str) -> None:
+        """Poll while this host holds `lease`; wait for it while another host does."""
         backoff = 1.0
         prepared = False
-        lease = f"{SERVICE}:{self.api.bot_id}"
         offset_key = f"chat.telegram.offset.{self.api.bot_id}"
         while True:
             try:
