@@ -42,7 +42,6 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from user_questions._approval_card import ALLOW, decision_of
 from user_questions._checks import check_answer, check_request, quoted, usable_id
 from user_questions._disposer import Disposer, nothing
 from user_questions._lifetime import AsyncLifetime
@@ -65,12 +64,14 @@ from user_questions.host.rules import (
     RULE_PREFIX,
     Match,
     Rules,
-    proposed_rule,
+    answered_decision,
+    offered_rule,
     rule_answer,
     rule_text,
 )
 from user_questions.host.shown import ShownRecorder
 from user_questions.host.stores import (
+    Decision,
     Escalation,
     NewQuestion,
     QuestionStore,
@@ -528,12 +529,9 @@ class Hub(AsyncLifetime):
         """The rule "Allow and don't ask again" makes from a request, `None` when it offers
         none: a plain question, a card without an `Allow` for the rule to choose later, no
         rules on this host, or a call no rule names exactly (`rules.proposed_rule`)."""
-        approval = record.approval
-        if self.rules is None or approval is None or len(record.questions) != 1:
+        if self.rules is None:
             return None
-        if ALLOW not in [option.label for option in record.questions[0].options or ()]:
-            return None
-        return proposed_rule(approval, record.asked_by)
+        return offered_rule(record.questions, record.approval, record.asked_by)
 
     def _to_remember(
         self, record: StoredQuestion, response: ClientResponse, by: str | None
@@ -556,9 +554,7 @@ class Hub(AsyncLifetime):
                 f"question {quoted(record.rpc_id)} offers no rule to remember",
                 ErrorCode.BAD_ANSWER,
             )
-        card = record.questions[0].id
-        items = [item for item in result.value.answer.answers if item.id == card]
-        if not items or not decision_of(items[0].selected, items[0].custom).allowed:
+        if answered_decision(record.questions, result.value.answer) is not Decision.ALLOW:
             raise UserQuestionError(
                 "remember goes with an answer that allows the call", ErrorCode.BAD_ANSWER
             )

@@ -41,14 +41,18 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from user_questions._approval_card import SHELL_TOOLS
+from user_questions._approval_card import SHELL_TOOLS, decision_of
 from user_questions._lifetime import AsyncLifetime
 from user_questions.approvals import ALLOW
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, iso
 from user_questions.host._reloader import Reloader
 from user_questions.host.stores import Decision, Escalation, Rule, RuleRecord, RuleStore
-from user_questions.types import AskUserQuestionAnswer, AskUserQuestionAnswerItem
+from user_questions.types import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+)
 
 __all__ = [
     "ANY_TOOL",
@@ -59,11 +63,13 @@ __all__ = [
     "Match",
     "Rules",
     "add_rule",
+    "answered_decision",
     "check_rule",
     "match",
     "duration_text",
     "escalation_text",
     "parse_duration",
+    "offered_rule",
     "parse_escalation",
     "proposed_rule",
     "rule_answer",
@@ -358,6 +364,37 @@ def proposed_rule(
         return None
     # It must decide the very call it is made from, or it is not offered.
     return rule if match([RuleRecord(0, rule)], approval, asked_by) is not None else None
+
+
+def answered_decision(
+    questions: Sequence[AskUserQuestionItem], answer: AskUserQuestionAnswer
+) -> Decision | None:
+    """What a person's `answer` to an approval card decided (only a chosen `Allow` allows:
+    `approvals.approval_decision`); `None` when it does not answer a one-question card."""
+    if len(questions) != 1:
+        return None
+    items = [item for item in answer.answers if item.id == questions[0].id]
+    if not items:
+        return None
+    allowed = decision_of(items[0].selected, items[0].custom).allowed
+    return Decision.ALLOW if allowed else Decision.DENY
+
+
+def offered_rule(
+    questions: Sequence[AskUserQuestionItem],
+    approval: Approval | None,
+    asked_by: str | None,
+    decision: Decision = Decision.ALLOW,
+) -> Rule | None:
+    """The rule a person is offered for a request (`proposed_rule`), `None` when it offers
+    none: a plain question (no `approval`), more than one question, an allow on a card without
+    the `Allow` a rule chooses (it could never settle the next one)."""
+    if approval is None or len(questions) != 1:
+        return None
+    labels = [option.label for option in questions[0].options or ()]
+    if decision is Decision.ALLOW and ALLOW not in labels:
+        return None
+    return proposed_rule(approval, asked_by, decision)
 
 
 def rule_text(rule: Rule) -> str:
