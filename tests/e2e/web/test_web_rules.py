@@ -12,7 +12,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.web.conftest import Host, Inbox, OpenInbox
+from tests.e2e.web.conftest import RESULTS, Host, Inbox, OpenInbox
 from tests.e2e.web.test_web_hooks import fixture_event
 from tests.e2e.web.test_web_hooks import run_hook as run_hook  # the fixture
 
@@ -61,6 +61,8 @@ def test_dont_ask_again_allows_makes_the_rule_shown_and_the_next_call_is_not_ask
     card = inbox.card(hook.session)
     remember = card.locator(".option", has_text="Allow and don't ask again")
     expect(remember.locator(".rule-text")).to_have_text(shown)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    card.screenshot(path=RESULTS / "approval-remember.png", animations="disabled")
     remember.click()
     card.get_by_role("button", name="Submit").click()
     output, _ = hook.finish()
@@ -81,6 +83,7 @@ def test_dont_ask_again_allows_makes_the_rule_shown_and_the_next_call_is_not_ask
     row = page.locator("tr", has_text=shown)
     expect(row).to_contain_text("owner")
     expect(row.locator(".hits")).to_have_text("1")
+    page.screenshot(path=RESULTS / "rules.png", full_page=True, animations="disabled")
     row.get_by_role("button", name="Revoke").click()
     expect(page.locator("tr", has_text=shown)).to_have_count(0)
     assert active_rules(host, shown) == []

@@ -43,22 +43,22 @@ async function load() {
 }
 
 function rowOf(rule) {
-  const control = button("Revoke", "quiet small danger", () => revoke(rule, control), {
+  const control = button("Revoke", "secondary small", () => revoke(rule, control), {
     "aria-label": `Revoke: ${rule.text}`,
   });
   return h(
     "tr",
     { "data-rule-id": String(rule.id) },
     h("td", {}, h("code", { class: "rule-text", text: String(rule.text) })),
-    h("td", { class: `decision ${rule.decision}`, text: String(rule.decision) }),
-    h("td", { text: rule.asker ?? "any" }),
-    h("td", { text: rule.cwd ?? "any" }),
-    h("td", { class: "made-by", text: rule.createdBy ?? "unknown" }),
-    h("td", {}, timeOf(rule.createdAt)),
-    h("td", { class: "hits", text: String(rule.hits ?? 0) }),
-    h("td", {}, rule.lastUsedAt ? timeOf(rule.lastUsedAt) : "never"),
-    h("td", {}, rule.expiresAt ? timeOf(rule.expiresAt) : "never"),
-    h("td", {}, control),
+    h("td", { class: `short decision ${rule.decision}`, text: String(rule.decision) }),
+    h("td", { class: "short", text: rule.asker ?? "any" }),
+    h("td", { class: "path", text: rule.cwd ?? "any" }),
+    h("td", { class: "short made-by", text: rule.createdBy ?? "unknown" }),
+    h("td", { class: "short" }, timeOf(rule.createdAt)),
+    h("td", { class: "short hits", text: String(rule.hits ?? 0) }),
+    h("td", { class: "short" }, rule.lastUsedAt ? timeOf(rule.lastUsedAt) : "never"),
+    h("td", { class: "short" }, rule.expiresAt ? timeOf(rule.expiresAt) : "never"),
+    h("td", { class: "short" }, control),
   );
 }
 
