@@ -24,6 +24,7 @@ from user_questions.host.hub import Hub
 from user_questions.host.rules import Rules, proposed_rule, rule_text
 from user_questions.host.stores import Decision, RuleRecord
 from user_questions.host.stores.sqlite import SQLiteStore
+from user_questions.host.web.history import entry_of
 from user_questions.outcomes import Outcome, Surface
 from user_questions.types import AskUserQuestionItem
 
@@ -229,3 +230,37 @@ def test_an_asker_cannot_answer_so_cannot_remember_and_a_person_can(tmp_path: Pa
             f"allow Bash npm run test for agents in {SHOP}",
             "carol",
         )
+
+
+async def test_history_offers_the_rule_that_decides_the_call_as_it_was_decided(
+    host: Host,
+) -> None:
+    for rpc_id, command in (("allowed", "npm run lint"), ("denied", "git push"), ("typed", "ls")):
+        await ask(host, rpc_id, command)
+    await host.hub.respond(choosing("allowed", ALLOW, remember=False), via=Surface.WEB, by="al")
+    await host.hub.respond(choosing("denied", DENY, remember=False), via=Surface.WEB, by="al")
+    typed = answer("typed", "codex:1", {"id": "approval", "selected": [], "custom": "not now"})
+    await host.hub.respond(typed, via=Surface.WEB, by="al")
+    await ask(host, "compound", "ls; rm -rf /")
+    await host.hub.respond(choosing("compound", ALLOW, remember=False), via=Surface.WEB, by="al")
+
+    async def offered(rpc_id: str) -> str | None:
+        record = await host.store.get(rpc_id)
+        assert record is not None
+        proposal = entry_of(record).remember
+        return None if proposal is None else proposal.text
+
+    assert await offered("allowed") == f"allow Bash npm run lint for dev in {SHOP}"
+    assert await offered("denied") == f"deny Bash git push for dev in {SHOP}"
+    assert await offered("typed") == f"deny Bash ls for dev in {SHOP}"
+    assert await offered("compound") is None
+    # Made (as the history page does, POST /api/rules), the same call is settled by it, and its
+    # history entry offers nothing more.
+    rule = proposed_rule(codex_call("git push")[1], "dev", Decision.DENY)
+    assert rule is not None
+    made = await host.store.add_rule(rule)
+    assert host.hub.rules is not None
+    await host.hub.rules.reload()
+    again = await ask(host, "again", "git push")
+    assert (again.outcome, again.settled_by) == (Outcome.ANSWERED, f"rule:{made.id}")
+    assert entry_of(again).remember is None
