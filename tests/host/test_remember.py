@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from starlette.testclient import TestClient
 
@@ -111,6 +112,24 @@ async def test_the_card_offers_the_rule_and_a_winning_remember_makes_it_once(hos
     # Another asker, another folder or another command is still asked.
     assert (await ask(host, "r3", "npm run test", asked_by="ci")).pending
     assert (await ask(host, "r4", "npm run build")).pending
+
+
+async def test_of_two_remember_answers_at_once_one_wins_and_one_rule_is_made(host: Host) -> None:
+    await ask(host, "r1", "npm run test")
+    receipts = []
+
+    async def answering(person: str) -> None:
+        chosen = choosing("r1", ALLOW, remember=True)
+        receipts.append(await host.hub.respond(chosen, via=Surface.WEB, by=person))
+
+    async with anyio.create_task_group() as both:
+        both.start_soon(answering, "alice")
+        both.start_soon(answering, "bob")
+    assert sorted(receipt.accepted for receipt in receipts) == [False, True]
+    stored = await host.store.get("r1")
+    assert stored is not None
+    [made] = await rules_made(host)
+    assert made.rule.created_by == stored.settled_by  # the winner made it
 
 
 async def test_claude_codes_own_dont_ask_again_still_goes_back_as_chosen(host: Host) -> None:
