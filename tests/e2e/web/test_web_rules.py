@@ -116,6 +116,7 @@ def test_history_turns_an_answered_approval_into_a_rule(
     entry = page.locator(".entry", has_text=hook.session)
     entry.get_by_role("button", name="Make a rule").click()
     expect(entry.locator(".rule-text")).to_have_text(shown)
+    entry.screenshot(path=RESULTS / "history-make-a-rule.png", animations="disabled")
     assert active_rules(host, shown) == []  # shown first, made only when confirmed
     entry.get_by_role("button", name="Make this rule").click()
     expect(entry.locator(".made")).to_contain_text("Rule")
