@@ -1,10 +1,11 @@
-""" "Allow and don't ask again" made by the host: the card offers exactly the rule it will make,
-a winning answer with `remember: true` makes that rule once, and the next identical call is
-settled by it; a losing answer, a plain question, a call no rule can name, an answer that does
-not allow, or an asker's token makes none."""
+"""Made by the host, "Allow and don't ask again": the card offers exactly the rule it will
+make, a winning answer with `remember: true` makes that rule once, and the next identical call
+is settled by it (on another PostgreSQL node too); a losing answer, a plain question, a call no
+rule can name, an answer that does not allow, or an asker's token makes none."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,13 +18,14 @@ from starlette.testclient import TestClient
 from tests.host.conftest import answer, next_frame
 from tests.host.protocols.conftest import TOKEN
 from tests.host.protocols.test_rules_api import ADMIN, asker, person
+from tests.host.stores.test_rule_store import soon
 from user_questions.approvals import ALLOW, ALLOW_ALWAYS, DENY, approval_of, approval_question
 from user_questions.frames import Approval, Ask, ClientResponse
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig
 from user_questions.host.hub import Hub
 from user_questions.host.rules import Rules, proposed_rule, rule_text
-from user_questions.host.stores import Decision, RuleRecord
+from user_questions.host.stores import Decision, RuleRecord, open_store
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.host.web.history import entry_of
 from user_questions.outcomes import Outcome, Surface
@@ -283,3 +285,28 @@ async def test_history_offers_the_rule_that_decides_the_call_as_it_was_decided(
     again = await ask(host, "again", "git push")
     assert (again.outcome, again.settled_by) == (Outcome.ANSWERED, f"rule:{made.id}")
     assert entry_of(again).remember is None
+
+
+async def test_a_rule_remembered_on_one_node_settles_the_next_call_on_another(pg_url: str) -> None:
+    """PostgreSQL, two nodes: the answer wins on one, the same call asked on the other is
+    settled by the rule it made, with no page there hearing of it."""
+    async with contextlib.AsyncExitStack() as nodes:
+        hubs = []
+        for _ in range(2):
+            store = await nodes.enter_async_context(open_store(pg_url))
+            rules = await nodes.enter_async_context(Rules(store))
+            hubs.append(await nodes.enter_async_context(Hub(store, rules=rules)))
+        first, second = hubs
+        card, approval = codex_call("npm run test")
+        await first.submit("r1", "codex:1", [card], asked_by="dev", approval=approval)
+        chosen = choosing("r1", ALLOW, remember=True)
+        assert (await first.respond(chosen, via=Surface.WEB, by="alice")).accepted
+        assert second.rules is not None
+        rules = second.rules
+        await soon(lambda: rules.decide(approval, "dev") is not None)  # the NOTIFY reached it
+        page = second.subscribe()
+        again, _ = await second.submit("r2", "codex:1", [card], asked_by="dev", approval=approval)
+        assert (again.outcome, again.settled_via) == (Outcome.ANSWERED, Surface.RULE)
+        assert page.snapshot == []
+        with pytest.raises(anyio.WouldBlock):
+            page.frames.receive_nowait()
