@@ -180,6 +180,7 @@ PINNED: dict[str, list[str]] = {
         "Receipt",
         "ReceiptFrame",
         "ResponseError",
+        "RuleProposal",
         "Withdraw",
         "WithdrawReason",
         "brief",

@@ -73,6 +73,7 @@ __all__ = [
     "Receipt",
     "ReceiptFrame",
     "ResponseError",
+    "RuleProposal",
     "Withdraw",
     "WithdrawReason",
     "brief",
@@ -166,6 +167,30 @@ class Approval(Frame):
     """The folder the call runs in, when known: relative paths are read from it."""
 
 
+class RuleProposal(Frame):
+    """A rule the host offers to make from an approval, exactly as it would make it: on a
+    pending card, what "Allow and don't ask again" remembers; in the history, the rule that
+    would decide the call as it was decided. The host computes it (from the request's
+    `approval` and the name of the token that asked) and computes it again when it makes it:
+    a page shows it, never sends it."""
+
+    tool: StrictStr
+    decision: Literal["allow", "deny"]
+    command: StrictStr | None = None
+    """Shell tools: the call's command, as its words."""
+    path: StrictStr | None = None
+    """File tools: the call's resolved path."""
+    domain: StrictStr | None = None
+    """Web tools: the URL's host."""
+    asker: StrictStr | None = None
+    """Only requests asked with this token (the one that asked this)."""
+    cwd: StrictStr | None = None
+    """Only calls in this folder or one below it (the call's)."""
+    text: StrictStr
+    """The rule in words, as the pages and `uq rule list` show it: `allow Bash npm run test
+    for dev in /home/dev/shop`."""
+
+
 # -- host -> page ---------------------------------------------------------------------------
 
 
@@ -191,6 +216,10 @@ class QuestionRequestedFrame(Frame):
     """When the request was first stored, ISO 8601 UTC."""
     origin: Origin | None = None
     """Where the asker says the request comes from, when it said."""
+    remember: RuleProposal | None = None
+    """On an approval card the host can remember: the rule an answer with `remember: true`
+    makes. Absent on plain questions and on calls no rule can name exactly (a compound shell
+    command, say)."""
 
 
 class QuestionReplay(Frame):
@@ -286,6 +315,10 @@ class AnswerValue(Frame):
     """The request's session; when given it must match (a guard against answering the wrong
     request), and it may be left out."""
     answer: AskUserQuestionAnswer
+    remember: StrictBool = False
+    """Allow, and don't ask again: when this answer wins, the host makes the rule its request
+    offered (`QuestionRequestedFrame.remember`). Only with an approving answer, to a request
+    that offers one."""
 
 
 class AnswerResult(Frame):

@@ -13,9 +13,9 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.e2e.host_process import HostProcess, answer_body
+from tests.e2e.host_process import HostProcess, answer_body, free_port
 from tests.e2e.test_host_cli import uq
-from tests.e2e.test_people_history import history
+from tests.e2e.test_people_history import history, wait_until_accepted
 from tests.telegram_fake import TOKEN, USERNAME, FakeBotApi, Message, fake_bot_api
 from user_questions import UserQuestionError, connect
 from user_questions.approvals import approval_question
@@ -24,6 +24,7 @@ pytestmark = pytest.mark.e2e
 
 OWNER_USER = 1001
 STRANGER = 666
+ALICE, BOB = 2002, 3003
 
 
 class Ask:
@@ -55,9 +56,10 @@ def fake() -> Iterator[FakeBotApi]:
         yield api
 
 
-def telegram_host(fake: FakeBotApi, db: Path | str, stack: ExitStack) -> HostProcess:
+def telegram_host(fake: FakeBotApi, db: Path | str, stack: ExitStack, port: int = 0) -> HostProcess:
     host = HostProcess(
         None,
+        port=port,
         args=("--db", str(db), "--telegram-api", fake.url),
         env={"UQ_TELEGRAM_TOKEN": TOKEN},
     )
@@ -268,6 +270,58 @@ def test_a_person_pairing_gets_what_waits_and_dismisses_it_unpaired_taps_nothing
         "accepted"
     ]
     assert second.result() == {"answers": [{"id": "pkg", "selected": ["npm"]}]}
+
+
+def asked(fake: FakeBotApi, user: int, question: str) -> list[Message]:
+    """The messages sent to `user` that ask `question`, whatever became of them."""
+    return [m for m in fake.messages_in(user) if question in m.shown]
+
+
+def test_an_escalation_step_sends_the_request_to_its_paired_target_once(
+    fake: FakeBotApi, host: HostProcess, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "host.db")
+    for name, user in (("alice", ALICE), ("bob", BOB)):
+        assert uq("token", "add", name, "--db", db).returncode == 0
+        pair(fake, db, name, user)
+    made = uq("token", "add", "ci", "--role", "asker", "--route", "alice",
+              "--escalate", "2s:bob", "--db", db, "--url", host.base)  # fmt: skip
+    token, url = made.stdout.splitlines()
+    wait_until_accepted(host, token)
+    ask = Ask(url, [PICK])
+    request_message(fake, ALICE)
+    assert asked(fake, BOB, "Which package manager?") == []  # not routed to him yet
+    message = request_message(fake, BOB)  # the step, 2 s later
+    fake.tap(BOB, message, "npm")
+    assert ask.result() == {"answers": [{"id": "pkg", "selected": ["npm"]}]}
+    for user in (ALICE, BOB):  # one message each, however often the request was heard
+        (sent,) = fake.wait(lambda user=user: asked(fake, user, "Answered by bob via telegram"))
+        assert sent.buttons == []
+        assert len(asked(fake, user, "Which package manager?")) == 1
+
+
+def test_a_request_pending_when_the_host_starts_is_sent_then(
+    fake: FakeBotApi, tmp_path: Path
+) -> None:
+    db, port = tmp_path / "host.db", free_port()
+    with ExitStack() as stack:
+        paired = telegram_host(fake, db, stack, port)
+        pair(fake, db)
+        paired.stop()  # it hands the polling lease on: the next host polls at once
+    without_bot = HostProcess(db, port=port)  # no bot: nothing is sent
+    without_bot.start()
+    try:
+        ask = Ask(without_bot.asker_url, [PICK])
+        without_bot.wait_pending(1)
+    finally:
+        without_bot.kill()
+    assert asked(fake, OWNER_USER, "Which package manager?") == []
+    with ExitStack() as stack:
+        telegram_host(fake, db, stack, port)
+        message = request_message(fake)  # caught up at start
+        fake.tap(OWNER_USER, message, "npm")
+        assert ask.result(30) == {"answers": [{"id": "pkg", "selected": ["npm"]}]}
+        fake.wait(lambda: "Answered by owner via telegram" in message.shown)
 
 
 def pending_one(host: HostProcess) -> tuple[str, str]:

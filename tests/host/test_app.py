@@ -79,7 +79,7 @@ def test_healthz_answers_without_a_token_and_reveals_nothing(client: TestClient)
 
 
 def test_without_the_token_everything_with_data_is_401_with_a_code(client: TestClient) -> None:
-    for path in ("/history", "/api/pending", "/api/history"):
+    for path in ("/history", "/rules", "/api/pending", "/api/history"):
         response = client.get(path)
         assert response.status_code == 401
         assert response.json()["error"]["code"] == "UNAUTHORIZED"

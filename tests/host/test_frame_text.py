@@ -23,6 +23,7 @@ from user_questions.frames import (
     QuestionRequestedFrame,
     QuestionResolved,
     QuestionResolvedFrame,
+    RuleProposal,
     iso,
 )
 from user_questions.host._frame_text import (
@@ -32,8 +33,11 @@ from user_questions.host._frame_text import (
     resolved_frame,
     settled_reply,
 )
+from user_questions.host.rules import rule_fields
 from user_questions.host.stores import (
+    Decision,
     NewQuestion,
+    Rule,
     Settlement,
     StoredQuestion,
     pending_record,
@@ -162,6 +166,28 @@ def test_the_requested_frame_is_the_models_text_however_the_record_was_made(
         rendered=asked.rendered,
     )
     assert requested_frame(made_outside) == expected  # no stored text: serialised here
+
+
+_RULES = st.builds(
+    Rule,
+    tool=_TEXT,
+    decision=st.sampled_from(list(Decision)),
+    created_at=MOMENTS,
+    command=_OPTIONAL,
+    asker=_OPTIONAL,
+    cwd=_OPTIONAL,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(new_questions(), _RULES)
+def test_the_requested_frame_offering_a_rule_is_the_models_text(
+    asked: NewQuestion, rule: Rule
+) -> None:
+    offered = requested_model(asked).model_copy(
+        update={"remember": RuleProposal.model_validate(rule_fields(rule))}
+    )
+    assert requested_frame(asked, rule) == offered.model_dump_json()
 
 
 @settings(max_examples=200, deadline=None)

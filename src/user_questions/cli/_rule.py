@@ -2,12 +2,15 @@
 
 Each command opens the host's store beside the running host (`_beside`), as `uq token` does; every
 host on the store applies the change at once (SQLite: within `WATCH_INTERVAL`; PostgreSQL: a
-NOTIFY). `host/rules.py` says what a rule matches. Exit statuses: 0 done, 1 the store cannot be
-reached, 2 bad input (a rule that cannot be kept, no such rule, an unusable store).
+NOTIFY). `host/rules.py` says what a rule matches. A rule made here records who made it as
+`cli:<the OS user>`: whoever may write the store's file, not a token's person. Exit statuses: 0
+done, 1 the store cannot be reached, 2 bad input (a rule that cannot be kept, no such rule, an
+unusable store).
 """
 
 from __future__ import annotations
 
+import getpass
 import json
 import sys
 from typing import Annotated
@@ -27,6 +30,15 @@ rule_app = App(
 
 Db = Annotated[str | None, Parameter(env_var="UQ_DB", help=DB_HELP)]
 _Flag = Annotated[bool, Parameter(negative="")]
+
+
+def _maker() -> str:
+    """Who makes a rule from the command line, as the rule records it: `cli:alice`."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no login name and no entry in the password database
+        user = "unknown"
+    return f"cli:{user}"
 
 
 @rule_app.command(name="add")
@@ -84,6 +96,7 @@ def add(
             asker=asker,
             cwd=cwd,
             expires=expires,
+            created_by=_maker(),
         )
 
     made = with_store("rule", db, work)
@@ -97,7 +110,7 @@ def list_rules(
     db: Db = None,
     json_: Annotated[bool, Parameter(name="--json", negative="")] = False,
 ) -> None:
-    """List the rules: id, what each decides, hits, last used, expiry, revocation.
+    """List the rules: id, what each decides, who made it, hits, last used, expiry, revocation.
 
     Parameters
     ----------
@@ -116,11 +129,12 @@ def list_rules(
     if not rules:
         print("no rules yet; add one with `uq rule add --tool NAME --allow ...`", file=sys.stderr)
         return
-    rows = [("ID", "RULE", "HITS", "LAST USED", "EXPIRES", "REVOKED")]
+    rows = [("ID", "RULE", "MADE BY", "HITS", "LAST USED", "EXPIRES", "REVOKED")]
     rows += [
         (
             str(r.id),
             rule_text(r.rule),
+            r.rule.created_by or "-",
             str(r.hits),
             local_time(r.last_used_at),
             local_time(r.rule.expires_at),

@@ -17,7 +17,8 @@ import json
 from collections.abc import Sequence
 
 from user_questions.frames import iso
-from user_questions.host.stores import QUESTIONS, NewQuestion, StoredQuestion
+from user_questions.host.rules import rule_fields
+from user_questions.host.stores import QUESTIONS, NewQuestion, Rule, StoredQuestion
 from user_questions.outcomes import resolved_outcome
 
 __all__ = ["pending_reply", "replay_frame", "requested_frame", "resolved_frame", "settled_reply"]
@@ -31,17 +32,20 @@ def _json_text(value: object) -> str:
     return _JSON.encode(value)
 
 
-def requested_frame(record: StoredQuestion | NewQuestion) -> str:
+def requested_frame(record: StoredQuestion | NewQuestion, remember: Rule | None = None) -> str:
     """The `question/requested` frame of a pending request (a `QuestionRequestedFrame`),
-    written around the questions' JSON as the store holds it."""
+    written around the questions' JSON as the store holds it, offering the rule `remember`
+    when the host can make one from it."""
     questions = record.questions_json
     if questions is None:  # a record made outside a store
         questions = QUESTIONS.dump_json(list(record.questions)).decode()
     origin = "" if record.origin is None else f',"origin":{record.origin.model_dump_json()}'
+    offer = "" if remember is None else f',"remember":{_json_text(rule_fields(remember))}'
     return (
         f'{{"rpcId":{_json_text(record.rpc_id)},"payload":{{"type":"question/requested",'
         f'"sessionId":{_json_text(record.session_id)},"questions":{questions}}},'
-        f'"rendered":{_json_text(dict(record.rendered))},"askedAt":"{iso(record.asked_at)}"{origin}}}'
+        f'"rendered":{_json_text(dict(record.rendered))},"askedAt":"{iso(record.asked_at)}"'
+        f"{origin}{offer}}}"
     )
 
 

@@ -8,6 +8,7 @@ where error codes become HTTP statuses. What each route does is in its own modul
     GET  /q/<rpcId>     on to the inbox, open on that card     `web.pages`
     POST /session       a page signs in with a token           `web.pages`
     GET  /history       the history page                       `web.pages`
+    GET  /rules         the rules page                         `web.pages`
     GET  /static/...    the pages' modules and styles          `web.pages`
     GET  /manifest.webmanifest, /sw.js   the installable inbox `web.pages`
     GET/POST /a/<link>  an answer link: look, then send        `notify.link_pages`
@@ -155,6 +156,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             Route("/q/{rpc_id:path}", pages.question_page, methods=["GET", "HEAD"]),
             Route("/session", pages.session, methods=["POST"]),
             Route("/history", pages.history_page, methods=["GET", "HEAD"]),
+            Route("/rules", pages.rules_page, methods=["GET", "HEAD"]),
             Mount("/static", pages.static_files()),
             Route("/manifest.webmanifest", pages.manifest, methods=["GET", "HEAD"]),
             Route("/sw.js", pages.service_worker, methods=["GET", "HEAD"]),

@@ -35,7 +35,7 @@ import logging
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -60,12 +60,22 @@ from user_questions.frames import (
 from user_questions.host._collector import collector_paused
 from user_questions.host._frame_text import requested_frame, resolved_frame
 from user_questions.host.markdown import render_details
-from user_questions.host.rules import RULE_PREFIX, Match, Rules, rule_answer
+from user_questions.host.rules import (
+    RULE_PREFIX,
+    Match,
+    Rules,
+    answered_decision,
+    offered_rule,
+    rule_answer,
+    rule_text,
+)
 from user_questions.host.shown import ShownRecorder
 from user_questions.host.stores import (
+    Decision,
     Escalation,
     NewQuestion,
     QuestionStore,
+    Rule,
     Settlement,
     StoredQuestion,
     pending_record,
@@ -299,7 +309,7 @@ class Hub(AsyncLifetime):
             decided = self._decided(approval, asked_by, questions)
             asking = (rpc_id, session_id, questions, asked_by, origin, audience, approval)
             asked = await self._new(*asking, decided, deadline, escalate, remind)
-            frame = requested_frame(asked)  # serialised once, kept if created
+            frame = requested_frame(asked, self._offer(asked))  # serialised once, kept if created
             _check_frame_size(frame)
             known, created = await self.store.submit(asked)
             if created and decided is not None:
@@ -502,6 +512,7 @@ class Hub(AsyncLifetime):
             return _not_pending(f"no pending question has rpcId {quoted(rpc_id)}")
         try:
             settlement = _settlement(entry.record, response, via, by, channel)
+            remember = self._to_remember(entry.record, response, by)
         except UserQuestionError as error:
             return Receipt(accepted=False, reason="bad-response", message=str(error))
         settled = await self.store.settle(rpc_id, settlement, pending=entry.record)
@@ -510,7 +521,63 @@ class Hub(AsyncLifetime):
             return _not_pending(f"question {quoted(rpc_id)} was settled by another response first")
         self._apply(settled)
         self._committed(settled)
+        if remember is not None:
+            await self._remember(rpc_id, remember, via)
         return _ACCEPTED
+
+    def _offer(self, record: StoredQuestion | NewQuestion) -> Rule | None:
+        """The rule "Allow and don't ask again" makes from a request, `None` when it offers
+        none: a plain question, a card without an `Allow` for the rule to choose later, no
+        rules on this host, or a call no rule names exactly (`rules.proposed_rule`)."""
+        if self.rules is None:
+            return None
+        return offered_rule(record.questions, record.approval, record.asked_by)
+
+    def _to_remember(
+        self, record: StoredQuestion, response: ClientResponse, by: str | None
+    ) -> Rule | None:
+        """The rule an answer asks the host to make if it wins (`remember: true`), recomputed
+        here from the stored request, never taken from the answer; made by person `by`.
+
+        Raises:
+            UserQuestionError: `BAD_ANSWER` for `remember` without a person answering, on a
+                request that offers no rule, or with an answer that does not allow.
+        """
+        result = response.result
+        if isinstance(result, ErrorResult) or not result.value.remember:
+            return None
+        if by is None:
+            raise UserQuestionError("only a person's answer can make a rule", ErrorCode.BAD_ANSWER)
+        offer = self._offer(record)
+        if offer is None:
+            raise UserQuestionError(
+                f"question {quoted(record.rpc_id)} offers no rule to remember",
+                ErrorCode.BAD_ANSWER,
+            )
+        if answered_decision(record.questions, result.value.answer) is not Decision.ALLOW:
+            raise UserQuestionError(
+                "remember goes with an answer that allows the call", ErrorCode.BAD_ANSWER
+            )
+        return replace(offer, created_by=by)
+
+    async def _remember(self, rpc_id: str, rule: Rule, via: Surface) -> None:
+        """Make the rule a winning answer asked for, and apply it here at once (the other hosts
+        hear of it through the store). A failure is logged: the answer stands."""
+        assert self.rules is not None  # it offered one
+        try:
+            made = await self.rules.store.add_rule(rule)
+            await self.rules.reload()
+        except Exception as error:  # the store: the answer has won already, and stands
+            logger.warning("could not make the rule question %s asked for: %s", rpc_id, error)
+            return
+        logger.info(
+            "question %s: %s made rule %d through %s: %s",
+            rpc_id,
+            rule.created_by,
+            made.id,
+            via,
+            rule_text(rule),
+        )
 
     # -- the cache ----------------------------------------------------------------------------
 
@@ -527,7 +594,7 @@ class Hub(AsyncLifetime):
         if record.pending:
             known = self._entries.get(rpc_id)
             if known is None:
-                entry = _Entry(record, frame or requested_frame(record))
+                entry = _Entry(record, frame or requested_frame(record, self._offer(record)))
                 self._entries[rpc_id] = entry
                 if record.deadline_at is not None:
                     self._deadlines.add(record.deadline_at, rpc_id)

@@ -41,14 +41,18 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from user_questions._approval_card import SHELL_TOOLS
+from user_questions._approval_card import SHELL_TOOLS, decision_of
 from user_questions._lifetime import AsyncLifetime
 from user_questions.approvals import ALLOW
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, iso
 from user_questions.host._reloader import Reloader
 from user_questions.host.stores import Decision, Escalation, Rule, RuleRecord, RuleStore
-from user_questions.types import AskUserQuestionAnswer, AskUserQuestionAnswerItem
+from user_questions.types import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+)
 
 __all__ = [
     "ANY_TOOL",
@@ -59,13 +63,17 @@ __all__ = [
     "Match",
     "Rules",
     "add_rule",
+    "answered_decision",
     "check_rule",
     "match",
+    "offered_rule",
     "duration_text",
     "escalation_text",
     "parse_duration",
     "parse_escalation",
+    "proposed_rule",
     "rule_answer",
+    "rule_fields",
     "rule_json",
     "rule_text",
     "revoke_rule",
@@ -306,6 +314,89 @@ def rule_answer(found: Match, question_id: str, labels: Sequence[str]) -> AskUse
     )
 
 
+def proposed_rule(
+    approval: Approval, asked_by: str | None, decision: Decision = Decision.ALLOW
+) -> Rule | None:
+    """The narrowest rule that decides this call, and the same call again, as `decision`: for
+    the asker that made it (`asked_by`, the token's name), in its folder; a shell command
+    exactly (its words), a file by its resolved path, a web call by its URL's host, any other
+    tool by its name. What a card's "Allow and don't ask again" and the history's "Make a rule"
+    create. `None` when no rule can be that narrow, so none is offered: a compound or
+    unreadable command (an allow would never match it; a deny of it all is not plain words), a
+    shell call without a command, a patch of several files, a path holding a glob character, a
+    URL without a host, a folder that is not absolute.
+    """
+    fields: dict[str, str] = {}
+    arguments = approval.input
+    if approval.tool.lower() in SHELL_TOOLS:
+        command = _command(arguments)
+        words = None if command is None or _COMPOUND.search(command) else _words(command)
+        if not words:
+            return None
+        fields["command"] = shlex.join(words)
+    elif paths := _paths(approval):
+        if len(set(paths)) != 1 or any(glob in paths[0] for glob in "*?"):
+            return None
+        fields["path"] = paths[0]
+    elif "url" in arguments:
+        host = _host(arguments)
+        if host is None or "*" in host:
+            return None
+        fields["domain"] = host
+    cwd = approval.cwd
+    if cwd is not None:
+        if not cwd.startswith("/"):
+            return None
+        cwd = _resolved(cwd, "/")
+    rule = Rule(
+        approval.tool,
+        decision,
+        datetime.now(UTC),
+        command=fields.get("command"),
+        path=fields.get("path"),
+        domain=fields.get("domain"),
+        asker=asked_by,
+        cwd=cwd,
+    )
+    try:
+        rule = check_rule(rule)
+    except UserQuestionError:
+        return None
+    # It must decide the very call it is made from, or it is not offered.
+    return rule if match([RuleRecord(0, rule)], approval, asked_by) is not None else None
+
+
+def answered_decision(
+    questions: Sequence[AskUserQuestionItem], answer: AskUserQuestionAnswer
+) -> Decision | None:
+    """What a person's `answer` to an approval card decided (only a chosen `Allow` allows:
+    `approvals.approval_decision`); `None` when it does not answer a one-question card."""
+    if len(questions) != 1:
+        return None
+    items = [item for item in answer.answers if item.id == questions[0].id]
+    if not items:
+        return None
+    allowed = decision_of(items[0].selected, items[0].custom).allowed
+    return Decision.ALLOW if allowed else Decision.DENY
+
+
+def offered_rule(
+    questions: Sequence[AskUserQuestionItem],
+    approval: Approval | None,
+    asked_by: str | None,
+    decision: Decision = Decision.ALLOW,
+) -> Rule | None:
+    """The rule a person is offered for a request (`proposed_rule`), `None` when it offers
+    none: a plain question (no `approval`), more than one question, an allow on a card without
+    the `Allow` a rule chooses (it could never settle the next one)."""
+    if approval is None or len(questions) != 1:
+        return None
+    labels = [option.label for option in questions[0].options or ()]
+    if decision is Decision.ALLOW and ALLOW not in labels:
+        return None
+    return proposed_rule(approval, asked_by, decision)
+
+
 def rule_text(rule: Rule) -> str:
     """A rule in one line, as the pages and `uq rule list` show it: `allow Bash npm run test for
     agents in /home/dev/shop`."""
@@ -320,15 +411,22 @@ def rule_text(rule: Rule) -> str:
     return text
 
 
-def rule_json(record: RuleRecord) -> dict[str, object]:
-    """A rule as `GET /api/rules` and `uq rule list --json` give it."""
-    rule = record.rule
-    shown: dict[str, object] = {"id": record.id, "tool": rule.tool, "decision": str(rule.decision)}
+def rule_fields(rule: Rule) -> dict[str, str]:
+    """What a rule matches and decides, with its `text`: the fields `POST /api/rules` takes, as
+    a proposed rule (`frames.RuleProposal`) and `GET /api/rules` give them."""
+    shown = {"tool": rule.tool, "decision": str(rule.decision)}
     for name in ("command", "path", "domain", "asker", "cwd"):
         value = getattr(rule, name)
         if value is not None:
             shown[name] = value
     shown["text"] = rule_text(rule)
+    return shown
+
+
+def rule_json(record: RuleRecord) -> dict[str, object]:
+    """A rule as `GET /api/rules` and `uq rule list --json` give it."""
+    rule = record.rule
+    shown: dict[str, object] = {"id": record.id, **rule_fields(rule)}
     shown["createdBy"] = rule.created_by
     shown["createdAt"] = iso(rule.created_at)
     shown["expiresAt"] = None if rule.expires_at is None else iso(rule.expires_at)

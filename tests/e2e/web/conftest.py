@@ -186,6 +186,9 @@ class Inbox:
 def portal() -> Iterator[BlockingPortal]:
     with start_blocking_portal() as running:
         yield running
+        # A failed test's unfinished task (an ask nobody answered) is cancelled, not waited
+        # for: waiting would hang the run until its timeout, hiding which test failed.
+        running.call(running.stop, True)
 
 
 @pytest.fixture(scope="package")

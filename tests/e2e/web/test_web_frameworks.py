@@ -66,7 +66,7 @@ def test_a_pydantic_ai_approval_is_allowed_in_the_browser(
     card = inbox.card(session)
     expect(card).to_contain_text("Allow the agent to run run_shell: rm -rf build/?")
     expect(card.locator(".detail code")).to_contain_text("rm -rf build/")
-    card.locator(".option", has_text="Allow").click()
+    card.locator(".option", has_text="Allow").first.click()  # not "Allow and don't ask again"
     card.get_by_role("button", name="Submit").click()
     assert done.result(timeout=ANSWER_SECONDS) == "tool said: ran rm -rf build/"
 

@@ -78,6 +78,7 @@ def host(tmp_path: Path) -> Iterator[Host]:
         ("POST", "/api/respond", "this token can ask but not answer"),
         ("GET", "/api/history", "this token can ask but not read the history"),
         ("GET", "/history", "this token can ask but not read the history"),
+        ("GET", "/rules", "this token can ask but not make or read rules"),
         ("GET", "/metrics", "this token can ask but not read the host's metrics"),
         ("GET", "/api/tokens", "this token can ask but not manage tokens"),
         ("POST", "/api/tokens", "this token can ask but not manage tokens"),

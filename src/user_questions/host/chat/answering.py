@@ -9,6 +9,7 @@ the page's does (first answer wins), recorded as the person via the service's su
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -41,6 +42,7 @@ __all__ = [
     "NOT_CURRENT",
     "QUEUE",
     "REFUSAL",
+    "RELEASE_SECONDS",
     "SENT",
     "Answering",
     "Deliver",
@@ -56,6 +58,8 @@ QUEUE = 1000
 """Requests waiting to be sent or edited; more are dropped with a log line."""
 SENT = "Sent."
 NOT_CURRENT = "This button is no longer current."
+RELEASE_SECONDS = 2.0
+"""How long a stopping host tries to release its bot's lease (renewed for 0 s: expired)."""
 
 
 Deliver = Callable[[StoredQuestion], Awaitable[None]]
@@ -116,15 +120,36 @@ class Answering:
         """The pairing of the service's user `user`, if any."""
         return next((p for p in await self.pairings() if p.user == user), None)
 
+    async def recipients(
+        self, record: StoredQuestion, pairings: list[ChatPairing] | None = None
+    ) -> list[ChatPairing]:
+        """Those of `pairings` (every pairing of the service by default) whose person may
+        answer `record` and whose chat has no message of it yet: a request is one message in
+        each chat, however often it is heard (stored, routed again, caught up at start)."""
+        messages = await self.store.chat_messages(record.rpc_id)
+        sent = {m.chat for m in messages if m.service == self.service}
+        return [
+            pairing
+            for pairing in (await self.pairings() if pairings is None else pairings)
+            if pairing.chat not in sent and self.may_answer(pairing.person, record)
+        ]
+
+    async def release(self, lease: str, holder: str) -> None:
+        """Hand the lease `lease` of `holder` on at once (a host that stops), not when it runs
+        out; shielded, as it runs while the host is being cancelled."""
+        with anyio.move_on_after(RELEASE_SECONDS, shield=True):
+            try:
+                await self.store.take_lease(lease, holder, 0)
+            except Exception as error:  # the store is going too: the lease runs out
+                logger.warning("%s: the lease was not released: %s", self.service, error)
+
     async def send(
         self, record: StoredQuestion, post: Post, pairings: list[ChatPairing] | None = None
     ) -> None:
         """Send `record` with `post` to each of `pairings` (all of the service's by default)
-        whose person may answer it. Each message is kept, with a fresh reference, before it is
-        posted (a tap on it may come at once), then with the id `post` returns."""
-        for pairing in await self.pairings() if pairings is None else pairings:
-            if not self.may_answer(pairing.person, record):
-                continue
+        that is among its `recipients`. Each message is kept, with a fresh reference, before
+        it is posted (a tap on it may come at once), then with the id `post` returns."""
+        for pairing in await self.recipients(record, pairings):
             ref = secrets.token_urlsafe(12)  # 96 bits: no other message's buttons carry it
             kept = ChatMessage(ref, record.rpc_id, self.service, pairing.chat, "")
             await self.store.add_chat_message(kept)
@@ -220,11 +245,14 @@ class Answering:
         return pairing
 
     async def deliver_forever(self, send: Deliver, edit: Deliver) -> None:
-        """`send` each request this host stores and `edit` the messages of each it settles,
-        one after the other, for as long as it runs; a failure is logged, never raised."""
+        """`send` each request this host stores or routes again (an escalation step reaching
+        new people), and every request already pending when it starts (asked while no bot ran,
+        or on a node that stopped before sending it); `edit` the messages of each request it
+        settles; one after the other, for as long as it runs; a failure is logged, never
+        raised. `send` sends only to `recipients`, so a request heard twice is sent once."""
         into, out = anyio.create_memory_object_stream[StoredQuestion](QUEUE)
 
-        def heard(record: StoredQuestion) -> None:
+        def heard(record: StoredQuestion, *_: object) -> None:
             try:
                 into.send_nowait(record)
             except anyio.WouldBlock:
@@ -232,12 +260,16 @@ class Answering:
                     "%s: %d wait already; dropped %s", self.service, QUEUE, record.rpc_id
                 )
 
-        stop = self.hub.on_event(heard)
-        try:
+        with contextlib.ExitStack() as stack:
+            stack.callback(self.hub.on_event(heard))
+            stack.callback(self.hub.on_routed(heard))
+            try:
+                for record in await self.store.pending():
+                    heard(record)
+            except Exception as error:  # the store: what is asked from now on is still sent
+                logger.warning("%s: the pending requests were not read: %s", self.service, error)
             async for record in out:
                 try:
                     await (send if record.pending else edit)(record)
                 except Exception as error:  # the network, the service, the store: go on
                     logger.warning("%s: question %s: %s", self.service, record.rpc_id, error)
-        finally:
-            stop()

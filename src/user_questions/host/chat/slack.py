@@ -148,6 +148,16 @@ class _SlackBot:
     # -- Socket Mode ---------------------------------------------------------------------------
 
     async def _connect_forever(self) -> None:
+        lease: list[str] = []  # learned from auth.test
+        try:
+            await self._connect_holding(lease)
+        finally:  # a host that stops hands the connection on at once
+            if lease:
+                await self.room.release(lease[0], self.node)
+
+    async def _connect_holding(self, learned: list[str]) -> None:
+        """Hold the Socket Mode connection while this host holds the lease (its name put in
+        `learned`); wait for it while another host does."""
         backoff = 1.0
         lease: str | None = None
         while True:
@@ -155,6 +165,7 @@ class _SlackBot:
                 if lease is None:
                     me = await self.bot.call("auth.test")
                     lease = f"{SERVICE}:{me.get('bot_id') or me['user_id']}"
+                    learned.append(lease)
                 if not await self.store.take_lease(lease, self.node, LEASE_SECONDS):
                     await anyio.sleep(LEASE_SECONDS / 3)
                     continue

@@ -138,9 +138,16 @@ class _TelegramBot:
     # -- polling --------------------------------------------------------------------------------
 
     async def _poll_forever(self) -> None:
+        lease = f"{SERVICE}:{self.api.bot_id}"
+        try:
+            await self._poll_holding(lease)
+        finally:  # a host that stops hands the polling on at once, not when the lease runs out
+            await self.room.release(lease, self.node)
+
+    async def _poll_holding(self, lease: str) -> None:
+        """Poll while this host holds `lease`; wait for it while another host does."""
         backoff = 1.0
         prepared = False
-        lease = f"{SERVICE}:{self.api.bot_id}"
         offset_key = f"chat.telegram.offset.{self.api.bot_id}"
         while True:
             try:

@@ -55,6 +55,7 @@ _ASKER_REFUSALS = (
     ("/metrics", "this token can ask but not read the host's metrics"),
     ("/api/tokens", "this token can ask but not manage tokens"),
     ("/api/rules", "this token can ask but not make or read rules"),
+    ("/rules", "this token can ask but not make or read rules"),
 )
 _ADMIN_PATHS = ("/api/tokens",)
 """Paths only an admin's token opens."""

@@ -14,7 +14,8 @@ from pydantic import StrictStr
 
 from user_questions._text import text_problem
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.frames import Approval, JSONObject, Origin, iso
+from user_questions.frames import Approval, JSONObject, Origin, RuleProposal, iso
+from user_questions.host.rules import answered_decision, offered_rule, rule_fields
 from user_questions.host.stores import HistoryQuery, StoredQuestion
 from user_questions.outcomes import Outcome, Surface
 from user_questions.types import WireModel
@@ -72,6 +73,10 @@ class HistoryEntry(WireModel):
     """Where the asker said the request came from (the asking program, its folder)."""
     approval: Approval | None = None
     """What it approved, when it was an approval card: what a rule made from it would match."""
+    remember: RuleProposal | None = None
+    """Answered by a person, an approval only: the rule that would decide the same call as it
+    was decided (allow or deny), which the history page offers to make (`POST /api/rules`);
+    absent where no rule can name the call exactly."""
     questions: list[JSONObject]
     """The `AskUserQuestionItem`s, as wire JSON."""
     answer: JSONObject | None = None
@@ -107,10 +112,22 @@ def entry_of(record: StoredQuestion, *, rendered: bool = False) -> HistoryEntry:
         note=record.note,
         origin=record.origin,
         approval=record.approval,
+        remember=_remember(record),
         questions=[question.model_dump(mode="json") for question in record.questions],
         answer=None if record.answer is None else record.answer.model_dump(mode="json"),
         rendered=dict(record.rendered) if rendered else None,
     )
+
+
+def _remember(record: StoredQuestion) -> RuleProposal | None:
+    """The rule that decides the call of an answered approval as a person decided it."""
+    if record.outcome is not Outcome.ANSWERED or record.settled_via is Surface.RULE:
+        return None
+    decision = None if record.answer is None else answered_decision(record.questions, record.answer)
+    if decision is None:
+        return None
+    rule = offered_rule(record.questions, record.approval, record.asked_by, decision)
+    return None if rule is None else RuleProposal.model_validate(rule_fields(rule))
 
 
 def history_query(

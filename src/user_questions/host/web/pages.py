@@ -1,5 +1,5 @@
-"""The pages a host serves to browsers: the inbox, the history, their static files, and what
-makes the inbox an installable web app.
+"""The pages a host serves to browsers: the inbox, the history, the rules, their static files,
+and what makes the inbox an installable web app.
 
 The pages are plain HTML, ES modules and CSS shipped as package data in `STATIC_DIR`. The inbox's
 shell (`/`, its files, the web app manifest and the service worker) is served without a token: it is
@@ -12,6 +12,7 @@ that carries it, so the token can leave the address bar; a page without a sessio
     GET  /q/<rpcId>              the address notifications link to: sends the browser to the inbox
     POST /session                sign in: the body is a token; the answer sets the cookie
     GET  /history                the history page
+    GET  /rules                  the rules page: the rules people made, to read and revoke
     GET  /manifest.webmanifest   the web app manifest (name, icons, colours)
     GET  /sw.js                  the service worker, which keeps the shell for an offline start
 """
@@ -38,6 +39,7 @@ __all__ = [
     "inbox_page",
     "manifest",
     "question_page",
+    "rules_page",
     "service_worker",
     "session",
     "static_files",
@@ -58,6 +60,11 @@ async def inbox_page(request: Request) -> Response:
 async def history_page(request: Request) -> Response:
     """`GET /history`: the history page (`history.html`)."""
     return _html(request, "history.html")
+
+
+async def rules_page(request: Request) -> Response:
+    """`GET /rules`: the rules page (`rules.html`)."""
+    return _html(request, "rules.html")
 
 
 async def question_page(request: Request) -> Response:

@@ -7,7 +7,8 @@
 // as text through h(); a question's detail is the host's rendered markdown, through
 // trustedFragment(). Ids and names from the host key Maps, never plain objects.
 
-import { h, isObject, originText, timeAgo, trustedFragment } from "./dom.js";
+import { button, h, isObject, originText, timeAgo, trustedFragment } from "./dom.js";
+import { makeRule } from "./rules-api.js";
 
 const PAGE_SIZE = 50;
 const FILTERS = ["q", "session", "by", "outcome"];
@@ -168,7 +169,51 @@ function entryElement(entry) {
       questionElement(question, rendered.get(question?.id), entry.answer ? answers : null),
     ),
     h("p", { class: "entry-times", text: timesOf(entry) }),
+    isObject(entry.remember) && typeof entry.remember.text === "string"
+      ? ruleMaker(entry.remember)
+      : null,
   );
+}
+
+/**
+ * "Make a rule" for an answered approval: shows the rule the host would keep (the entry's
+ * `remember`, the call decided as it was), and makes it only once confirmed.
+ */
+function ruleMaker(proposal) {
+  const box = h("div", { class: "rule-maker" });
+  const problem = h("p", { class: "card-error", role: "alert", hidden: true });
+  const start = button("Make a rule", "secondary small", () => {
+    box.replaceChildren(
+      h(
+        "p",
+        { class: "rule-proposal" },
+        "The host will decide this call by itself from now on: ",
+        h("code", { class: "rule-text", text: proposal.text }),
+      ),
+      problem,
+      h("div", { class: "rule-actions" }, make, button("Cancel", "quiet small", cancel)),
+    );
+    make.focus();
+  });
+  const make = button("Make this rule", "primary small", async () => {
+    make.disabled = true;
+    problem.hidden = true;
+    try {
+      const made = await makeRule(proposal);
+      const text = `Rule ${made.id} made: ${made.text}`;
+      box.replaceChildren(h("p", { class: "made", role: "status", text }));
+    } catch (error) {
+      make.disabled = false;
+      problem.textContent = error.message;
+      problem.hidden = false;
+    }
+  });
+  const cancel = () => {
+    box.replaceChildren(start);
+    start.focus();
+  };
+  box.append(start);
+  return box;
 }
 
 function metaElement(entry) {

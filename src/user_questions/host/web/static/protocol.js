@@ -10,9 +10,11 @@ const MAX_BACKOFF_MS = 10000;
 const PING_EVERY_MS = 20000;
 const PONG_WITHIN_MS = 10000;
 
-/** The client-response that answers a request. */
-export function answerFrame(rpcId, sessionId, answer) {
-  return { type: "client-response", rpcId, result: { ok: true, value: { sessionId, answer } } };
+/** The client-response that answers a request; `remember` asks the host to make the rule the
+ * request offered (its `remember`) if this answer wins. */
+export function answerFrame(rpcId, sessionId, answer, remember = false) {
+  const value = remember ? { sessionId, answer, remember: true } : { sessionId, answer };
+  return { type: "client-response", rpcId, result: { ok: true, value } };
 }
 
 /** The client-response that dismisses a request: the asker gets ASK_CANCELLED. */

@@ -1,11 +1,42 @@
 // The generic card: a request's questions one at a time, with a pager, options, "Other" and Skip.
 
 import { Card, uid } from "./card.js";
-import { button, h } from "./dom.js";
+import { button, h, isObject } from "./dom.js";
 import { answerFromDrafts, parseRecommendedLabel } from "./presentation.js";
 import { answerFrame } from "./protocol.js";
 
 const UNANSWERED = "Pick an option or type an answer first, or press Skip to leave it blank.";
+/** The approval card's options (`user_questions.approvals`). */
+const ALLOW = "Allow";
+const ALLOW_ALWAYS = "Allow and don't ask again";
+const REMEMBER_DESCRIPTION = "Run it, and let the host allow the same call from now on.";
+
+/**
+ * The rule "Allow and don't ask again" makes, when the host offers one for this approval card
+ * (the frame's `remember`): `{text, own}`, `own` when the card has that option itself (Claude
+ * Code's suggestions, which still go back to it). Null for every other card.
+ */
+function rememberOffer(frame, questions) {
+  const offer = frame.remember;
+  if (!isObject(offer) || typeof offer.text !== "string" || questions.length !== 1) return null;
+  const labels = (questions[0].options ?? []).map((option) => option.label);
+  if (!labels.includes(ALLOW)) return null;
+  return { text: offer.text, own: labels.includes(ALLOW_ALWAYS) };
+}
+
+/** The card's question with its "Allow and don't ask again" showing the rule it makes, added
+ * after "Allow" when the card has none of its own. */
+function withRemember(question, offer) {
+  const options = [];
+  for (const option of question.options) {
+    if (option.label === ALLOW_ALWAYS) options.push({ ...option, rule: offer.text });
+    else options.push(option);
+    if (option.label === ALLOW && !offer.own) {
+      options.push({ label: ALLOW_ALWAYS, description: REMEMBER_DESCRIPTION, rule: offer.text });
+    }
+  }
+  return { ...question, options };
+}
 
 /**
  * The AnswerDraft (selected, custom, skipped) that the page's draft means. The page also keeps
@@ -31,6 +62,8 @@ function keyHint(index) {
 export class QuestionsCard extends Card {
   constructor(frame, env) {
     super(frame, env);
+    this.remember = rememberOffer(frame, this.questions);
+    if (this.remember !== null) this.questions = [withRemember(this.questions[0], this.remember)];
     this.page = Math.min(env.drafts.page(this.rpcId), this.questions.length - 1);
     this.pager = h("nav", { class: "pager", hidden: this.questions.length < 2 });
     this.meta.append(this.pager);
@@ -109,6 +142,14 @@ export class QuestionsCard extends Card {
           recommended ? h("span", { class: "badge", text: "Recommended" }) : null,
         ),
         option.description ? h("span", { class: "option-desc", text: option.description }) : null,
+        option.rule
+          ? h(
+              "span",
+              { class: "option-rule" },
+              "Makes the rule ",
+              h("code", { class: "rule-text", text: option.rule }),
+            )
+          : null,
       ),
     );
   }
@@ -290,7 +331,12 @@ export class QuestionsCard extends Card {
       this.questions.map((each) => [each.id, answerDraft(each, this.draftOf(each))]),
     );
     const answer = answerFromDrafts(this.questions, drafts);
-    this.send(answerFrame(this.rpcId, this.sessionId, answer), "answer");
+    const [item] = answer.answers;
+    const remember =
+      this.remember !== null && item?.selected.length === 1 && item.selected[0] === ALLOW_ALWAYS;
+    // Without an option of its own the card answers "Allow", and the host remembers.
+    if (remember && !this.remember.own) item.selected = [ALLOW];
+    this.send(answerFrame(this.rpcId, this.sessionId, answer, remember), "answer");
   }
 
   /** Pick option `index` (digit keys); the one after the options is "Other". */

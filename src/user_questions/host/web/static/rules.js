@@ -1,0 +1,88 @@
+// The rules page: the active rules, what each matches and decides, who made it, how often it
+// decided, and a Revoke button (docs/rules.md). Everything from the host reaches the DOM as
+// text through h(), never as HTML.
+
+import { button, h, timeAgo } from "./dom.js";
+import { listRules, revokeRule } from "./rules-api.js";
+
+const WHEN = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+const byId = (id) => document.getElementById(id);
+const view = {
+  summary: byId("summary"),
+  problem: byId("problem"),
+  table: byId("table"),
+  rows: byId("rows"),
+  none: byId("none"),
+};
+
+load();
+
+/** Whether `rule` still decides: neither revoked nor expired. */
+function active(rule, now) {
+  if (rule.revokedAt) return false;
+  return !rule.expiresAt || new Date(rule.expiresAt).getTime() > now;
+}
+
+async function load() {
+  let rules;
+  try {
+    rules = await listRules();
+  } catch (error) {
+    showProblem(error.message);
+    return;
+  }
+  showProblem(null);
+  const now = Date.now();
+  const shown = rules.filter((rule) => active(rule, now));
+  view.rows.replaceChildren(...shown.map(rowOf));
+  view.table.hidden = shown.length === 0;
+  view.none.hidden = shown.length > 0;
+  view.summary.textContent =
+    shown.length === 0 ? "" : `${shown.length} active ${shown.length === 1 ? "rule" : "rules"}`;
+}
+
+function rowOf(rule) {
+  const control = button("Revoke", "secondary small", () => revoke(rule, control), {
+    "aria-label": `Revoke: ${rule.text}`,
+  });
+  return h(
+    "tr",
+    { "data-rule-id": String(rule.id) },
+    h("td", {}, h("code", { class: "rule-text", text: String(rule.text) })),
+    h("td", { class: `short decision ${rule.decision}`, text: String(rule.decision) }),
+    h("td", { class: "short", text: rule.asker ?? "any" }),
+    h("td", { class: "path", text: rule.cwd ?? "any" }),
+    h("td", { class: "short made-by", text: rule.createdBy ?? "unknown" }),
+    h("td", { class: "short" }, timeOf(rule.createdAt)),
+    h("td", { class: "short hits", text: String(rule.hits ?? 0) }),
+    h("td", { class: "short" }, rule.lastUsedAt ? timeOf(rule.lastUsedAt) : "never"),
+    h("td", { class: "short" }, rule.expiresAt ? timeOf(rule.expiresAt) : "never"),
+    h("td", { class: "short" }, control),
+  );
+}
+
+async function revoke(rule, control) {
+  control.disabled = true;
+  try {
+    await revokeRule(rule.id);
+  } catch (error) {
+    control.disabled = false;
+    showProblem(error.message);
+    return;
+  }
+  await load();
+}
+
+function timeOf(iso) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return h("span", { text: String(iso) });
+  const element = h("time", { datetime: iso, text: timeAgo(iso) || WHEN.format(date) });
+  element.title = WHEN.format(date);
+  return element;
+}
+
+function showProblem(text) {
+  view.problem.hidden = text === null;
+  view.problem.textContent = text ?? "";
+}
