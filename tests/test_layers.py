@@ -126,7 +126,17 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "personal": 3,
         "assembly": 4,
     },
-    "chat": {"__init__": 0, "pairing": 0, "cards": 0, "bot_api": 0, "answering": 1, "telegram": 2},
+    "chat": {
+        "__init__": 0,
+        "pairing": 0,
+        "cards": 0,
+        "bot_api": 0,
+        "slack_api": 0,
+        "answering": 1,
+        "slack_blocks": 1,
+        "telegram": 2,
+        "slack": 2,
+    },
 }
 
 

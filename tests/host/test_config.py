@@ -4,6 +4,7 @@ for a Python caller of the host as for `uq serve`."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import shlex
 import sys
@@ -46,6 +47,27 @@ QUESTION = AskUserQuestionItem(
             "--telegram-api",
         ),
         ({"answer_links": "forever"}, ErrorCode.BAD_NOTIFIER, "forever"),
+        ({"slack_app_token": "xapp-1-A1-2-abc"}, ErrorCode.BAD_TOKEN, "--slack-bot-token"),
+        ({"slack_bot_token": "xoxb-1-2-abcdef"}, ErrorCode.BAD_TOKEN, "--slack-app-token"),
+        (
+            {"slack_app_token": "xoxb-1-2-abcdef", "slack_bot_token": "xoxb-1-2-abcdef"},
+            ErrorCode.BAD_TOKEN,
+            "begins with xapp-",
+        ),
+        (
+            {"slack_app_token": "xapp-1-A1-2-abc", "slack_bot_token": "xoxb-1 2 abcdef"},
+            ErrorCode.BAD_TOKEN,
+            "begins with xoxb-",
+        ),
+        (
+            {
+                "slack_app_token": "xapp-1-A1-2-abc",
+                "slack_bot_token": "xoxb-1-2-abcdef",
+                "slack_api": "ftp://slack.example/",
+            },
+            ErrorCode.BAD_REQUEST,
+            "--slack-api",
+        ),
     ],
 )
 def test_a_value_that_cannot_be_used_is_refused_when_the_config_is_made(
@@ -91,6 +113,29 @@ def test_the_secrets_kept_out_of_the_log_include_every_part_of_a_notification_ur
     assert "a-webhook-secret-of-enough-length" in secrets
     chat = HostConfig(store=tmp_path / "host.db", telegram="123456:the-bot-secret")
     assert "123456:the-bot-secret" in chat.secrets
+    slack = HostConfig(
+        store=tmp_path / "host.db",
+        slack_app_token="xapp-1-A1-2-app-secret",
+        slack_bot_token="xoxb-1-2-bot-secret",
+    )
+    assert {"xapp-1-A1-2-app-secret", "xoxb-1-2-bot-secret"} <= set(slack.secrets)
+
+
+def test_slack_without_its_extra_is_refused_with_the_line_that_installs_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name: None if name == "websockets" else found(name)
+    )
+    with pytest.raises(UserQuestionError) as refused:
+        HostConfig(
+            store=tmp_path / "host.db",
+            slack_app_token="xapp-1-A1-2-abc",
+            slack_bot_token="xoxb-1-2-abcdef",
+        )
+    assert refused.value.code == ErrorCode.BAD_REQUEST
+    assert "websockets: pip install 'user-questions[slack]'" in refused.value.message
 
 
 def test_apprise_notifications_need_an_address_to_link_to(tmp_path: Path) -> None:

@@ -50,8 +50,9 @@ def pair(service: Service, person: str, *, db: Db = None) -> None:
         print(made.link)
     minutes = int(CODE_LIFETIME.total_seconds() // 60)
     how = "/start CODE to the bot" if service == "telegram" else "pair CODE to the app"
+    link = " (or opens the link)" if made.link is not None else ""
     print(
-        f"{person} sends {how} (or opens the link) within {minutes} minutes; the code works once.",
+        f"{person} sends {how}{link} within {minutes} minutes; the code works once.",
         file=sys.stderr,
     )
 

@@ -16,6 +16,7 @@ from cyclopts import Parameter
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.chat.bot_api import DEFAULT_API
+from user_questions.host.chat.slack_api import DEFAULT_SLACK_API
 from user_questions.host.config import HostConfig
 from user_questions.host.notify.webhook import check_secret, webhook_secret
 from user_questions.host.server import serve as run_host
@@ -51,6 +52,9 @@ def serve(
     print_notify_secret: Annotated[bool, Parameter(negative="")] = False,
     telegram: Annotated[str | None, Parameter(env_var="UQ_TELEGRAM_TOKEN")] = None,
     telegram_api: Annotated[str, Parameter(env_var="UQ_TELEGRAM_API")] = DEFAULT_API,
+    slack_app_token: Annotated[str | None, Parameter(env_var="UQ_SLACK_APP_TOKEN")] = None,
+    slack_bot_token: Annotated[str | None, Parameter(env_var="UQ_SLACK_BOT_TOKEN")] = None,
+    slack_api: Annotated[str, Parameter(env_var="UQ_SLACK_API")] = DEFAULT_SLACK_API,
 ) -> None:
     """Run the host: a web page where people answer the questions agents ask.
 
@@ -115,6 +119,16 @@ def serve(
         keeps it off the command line.
     telegram_api
         The Bot API server, for a self-hosted one. Default: https://api.telegram.org.
+    slack_app_token
+        A Slack app's app-level token (xapp-..., scope connections:write), for Socket Mode:
+        with --slack-bot-token, every question is sent to the direct messages of the people
+        paired with uq chat pair slack NAME, answered with a click. UQ_SLACK_APP_TOKEN keeps
+        it off the command line.
+    slack_bot_token
+        The same Slack app's bot token (xoxb-...). UQ_SLACK_BOT_TOKEN keeps it off the
+        command line.
+    slack_api
+        Slack's Web API. Default: https://slack.com/api.
     """
     store = db or str(default_store_path())
     try:
@@ -141,6 +155,9 @@ def serve(
             notify_secret=notify_secret,
             telegram=telegram,
             telegram_api=telegram_api,
+            slack_app_token=slack_app_token,
+            slack_bot_token=slack_bot_token,
+            slack_api=slack_api,
         )
         run_host(config)
     except UserQuestionError as error:

@@ -52,6 +52,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import brief
+from user_questions.host.chat.slack import slack_bot
 from user_questions.host.chat.telegram import telegram_bot
 from user_questions.host.config import HostConfig
 from user_questions.host.gate.people import People, agents_token, host_token
@@ -135,6 +136,16 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             chats = []
             if config.telegram is not None:
                 chats.append(telegram_bot(config.telegram, config.telegram_api, opened, people))
+            if config.slack_app_token is not None and config.slack_bot_token is not None:
+                chats.append(
+                    slack_bot(
+                        config.slack_app_token,
+                        config.slack_bot_token,
+                        config.slack_api,
+                        opened,
+                        people,
+                    )
+                )
             for task in (*config.tasks, *told.tasks, *chats):
                 running.start_soon(task, hub)
             yield

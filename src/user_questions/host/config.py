@@ -18,6 +18,11 @@ from urllib.parse import urlsplit
 from user_questions._tls import server_context
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.chat.bot_api import DEFAULT_API, check_bot_token
+from user_questions.host.chat.slack_api import (
+    DEFAULT_SLACK_API,
+    check_slack_tokens,
+    require_slack_extra,
+)
 from user_questions.host.gate.people import check_token
 from user_questions.host.gate.proxy import TrustedProxies, trusted_proxies
 from user_questions.host.gate.public_url import PublicUrl, public_url
@@ -43,9 +48,9 @@ class HostConfig:
     """How to start a host; made once, checked when made.
 
     Raises:
-        UserQuestionError: `BAD_TOKEN` for a token or a Telegram bot token; `BAD_REQUEST` for
-            a retention, a public URL, trusted proxies, a certificate, a metrics address or a
-            Bot API URL that cannot be used;
+        UserQuestionError: `BAD_TOKEN` for a token, a Telegram bot token or Slack's tokens
+            (both or neither); `BAD_REQUEST` for a retention, a public URL, trusted proxies, a
+            certificate, a metrics address, a Bot API or a Slack Web API URL that cannot be used;
             `BAD_NOTIFIER` for a notification URL, webhook, command, secret or answer-link
             lifetime that cannot be used.
     """
@@ -84,6 +89,12 @@ class HostConfig:
     """A Telegram bot's token (BotFather's): questions go to the paired people's chats."""
     telegram_api: str = DEFAULT_API
     """The Bot API server (a self-hosted one); methods are at `{telegram_api}/bot{token}/...`."""
+    slack_app_token: str | None = None
+    """A Slack app's app-level token (`xapp-...`, `connections:write`): Socket Mode."""
+    slack_bot_token: str | None = None
+    """The same app's bot token (`xoxb-...`): its messages. Both tokens or neither."""
+    slack_api: str = DEFAULT_SLACK_API
+    """Slack's Web API; methods are POSTed at `{slack_api}/{method}`."""
     tasks: Sequence[HostTask] = ()
     """Work run with the hub while the host serves, such as an in-process agent."""
 
@@ -113,12 +124,11 @@ class HostConfig:
         settle(self, "notifications", self._checked_notifications())
         if self.telegram is not None:
             check_bot_token(self.telegram)
-            if urlsplit(self.telegram_api).scheme not in ("http", "https"):
-                raise UserQuestionError(
-                    f"--telegram-api {self.telegram_api!r} cannot be used: give the Bot API "
-                    "server's http(s) URL",
-                    ErrorCode.BAD_REQUEST,
-                )
+            _check_api("--telegram-api", self.telegram_api, "the Bot API server's")
+        check_slack_tokens(self.slack_app_token, self.slack_bot_token)
+        if self.slack_app_token is not None:
+            require_slack_extra()
+            _check_api("--slack-api", self.slack_api, "Slack's Web API")
 
     def _checked_notifications(self) -> Notifications:
         if self.notify_secret is not None:
@@ -152,6 +162,8 @@ class HostConfig:
         return [
             *([] if self.notify_secret is None else [self.notify_secret]),
             *([] if self.telegram is None else [self.telegram]),
+            *([] if self.slack_app_token is None else [self.slack_app_token]),
+            *([] if self.slack_bot_token is None else [self.slack_bot_token]),
             *(part for url in self.notify_webhooks for part in url_secrets(url)),
             *(part for url in self.notify for part in (*url_secrets(url), urlsplit(url).netloc)),
         ]
@@ -175,6 +187,13 @@ def metrics_address(text: str) -> tuple[str, int]:
             ErrorCode.BAD_REQUEST,
         )
     return host, int(port)
+
+
+def _check_api(flag: str, url: str, what: str) -> None:
+    if urlsplit(url).scheme not in ("http", "https"):
+        raise UserQuestionError(
+            f"{flag} {url!r} cannot be used: give {what} http(s) URL", ErrorCode.BAD_REQUEST
+        )
 
 
 def _tls(

@@ -11,14 +11,26 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import anyio
 
 from user_questions.frames import AnswerResult, AnswerValue, ClientResponse, ErrorResult
-from user_questions.host.chat.cards import Answered, Dismissed, too_late
+from user_questions.host.chat.cards import (
+    Answered,
+    Card,
+    Dismissed,
+    Draft,
+    Step,
+    WaitForText,
+    card_of,
+    take_action,
+    take_text,
+    too_late,
+)
 from user_questions.host.chat.pairing import check_code
 from user_questions.host.gate.people import People
 from user_questions.host.gate.roles import may_answer, sees, viewer
@@ -26,7 +38,18 @@ from user_questions.host.hub import Hub
 from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQuestion
 from user_questions.outcomes import Surface
 
-__all__ = ["QUEUE", "REFUSAL", "SENT", "Answering", "Deliver", "Tap"]
+__all__ = [
+    "NOT_CURRENT",
+    "QUEUE",
+    "REFUSAL",
+    "RELEASE_SECONDS",
+    "SENT",
+    "Answering",
+    "Deliver",
+    "Post",
+    "Reaction",
+    "Tap",
+]
 
 logger = logging.getLogger("user_questions.host.chat")
 
@@ -34,10 +57,17 @@ REFUSAL = "You are not paired to answer this question."
 QUEUE = 1000
 """Requests waiting to be sent or edited; more are dropped with a log line."""
 SENT = "Sent."
+NOT_CURRENT = "This button is no longer current."
+RELEASE_SECONDS = 2.0
+"""How long a stopping host tries to release its bot's lease (renewed for 0 s: expired)."""
 
 
 Deliver = Callable[[StoredQuestion], Awaitable[None]]
 """Sends a new request to the chats, or edits the messages of a settled one."""
+
+Post = Callable[[ChatMessage, Card], Awaitable[str]]
+"""Posts a request's first card into the chat of the message kept (its buttons carry the
+message's `ref`); the service's id of the message."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +77,25 @@ class Tap:
     pairing: ChatPairing
     message: ChatMessage
     record: StoredQuestion
+
+
+@dataclass(frozen=True, slots=True)
+class Reaction:
+    """What a press (or a typed reply) leads to, for the transport to show: at most one of
+    `card`, `prompt` and `settled`, and what to tell the presser."""
+
+    tap: Tap | None
+    """`None`: the press does not count (`REFUSAL`)."""
+    told: str = ""
+    """What the presser is told (empty: nothing)."""
+    alert: bool = True
+    """Whether `told` is a refusal or a warning rather than a plain acknowledgement."""
+    card: Card | None = None
+    """The message's new look (the draft went on)."""
+    prompt: str | None = None
+    """Ask for typed text: the "Other" answer or a plan review's feedback, to this prompt."""
+    settled: StoredQuestion | None = None
+    """The request had settled already: edit the message to say how."""
 
 
 class Answering:
@@ -85,6 +134,41 @@ class Answering:
             if pairing.chat not in sent and self.may_answer(pairing.person, record)
         ]
 
+    async def release(self, lease: str, holder: str) -> None:
+        """Hand the lease `lease` of `holder` on at once (a host that stops), not when it runs
+        out; shielded, as it runs while the host is being cancelled."""
+        with anyio.move_on_after(RELEASE_SECONDS, shield=True):
+            try:
+                await self.store.take_lease(lease, holder, 0)
+            except Exception as error:  # the store is going too: the lease runs out
+                logger.warning("%s: the lease was not released: %s", self.service, error)
+
+    async def send(
+        self, record: StoredQuestion, post: Post, pairings: list[ChatPairing] | None = None
+    ) -> None:
+        """Send `record` with `post` to each of `pairings` (all of the service's by default)
+        that is among its `recipients`. Each message is kept, with a fresh reference, before
+        it is posted (a tap on it may come at once), then with the id `post` returns."""
+        for pairing in await self.recipients(record, pairings):
+            ref = secrets.token_urlsafe(12)  # 96 bits: no other message's buttons carry it
+            kept = ChatMessage(ref, record.rpc_id, self.service, pairing.chat, "")
+            await self.store.add_chat_message(kept)
+            sent = await post(kept, card_of(record.questions, Draft()))
+            await self.store.add_chat_message(replace(kept, message=sent))
+
+    async def send_waiting(self, pairing: ChatPairing, post: Post) -> None:
+        """Send a person just paired every request that already waits for them."""
+        for record in await self.store.pending():
+            await self.send(record, post, [pairing])
+
+    async def sent_messages(self, record: StoredQuestion) -> list[ChatMessage]:
+        """The service's messages sent for `record` (kept and posted), to edit once it settled."""
+        return [
+            message
+            for message in await self.store.chat_messages(record.rpc_id)
+            if message.service == self.service and message.message
+        ]
+
     async def tap(self, user: str, chat: str, ref: str) -> Tap | None:
         """The tap of `user` in `chat` on the message `ref`, if it counts (see the module)."""
         pairing = await self.paired(user)
@@ -118,6 +202,34 @@ class Answering:
             return SENT
         known = await self.store.get(tap.record.rpc_id)
         return SENT if known is None or known.pending else too_late(known)
+
+    async def press(self, user: str, chat: str, ref: str, action: str) -> Reaction:
+        """What the press of `user` in `chat` on the button `action` of the message `ref` does,
+        done: the draft kept, or the answer given."""
+        tap = await self.tap(user, chat, ref)
+        if tap is None:
+            return Reaction(None, REFUSAL)
+        if not tap.record.pending:
+            return Reaction(tap, too_late(tap.record), settled=tap.record)
+        draft = Draft.from_json(tap.message.draft)
+        return await self._advance(tap, draft, take_action(tap.record.questions, draft, action))
+
+    async def typed(self, tap: Tap, text: str) -> Reaction:
+        """What `text`, typed for the message of `tap` (an awaited "Other" or feedback), does."""
+        if not tap.record.pending:
+            return Reaction(tap, too_late(tap.record), settled=tap.record)
+        draft = Draft.from_json(tap.message.draft)
+        return await self._advance(tap, draft, take_text(tap.record.questions, draft, text))
+
+    async def _advance(self, tap: Tap, draft: Draft, step: Step) -> Reaction:
+        if step is None:
+            return Reaction(tap, NOT_CURRENT)
+        if isinstance(step, Answered | Dismissed):
+            return Reaction(tap, await self.respond(tap, step), alert=False)
+        await self.store.set_chat_draft(tap.message.ref, draft.to_json())
+        if isinstance(step, WaitForText):
+            return Reaction(tap, alert=False, prompt=step.prompt)
+        return Reaction(tap, alert=False, card=card_of(tap.record.questions, step))
 
     async def pair(self, code: str, user: str, chat: str) -> ChatPairing | None:
         """Pair `user` (writing in `chat`) with the person `code` was made for, if it is a

@@ -44,6 +44,7 @@ __all__ = [
     "WaitForText",
     "card_of",
     "cut",
+    "detail_parts",
     "ended_rows",
     "ending_of",
     "take_action",
@@ -63,6 +64,7 @@ _HOW = {
     Outcome.WITHDRAWN: "Withdrawn",
     Outcome.TIMED_OUT: "Timed out",
 }
+_FENCE = re.compile(r"```([\w+-]*)\n(.*?)```", re.S)
 _ACTION = re.compile(r"(?P<verb>[ptoqsrx])(?:(?P<step>\d{1,2})(?:\.(?P<option>\d{1,2}))?)?")
 
 
@@ -286,3 +288,16 @@ def too_late(record: StoredQuestion) -> str:
 def cut(text: str, limit: int) -> str:
     """`text`, cut to `limit` characters with `…`."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def detail_parts(markdown: str) -> list[tuple[str, str | None]]:
+    """`markdown` as runs of text, `(text, None)`, and of fenced code, `(code, language)`: each
+    transport marks code up its own way and escapes the rest."""
+    parts: list[tuple[str, str | None]] = []
+    last = 0
+    for match in _FENCE.finditer(markdown):
+        parts.append((markdown[last : match.start()], None))
+        parts.append((match[2], match[1]))
+        last = match.end()
+    parts.append((markdown[last:], None))
+    return [(text, language) for text, language in parts if text or language is not None]

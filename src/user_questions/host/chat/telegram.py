@@ -26,27 +26,19 @@ from typing import Any
 import anyio
 import httpx
 
-from user_questions.host.chat.answering import REFUSAL, Answering, Tap
+from user_questions.host.chat.answering import Answering, Reaction
 from user_questions.host.chat.bot_api import BotApi, BotApiError, BotApiUnreachable
 from user_questions.host.chat.cards import (
-    Answered,
     Card,
-    Dismissed,
-    Draft,
-    Step,
-    WaitForText,
-    card_of,
     cut,
+    detail_parts,
     ended_rows,
     ending_of,
-    take_action,
-    take_text,
-    too_late,
 )
 from user_questions.host.chat.pairing import USERNAME_SETTING
 from user_questions.host.gate.people import People
 from user_questions.host.hub import HostTask, Hub
-from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQuestion
+from user_questions.host.stores import ChatMessage, Store, StoredQuestion
 from user_questions.outcomes import Surface
 
 __all__ = [
@@ -54,7 +46,6 @@ __all__ = [
     "MAX_BACKOFF",
     "MAX_MESSAGE_CHARACTERS",
     "POLL_SECONDS",
-    "RELEASE_SECONDS",
     "settled_text",
     "telegram_bot",
     "telegram_html",
@@ -68,13 +59,10 @@ POLL_SECONDS = 20
 LEASE_SECONDS = 30.0
 """How long the poller's lease lasts unless renewed (before every `getUpdates`): a node that
 dies is replaced by another within this."""
-RELEASE_SECONDS = 2.0
-"""How long a stopping host tries to release its polling lease (renewed for 0 s: expired)."""
 MAX_BACKOFF = 60.0
 MAX_MESSAGE_CHARACTERS = 4096
 """A message's text after entity parsing, as the Bot API limits it."""
 _DESCRIPTION_CHARACTERS = 300
-_FENCE = re.compile(r"```([\w+-]*)\n(.*?)```", re.S)
 
 
 def telegram_bot(token: str, api: str, store: Store, people: People) -> HostTask:
@@ -101,43 +89,33 @@ class _TelegramBot:
             tasks.start_soon(self.room.deliver_forever, self._send_request, self._edit_settled)
             await self._poll_forever()
 
-    async def _send_request(
-        self, record: StoredQuestion, pairings: list[ChatPairing] | None = None
-    ) -> None:
-        """Send `record` to each of `pairings` (all of them by default) that is among its
-        `recipients`."""
-        for pairing in await self.room.recipients(record, pairings):
-            ref = secrets.token_urlsafe(12)
-            kept = ChatMessage(ref, record.rpc_id, SERVICE, pairing.chat, "")
-            await self.store.add_chat_message(kept)  # before a tap on it can arrive
-            card = card_of(record.questions, Draft())
-            text = telegram_html(card)
-            if _visible_length(text) > MAX_MESSAGE_CHARACTERS and card.detail is not None:
-                name = "plan.md" if card.plan_review else "detail.md"
-                await self.api.call(
-                    "sendDocument",
-                    {
-                        "chat_id": pairing.chat,
-                        "caption": f"The full text of: {card.question}"[:1000],
-                    },
-                    files={"document": (name, card.detail.encode(), "text/markdown")},
-                )
-                text = telegram_html(card, detail_attached=name)
-            sent = await self.api.call(
-                "sendMessage",
-                {
-                    "chat_id": pairing.chat,
-                    "text": _fit(text),
-                    "parse_mode": "HTML",
-                    "reply_markup": _keyboard(ref, card),
-                },
+    async def _send_request(self, record: StoredQuestion) -> None:
+        await self.room.send(record, self._post)
+
+    async def _post(self, kept: ChatMessage, card: Card) -> str:
+        text = telegram_html(card)
+        if _visible_length(text) > MAX_MESSAGE_CHARACTERS and card.detail is not None:
+            name = "plan.md" if card.plan_review else "detail.md"
+            await self.api.call(
+                "sendDocument",
+                {"chat_id": kept.chat, "caption": f"The full text of: {card.question}"[:1000]},
+                files={"document": (name, card.detail.encode(), "text/markdown")},
             )
-            await self.store.add_chat_message(replace(kept, message=str(sent["message_id"])))
+            text = telegram_html(card, detail_attached=name)
+        sent = await self.api.call(
+            "sendMessage",
+            {
+                "chat_id": kept.chat,
+                "text": _fit(text),
+                "parse_mode": "HTML",
+                "reply_markup": _keyboard(kept.ref, card),
+            },
+        )
+        return str(sent["message_id"])
 
     async def _edit_settled(self, record: StoredQuestion) -> None:
-        for message in await self.store.chat_messages(record.rpc_id):
-            if message.service == SERVICE:
-                await self._edit(message, settled_text(record), {"inline_keyboard": []})
+        for message in await self.room.sent_messages(record):
+            await self._edit(message, settled_text(record), {"inline_keyboard": []})
 
     async def _edit(self, message: ChatMessage, text: str, markup: dict[str, Any]) -> None:
         if not message.message:
@@ -164,11 +142,7 @@ class _TelegramBot:
         try:
             await self._poll_holding(lease)
         finally:  # a host that stops hands the polling on at once, not when the lease runs out
-            with anyio.move_on_after(RELEASE_SECONDS, shield=True):
-                try:
-                    await self.store.take_lease(lease, self.node, 0)
-                except Exception as error:  # the store is going too: the lease runs out
-                    logger.warning("Telegram: the polling lease was not released: %s", error)
+            await self.room.release(lease, self.node)
 
     async def _poll_holding(self, lease: str) -> None:
         """Poll while this host holds `lease`; wait for it while another host does."""
@@ -223,19 +197,8 @@ class _TelegramBot:
     async def _tapped(self, query: dict[str, Any]) -> None:
         ref, _, action = str(query.get("data", "")).partition(":")
         chat = str(query.get("message", {}).get("chat", {}).get("id"))
-        tap = await self.room.tap(str(query["from"]["id"]), chat, ref)
-        if tap is None:
-            await self._alert(query, REFUSAL)
-            return
-        if not tap.message.message:  # tapped before the sender kept its id: the tap says it
-            sent = str(query["message"]["message_id"])
-            tap = replace(tap, message=replace(tap.message, message=sent))
-        if not tap.record.pending:
-            await self._alert(query, too_late(tap.record))
-            await self._edit(tap.message, settled_text(tap.record), {"inline_keyboard": []})
-            return
-        draft = Draft.from_json(tap.message.draft)
-        await self._step(query, tap, draft, take_action(tap.record.questions, draft, action))
+        reaction = await self.room.press(str(query["from"]["id"]), chat, ref, action)
+        await self._react(query, reaction)
 
     async def _written(self, update: dict[str, Any]) -> None:
         text = update.get("text")
@@ -261,11 +224,11 @@ class _TelegramBot:
             await self._say(chat_id, "Nothing waits for a typed answer here; tap a button.")
             return
         await self.store.set_setting(_awaiting_key(chat_id), "")
-        if not tap.record.pending:
-            await self._say(chat_id, too_late(tap.record))
+        reaction = await self.room.typed(tap, text)
+        if reaction.settled is not None:
+            await self._say(chat_id, reaction.told)
             return
-        draft = Draft.from_json(tap.message.draft)
-        await self._step(None, tap, draft, take_text(tap.record.questions, draft, text))
+        await self._react(None, reaction)
 
     async def _start(self, user: str, chat: str, code: str) -> None:
         pairing = await self.room.pair(code, user, chat)
@@ -276,36 +239,38 @@ class _TelegramBot:
             )
             return
         await self._say(chat, f"Paired: you answer here as {html.escape(pairing.person)}.")
-        for record in await self.store.pending():  # what already waits for them
-            await self._send_request(record, [pairing])
+        await self.room.send_waiting(pairing, self._post)
 
-    async def _step(self, query: dict[str, Any] | None, tap: Tap, draft: Draft, step: Step) -> None:
+    async def _react(self, query: dict[str, Any] | None, reaction: Reaction) -> None:
+        """Show what a tap (`query`) or a typed reply (`None`) led to."""
+        tap = reaction.tap
+        if tap is None:
+            if query is not None:
+                await self._alert(query, reaction.told)
+            return
         message = tap.message
-        if step is None:
+        if not message.message and query is not None:  # tapped before its id was kept
+            message = replace(message, message=str(query["message"]["message_id"]))
+        if reaction.settled is not None:
             if query is not None:
-                await self._alert(query, "This button is no longer current.")
+                await self._alert(query, reaction.told)
+            await self._edit(message, settled_text(reaction.settled), {"inline_keyboard": []})
             return
-        if isinstance(step, Answered | Dismissed):
-            told = await self.room.respond(tap, step)
-            if query is not None:
-                await self._alert(query, told, alert=False)
-            return
-        await self.store.set_chat_draft(message.ref, draft.to_json())
-        if isinstance(step, WaitForText):
+        if reaction.prompt is not None:
             await self.store.set_setting(_awaiting_key(message.chat), message.ref)
             await self.api.call(
                 "sendMessage",
                 {
                     "chat_id": message.chat,
-                    "text": _fit(f"Type your answer to: {step.prompt}"),
+                    "text": _fit(f"Type your answer to: {reaction.prompt}"),
                     "reply_markup": {"force_reply": True, "input_field_placeholder": "Your answer"},
                 },
             )
-        else:
-            card = card_of(tap.record.questions, step)
+        elif reaction.card is not None:
+            card = reaction.card
             await self._edit(message, telegram_html(card), _keyboard(message.ref, card))
         if query is not None:
-            await self._alert(query, "", alert=False)
+            await self._alert(query, reaction.told, alert=reaction.alert)
 
     async def _alert(self, query: dict[str, Any], text: str, *, alert: bool = True) -> None:
         payload: dict[str, Any] = {"callback_query_id": query["id"]}
@@ -363,13 +328,13 @@ def _keyboard(ref: str, card: Card) -> dict[str, Any]:
 
 def _detail_html(markdown: str) -> str:
     """Fenced code as `<pre><code>`, the rest as escaped text."""
-    parts, last = [], 0
-    for match in _FENCE.finditer(markdown):
-        parts.append(html.escape(markdown[last : match.start()]))
-        language = f' class="language-{match[1]}"' if match[1] else ""
-        parts.append(f"<pre><code{language}>{html.escape(match[2])}</code></pre>")
-        last = match.end()
-    parts.append(html.escape(markdown[last:]))
+    parts = []
+    for text, language in detail_parts(markdown):
+        if language is None:
+            parts.append(html.escape(text))
+        else:
+            named = f' class="language-{language}"' if language else ""
+            parts.append(f"<pre><code{named}>{html.escape(text)}</code></pre>")
     return "".join(parts).strip()
 
 
