@@ -12,12 +12,11 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.host_process import HostProcess, answer_body
+from tests.e2e.host_process import HostProcess
 from tests.e2e.test_host_cli import uq
 from tests.e2e.test_people_history import history
-from tests.e2e.test_telegram import PICK, Ask, pending_one
+from tests.e2e.test_telegram import PICK, Ask, answer_through_api, ask_approval
 from tests.slack_fake import APP_TOKEN, BOT_TOKEN, FakeSlack, Message, View, fake_slack
-from user_questions.approvals import approval_question
 
 pytestmark = pytest.mark.e2e
 
@@ -132,9 +131,7 @@ def test_a_stranger_writing_or_a_wrong_code_pairs_nobody(
     fake.click(OWNER, message, "npm")
     fake.wait(lambda: fake.ephemerals_for(OWNER) == [REFUSAL])
     assert len(host.pending()) == 1
-    assert host.respond(answer_body(*pending_one(host), {"id": "pkg", "selected": ["npm"]}))[
-        "accepted"
-    ]
+    answer_through_api(host)
     assert ask.result() == {"answers": [{"id": "pkg", "selected": ["npm"]}]}
 
 
@@ -227,8 +224,7 @@ def test_an_approval_card_shows_its_command_as_code(
     fake: FakeSlack, host: HostProcess, tmp_path: Path
 ) -> None:
     pair(fake, tmp_path / "host.db")
-    card = approval_question("Bash", {"command": "rm -rf build && echo '<done>'"})
-    ask = Ask(host.asker_url, [card.model_dump(mode="json", by_alias=True, exclude_none=True)])
+    ask = ask_approval(host)
     message = request_message(fake)
     texts = "\n".join(b["text"]["text"] for b in message.blocks if "text" in b)
     assert "```\nrm -rf build &amp;&amp; echo '&lt;done&gt;'\n```" in texts
@@ -243,10 +239,7 @@ def test_settled_elsewhere_the_message_says_how_and_a_late_click_is_told(
     ask = Ask(host.asker_url, [PICK])
     message = request_message(fake)
     old_blocks = list(message.blocks)
-    rpc_id, session = pending_one(host)
-    assert host.respond(answer_body(rpc_id, session, {"id": "pkg", "selected": ["npm"]}))[
-        "accepted"
-    ]
+    answer_through_api(host)
     assert ask.result() == {"answers": [{"id": "pkg", "selected": ["npm"]}]}
     fake.wait(lambda: message.edits == 1)
     assert message.buttons == []

@@ -93,6 +93,8 @@ def request_message(fake: FakeBotApi, user: int = OWNER_USER, count: int = 1) ->
     return found[count - 1]  # type: ignore[no-any-return]
 
 
+NPM = {"id": "pkg", "selected": ["npm"]}
+"""`PICK` answered."""
 PICK = {
     "id": "pkg",
     "header": "Setup <b>",
@@ -204,8 +206,7 @@ def test_an_approval_card_shows_its_command_as_code(
     fake: FakeBotApi, host: HostProcess, tmp_path: Path
 ) -> None:
     pair(fake, tmp_path / "host.db")
-    card = approval_question("Bash", {"command": "rm -rf build && echo '<done>'"})
-    ask = Ask(host.asker_url, [card.model_dump(mode="json", by_alias=True, exclude_none=True)])
+    ask = ask_approval(host)
     message = request_message(fake)
     assert "<pre><code" in message.text
     assert "rm -rf build &amp;&amp; echo" in message.text
@@ -220,10 +221,7 @@ def test_settled_elsewhere_the_message_says_how_and_a_late_tap_is_told(
     ask = Ask(host.asker_url, [PICK])
     message = request_message(fake)
     old_buttons = list(message.buttons)
-    rpc_id, session = pending_one(host)
-    assert host.respond(answer_body(rpc_id, session, {"id": "pkg", "selected": ["npm"]}))[
-        "accepted"
-    ]
+    answer_through_api(host)
     assert ask.result() == {"answers": [{"id": "pkg", "selected": ["npm"]}]}
     fake.wait(lambda: message.edits == 1)
     assert message.buttons == []
@@ -266,9 +264,7 @@ def test_a_person_pairing_gets_what_waits_and_dismisses_it_unpaired_taps_nothing
     assert len(host.pending()) == 1
     again = uq("chat", "unpair", "telegram", "owner", "--db", str(tmp_path / "host.db"))
     assert again.returncode == 2
-    assert host.respond(answer_body(*pending_one(host), {"id": "pkg", "selected": ["npm"]}))[
-        "accepted"
-    ]
+    answer_through_api(host)
     assert second.result() == {"answers": [{"id": "pkg", "selected": ["npm"]}]}
 
 
@@ -324,10 +320,18 @@ def test_a_request_pending_when_the_host_starts_is_sent_then(
         fake.wait(lambda: "Answered by owner via telegram" in message.shown)
 
 
-def pending_one(host: HostProcess) -> tuple[str, str]:
-    """The rpcId and session of the one pending request."""
+def answer_through_api(host: HostProcess) -> None:
+    """Answer the one pending request, a `PICK`, with `npm` over the HTTP API (elsewhere than
+    in the chat)."""
     (pending,) = host.pending()
-    return pending["rpcId"], pending["payload"]["sessionId"]
+    body = answer_body(pending["rpcId"], pending["payload"]["sessionId"], NPM)
+    assert host.respond(body)["accepted"]
+
+
+def ask_approval(host: HostProcess) -> Ask:
+    """Ask an approval card of a shell command holding what a chat must escape."""
+    card = approval_question("Bash", {"command": "rm -rf build && echo '<done>'"})
+    return Ask(host.asker_url, [card.model_dump(mode="json", by_alias=True, exclude_none=True)])
 
 
 def test_a_stranger_writing_or_a_wrong_code_pairs_nobody(

@@ -48,6 +48,7 @@ __all__ = [
     "Deliver",
     "Post",
     "Reaction",
+    "Say",
     "Tap",
 ]
 
@@ -64,6 +65,9 @@ RELEASE_SECONDS = 2.0
 
 Deliver = Callable[[StoredQuestion], Awaitable[None]]
 """Sends a new request to the chats, or edits the messages of a settled one."""
+
+Say = Callable[[str], Awaitable[None]]
+"""Writes plain text (the transport escapes it) into the chat at hand."""
 
 Post = Callable[[ChatMessage, Card], Awaitable[str]]
 """Posts a request's first card into the chat of the message kept (its buttons carry the
@@ -156,11 +160,6 @@ class Answering:
             sent = await post(kept, card_of(record.questions, Draft()))
             await self.store.add_chat_message(replace(kept, message=sent))
 
-    async def send_waiting(self, pairing: ChatPairing, post: Post) -> None:
-        """Send a person just paired every request that already waits for them."""
-        for record in await self.store.pending():
-            await self.send(record, post, [pairing])
-
     async def sent_messages(self, record: StoredQuestion) -> list[ChatMessage]:
         """The service's messages sent for `record` (kept and posted), to edit once it settled."""
         return [
@@ -231,18 +230,25 @@ class Answering:
             return Reaction(tap, alert=False, prompt=step.prompt)
         return Reaction(tap, alert=False, card=card_of(tap.record.questions, step))
 
-    async def pair(self, code: str, user: str, chat: str) -> ChatPairing | None:
+    async def pair(self, code: str, user: str, chat: str, say: Say, post: Post) -> None:
         """Pair `user` (writing in `chat`) with the person `code` was made for, if it is a
-        valid code of this service."""
+        valid code of this service, and `say` so; then send them with `post` every request that
+        already waits for them."""
         person = None
         if check_code(code) is not None:
             person = await self.store.redeem_pair_code(self.service, code)
         if person is None:
-            return None
+            await say(
+                "This code is unknown or expired; make a new one with "
+                f"uq chat pair {self.service} NAME."
+            )
+            return
         pairing = ChatPairing(self.service, user, chat, person, datetime.now(UTC))
         await self.store.pair(pairing)
         logger.info("%s: user %s is paired as %s", self.service, user, person)
-        return pairing
+        await say(f"Paired: you answer here as {person}.")
+        for record in await self.store.pending():
+            await self.send(record, post, [pairing])
 
     async def deliver_forever(self, send: Deliver, edit: Deliver) -> None:
         """`send` each request this host stores or routes again (an escalation step reaching

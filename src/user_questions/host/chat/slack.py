@@ -22,6 +22,7 @@ import logging
 import secrets
 from collections import OrderedDict
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -144,6 +145,9 @@ class _SlackBot:
 
     async def _say(self, channel: str, text: str) -> None:
         await self.bot.call("chat.postMessage", {"channel": channel, "text": text})
+
+    async def _say_plain(self, channel: str, text: str) -> None:
+        await self._say(channel, escape(text))
 
     # -- Socket Mode ---------------------------------------------------------------------------
 
@@ -284,15 +288,8 @@ class _SlackBot:
         )
         command, _, code = text.strip().partition(" ")
         if command.lower() == "pair":
-            pairing = await self.room.pair(code.strip(), user, channel)
-            if pairing is None:
-                await self._say(
-                    channel,
-                    "This code is unknown or expired; make a new one with uq chat pair slack NAME.",
-                )
-                return
-            await self._say(channel, f"Paired: you answer here as {escape(pairing.person)}.")
-            await self.room.send_waiting(pairing, self._post)
+            say = partial(self._say_plain, channel)
+            await self.room.pair(code.strip(), user, channel, say, self._post)
             return
         pairing = await self.room.paired(user)
         if pairing is None or pairing.chat != channel:

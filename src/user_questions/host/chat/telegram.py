@@ -21,6 +21,7 @@ import logging
 import re
 import secrets
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import anyio
@@ -208,7 +209,8 @@ class _TelegramBot:
         chat_id, user = str(chat["id"]), str(update["from"]["id"])
         command, _, argument = text.strip().partition(" ")
         if command == "/start":
-            await self._start(user, chat_id, argument.strip())
+            say = partial(self._say_plain, chat_id)
+            await self.room.pair(argument.strip(), user, chat_id, say, self._post)
             return
         pairing = await self.room.paired(user)
         if pairing is None or pairing.chat != chat_id:
@@ -229,17 +231,6 @@ class _TelegramBot:
             await self._say(chat_id, reaction.told)
             return
         await self._react(None, reaction)
-
-    async def _start(self, user: str, chat: str, code: str) -> None:
-        pairing = await self.room.pair(code, user, chat)
-        if pairing is None:
-            await self._say(
-                chat,
-                "This code is unknown or expired; make a new one with uq chat pair telegram NAME.",
-            )
-            return
-        await self._say(chat, f"Paired: you answer here as {html.escape(pairing.person)}.")
-        await self.room.send_waiting(pairing, self._post)
 
     async def _react(self, query: dict[str, Any] | None, reaction: Reaction) -> None:
         """Show what a tap (`query`) or a typed reply (`None`) led to."""
@@ -280,6 +271,9 @@ class _TelegramBot:
 
     async def _say(self, chat: str, text: str) -> None:
         await self.api.call("sendMessage", {"chat_id": chat, "text": text, "parse_mode": "HTML"})
+
+    async def _say_plain(self, chat: str, text: str) -> None:
+        await self._say(chat, html.escape(text))
 
 
 def telegram_html(card: Card, *, detail_attached: str | None = None) -> str:
