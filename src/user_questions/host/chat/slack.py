@@ -89,6 +89,8 @@ class _SlackBot:
         self.store = store
         self.room = Answering(hub, store, people, Surface.SLACK)
         self.node = secrets.token_hex(8)
+        self.lease: str | None = None
+        """`slack:<bot id>`, once `auth.test` has named the bot."""
         self.seen: OrderedDict[str, None] = OrderedDict()
         self.to_handle, self.handling = anyio.create_memory_object_stream[dict[str, Any]](
             REMEMBERED_ENVELOPES
@@ -152,24 +154,22 @@ class _SlackBot:
     # -- Socket Mode ---------------------------------------------------------------------------
 
     async def _connect_forever(self) -> None:
-        lease: list[str] = []  # learned from auth.test
         try:
-            await self._connect_holding(lease)
+            await self._connect_holding()
         finally:  # a host that stops hands the connection on at once
-            if lease:
-                await self.room.release(lease[0], self.node)
+            if self.lease is not None:
+                await self.room.release(self.lease, self.node)
 
-    async def _connect_holding(self, learned: list[str]) -> None:
-        """Hold the Socket Mode connection while this host holds the lease (its name put in
-        `learned`); wait for it while another host does."""
+    async def _connect_holding(self) -> None:
+        """Hold the Socket Mode connection while this host holds the lease; wait for it while
+        another host does."""
         backoff = 1.0
-        lease: str | None = None
         while True:
             try:
-                if lease is None:
+                if self.lease is None:
                     me = await self.bot.call("auth.test")
-                    lease = f"{SERVICE}:{me.get('bot_id') or me['user_id']}"
-                    learned.append(lease)
+                    self.lease = f"{SERVICE}:{me.get('bot_id') or me['user_id']}"
+                lease = self.lease
                 if not await self.store.take_lease(lease, self.node, LEASE_SECONDS):
                     await anyio.sleep(LEASE_SECONDS / 3)
                     continue
