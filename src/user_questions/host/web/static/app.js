@@ -10,7 +10,7 @@
 // page on that request's card. Without the token the page asks for it (sign-in.js); installed,
 // a service worker (sw.js) keeps its shell.
 
-import { h, isObject, preview } from "./dom.js";
+import { TOKEN_REFUSED, h, isObject, preview } from "./dom.js";
 import { DraftStore } from "./drafts.js";
 import { DesktopNotifier } from "./notify.js";
 import { PlanCard } from "./plan-card.js";
@@ -40,7 +40,6 @@ const NOTICES = {
   gone: (card) => `No longer pending: ${card.summary}`,
 };
 const NOT_WAITING = "The question you followed a link to is no longer waiting.";
-const REFUSED = "The host no longer accepts this page's token: open the link printed by uq serve.";
 const SIGN_IN = "This host needs its token.";
 
 const byId = (id) => document.getElementById(id);
@@ -473,7 +472,7 @@ async function checkToken() {
   clearInterval(countdownTimer);
   view.retry.hidden = true;
   document.body.dataset.connection = "unauthorized";
-  setStatus(everOpened ? REFUSED : SIGN_IN);
+  setStatus(everOpened ? TOKEN_REFUSED : SIGN_IN);
   signIn.show();
 }
 

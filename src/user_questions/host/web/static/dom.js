@@ -78,6 +78,13 @@ const STEPS = [
   [Infinity, "day"],
 ];
 
+/** What a page says when the host stops accepting its token (a 401). */
+export const TOKEN_REFUSED =
+  "The host no longer accepts this page's token: open the link printed by uq serve.";
+
+/** An instant as the pages write it in full: "Dec 3, 2026, 11:20 AM". */
+export const WHEN = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
 /** "just now", "3 minutes ago", "yesterday": how long ago an ISO 8601 instant was. */
 export function timeAgo(iso, now = Date.now()) {
   const then = Date.parse(iso);

@@ -7,7 +7,16 @@
 // as text through h(); a question's detail is the host's rendered markdown, through
 // trustedFragment(). Ids and names from the host key Maps, never plain objects.
 
-import { button, h, isObject, originText, timeAgo, trustedFragment } from "./dom.js";
+import {
+  TOKEN_REFUSED,
+  WHEN,
+  button,
+  h,
+  isObject,
+  originText,
+  timeAgo,
+  trustedFragment,
+} from "./dom.js";
 import { makeRule } from "./rules-api.js";
 
 const PAGE_SIZE = 50;
@@ -28,8 +37,6 @@ const SURFACES = new Map([
   ["host", "by the host"],
   ["rule", "without asking anyone"],
 ]);
-const REFUSED = "The host no longer accepts this page's token: open the link printed by uq serve.";
-const WHEN = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
 const byId = (id) => document.getElementById(id);
 const view = {
@@ -110,7 +117,7 @@ async function load(fresh) {
   try {
     const response = await fetch(`api/history?${params}`, { cache: "no-store" });
     body = await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error(response.status === 401 ? REFUSED : problemOf(body));
+    if (!response.ok) throw new Error(response.status === 401 ? TOKEN_REFUSED : problemOf(body));
   } catch (error) {
     if (mine === generation) showProblem(error.message || "The host could not be reached.");
     return;

@@ -1,7 +1,8 @@
 // The rules over HTTP (docs/protocol.md, `/api/rules`), for the rules and history pages: list,
 // make and revoke, each a promise of the host's JSON or an Error saying what went wrong.
 
-const REFUSED = "The host no longer accepts this page's token: open the link printed by uq serve.";
+import { TOKEN_REFUSED } from "./dom.js";
+
 /** The fields of a proposed rule that `POST /api/rules` takes (its `text` is the host's words). */
 const RULE_FIELDS = ["tool", "decision", "command", "path", "domain", "asker", "cwd"];
 
@@ -19,7 +20,7 @@ async function call(method, path, body) {
   } catch {
     throw new Error("The host could not be reached.");
   }
-  if (response.status === 401) throw new Error(REFUSED);
+  if (response.status === 401) throw new Error(TOKEN_REFUSED);
   if (!response.ok) {
     const message = json?.error?.message;
     throw new Error(typeof message === "string" ? message : `The host answered ${response.status}.`);

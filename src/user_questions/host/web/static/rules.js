@@ -2,10 +2,9 @@
 // decided, and a Revoke button (docs/rules.md). Everything from the host reaches the DOM as
 // text through h(), never as HTML.
 
-import { button, h, timeAgo } from "./dom.js";
+import { WHEN, button, h, timeAgo } from "./dom.js";
 import { listRules, revokeRule } from "./rules-api.js";
 
-const WHEN = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
 const byId = (id) => document.getElementById(id);
 const view = {
