@@ -1,10 +1,10 @@
 """The hook events of agent CLIs (Claude Code, Codex), as far as a hook needs them before loading
 anything else: which events `uq hook` answers, and who asks and from where.
 
-Standard library only (and `_json`, the package's bounded JSON reader, which is too). A CLI runs its
-hook on every matching tool call, so `uq hook` reads the event and decides with this module alone
-whether a person is to be asked; an event it does not answer costs a few milliseconds and leaves the
-CLI to do as it would without the hook. The mappings to questions and back live in
+Standard library only (and `_reading.json_reader`, the package's bounded JSON reader, which is too).
+A CLI runs its hook on every matching tool call, so `uq hook` reads the event and decides with this
+module alone whether a person is to be asked; an event it does not answer costs a few milliseconds
+and leaves the CLI to do as it would without the hook. The mappings to questions and back live in
 `bridges.claude_code` and `bridges.codex`; the event formats, with the source of every field, are
 described in docs/clients/.
 """
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from user_questions._json import JSONRefused, load_json
+from user_questions._reading.json_reader import JSONRefused, load_json
 
 __all__ = [
     "ASK_TOOL",
@@ -48,7 +48,7 @@ _CLIENT_NAMES: dict[Client, str] = {"claude": "claude-code", "codex": "codex"}
 
 def parse_event(text: str) -> dict[str, Any] | None:
     """The event in `text` (a JSON object), or `None` when it is not one (or breaks the bounds of
-    `_json.load_json`: such an event is left to the CLI)."""
+    `_reading.json_reader.load_json`: such an event is left to the CLI)."""
     try:
         event = load_json(text)
     except JSONRefused:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 from user_questions._checks import TIMED_OUT_MESSAGE, abort_error, cancelled_error
-from user_questions._text import deliverable
+from user_questions._reading.text import deliverable
 from user_questions.abort import AbortSignal, is_timeout
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_NOTE_LENGTH, WithdrawReason

@@ -36,7 +36,7 @@ from user_questions._permission_call import (
     as_update_dict,
     describe_permission_updates,
 )
-from user_questions._wire import parse_wire
+from user_questions._reading.wire import parse_wire
 from user_questions.approvals import (
     approval_decision,
     approval_of,

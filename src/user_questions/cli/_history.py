@@ -21,7 +21,7 @@ from typing import Annotated
 import anyio
 from cyclopts import Parameter
 
-from user_questions._wire import parse_questions
+from user_questions._reading.wire import parse_questions
 from user_questions.cli._beside import DB_HELP, local_time, with_store
 from user_questions.cli._host_client import CA_HELP, HostClient, chosen_url, host_address
 from user_questions.cli._pending import asker_text, one_line

@@ -32,9 +32,9 @@ from pydantic import BaseModel, StrictStr, ValidationError
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, WebSocketException
 
-from user_questions._json import JSONRefused, load_json
+from user_questions._reading.json_reader import JSONRefused, load_json
+from user_questions._reading.wire import describe_validation_error
 from user_questions._tls import client_context, untrusted, wants_tls
-from user_questions._wire import describe_validation_error
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import ClientResponse, QuestionRequestedFrame, Receipt
 from user_questions.host.web.history import HistoryResponse

@@ -45,7 +45,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from user_questions._checks import check_answer, check_request, quoted, usable_id
 from user_questions._disposer import Disposer, nothing
 from user_questions._lifetime import AsyncLifetime
-from user_questions._text import text_problem
+from user_questions._reading.text import text_problem
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     MAX_FRAME_BYTES,

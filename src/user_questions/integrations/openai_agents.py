@@ -31,7 +31,7 @@ except ImportError as error:  # pragma: no cover - exercised by hand without the
         "pip install 'user-questions[openai-agents]'"
     ) from error
 
-from user_questions._json import JSONRefused, load_json
+from user_questions._reading.json_reader import JSONRefused, load_json
 from user_questions.approvals import denial_message
 from user_questions.asker import Asker
 from user_questions.integrations._shared import all_or_none, decide, timeout_signal

@@ -61,9 +61,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from user_questions._host_url import ASK_PATH, parse_host_url
-from user_questions._json import JSONRefused, load_json
+from user_questions._reading.json_reader import JSONRefused, load_json
+from user_questions._reading.wire import frame_refusal
 from user_questions._tls import client_context, untrusted, wants_tls
-from user_questions._wire import frame_refusal
 from user_questions.ask_endings import (
     WITHDRAW_TIMEOUT,
     settled_answer,

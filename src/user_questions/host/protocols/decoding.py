@@ -9,7 +9,7 @@ their input here, so a frame is limited, parsed and refused the same way everywh
 - `parse` turns a frame's text into its model, questions and answer included, or raises
   `FrameError` (`BAD_REQUEST`, or `BAD_ANSWER` for a problem inside an answer, with a one-line
   message and the rpcId the frame named, if usable: a refusal is answered by name); JSON is
-  read within the bounds of `_json.load_json` (nesting depth, lone surrogates);
+  read within the bounds of `_reading.json_reader.load_json` (nesting depth, lone surrogates);
 - `load` and `validate` do the same for an HTTP body; only an rpcId that a request can have
   (`_checks.usable_id`: 1 to `MAX_ID_LENGTH` characters of text) is echoed in a refusal.
 """
@@ -24,8 +24,8 @@ from pydantic import ValidationError
 from starlette.websockets import WebSocket
 
 from user_questions._checks import usable_id
-from user_questions._json import JSONRefused, load_json
-from user_questions._wire import frame_refusal, read_json
+from user_questions._reading.json_reader import JSONRefused, load_json
+from user_questions._reading.wire import frame_refusal, read_json
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_FRAME_BYTES, Frame, JSONObject, PongFrame
 from user_questions.types import WireModel
@@ -121,8 +121,8 @@ def validate(model: type[M], data: Any, what: str) -> M:
 
     Raises:
         UserQuestionError: `BAD_REQUEST`, saying which property is wrong and how, or, when only
-            the questions or the answer it carries are wrong, as `_wire.frame_refusal` tells it
-            (`BAD_ANSWER` for an answer).
+            the questions or the answer it carries are wrong, as `_reading.wire.frame_refusal`
+            tells it (`BAD_ANSWER` for an answer).
     """
     try:
         return model.model_validate(data)

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Sized
 from typing import Any
 
-from user_questions._json import path_text
+from user_questions._reading.json_reader import path_text
 
 __all__ = ["Check", "SchemaViolation", "compile_schema", "json_type_name"]
 

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from user_questions._text import lone_surrogate, surrogate_problem
+from user_questions._reading.text import lone_surrogate, surrogate_problem
 
 __all__ = ["MAX_JSON_DEPTH", "JSONRefused", "load_json", "path_text"]
 

@@ -2,9 +2,9 @@
 
 Every place that reads the vocabulary from outside the process goes through here, so a wrong type
 anywhere is reported the same way: one line that names the field, never a traceback. JSON text is
-read by `read_json` (within the bounds of `_json.load_json`: nesting depth, lone surrogates, `NaN`),
-so a document too deep or holding a lone surrogate is refused with the same code as any other
-malformed one.
+read by `read_json` (within the bounds of `json_reader.load_json`: nesting depth, lone surrogates,
+`NaN`), so a document too deep or holding a lone surrogate is refused with the same code as any
+other malformed one.
 
 A frame (`user_questions.frames`) carries the vocabulary, an ask's questions or a page's answer,
 and is read with it, once; a problem inside them is still told as reading them alone tells it
@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from user_questions._json import JSONRefused, load_json
-from user_questions._jsonschema import json_type_name
+from user_questions._reading.json_reader import JSONRefused, load_json
+from user_questions._reading.json_schema import json_type_name
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem, WireModel
 
@@ -126,7 +126,7 @@ def frame_refusal(error: ValidationError, *, what: str) -> UserQuestionError:
 
 
 def read_json(text: str | bytes, *, what: str, code: str) -> Any:
-    """The JSON document in `text`, read within the bounds of `_json.load_json`.
+    """The JSON document in `text`, read within the bounds of `json_reader.load_json`.
 
     Raises:
         UserQuestionError: with `code`, the message `invalid <what>: <problem>`.
