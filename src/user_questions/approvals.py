@@ -11,7 +11,8 @@ The card shows what will run as the person needs to judge it: a shell command in
 MCP tool's arguments as JSON. Its options are `Allow`, `Deny` and, when the caller can remember the
 choice, `Allow and don't ask again`; text typed as "Other" denies the call and is the reason the
 agent reads. Anything but an explicit allow is a denial: a skipped card never runs the tool. The
-text itself is built in plain data (`_approval_card`), which `uq hook` sends without this module.
+text itself is built in plain data (`_hooks.approval_card`), which `uq hook` sends without this
+module.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from user_questions._approval_card import (
+from user_questions._hooks.approval_card import (
     ALLOW,
     ALLOW_ALWAYS,
     APPROVAL_ID,

@@ -15,7 +15,7 @@ import pytest
 from tests.e2e.host_process import HostProcess, free_port
 from tests.e2e.test_people_history import wait_until_accepted
 from tests.e2e.test_uq_hook import UQ, fixture_text, hook
-from user_questions._hook_events import Client
+from user_questions._hooks.events import Client
 from user_questions.cli._hook_options import HookOptions
 from user_questions.cli._hook_rule import rule_output
 

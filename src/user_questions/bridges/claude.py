@@ -31,7 +31,7 @@ from typing import Any, Literal, TypeAlias
 from pydantic import StrictBool, StrictStr
 
 from user_questions._checks import check_answer, check_request, quoted
-from user_questions._permission_call import (
+from user_questions._hooks.permission_call import (
     AGENT_NAMES,
     as_update_dict,
     describe_permission_updates,

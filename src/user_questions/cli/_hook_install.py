@@ -47,7 +47,7 @@ from typing import Annotated, Any, Literal
 import anyio
 from cyclopts import Parameter
 
-from user_questions._hook_events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, PRE_TOOL_USE
+from user_questions._hooks.events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, PRE_TOOL_USE
 from user_questions._reading.json_reader import load_json
 from user_questions._tls import client_context
 from user_questions.cli._beside import DB_HELP, with_store

@@ -3,7 +3,7 @@
 A hook that sits in front of every tool call must cost little when the host already knows the
 answer (a rule: docs/rules.md). So, before anything heavy is loaded, a permission prompt is sent
 to `POST /api/decide` with the standard library alone: the same card and approval the full path
-would send (`_permission_call`), one request, one answer. When a rule decided it, its output is
+would send (`permission_call`), one request, one answer. When a rule decided it, its output is
 printed here; in every other case (no rule, a plain question, no host, a refusal, anything odd)
 nothing was stored and `None` sends the hook down its full path (`_hook_run`), which asks a
 person and says what went wrong as it always does. Nothing here ever allows on a doubt: only an
@@ -18,10 +18,10 @@ import socket
 from typing import Any
 from urllib.parse import urlsplit
 
-from user_questions._approval_card import decision_of
-from user_questions._hook_events import Client, hook_origin, parse_event
+from user_questions._hooks.approval_card import decision_of
+from user_questions._hooks.events import Client, hook_origin, parse_event
+from user_questions._hooks.permission_call import permission_call
 from user_questions._host_url import parse_host_url
-from user_questions._permission_call import permission_call
 from user_questions.cli._hook_options import HookOptions
 from user_questions.errors import UserQuestionError
 

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from user_questions._approval_card import ApprovalDecision, card_fields, denial_message
-from user_questions._hook_events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, Client
+from user_questions._hooks.approval_card import ApprovalDecision, card_fields, denial_message
+from user_questions._hooks.events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, Client
 from user_questions.errors import ErrorCode, UserQuestionError
 
 __all__ = [
