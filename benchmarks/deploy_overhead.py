@@ -26,7 +26,7 @@ import httpx
 import trustme
 from websockets.sync.client import connect
 
-from user_questions._tls import client_context
+from user_questions._host_link.tls import client_context
 
 PENDING = 2_000
 

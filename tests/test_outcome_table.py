@@ -28,7 +28,7 @@ from user_questions import (
     UserQuestionError,
     UserQuestionService,
 )
-from user_questions.ask_endings import settled_answer
+from user_questions._host_link.ask_endings import settled_answer
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig
 from user_questions.host.hub import Hub

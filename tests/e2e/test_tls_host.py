@@ -27,7 +27,7 @@ from tests.e2e.host_process import HostProcess, answer_body
 from tests.e2e.test_rules_host import decided_soon
 from tests.e2e.test_uq_hook import fixture_text, hook
 from user_questions import AbortController, ErrorCode, UserQuestionError, connect
-from user_questions._tls import client_context
+from user_questions._host_link.tls import client_context
 from user_questions.cli._acp_proxy import HostInbox
 from user_questions.cli._hook_options import HookOptions
 from user_questions.cli._hook_rule import rule_output

@@ -48,8 +48,8 @@ import anyio
 from cyclopts import Parameter
 
 from user_questions._hooks.events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, PRE_TOOL_USE
+from user_questions._host_link.tls import client_context
 from user_questions._reading.json_reader import load_json
-from user_questions._tls import client_context
 from user_questions.cli._beside import DB_HELP, with_store
 from user_questions.cli._host_client import CA_HELP, DEFAULT_URL, HostAddress, HostClient
 from user_questions.errors import ErrorCode, UserQuestionError

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from user_questions._hooks.approval_card import decision_of
 from user_questions._hooks.events import Client, hook_origin, parse_event
 from user_questions._hooks.permission_call import permission_call
-from user_questions._host_url import parse_host_url
+from user_questions._host_link.url import parse_host_url
 from user_questions.cli._hook_options import HookOptions
 from user_questions.errors import UserQuestionError
 
@@ -91,7 +91,7 @@ def _post(url: str, token: str, body: str, options: HookOptions) -> dict[str, An
     ).encode("latin-1") + data
     with socket.create_connection((parts.hostname, port), options.connect_timeout) as raw:
         if https:
-            from user_questions._tls import client_context  # ssl only when it is needed
+            from user_questions._host_link.tls import client_context  # ssl only when it is needed
 
             context = client_context(options.ca)
             with context.wrap_socket(raw, server_hostname=parts.hostname) as tls:

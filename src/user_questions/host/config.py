@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from user_questions._tls import server_context
+from user_questions._host_link.tls import server_context
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.chat.bot_api import DEFAULT_API, check_bot_token
 from user_questions.host.chat.slack_api import (

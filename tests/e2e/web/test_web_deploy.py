@@ -35,7 +35,7 @@ from websockets.sync.client import connect
 from tests.e2e.certificates import Certificates, make_certificates
 from tests.e2e.host_process import ROOT, free_port
 from tests.e2e.web.conftest import CHROMIUM, CHROMIUM_ARGS, Asker, Host, answer_of, inboxes
-from user_questions._tls import client_context
+from user_questions._host_link.tls import client_context
 
 pytestmark = pytest.mark.e2e
 
