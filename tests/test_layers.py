@@ -32,7 +32,6 @@ LEVELS: dict[str, int] = {
     "tool_exit_plan_mode": 6,
     "presentation": 6,
     "approvals": 6,
-    "_schema": 6,
     "providers": 7,
     "asker": 7,
     "host": 8,
