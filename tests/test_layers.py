@@ -45,13 +45,11 @@ LEVELS: dict[str, int] = {
 # tested and replaced on its own (the host's package docstring draws the same plan).
 HOST_LEVELS: dict[str, int] = {
     "markdown": 0,
-    "_collector": 0,
     "_reloader": 0,
     "stores": 1,
     "gate": 2,
     "_frame_text": 2,
     "shown": 2,
-    "retention": 2,
     "rules": 2,
     "telemetry": 3,
     "web": 3,
@@ -70,6 +68,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
     "markdown": {"_parser": 0, "__init__": 1},
     "stores": {
         "records": 0,
+        "collector": 0,
         "_group_commit": 0,
         "_sqlite_worker": 0,
         "_sqlite_backup": 0,
@@ -82,6 +81,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "_sqlite_schema": 2,
         "_sqlite_file": 3,
         "postgres": 3,
+        "retention": 3,
         "sqlite": 4,
     },
     "gate": {

@@ -66,9 +66,9 @@ from user_questions.host.notify.assembly import check_addressed, notifications
 from user_questions.host.protocols import http_api, rules_api, tokens_api
 from user_questions.host.protocols.asker import AskerConnection
 from user_questions.host.protocols.page import PageConnection
-from user_questions.host.retention import keep_records
 from user_questions.host.rules import Rules
 from user_questions.host.stores import open_store
+from user_questions.host.stores.retention import keep_records
 from user_questions.host.telemetry.logs import AccessLogMiddleware
 from user_questions.host.web import pages
 

@@ -32,8 +32,8 @@ from user_questions.host.notify.assembly import Notifications
 from user_questions.host.notify.command import command_argv
 from user_questions.host.notify.links import lifetime
 from user_questions.host.notify.webhook import check_secret, check_webhook
-from user_questions.host.retention import check_retain_days
 from user_questions.host.stores import Store
+from user_questions.host.stores.retention import check_retain_days
 from user_questions.host.telemetry.logs import LogFormat, url_secrets
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "HostConfig", "metrics_address"]

@@ -57,7 +57,6 @@ from user_questions.frames import (
     Receipt,
     WithdrawReason,
 )
-from user_questions.host._collector import collector_paused
 from user_questions.host._frame_text import requested_frame, resolved_frame
 from user_questions.host.markdown import render_details
 from user_questions.host.rules import (
@@ -80,6 +79,7 @@ from user_questions.host.stores import (
     StoredQuestion,
     pending_record,
 )
+from user_questions.host.stores.collector import collector_paused
 from user_questions.host.telemetry.metrics import HostMetrics
 from user_questions.outcomes import Outcome, Surface
 from user_questions.types import AskUserQuestionItem
@@ -625,7 +625,7 @@ class Hub(AsyncLifetime):
     async def _load(self) -> list[StoredQuestion]:
         """Read every pending request from the store and `_apply` it (when the hub starts, and
         when a shared store reconnects); the garbage collector is paused meanwhile (see
-        `_collector.py`), so that it scans the new records once, afterwards."""
+        `stores/collector.py`), so that it scans the new records once, afterwards."""
         with collector_paused():
             pending = await self.store.pending()
             for record in pending:

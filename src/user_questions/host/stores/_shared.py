@@ -20,8 +20,8 @@ from typing import Any
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, Origin
-from user_questions.host._collector import collector_paused
 from user_questions.host.markdown import RENDER_BUDGET, rendered_details
+from user_questions.host.stores.collector import collector_paused
 from user_questions.host.stores.records import (
     QUESTIONS,
     Decision,
@@ -319,7 +319,7 @@ def stored_questions(
     rows: Iterable[Sequence[Any]], moment: Callable[[Any], datetime | None]
 ) -> list[StoredQuestion]:
     """`rows` as records (`stored_question`), with the garbage collector paused: a host reads
-    all its pending requests at once (`host/_collector.py`)."""
+    all its pending requests at once (`host/stores/collector.py`)."""
     with collector_paused():
         return [stored_question(row, moment) for row in rows]
 
