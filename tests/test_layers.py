@@ -55,7 +55,7 @@ HOST_LEVELS: dict[str, int] = {
     "web": 3,
     "hub": 4,
     "in_process": 5,
-    "protocols": 5,
+    "endpoints": 5,
     "notify": 5,
     "chat": 5,
     "config": 6,
@@ -94,7 +94,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
     },
     "telemetry": {"__init__": 0, "logs": 0, "metrics": 0},
     "web": {"__init__": 0, "history": 0, "pages": 0},
-    "protocols": {
+    "endpoints": {
         "__init__": 0,
         "decoding": 0,
         "websocket": 0,

@@ -236,7 +236,7 @@ GROUPING_PACKAGES = [
     "user_questions.host.chat",
     "user_questions.host.gate",
     "user_questions.host.notify",
-    "user_questions.host.protocols",
+    "user_questions.host.endpoints",
     "user_questions.host.telemetry",
     "user_questions.host.web",
 ]

@@ -16,9 +16,9 @@ from user_questions import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_FRAME_BYTES
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig
+from user_questions.host.endpoints import page as page_connection
+from user_questions.host.endpoints.page import REPLAY_BATCH, replay_batches
 from user_questions.host.gate.security import CONTENT_SECURITY_POLICY
-from user_questions.host.protocols import page as page_connection
-from user_questions.host.protocols.page import REPLAY_BATCH, replay_batches
 from user_questions.host.stores import Settlement, StoredQuestion
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.host.web import pages

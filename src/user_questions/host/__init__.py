@@ -16,7 +16,7 @@ The rooms, lowest first (each imports only from its own level or a lower one;
     web/         what a browser is served: the inbox and history pages, static/, history's JSON
     hub          the pending requests, fan-out to pages, first answer wins
                  (with `shown` and `_frame_text` below it)
-    protocols/   what the host speaks: the page and asker WebSockets, the HTTP API, decoding
+    endpoints/   what the host speaks: the page and asker WebSockets, the HTTP API, decoding
     notify/      telling people: events, notifiers (apprise, webhook, command), answer links
     in_process   the provider of agents in the host's process
     config       `HostConfig`, everything a host is started with

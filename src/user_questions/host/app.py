@@ -12,18 +12,18 @@ where error codes become HTTP statuses. What each route does is in its own modul
     GET  /static/...    the pages' modules and styles          `web.pages`
     GET  /manifest.webmanifest, /sw.js   the installable inbox `web.pages`
     GET/POST /a/<link>  an answer link: look, then send        `notify.link_pages`
-    WS   /ws            the page protocol                      `protocols.page`
-    WS   /ws/ask        the asker protocol                     `protocols.asker`
-    POST /api/respond   a client-response; the receipt         `protocols.http_api`
-    POST /api/decide    an approval a rule settles, or 204     `protocols.http_api`
-    GET  /api/pending   every pending request's frame          `protocols.http_api`
-    GET  /api/history   settled requests, paginated            `protocols.http_api`
-    GET  /api/me        who the token is: its name and role    `protocols.http_api`
-    *    /api/tokens...  the tokens, for admins                 `protocols.tokens_api`
-    *    /api/rules...   the rules, for people and admins       `protocols.rules_api`
-    GET  /metrics       Prometheus' text format    `protocols.http_api`, `telemetry.metrics`
-    GET  /healthz       `{"ok": true}`, without a token        `protocols.http_api`
-    GET  /readyz        200 while the store answers, else 503  `protocols.http_api`
+    WS   /ws            the page protocol                      `endpoints.page`
+    WS   /ws/ask        the asker protocol                     `endpoints.asker`
+    POST /api/respond   a client-response; the receipt         `endpoints.http_api`
+    POST /api/decide    an approval a rule settles, or 204     `endpoints.http_api`
+    GET  /api/pending   every pending request's frame          `endpoints.http_api`
+    GET  /api/history   settled requests, paginated            `endpoints.http_api`
+    GET  /api/me        who the token is: its name and role    `endpoints.http_api`
+    *    /api/tokens...  the tokens, for admins                 `endpoints.tokens_api`
+    *    /api/rules...   the rules, for people and admins       `endpoints.rules_api`
+    GET  /metrics       Prometheus' text format    `endpoints.http_api`, `telemetry.metrics`
+    GET  /healthz       `{"ok": true}`, without a token        `endpoints.http_api`
+    GET  /readyz        200 while the store answers, else 503  `endpoints.http_api`
 
 Around the routes, outermost first: `ForwardedMiddleware` (only with `trust_proxy`: who the
 client is behind a reverse proxy), `AccessLogMiddleware` (request and connection ids, a log line
@@ -55,6 +55,9 @@ from user_questions.frames import brief
 from user_questions.host.chat.slack import slack_bot
 from user_questions.host.chat.telegram import telegram_bot
 from user_questions.host.config import HostConfig
+from user_questions.host.endpoints import http_api, rules_api, tokens_api
+from user_questions.host.endpoints.asker import AskerConnection
+from user_questions.host.endpoints.page import PageConnection
 from user_questions.host.gate.people import People, agents_token, host_token
 from user_questions.host.gate.proxy import ForwardedMiddleware
 from user_questions.host.gate.public_url import PublicUrl
@@ -63,9 +66,6 @@ from user_questions.host.gate.security import SecurityMiddleware
 from user_questions.host.hub import Hub
 from user_questions.host.notify import link_pages
 from user_questions.host.notify.assembly import check_addressed, notifications
-from user_questions.host.protocols import http_api, rules_api, tokens_api
-from user_questions.host.protocols.asker import AskerConnection
-from user_questions.host.protocols.page import PageConnection
 from user_questions.host.rules import Rules
 from user_questions.host.stores import open_store
 from user_questions.host.stores.retention import keep_records

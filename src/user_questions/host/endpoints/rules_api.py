@@ -19,8 +19,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.host.endpoints.decoding import load, validate
 from user_questions.host.gate.security import identity_of
-from user_questions.host.protocols.decoding import load, validate
 from user_questions.host.rules import Rules, add_rule, revoke_rule, rule_json
 from user_questions.host.stores import Decision, Store
 from user_questions.types import WireModel

@@ -19,7 +19,7 @@ from starlette.types import Receive, Scope, Send
 from websockets.asyncio.client import ClientConnection, connect
 
 from tests.deadlines import within
-from user_questions.host.protocols.websocket import READ_AHEAD, WebSocketProtocol
+from user_questions.host.endpoints.websocket import READ_AHEAD, WebSocketProtocol
 from user_questions.host.server import bind
 
 pytestmark = pytest.mark.anyio

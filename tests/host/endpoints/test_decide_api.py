@@ -8,7 +8,7 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from tests.host.protocols.test_rules_api import ADMIN, ask_frame, asker, person
+from tests.host.endpoints.test_rules_api import ADMIN, ask_frame, asker, person
 
 
 def body(rpc_id: str, command: str, *, approval: bool = True) -> dict[str, Any]:

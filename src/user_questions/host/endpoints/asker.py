@@ -34,9 +34,9 @@ from user_questions.frames import (
     Withdraw,
 )
 from user_questions.host._frame_text import pending_reply, settled_reply
+from user_questions.host.endpoints.connection import HostConnection
+from user_questions.host.endpoints.decoding import PONG, FrameError, parse, receive_texts
 from user_questions.host.gate.roles import audience_of, withdrawer
-from user_questions.host.protocols.connection import HostConnection
-from user_questions.host.protocols.decoding import PONG, FrameError, parse, receive_texts
 from user_questions.host.stores import StoredQuestion
 from user_questions.outcomes import Surface
 

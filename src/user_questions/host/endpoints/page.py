@@ -36,9 +36,9 @@ from user_questions.frames import (
     ReceiptFrame,
 )
 from user_questions.host._frame_text import replay_frame
+from user_questions.host.endpoints.connection import HostConnection
+from user_questions.host.endpoints.decoding import PONG, FrameError, parse, receive_texts
 from user_questions.host.hub import PageSubscription
-from user_questions.host.protocols.connection import HostConnection
-from user_questions.host.protocols.decoding import PONG, FrameError, parse, receive_texts
 from user_questions.outcomes import Surface
 
 __all__ = [

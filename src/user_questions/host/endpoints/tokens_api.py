@@ -17,6 +17,7 @@ from pydantic import Field, StrictStr
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from user_questions.host.endpoints.decoding import load, validate
 from user_questions.host.gate.people import (
     People,
     add_person,
@@ -26,7 +27,6 @@ from user_questions.host.gate.people import (
 )
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.notify.apprise import check_apprise_url
-from user_questions.host.protocols.decoding import load, validate
 from user_questions.host.rules import timer_seconds, timer_steps
 from user_questions.host.stores import Escalation, Role, Store
 from user_questions.types import WireModel

@@ -24,10 +24,10 @@ from starlette.responses import JSONResponse, Response
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Ask, ClientResponse, Receipt
 from user_questions.host._frame_text import settled_reply
+from user_questions.host.endpoints.decoding import load, validate
 from user_questions.host.gate.roles import audience_of, may_answer, seen_by, viewer
 from user_questions.host.gate.security import Identity, identity_of
 from user_questions.host.hub import Hub
-from user_questions.host.protocols.decoding import load, validate
 from user_questions.host.stores import HistoryPage, HistoryStore, Role, Store
 from user_questions.host.telemetry.metrics import CONTENT_TYPE
 from user_questions.host.web.history import HistoryResponse, entry_of, query_of
