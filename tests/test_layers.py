@@ -72,7 +72,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "_group_commit": 0,
         "_sqlite_worker": 0,
         "_sqlite_backup": 0,
-        "protocol": 1,
+        "base": 1,
         "_postgres_pool": 1,
         "_shared": 1,
         "__init__": 2,

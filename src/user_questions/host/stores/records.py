@@ -1,6 +1,6 @@
 """The records a store keeps and the questions it answers: requests, settlements, tokens, history.
 
-Plain frozen dataclasses, shared by the `Store` protocols (`stores/protocol.py`), both backends and
+Plain frozen dataclasses, shared by the `Store` protocols (`stores/base.py`), both backends and
 the hub; and `StoreStats`, the one mutable record, which a store keeps up to date for the host's
 metrics.
 """
