@@ -74,7 +74,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "_sqlite_backup": 0,
         "base": 1,
         "_postgres_pool": 1,
-        "_shared": 1,
+        "_rows": 1,
         "__init__": 2,
         "_postgres_listen": 2,
         "_postgres_schema": 2,

@@ -45,7 +45,7 @@ from user_questions.host.stores._postgres_listen import (
 )
 from user_questions.host.stores._postgres_pool import POOL_SIZE, PgConnection, Pool
 from user_questions.host.stores._postgres_schema import SCHEMA, SCHEMA_VERSION, migrate
-from user_questions.host.stores._shared import (
+from user_questions.host.stores._rows import (
     COLUMNS,
     RULE_COLUMNS,
     TOKEN_COLUMNS,

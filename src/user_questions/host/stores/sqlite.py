@@ -62,7 +62,7 @@ from user_questions._disposer import nothing
 from user_questions._lifetime import AsyncLifetime
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._group_commit import GroupCommit, Work
-from user_questions.host.stores._shared import (
+from user_questions.host.stores._rows import (
     COLUMNS,
     RULE_COLUMNS,
     TOKEN_COLUMNS,

@@ -1,5 +1,5 @@
-"""What the framework adapters share: asking several things at once, each within its own
-timeout, and approval cards."""
+"""How the framework adapters ask: several things at once, each within its own timeout, and
+approval cards."""
 
 from __future__ import annotations
 
