@@ -1,6 +1,7 @@
 """The rows both store backends write and read, the same way: a record's fields as column values
 (lists of names and origins as JSON, the rendered details, the search text), a row read back into a
-record, the history filter and cursor over those rows, and telling the listeners of tokens and rules.
+record, the history filter and cursor over those rows, and telling the listeners of tokens and
+rules.
 
 The search text of a request is kept in a column of its own, casefolded, so that a history search is
 a plain `LIKE` on both backends and never matches the JSON around the words (a search for "label"
