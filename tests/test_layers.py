@@ -89,7 +89,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "security": 0,
         "proxy": 0,
         "public_url": 0,
-        "people": 1,
+        "tokens": 1,
         "roles": 1,
     },
     "telemetry": {"__init__": 0, "logs": 0, "metrics": 0},

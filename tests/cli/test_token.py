@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from user_questions.cli import app
-from user_questions.host.gate.people import hash_token
+from user_questions.host.gate.tokens import hash_token
 from user_questions.host.stores import TokenRecord
 from user_questions.host.stores.sqlite import SQLiteStore
 

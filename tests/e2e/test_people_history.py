@@ -1,4 +1,4 @@
-"""People and answer records as they are used: `uq serve` running, `uq token` and `uq history`
+"""Tokens and answer records as they are used: `uq serve` running, `uq token` and `uq history`
 run beside it in other processes, askers in other processes.
 
 Who answered is recorded for the named token used on each surface; records and history survive

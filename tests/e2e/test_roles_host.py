@@ -124,7 +124,7 @@ def test_every_surface_follows_the_tokens_role_and_routes(inbox: Inbox) -> None:
     with pytest.raises(InvalidStatus) as no_page:
         inbox.page("pager").close()
     assert no_page.value.response.status_code == 403
-    # People see what is routed to them; the admin everything.
+    # Tokens see what is routed to them; the admin everything.
     assert inbox.pending("alice") == ["paged", "for-all"]
     assert inbox.pending("bob") == ["for-all"]
     assert inbox.pending("owner") == ["paged", "for-all"]

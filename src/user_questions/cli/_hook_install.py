@@ -53,7 +53,7 @@ from user_questions._reading.json_reader import load_json
 from user_questions.cli._beside import DB_HELP, with_store
 from user_questions.cli._host_client import CA_HELP, DEFAULT_URL, HostAddress, HostClient
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.gate.people import add_person, check_name, hash_token, revoke_person
+from user_questions.host.gate.tokens import add_token, check_name, hash_token, revoke_token
 from user_questions.host.stores import Role, Store
 from user_questions.providers.remote import parse_host_url
 
@@ -350,8 +350,8 @@ async def _in_store(store: Store, name: str, kept: str | None) -> str:
     taken = next((token for token in tokens if token.name == name), None)
     if taken is not None:
         _check_replaceable(name, str(taken.role))
-        await revoke_person(store, name)
-    made = await add_person(store, name, role=Role.ASKER)
+        await revoke_token(store, name)
+    made = await add_token(store, name, role=Role.ASKER)
     _made(name, taken is not None)
     return made
 

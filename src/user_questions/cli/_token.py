@@ -15,7 +15,7 @@ from typing import Annotated
 from cyclopts import App, Parameter
 
 from user_questions.cli._beside import DB_HELP, local_time, print_columns, with_store
-from user_questions.host.gate.people import add_person, change_person, revoke_person, token_json
+from user_questions.host.gate.tokens import add_token, change_token, revoke_token, token_json
 from user_questions.host.rules import duration_text, escalation_text, timer_seconds, timer_steps
 from user_questions.host.stores import Role, Store, TokenRecord
 
@@ -79,7 +79,7 @@ def add(
 
     async def work(store: Store) -> str:
         _check_notify(notify)
-        return await add_person(
+        return await add_token(
             store,
             name,
             role=role,
@@ -140,7 +140,7 @@ def change(
 
     async def work(store: Store) -> TokenRecord:
         _check_notify(notify)
-        return await change_person(
+        return await change_token(
             store,
             name,
             role=role,
@@ -211,7 +211,7 @@ def revoke(name: str, *, db: Db = None) -> None:
     """
 
     async def work(store: Store) -> TokenRecord:
-        return await revoke_person(store, name)
+        return await revoke_token(store, name)
 
     with_store("token", db, work)
     print(f"revoked {name}'s token; hosts refuse it from now on", file=sys.stderr)

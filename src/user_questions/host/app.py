@@ -58,11 +58,11 @@ from user_questions.host.config import HostConfig
 from user_questions.host.endpoints import http_api, rules_api, tokens_api
 from user_questions.host.endpoints.asker import AskerConnection
 from user_questions.host.endpoints.page import PageConnection
-from user_questions.host.gate.people import People, agents_token, host_token
 from user_questions.host.gate.proxy import ForwardedMiddleware
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.gate.roles import refusal_of
 from user_questions.host.gate.security import SecurityMiddleware
+from user_questions.host.gate.tokens import Tokens, agents_token, host_token
 from user_questions.host.hub import Hub
 from user_questions.host.notify import link_pages
 from user_questions.host.notify.assembly import check_addressed, notifications
@@ -98,8 +98,8 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
 
     `address` is where people reach the host (`serve()` passes the bound address); the config's
     public URL wins over it, and notifications link to it. Once the app has started,
-    `app.state.token`, `app.state.store`, `app.state.hub` and `app.state.people` hold the token,
-    the open store, the `Hub` and the `People`; `app.state.answer_links` the links notifications
+    `app.state.token`, `app.state.store`, `app.state.hub` and `app.state.tokens` hold the token,
+    the open store, the `Hub` and the `Tokens`; `app.state.answer_links` the links notifications
     carry (`None`: every answer link is refused). Each of the config's tasks, and the notifiers,
     run with the hub while the app serves, and are cancelled when it stops. The public URL's
     origin is accepted as the host's own; the trusted proxies' forwarding headers say who the
@@ -125,17 +125,17 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             app.state.hub = hub = await stack.enter_async_context(Hub(opened, rules=rules))
             hub.metrics.watch_store(opened.stats)
             app.state.asker_token = await agents_token(opened)
-            people = People(opened, app.state.token, app.state.asker_token)
-            app.state.people = await stack.enter_async_context(people)
+            tokens = Tokens(opened, app.state.token, app.state.asker_token)
+            app.state.tokens = await stack.enter_async_context(tokens)
             running = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(running.cancel_scope.cancel)
             if config.retain_days is not None:
                 running.start_soon(keep_records, opened, config.retain_days)
-            told = await notifications(config.notifications, opened, address, people)
+            told = await notifications(config.notifications, opened, address, tokens)
             app.state.answer_links = told.links
             chats = []
             if config.telegram is not None:
-                chats.append(telegram_bot(config.telegram, config.telegram_api, opened, people))
+                chats.append(telegram_bot(config.telegram, config.telegram_api, opened, tokens))
             if config.slack_app_token is not None and config.slack_bot_token is not None:
                 chats.append(
                     slack_bot(
@@ -143,7 +143,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
                         config.slack_bot_token,
                         config.slack_api,
                         opened,
-                        people,
+                        tokens,
                     )
                 )
             for task in (*config.tasks, *told.tasks, *chats):
@@ -169,9 +169,9 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             Route("/api/history", http_api.history, methods=["GET"]),
             Route("/api/me", http_api.me, methods=["GET"]),
             Route("/api/tokens", tokens_api.list_tokens, methods=["GET"]),
-            Route("/api/tokens", tokens_api.add_token, methods=["POST"]),
-            Route("/api/tokens/{name}", tokens_api.change_token, methods=["PATCH"]),
-            Route("/api/tokens/{name}", tokens_api.revoke_token, methods=["DELETE"]),
+            Route("/api/tokens", tokens_api.post_token, methods=["POST"]),
+            Route("/api/tokens/{name}", tokens_api.patch_token, methods=["PATCH"]),
+            Route("/api/tokens/{name}", tokens_api.delete_token, methods=["DELETE"]),
             Route("/api/rules", rules_api.list_rules, methods=["GET"]),
             Route("/api/rules", rules_api.create_rule, methods=["POST"]),
             Route("/api/rules/{id}", rules_api.delete_rule, methods=["DELETE"]),
@@ -184,7 +184,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             Middleware(AccessLogMiddleware),
             Middleware(
                 SecurityMiddleware,
-                authenticate=lambda given: app.state.people.authenticate(given),
+                authenticate=lambda given: app.state.tokens.authenticate(given),
                 authorize=refusal_of,
                 deny=_deny,
                 public_origin=None if public is None else public.origin,

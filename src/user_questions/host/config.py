@@ -23,9 +23,9 @@ from user_questions.host.chat.slack_api import (
     check_slack_tokens,
     require_slack_extra,
 )
-from user_questions.host.gate.people import check_token
 from user_questions.host.gate.proxy import TrustedProxies, trusted_proxies
 from user_questions.host.gate.public_url import PublicUrl, public_url
+from user_questions.host.gate.tokens import check_token
 from user_questions.host.hub import HostTask
 from user_questions.host.notify.apprise import check_apprise_url
 from user_questions.host.notify.assembly import Notifications

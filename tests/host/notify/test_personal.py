@@ -1,4 +1,4 @@
-"""People's own notifications: what is routed to a person reaches their URLs, and only that;
+"""Tokens's own notifications: what is routed to a person reaches their URLs, and only that;
 the answer links in them answer as that person, while their token may."""
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import ROLE_HEADER
-from user_questions.host.gate.people import People
 from user_questions.host.gate.roles import viewer
 from user_questions.host.gate.security import INTERNAL_ERROR_MESSAGE, Identity, identity_of
+from user_questions.host.gate.tokens import Tokens
 from user_questions.host.hub import Hub, Sees
 
 __all__ = ["REVOKED_CLOSE_CODE", "HostConnection"]
@@ -72,9 +72,9 @@ class HostConnection:
     async def run(self) -> None:
         """Accept, then `serve()` until the peer leaves or the token is revoked (then close the
         socket with `REVOKED_CLOSE_CODE`)."""
-        people: People = self.websocket.app.state.people
+        tokens: Tokens = self.websocket.app.state.tokens
         with anyio.CancelScope() as revoked, self.hub.metrics.connected(self.kind):
-            stop = people.on_revoke(self.identity, revoked.cancel)
+            stop = tokens.on_revoke(self.identity, revoked.cancel)
             try:
                 role = [(ROLE_HEADER.encode(), self.identity.role.encode())]
                 await self.websocket.accept(headers=role)

@@ -18,20 +18,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from user_questions.host.endpoints.decoding import load, validate
-from user_questions.host.gate.people import (
-    People,
-    add_person,
-    change_person,
-    revoke_person,
+from user_questions.host.gate.public_url import PublicUrl
+from user_questions.host.gate.tokens import (
+    Tokens,
+    add_token,
+    change_token,
+    revoke_token,
     token_json,
 )
-from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.notify.apprise import check_apprise_url
 from user_questions.host.rules import timer_seconds, timer_steps
 from user_questions.host.stores import Escalation, Role, Store
 from user_questions.types import WireModel
 
-__all__ = ["TokenChange", "add_token", "change_token", "list_tokens", "revoke_token"]
+__all__ = ["TokenChange", "delete_token", "list_tokens", "patch_token", "post_token"]
 
 _NOT_CACHED = {"cache-control": "no-store"}
 
@@ -78,13 +78,13 @@ async def list_tokens(request: Request) -> Response:
     return JSONResponse({"tokens": tokens}, headers=_NOT_CACHED)
 
 
-async def add_token(request: Request) -> Response:
+async def post_token(request: Request) -> Response:
     """Make a token; 201 with it and the page's URL with it (for a person or admin) or the
     `UQ_URL` an agent is given (for an asker)."""
     asked = validate(NewToken, load(await request.body()), "token")
     _check_notify(asked.notify)
     store: Store = request.app.state.store
-    token = await add_person(
+    token = await add_token(
         store,
         asked.name,
         role=asked.role or Role.PERSON,
@@ -102,11 +102,11 @@ async def add_token(request: Request) -> Response:
     return JSONResponse(token_json(made) | {"token": token, "url": url}, status_code=201)
 
 
-async def change_token(request: Request) -> Response:
+async def patch_token(request: Request) -> Response:
     """Change a token's role, groups, routes or notification URLs; the changed token."""
     change = validate(TokenChange, load(await request.body()), "token change")
     _check_notify(change.notify)
-    changed = await change_person(
+    changed = await change_token(
         request.app.state.store,
         request.path_params["name"],
         role=change.role,
@@ -121,9 +121,9 @@ async def change_token(request: Request) -> Response:
     return JSONResponse(token_json(changed), headers=_NOT_CACHED)
 
 
-async def revoke_token(request: Request) -> Response:
+async def delete_token(request: Request) -> Response:
     """Revoke a token; running hosts refuse it at once and close its connections."""
-    revoked = await revoke_person(request.app.state.store, request.path_params["name"])
+    revoked = await revoke_token(request.app.state.store, request.path_params["name"])
     await _seen(request)
     return JSONResponse(token_json(revoked), headers=_NOT_CACHED)
 
@@ -131,8 +131,8 @@ async def revoke_token(request: Request) -> Response:
 async def _seen(request: Request) -> None:
     """Make this host act on a token change before answering it (other hosts and nodes follow
     the store's notice of it)."""
-    people: People = request.app.state.people
-    await people.reload()
+    tokens: Tokens = request.app.state.tokens
+    await tokens.reload()
 
 
 def _check_notify(urls: list[str] | None) -> None:

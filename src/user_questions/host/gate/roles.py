@@ -1,7 +1,7 @@
 """Roles: what each kind of token may do, and whom a request is for.
 
 Authority comes from the kind of credential, never from what a request says about itself: the
-host decides a token's role when it authenticates it (`people.People`), and every route and
+host decides a token's role when it authenticates it (`tokens.Tokens`), and every route and
 socket is checked against that role before anything else (`SecurityMiddleware` asks
 `refusal_of`). The credential an agent asks with is an `asker` token, which can never answer:
 

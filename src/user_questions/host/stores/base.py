@@ -1,6 +1,6 @@
 """The `Store` protocol, split by concern: questions, history, tokens and settings.
 
-Each part of the host takes the narrowest protocol it needs (the hub a `QuestionStore`, `People` a
+Each part of the host takes the narrowest protocol it needs (the hub a `QuestionStore`, `Tokens` a
 `TokenStore`, retention a `HistoryStore`, the token and the notify secret a `SettingStore`, the
 chat bots a `ChatStore`); a
 backend implements them all, as `Store`.

@@ -1,4 +1,4 @@
-"""People: named tokens, who answered what, and revocation that takes effect at once.
+"""Tokens: named tokens, who answered what, and revocation that takes effect at once.
 
 The host runs in process (`TestClient`); token changes are made the way `uq token` makes them,
 through a second handle on the store opened beside the host (`host=False`).
@@ -21,17 +21,17 @@ from tests.host.test_app import AUTH, TOKEN, answer_frame, ask_frame, dismiss_fr
 from user_questions import ErrorCode, UserQuestionError
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig
-from user_questions.host.gate.people import (
+from user_questions.host.gate.security import Identity
+from user_questions.host.gate.tokens import (
     AGENTS,
     OWNER,
-    People,
-    add_person,
+    Tokens,
+    add_token,
     check_name,
     hash_token,
     host_token,
-    revoke_person,
+    revoke_token,
 )
-from user_questions.host.gate.security import Identity
 from user_questions.host.stores import Role, Store, StoredQuestion
 from user_questions.host.stores.sqlite import SQLiteStore
 
@@ -55,7 +55,7 @@ class Host:
 
     def add(self, name: str) -> dict[str, str]:
         """`uq token add NAME`: the headers that present the new token."""
-        token = self.beside(add_person, name)
+        token = self.beside(add_token, name)
         headers = {"Authorization": f"Bearer {token}"}
         self.accepted_eventually(headers, expected=True)
         return headers
@@ -104,7 +104,7 @@ def test_a_name_that_cannot_be_shown_or_is_the_owners_is_refused(name: str) -> N
 @pytest.mark.anyio
 async def test_the_store_keeps_only_the_sha256_of_a_new_token(tmp_path: Path) -> None:
     async with SQLiteStore(tmp_path / "host.db") as store:
-        token = await add_person(store, "alice")
+        token = await add_token(store, "alice")
         (record,) = await store.tokens()
     assert len(token) >= 43  # 256 random bits, base64url
     assert record.token_hash == hashlib.sha256(token.encode()).hexdigest() == hash_token(token)
@@ -118,7 +118,7 @@ async def test_no_new_token_begins_with_a_dash_so_it_can_follow_token_on_a_comma
     drawn = iter(["-starts-like-an-option", "-again", "fine-token-of-the-right-kind"])
     monkeypatch.setattr("secrets.token_urlsafe", lambda nbytes: next(drawn))
     async with SQLiteStore(tmp_path / "host.db") as store:
-        assert await add_person(store, "alice") == "fine-token-of-the-right-kind"
+        assert await add_token(store, "alice") == "fine-token-of-the-right-kind"
         drawn = iter(["-x", "owner-token"])
         assert await host_token(store) == "owner-token"
 
@@ -127,45 +127,45 @@ async def test_no_new_token_begins_with_a_dash_so_it_can_follow_token_on_a_comma
 async def test_revoking_a_name_with_no_active_token_says_so(tmp_path: Path) -> None:
     async with SQLiteStore(tmp_path / "host.db") as store:
         with pytest.raises(UserQuestionError) as caught:
-            await revoke_person(store, "nobody")
+            await revoke_token(store, "nobody")
     assert caught.value.code == ErrorCode.NOT_FOUND
     assert str(caught.value) == 'no active token is called "nobody" (uq token list shows them)'
 
 
 @pytest.mark.anyio
-async def test_people_name_the_owner_and_each_named_token_and_refuse_the_rest(
+async def test_tokens_name_the_owner_and_each_named_token_and_refuse_the_rest(
     tmp_path: Path,
 ) -> None:
     async with SQLiteStore(tmp_path / "host.db") as store:
-        alice = await add_person(store, "alice")
-        async with People(store, "the-owner-token", "the-agents-token") as people:
-            assert people.authenticate("the-owner-token") == Identity(
+        alice = await add_token(store, "alice")
+        async with Tokens(store, "the-owner-token", "the-agents-token") as tokens:
+            assert tokens.authenticate("the-owner-token") == Identity(
                 OWNER, hash_token("the-owner-token"), Role.ADMIN
             )
-            assert people.authenticate("the-agents-token") == Identity(
+            assert tokens.authenticate("the-agents-token") == Identity(
                 AGENTS, hash_token("the-agents-token"), Role.ASKER
             )
-            assert people.authenticate(alice) == Identity("alice", hash_token(alice), Role.PERSON)
+            assert tokens.authenticate(alice) == Identity("alice", hash_token(alice), Role.PERSON)
             for wrong in ("", "the-owner-token ", alice[:-1], hash_token(alice)):
-                assert people.authenticate(wrong) is None
+                assert tokens.authenticate(wrong) is None
 
 
 @pytest.mark.anyio
 async def test_a_revocation_beside_the_host_closes_what_its_token_opened(tmp_path: Path) -> None:
     async with SQLiteStore(tmp_path / "host.db") as store:
-        alice = await add_person(store, "alice")
-        async with People(store, "the-owner-token", "the-agents-token") as people:
-            identity = people.authenticate(alice)
+        alice = await add_token(store, "alice")
+        async with Tokens(store, "the-owner-token", "the-agents-token") as tokens:
+            identity = tokens.authenticate(alice)
             assert identity is not None
             closed = anyio.Event()
-            people.on_revoke(identity, closed.set)
+            tokens.on_revoke(identity, closed.set)
             async with SQLiteStore(tmp_path / "host.db", host=False) as command:
-                await revoke_person(command, "alice")
+                await revoke_token(command, "alice")
             with anyio.fail_after(5):
                 await closed.wait()
-            assert people.authenticate(alice) is None
+            assert tokens.authenticate(alice) is None
             late: list[str] = []
-            people.on_revoke(identity, lambda: late.append("at once"))
+            tokens.on_revoke(identity, lambda: late.append("at once"))
             assert late == ["at once"]
 
 
@@ -184,9 +184,9 @@ class TouchedStore(SQLiteStore):
 @pytest.mark.anyio
 async def test_a_tokens_use_is_recorded_as_its_last_use(tmp_path: Path) -> None:
     async with TouchedStore(tmp_path / "host.db") as store:
-        alice = await add_person(store, "alice")
-        async with People(store, "the-owner-token", "the-agents-token") as people:
-            people.authenticate(alice)
+        alice = await add_token(store, "alice")
+        async with Tokens(store, "the-owner-token", "the-agents-token") as tokens:
+            tokens.authenticate(alice)
             with anyio.fail_after(5):
                 await store.touched.wait()
         (record,) = await store.tokens()
@@ -251,7 +251,7 @@ def test_an_askers_withdrawal_records_its_reason_and_who_withdrew(host: Host) ->
 
 
 def test_a_new_token_opens_the_host_without_a_restart(host: Host) -> None:
-    token = host.beside(add_person, "carol")
+    token = host.beside(add_token, "carol")
     host.accepted_eventually({"Authorization": f"Bearer {token}"}, expected=True)
 
 
@@ -268,7 +268,7 @@ def test_a_revoked_token_is_refused_and_its_open_sockets_are_closed_with_4401(
     ):
         alices_page.send_json({"type": "ping"})
         assert alices_page.receive_json() == {"payload": {"type": "pong"}}
-        host.beside(revoke_person, "alice")
+        host.beside(revoke_token, "alice")
         for socket in (alices_page, alices_asker):
             with pytest.raises(WebSocketDisconnect) as caught:
                 socket.receive_json()

@@ -1,4 +1,4 @@
-"""People: the tokens that open a host, and who is behind each request.
+"""The tokens that open a host, and who is behind each request.
 
 A host is opened by its start-up token (the one `uq serve` prints, the admin `owner`; `check_token`
 says what it may hold and `host_token` settles it at start-up), by its agents' token (the asker
@@ -8,7 +8,7 @@ groups a person is in or the routes an asker's questions take (`roles.py`). A na
 random bits; the store keeps only its SHA-256 (hashing is enough: the token is not a password anyone
 could guess), so it is shown once, when it is made, and never again.
 
-`People` is a host's view of them: it authenticates each request (`authenticate`, given to the
+`Tokens` is a host's view of them: it authenticates each request (`authenticate`, given to the
 security middleware), and reloads the tokens as soon as the store says they changed (another
 process ran `uq token`; on PostgreSQL another node did). A revoked token is refused from then
 on, and every WebSocket it opened is told to close (`on_revoke`): the app closes it with code
@@ -49,17 +49,17 @@ __all__ = [
     "TOKEN_PATTERN",
     "TOKEN_SETTING",
     "TOUCH_INTERVAL",
-    "People",
-    "add_person",
+    "Tokens",
+    "add_token",
     "agents_token",
-    "change_person",
+    "change_token",
     "check_grants",
     "check_name",
     "check_token",
     "hash_token",
     "host_token",
     "new_token",
-    "revoke_person",
+    "revoke_token",
     "token_json",
 ]
 
@@ -184,7 +184,7 @@ def _check_part(what: str, value: str) -> None:
         )
 
 
-async def add_person(
+async def add_token(
     store: TokenStore,
     name: str,
     *,
@@ -222,7 +222,7 @@ async def add_person(
     return token
 
 
-async def change_person(
+async def change_token(
     store: TokenStore,
     name: str,
     *,
@@ -271,7 +271,7 @@ async def change_person(
     return changed
 
 
-async def revoke_person(store: TokenStore, name: str) -> TokenRecord:
+async def revoke_token(store: TokenStore, name: str) -> TokenRecord:
     """Revoke the token called `name`; running hosts refuse it at once.
 
     Raises:
@@ -347,10 +347,10 @@ def _no_token(name: str) -> UserQuestionError:
     )
 
 
-class People(AsyncLifetime):
+class Tokens(AsyncLifetime):
     """Who may use a host: its start-up token, its agents' token and the store's named tokens.
 
-    Use as `async with People(store, token, agents_token) as people`: it loads the tokens, then
+    Use as `async with Tokens(store, token, agents_token) as tokens`: it loads the tokens, then
     follows their changes until it is closed.
     """
 
@@ -371,7 +371,7 @@ class People(AsyncLifetime):
         self._touches_in, self._touches = anyio.create_memory_object_stream[str](math.inf)
 
     def __repr__(self) -> str:
-        return f"<People owner, agents and {len(self._identities)} named tokens>"
+        return f"<Tokens owner, agents and {len(self._identities)} named tokens>"
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
         stack.callback(self._touches.close)
