@@ -111,6 +111,7 @@ PINNED: dict[str, list[str]] = {
         "Store",
         "StoreStats",
         "StoredQuestion",
+        "TokenChange",
         "TokenRecord",
         "TokenStore",
         "TokensListener",

@@ -22,7 +22,7 @@ import pytest
 
 from user_questions.cli import app
 from user_questions.host.gate.tokens import add_token, hash_token, host_token
-from user_questions.host.stores import Role, TokenRecord, default_store_path
+from user_questions.host.stores import Role, TokenChange, TokenRecord, default_store_path
 from user_questions.host.stores.sqlite import SQLiteStore
 
 SETTINGS: dict[str, Any] = {
@@ -255,7 +255,10 @@ def test_the_install_writes_an_asker_token_and_never_one_that_can_answer(
 ) -> None:
     async def people() -> list[str]:
         async with SQLiteStore(default_store_path(), host=False) as store:
-            return [await host_token(store), await add_token(store, "ada", role=Role.PERSON)]
+            return [
+                await host_token(store),
+                await add_token(store, "ada", TokenChange(role=Role.PERSON)),
+            ]
 
     answering = anyio.run(people)
     before = {path: path.stat().st_mtime_ns for path in tmp_path.rglob("*") if path.is_file()}
@@ -297,7 +300,7 @@ def test_a_token_of_the_name_is_replaced_only_if_it_is_an_askers(
 
     async def person() -> None:
         async with SQLiteStore(default_store_path(), host=False) as store:
-            await add_token(store, "ada", role=Role.PERSON)
+            await add_token(store, "ada", TokenChange(role=Role.PERSON))
 
     anyio.run(person)
     code, out, err = uq(capsys, "install", "codex", "--name", "ada")

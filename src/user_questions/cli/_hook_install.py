@@ -54,7 +54,7 @@ from user_questions.cli._beside import DB_HELP, with_store
 from user_questions.cli._host_client import CA_HELP, DEFAULT_URL, HostAddress, HostClient
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.gate.tokens import add_token, check_name, hash_token, revoke_token
-from user_questions.host.stores import Role, Store
+from user_questions.host.stores import Role, Store, TokenChange
 from user_questions.providers.remote import parse_host_url
 
 __all__ = ["DEFAULT_TIMEOUT", "MIN_TIMEOUT", "WITHDRAW_MARGIN", "install", "uninstall"]
@@ -351,7 +351,7 @@ async def _in_store(store: Store, name: str, kept: str | None) -> str:
     if taken is not None:
         _check_replaceable(name, str(taken.role))
         await revoke_token(store, name)
-    made = await add_token(store, name, role=Role.ASKER)
+    made = await add_token(store, name, TokenChange(role=Role.ASKER))
     _made(name, taken is not None)
     return made
 

@@ -17,7 +17,7 @@ from cyclopts import App, Parameter
 from user_questions.cli._beside import DB_HELP, local_time, print_columns, with_store
 from user_questions.host.gate.tokens import add_token, change_token, revoke_token, token_json
 from user_questions.host.rules import duration_text, escalation_text, timer_seconds, timer_steps
-from user_questions.host.stores import Role, Store, TokenRecord
+from user_questions.host.stores import Role, Store, TokenChange, TokenRecord
 
 __all__ = ["token_app"]
 
@@ -79,17 +79,8 @@ def add(
 
     async def work(store: Store) -> str:
         _check_notify(notify)
-        return await add_token(
-            store,
-            name,
-            role=role,
-            groups=group or (),
-            routes=route or (),
-            notify=notify or (),
-            deadline=timer_seconds(deadline),
-            escalate=timer_steps(escalate) or (),
-            remind=timer_seconds(remind),
-        )
+        grants = _change(role, group, route, notify, deadline, escalate, remind)
+        return await add_token(store, name, grants)
 
     token = with_store("token", db, work)
     print(token)
@@ -140,17 +131,8 @@ def change(
 
     async def work(store: Store) -> TokenRecord:
         _check_notify(notify)
-        return await change_token(
-            store,
-            name,
-            role=role,
-            groups=group,
-            routes=route,
-            notify=notify,
-            deadline=timer_seconds(deadline),
-            escalate=timer_steps(escalate),
-            remind=timer_seconds(remind),
-        )
+        change = _change(role, group, route, notify, deadline, escalate, remind)
+        return await change_token(store, name, change)
 
     changed = with_store("token", db, work)
     timers = _timers(changed)
@@ -235,6 +217,28 @@ def _timers(token: TokenRecord) -> str:
     if token.remind is not None:
         parts.append(f"remind {duration_text(token.remind)}")
     return ", ".join(parts) or "-"
+
+
+def _change(
+    role: Role | None,
+    groups: list[str] | None,
+    routes: list[str] | None,
+    notify: list[str] | None,
+    deadline: str | None,
+    escalate: list[str] | None,
+    remind: str | None,
+) -> TokenChange:
+    """The options of `uq token add|change` as one change, its times read (`BAD_REQUEST`, exit
+    status 2, for one not written as `30s`, `10m`, `2h`, `7d` or `none`)."""
+    return TokenChange(
+        role=role,
+        groups=groups,
+        routes=routes,
+        notify=notify,
+        deadline=timer_seconds(deadline),
+        escalate=timer_steps(escalate),
+        remind=timer_seconds(remind),
+    )
 
 
 def _check_notify(urls: list[str] | None) -> None:

@@ -21,7 +21,7 @@ from user_questions.host.config import HostConfig
 from user_questions.host.gate.tokens import add_token, change_token
 from user_questions.host.hub import Hub
 from user_questions.host.rules import parse_escalation, timer_seconds, timer_steps
-from user_questions.host.stores import Role, Store, StoredQuestion, TokenRecord
+from user_questions.host.stores import Role, Store, StoredQuestion, TokenChange, TokenRecord
 from user_questions.outcomes import Outcome, Surface
 
 pytestmark = pytest.mark.anyio
@@ -90,14 +90,14 @@ async def test_another_node_times_it_out_when_the_node_that_stored_it_is_gone(
 
 
 async def test_an_askers_token_keeps_its_deadline_and_only_an_asker_has_one(store: Store) -> None:
-    await add_token(store, "ci", role=Role.ASKER, deadline=3)
+    await add_token(store, "ci", TokenChange(role=Role.ASKER, deadline=3))
     (ci,) = await store.tokens()
     assert ci.deadline == 3
-    changed = await change_token(store, "ci", deadline=3600)
+    changed = await change_token(store, "ci", TokenChange(deadline=3600))
     assert changed.deadline == 3600
     assert isinstance(changed, TokenRecord)
     with pytest.raises(UserQuestionError, match="a deadline is an asker's") as refused:
-        await add_token(store, "alice", role=Role.PERSON, deadline=3)
+        await add_token(store, "alice", TokenChange(role=Role.PERSON, deadline=3))
     assert refused.value.code == ErrorCode.BAD_REQUEST
 
 
@@ -121,16 +121,18 @@ async def test_a_change_takes_an_askers_timers_away_and_keeps_what_it_does_not_n
     store: Store,
 ) -> None:
     steps = [parse_escalation("10m:bob")]
-    await add_token(store, "ci", role=Role.ASKER, deadline=60, escalate=steps, remind=300)
-    kept = await change_token(store, "ci", remind=timer_seconds("2m"))
+    await add_token(
+        store, "ci", TokenChange(role=Role.ASKER, deadline=60, escalate=steps, remind=300)
+    )
+    kept = await change_token(store, "ci", TokenChange(remind=timer_seconds("2m")))
     assert (kept.deadline, kept.escalate, kept.remind) == (60, tuple(steps), 120)
     cleared = await change_token(
-        store, "ci", deadline=timer_seconds("none"), escalate=timer_steps(["none"])
+        store, "ci", TokenChange(deadline=timer_seconds("none"), escalate=timer_steps(["none"]))
     )
     assert (cleared.deadline, cleared.escalate, cleared.remind) == (None, (), 120)
     (listed,) = await store.tokens()  # as stored, not only as returned
     assert (listed.deadline, listed.escalate) == (None, ())
-    await add_token(store, "nightly", role=Role.ASKER, deadline=timer_seconds("none"))
+    await add_token(store, "nightly", TokenChange(role=Role.ASKER, deadline=timer_seconds("none")))
     nightly = next(token for token in await store.tokens() if token.name == "nightly")
     assert nightly.deadline is None  # `none` on a new token is no deadline, never one of 0 s
 

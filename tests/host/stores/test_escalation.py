@@ -22,7 +22,7 @@ from user_questions.host.gate.security import Identity
 from user_questions.host.gate.tokens import add_token, change_token
 from user_questions.host.hub import Hub
 from user_questions.host.rules import parse_escalation
-from user_questions.host.stores import Escalation, Role, Store, StoredQuestion
+from user_questions.host.stores import Escalation, Role, Store, StoredQuestion, TokenChange
 from user_questions.outcomes import Surface
 
 pytestmark = pytest.mark.anyio
@@ -170,18 +170,18 @@ async def test_an_askers_token_keeps_its_steps_and_reminders_and_only_an_asker_h
     store: Store,
 ) -> None:
     steps = [parse_escalation("1h:admin"), parse_escalation("10m:@oncall")]
-    await add_token(store, "ci", role=Role.ASKER, escalate=steps, remind=300)
+    await add_token(store, "ci", TokenChange(role=Role.ASKER, escalate=steps, remind=300))
     (ci,) = await store.tokens()
     assert ci.escalate == (Escalation(600, "@oncall"), Escalation(3600, "admin"))  # in order
     assert ci.remind == 300
-    changed = await change_token(store, "ci", escalate=[Escalation(2, "bob")])
+    changed = await change_token(store, "ci", TokenChange(escalate=[Escalation(2, "bob")]))
     assert (changed.escalate, changed.remind) == ((Escalation(2, "bob"),), 300)
     for made in ({"escalate": steps}, {"remind": 60}):
         with pytest.raises(UserQuestionError, match="is an asker's") as refused:
-            await add_token(store, "alice", role=Role.PERSON, **made)
+            await add_token(store, "alice", TokenChange(role=Role.PERSON, **made))
         assert refused.value.code == ErrorCode.BAD_REQUEST
     with pytest.raises(UserQuestionError, match="escalation target") as bad:
-        await change_token(store, "ci", escalate=[Escalation(2, "@no good")])
+        await change_token(store, "ci", TokenChange(escalate=[Escalation(2, "@no good")]))
     assert bad.value.code == ErrorCode.BAD_REQUEST
     with pytest.raises(UserQuestionError, match="AFTER:TARGET"):
         parse_escalation("10m")

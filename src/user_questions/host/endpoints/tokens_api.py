@@ -28,15 +28,22 @@ from user_questions.host.gate.tokens import (
 )
 from user_questions.host.notify.apprise import check_apprise_url
 from user_questions.host.rules import timer_seconds, timer_steps
-from user_questions.host.stores import Escalation, Role, Store
+from user_questions.host.stores import Role, Store, TokenChange
 from user_questions.types import WireModel
 
-__all__ = ["TokenChange", "delete_token", "list_tokens", "patch_token", "post_token"]
+__all__ = [
+    "NewTokenBody",
+    "TokenChangeBody",
+    "delete_token",
+    "list_tokens",
+    "patch_token",
+    "post_token",
+]
 
 _NOT_CACHED = {"cache-control": "no-store"}
 
 
-class TokenChange(WireModel):
+class TokenChangeBody(WireModel):
     """What `PATCH /api/tokens/<name>` changes; a field left out is kept."""
 
     role: Role | None = None
@@ -52,20 +59,20 @@ class TokenChange(WireModel):
     remind: StrictStr | None = Field(default=None, max_length=16)
     """An asker's reminder period, written as `deadline` is (`none` too)."""
 
-    def deadline_seconds(self) -> int | None:
-        """`deadline` in seconds (`BAD_REQUEST` for one not written so)."""
-        return timer_seconds(self.deadline)
+    def change(self) -> TokenChange:
+        """The change, its times read (`BAD_REQUEST` for one not written so)."""
+        return TokenChange(
+            role=self.role,
+            groups=self.groups,
+            routes=self.routes,
+            notify=self.notify,
+            deadline=timer_seconds(self.deadline),
+            escalate=timer_steps(self.escalate),
+            remind=timer_seconds(self.remind),
+        )
 
-    def remind_seconds(self) -> int | None:
-        """`remind` in seconds (`BAD_REQUEST` for one not written so)."""
-        return timer_seconds(self.remind)
 
-    def steps(self) -> list[Escalation] | None:
-        """`escalate` read (`BAD_REQUEST` for a step not written so)."""
-        return timer_steps(self.escalate)
-
-
-class NewToken(TokenChange):
+class NewTokenBody(TokenChangeBody):
     """The body of `POST /api/tokens`."""
 
     name: StrictStr
@@ -81,20 +88,10 @@ async def list_tokens(request: Request) -> Response:
 async def post_token(request: Request) -> Response:
     """Make a token; 201 with it and the page's URL with it (for a person or admin) or the
     `UQ_URL` an agent is given (for an asker)."""
-    asked = validate(NewToken, load(await request.body()), "token")
+    asked = validate(NewTokenBody, load(await request.body()), "token")
     _check_notify(asked.notify)
     store: Store = request.app.state.store
-    token = await add_token(
-        store,
-        asked.name,
-        role=asked.role or Role.PERSON,
-        groups=asked.groups or (),
-        routes=asked.routes or (),
-        notify=asked.notify or (),
-        deadline=asked.deadline_seconds(),
-        escalate=asked.steps() or (),
-        remind=asked.remind_seconds(),
-    )
+    token = await add_token(store, asked.name, asked.change())
     await _seen(request)
     made = next(t for t in await store.tokens() if t.name == asked.name and t.active)
     address: PublicUrl | None = request.app.state.public_url
@@ -104,18 +101,10 @@ async def post_token(request: Request) -> Response:
 
 async def patch_token(request: Request) -> Response:
     """Change a token's role, groups, routes or notification URLs; the changed token."""
-    change = validate(TokenChange, load(await request.body()), "token change")
-    _check_notify(change.notify)
+    asked = validate(TokenChangeBody, load(await request.body()), "token change")
+    _check_notify(asked.notify)
     changed = await change_token(
-        request.app.state.store,
-        request.path_params["name"],
-        role=change.role,
-        groups=change.groups,
-        routes=change.routes,
-        notify=change.notify,
-        deadline=change.deadline_seconds(),
-        escalate=change.steps(),
-        remind=change.remind_seconds(),
+        request.app.state.store, request.path_params["name"], asked.change()
     )
     await _seen(request)
     return JSONResponse(token_json(changed), headers=_NOT_CACHED)

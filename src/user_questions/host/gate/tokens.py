@@ -27,6 +27,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import anyio
@@ -38,7 +39,14 @@ from user_questions.frames import iso
 from user_questions.host._reloader import Reloader
 from user_questions.host.gate.security import Identity
 from user_questions.host.rules import escalation_text
-from user_questions.host.stores import Escalation, Role, SettingStore, TokenRecord, TokenStore
+from user_questions.host.stores import (
+    Escalation,
+    Role,
+    SettingStore,
+    TokenChange,
+    TokenRecord,
+    TokenStore,
+)
 
 __all__ = [
     "NAME_PATTERN",
@@ -184,58 +192,40 @@ def _check_part(what: str, value: str) -> None:
         )
 
 
-async def add_token(
-    store: TokenStore,
-    name: str,
-    *,
-    role: Role = Role.PERSON,
-    groups: Sequence[str] = (),
-    routes: Sequence[str] = (),
-    notify: Sequence[str] = (),
-    deadline: int | None = None,
-    escalate: Sequence[Escalation] = (),
-    remind: int | None = None,
-) -> str:
-    """Make a new token called `name` with `role` and return it: the only time it is ever seen
-    in clear. (A person's `notify` URLs are checked by the caller, who knows the notifiers.)
+async def add_token(store: TokenStore, name: str, grants: TokenChange | None = None) -> str:
+    """Make a new token called `name` that may do what `grants` says (a person's, unless it
+    says otherwise) and return it: the only time it is ever seen in clear. (A person's `notify`
+    URLs are checked by the caller, who knows the notifiers.)
 
     Raises:
         UserQuestionError: `BAD_REQUEST` for a bad name, group or route, or one the role cannot
             have; `TOKEN_EXISTS` when an active token has the name already.
     """
+    grants = grants or TokenChange()
+    role = grants.role or Role.PERSON
+    groups, routes, notify = (tuple(given or ()) for given in _lists(grants))
     check_grants(role, groups, routes, notify)
-    _check_timers(role, deadline, escalate, remind)
+    _check_timers(role, grants.deadline, grants.escalate or (), grants.remind)
     token = new_token()
     record = TokenRecord(
         check_name(name),
         hash_token(token),
         datetime.now(UTC),
         role=role,
-        groups=tuple(groups),
-        routes=tuple(routes),
-        notify=tuple(notify),
-        deadline=deadline or None,  # 0 (`none`) is no deadline
-        escalate=_in_order(escalate),
-        remind=remind or None,
+        groups=groups,
+        routes=routes,
+        notify=notify,
+        deadline=grants.deadline or None,  # 0 (`none`) is no deadline
+        escalate=_in_order(grants.escalate or ()),
+        remind=grants.remind or None,
     )
     await store.add_token(record)
     return token
 
 
-async def change_token(
-    store: TokenStore,
-    name: str,
-    *,
-    role: Role | None = None,
-    groups: Sequence[str] | None = None,
-    routes: Sequence[str] | None = None,
-    notify: Sequence[str] | None = None,
-    deadline: int | None = None,
-    escalate: Sequence[Escalation] | None = None,
-    remind: int | None = None,
-) -> TokenRecord:
+async def change_token(store: TokenStore, name: str, change: TokenChange) -> TokenRecord:
     """Change what the token called `name` may do (`deadline`, `escalate` and `remind`: an
-    asker's only, seconds; each given replaces the one it has);
+    asker's only, seconds; each field `change` gives replaces the one it has);
     every running host applies it at once (its open sockets are closed, and reconnect with the
     new permissions).
 
@@ -247,24 +237,20 @@ async def change_token(
     current = next((t for t in await store.tokens() if t.name == name and t.active), None)
     if current is None:
         raise _no_token(name)
-    role = current.role if role is None else role
+    role = current.role if change.role is None else change.role
     kept_groups = () if role is Role.ASKER else current.groups
     kept_notify = () if role is Role.ASKER else current.notify
     kept_routes = current.routes if role is Role.ASKER else ()
-    groups = kept_groups if groups is None else tuple(groups)
-    routes = kept_routes if routes is None else tuple(routes)
-    notify = kept_notify if notify is None else tuple(notify)
+    groups, routes, notify = (
+        kept if given is None else tuple(given)
+        for kept, given in zip((kept_groups, kept_routes, kept_notify), _lists(change), strict=True)
+    )
     check_grants(role, groups, routes, notify)
-    _check_timers(role, deadline, escalate or (), remind)
+    _check_timers(role, change.deadline, change.escalate or (), change.remind)
+    escalate = None if change.escalate is None else _in_order(change.escalate)
     changed = await store.change_token(
         name,
-        role=role,
-        groups=groups,
-        routes=routes,
-        notify=notify,
-        deadline=deadline,
-        escalate=None if escalate is None else _in_order(escalate),
-        remind=remind,
+        replace(change, role=role, groups=groups, routes=routes, notify=notify, escalate=escalate),
     )
     if changed is None:  # revoked meanwhile
         raise _no_token(name)
@@ -332,6 +318,13 @@ def _check_timers(
         )
     for step in escalate:
         _check_part("escalation target", step.to.removeprefix("@"))
+
+
+def _lists(
+    change: TokenChange,
+) -> tuple[Sequence[str] | None, Sequence[str] | None, Sequence[str] | None]:
+    """A change's groups, routes and notification URLs, in that order."""
+    return change.groups, change.routes, change.notify
 
 
 def _in_order(steps: Sequence[Escalation]) -> tuple[Escalation, ...]:

@@ -33,6 +33,7 @@ from user_questions.host.stores.records import (
     RuleRecord,
     Settlement,
     StoredQuestion,
+    TokenChange,
     TokenRecord,
     TokensListener,
     stored_detail,
@@ -64,6 +65,7 @@ __all__ = [
     "escalations_json",
     "stored_question",
     "stored_questions",
+    "token_change_fields",
     "token_fields",
     "token_record",
 ]
@@ -375,6 +377,15 @@ def token_fields(
     """A token's role, groups, routes and notification URLs as both backends write them; `None`
     stays `None` (`change_token`: keep the stored value)."""
     return (None if role is None else str(role), _listed(groups), _listed(routes), _listed(notify))
+
+
+def token_change_fields(change: TokenChange) -> tuple[object, ...]:
+    """A `TokenChange` as both backends' `change_token` writes it: role, groups, routes,
+    notification URLs, deadline, escalation steps, reminder period; `None` keeps the stored
+    value."""
+    steps = None if change.escalate is None else escalations_json(change.escalate)
+    lists = token_fields(change.role, change.groups, change.routes, change.notify)
+    return (*lists, change.deadline, steps, change.remind)
 
 
 def _listed(items: Sequence[str] | None) -> str | None:

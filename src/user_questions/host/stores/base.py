@@ -24,17 +24,16 @@ from user_questions.host.stores.records import (
     ChangeListener,
     ChatMessage,
     ChatPairing,
-    Escalation,
     HistoryPage,
     HistoryQuery,
     NewQuestion,
-    Role,
     Rule,
     RuleRecord,
     RulesListener,
     Settlement,
     StoredQuestion,
     StoreStats,
+    TokenChange,
     TokenRecord,
     TokensListener,
 )
@@ -150,21 +149,10 @@ class TokenStore(Protocol):
         """Revoke the active token called `name`; the revoked record, `None` if there was none."""
         ...
 
-    async def change_token(
-        self,
-        name: str,
-        *,
-        role: Role | None = None,
-        groups: Sequence[str] | None = None,
-        routes: Sequence[str] | None = None,
-        notify: Sequence[str] | None = None,
-        deadline: int | None = None,
-        escalate: Sequence[Escalation] | None = None,
-        remind: int | None = None,
-    ) -> TokenRecord | None:
-        """Change what the active token called `name` may do (each field given replaces the
-        stored one; `deadline` and `remind` in seconds, 0 taking them away); the changed
-        record, `None` if there is no such active token. Running hosts hear of it as of an
+    async def change_token(self, name: str, change: TokenChange) -> TokenRecord | None:
+        """Change what the active token called `name` may do (each field `change` gives
+        replaces the stored one; `deadline` and `remind` in seconds, 0 taking them away); the
+        changed record, `None` if there is no such active token. Running hosts hear of it as of an
         addition or a revocation (`on_tokens_change`)."""
         ...
 

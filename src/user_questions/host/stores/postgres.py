@@ -62,6 +62,7 @@ from user_questions.host.stores._rows import (
     settlement_text,
     stored_question,
     stored_questions,
+    token_change_fields,
     token_fields,
     token_record,
 )
@@ -69,16 +70,15 @@ from user_questions.host.stores.records import (
     ChangeListener,
     ChatMessage,
     ChatPairing,
-    Escalation,
     HistoryPage,
     HistoryQuery,
     NewQuestion,
-    Role,
     Rule,
     RuleRecord,
     RulesListener,
     Settlement,
     StoredQuestion,
+    TokenChange,
     TokenRecord,
     TokensListener,
     settled_record,
@@ -487,22 +487,10 @@ class PostgresStore(AsyncLifetime):
     async def revoke_token(self, name: str) -> TokenRecord | None:
         return await self._update_token(_REVOKE_TOKEN, (name,))
 
-    async def change_token(
-        self,
-        name: str,
-        *,
-        role: Role | None = None,
-        groups: Sequence[str] | None = None,
-        routes: Sequence[str] | None = None,
-        notify: Sequence[str] | None = None,
-        deadline: int | None = None,
-        escalate: Sequence[Escalation] | None = None,
-        remind: int | None = None,
-    ) -> TokenRecord | None:
-        steps = None if escalate is None else escalations_json(escalate)
+    async def change_token(self, name: str, change: TokenChange) -> TokenRecord | None:
         return await self._update_token(
             _CHANGE_TOKEN,
-            (*token_fields(role, groups, routes, notify), deadline, steps, remind, name),
+            (*token_change_fields(change), name),
         )
 
     async def _update_token(self, sql: str, parameters: Sequence[object]) -> TokenRecord | None:

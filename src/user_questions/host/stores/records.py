@@ -40,6 +40,7 @@ __all__ = [
     "Rule",
     "RuleRecord",
     "RulesListener",
+    "TokenChange",
     "TokenRecord",
     "TokensListener",
     "pending_record",
@@ -318,6 +319,22 @@ class TokenRecord:
     def active(self) -> bool:
         """Whether the token still opens the host."""
         return self.revoked_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class TokenChange:
+    """What a token may do, as `uq token add|change`, `POST|PATCH /api/tokens` and `uq hook
+    install` give it: a field left `None` keeps what a token has (a new token: role `person`,
+    nothing else). `deadline` and `remind` are seconds, 0 taking them away; `escalate` and the
+    lists replace the ones a token has."""
+
+    role: Role | None = None
+    groups: Sequence[str] | None = None
+    routes: Sequence[str] | None = None
+    notify: Sequence[str] | None = None
+    deadline: int | None = None
+    escalate: Sequence[Escalation] | None = None
+    remind: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

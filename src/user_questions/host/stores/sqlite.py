@@ -79,6 +79,7 @@ from user_questions.host.stores._rows import (
     settlement_text,
     stored_question,
     stored_questions,
+    token_change_fields,
     token_fields,
     token_record,
 )
@@ -91,17 +92,16 @@ from user_questions.host.stores.records import (
     ChangeListener,
     ChatMessage,
     ChatPairing,
-    Escalation,
     HistoryPage,
     HistoryQuery,
     NewQuestion,
-    Role,
     Rule,
     RuleRecord,
     RulesListener,
     Settlement,
     StoredQuestion,
     StoreStats,
+    TokenChange,
     TokenRecord,
     TokensListener,
     settled_record,
@@ -410,26 +410,14 @@ class SQLiteStore(AsyncLifetime):
             (_now(), name),
         )
 
-    async def change_token(
-        self,
-        name: str,
-        *,
-        role: Role | None = None,
-        groups: Sequence[str] | None = None,
-        routes: Sequence[str] | None = None,
-        notify: Sequence[str] | None = None,
-        deadline: int | None = None,
-        escalate: Sequence[Escalation] | None = None,
-        remind: int | None = None,
-    ) -> TokenRecord | None:
-        steps = None if escalate is None else escalations_json(escalate)
+    async def change_token(self, name: str, change: TokenChange) -> TokenRecord | None:
         return await self._update_token(
             "UPDATE tokens SET role = coalesce(?, role), groups = coalesce(?, groups), "
             "routes = coalesce(?, routes), notify = coalesce(?, notify), "
             "deadline = nullif(coalesce(?, deadline), 0), escalate = coalesce(?, escalate), "
             "remind = nullif(coalesce(?, remind), 0) "
             f"WHERE name = ? AND revoked_at IS NULL RETURNING {_TOKEN_COLUMNS}",
-            (*token_fields(role, groups, routes, notify), deadline, steps, remind, name),
+            (*token_change_fields(change), name),
         )
 
     async def _update_token(self, sql: str, parameters: Sequence[object]) -> TokenRecord | None:
