@@ -110,7 +110,7 @@ def ruled(runs: int, environ: dict[str, str]) -> list[float]:
     times: list[float] = []
     with tempfile.TemporaryDirectory() as folder, serving(folder) as (_, agents):
         rule = ["rule", "add", "--tool", "Bash", "--command", "git status", "--allow"]
-        timed([UQ, *rule, "--db", str(Path(folder) / "uq.db")], "", environ)
+        timed([UQ, *rule, "--store", str(Path(folder) / "uq.db")], "", environ)
         time.sleep(1.0)  # the host hears of it within its 0.2 s watch
         for index in range(runs):
             event = json.dumps({**CODEX, "session_id": f"bench-{index}"})

@@ -54,7 +54,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     monkeypatch.setenv("HOME", str(folder))
     monkeypatch.setenv("XDG_STATE_HOME", str(folder / ".local" / "state"))
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "UQ_DB", "UQ_URL"):
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "UQ_STORE", "UQ_DB", "UQ_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     default_store_path().parent.mkdir(parents=True)
@@ -313,7 +313,7 @@ def test_a_token_of_the_name_is_replaced_only_if_it_is_an_askers(
 def test_without_a_store_nothing_is_written(
     home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = uq(capsys, "install", "claude", "--db", str(tmp_path / "none.db"))
+    code, out, err = uq(capsys, "install", "claude", "--store", str(tmp_path / "none.db"))
     assert (code, out) == (2, "")
     assert err.startswith(f"uq hook install: there is no store at {tmp_path / 'none.db'}")
     assert not (home / ".claude").exists()

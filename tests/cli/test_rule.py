@@ -18,9 +18,9 @@ def test_list_shows_one_aligned_row_per_rule(capsys: pytest.CaptureFixture[str],
         ["--tool", "Bash", "--command", "npm run test", "--allow"],
         ["--tool", "*", "--command", "rm -rf", "--deny"],
     ):
-        status, _, err = uq(capsys, "rule", "add", *rule, "--db", db)
+        status, _, err = uq(capsys, "rule", "add", *rule, "--store", db)
         assert status in (0, None), err
-    status, out, _ = uq(capsys, "rule", "list", "--db", db)
+    status, out, _ = uq(capsys, "rule", "list", "--store", db)
     assert status in (0, None)
     header, *rows = out.splitlines()
     assert header.split() == [
@@ -44,11 +44,11 @@ def test_list_shows_one_aligned_row_per_rule(capsys: pytest.CaptureFixture[str],
     made_by = header.index("MADE BY")
     maker = f"cli:{getpass.getuser()}"
     assert {row[made_by:].split()[0] for row in rows} == {maker}
-    status, out, _ = uq(capsys, "rule", "list", "--json", "--db", db)
+    status, out, _ = uq(capsys, "rule", "list", "--json", "--store", db)
     assert [json.loads(line)["createdBy"] for line in out.splitlines()] == [maker, maker]
 
 
 def test_an_empty_list_says_how_to_add_one(capsys: pytest.CaptureFixture[str], db: str) -> None:
-    status, out, err = uq(capsys, "rule", "list", "--db", db)
+    status, out, err = uq(capsys, "rule", "list", "--store", db)
     assert (status in (0, None), out) == (True, "")
     assert "uq rule add" in err

@@ -53,7 +53,7 @@ def run_claude(
     home, project = tmp_path / "home", tmp_path / "project"
     (project / "build").mkdir(parents=True, exist_ok=True)
     environ = {**os.environ, "HOME": str(home), "UQ_URL": host.asker_url}
-    install = [UQ, "hook", "install", "claude", "--db", str(host.db), "--url", host.base]
+    install = [UQ, "hook", "install", "claude", "--store", str(host.db), "--url", host.base]
     subprocess.run(install, env=environ, check=True, timeout=60)  # an asker token of its own
     (tmp_path / "script.json").write_text(json.dumps(script), encoding="utf-8")
     port, log = free_port(), tmp_path / "api.log"

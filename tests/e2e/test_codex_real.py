@@ -52,7 +52,7 @@ def run_codex(tmp_path: Path, host: HostProcess, answer: dict[str, Any]) -> list
         encoding="utf-8",
     )
     environ = {**os.environ, "CODEX_HOME": str(codex_home), "UQ_URL": host.asker_url}
-    install = [UQ, "hook", "install", "codex", "--db", str(host.db), "--url", host.base]
+    install = [UQ, "hook", "install", "codex", "--store", str(host.db), "--url", host.base]
     subprocess.run(install, env=environ, check=True, timeout=60)  # an asker token of its own
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"call": ESCALATED}, {"text": "Done."}]), encoding="utf-8")

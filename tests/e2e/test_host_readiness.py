@@ -33,7 +33,7 @@ def store_counters(node: HostProcess) -> dict[str, float]:
 def test_readiness_follows_the_database_and_health_stays(
     pg_url: str, pg_cluster: PostgresCluster
 ) -> None:
-    node = HostProcess(None, args=("--db", pg_url))
+    node = HostProcess(None, args=("--store", pg_url))
     node.start()
     try:
         ready = httpx.get(f"{node.base}/readyz", timeout=10)

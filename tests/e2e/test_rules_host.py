@@ -25,7 +25,7 @@ pytestmark = pytest.mark.e2e
 def rule_add(host: HostProcess, *args: str) -> int:
     assert host.db is not None
     made = subprocess.run(
-        [UQ, "rule", "add", *args, "--db", str(host.db)],
+        [UQ, "rule", "add", *args, "--store", str(host.db)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -38,7 +38,7 @@ def token_add(host: HostProcess, name: str, *args: str) -> str:
     """Make a token with `uq token add` beside the host's store; its page's URL."""
     assert host.db is not None
     made = subprocess.run(
-        [UQ, "token", "add", name, *args, "--db", str(host.db), "--url", host.base],
+        [UQ, "token", "add", name, *args, "--store", str(host.db), "--url", host.base],
         capture_output=True,
         text=True,
         timeout=60,
@@ -85,7 +85,7 @@ def test_an_allow_rule_answers_the_hook_with_no_card_shown(
     assert (entry["via"], entry["by"], entry["outcome"]) == ("rule", f"rule:{rule_id}", "answered")
     assert "shownAt" not in entry  # no page, notification or person ever saw it
     listed = subprocess.run(
-        [UQ, "rule", "list", "--json", "--db", str(serving_host.db)],
+        [UQ, "rule", "list", "--json", "--store", str(serving_host.db)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -110,7 +110,7 @@ def test_a_revoked_rule_no_longer_answers(serving_host: HostProcess) -> None:
     rule_id = rule_add(serving_host, "--tool", "Bash", "--command", "ls", "--allow")
     assert serving_host.db is not None
     subprocess.run(
-        [UQ, "rule", "revoke", str(rule_id), "--db", str(serving_host.db)],
+        [UQ, "rule", "revoke", str(rule_id), "--store", str(serving_host.db)],
         capture_output=True,
         timeout=60,
         check=True,

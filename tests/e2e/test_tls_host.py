@@ -259,7 +259,7 @@ def test_a_rule_answers_the_hook_of_a_tls_host_it_trusts_on_its_quick_path(
         "--command",
         "make lint",
         "--allow",
-        "--db",
+        "--store",
         str(tls_host.db),
     )
     assert made.returncode == 0, made.stderr

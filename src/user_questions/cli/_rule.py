@@ -17,7 +17,8 @@ from typing import Annotated
 
 from cyclopts import App, Parameter
 
-from user_questions.cli._beside import DB_HELP, local_time, print_columns, with_store
+from user_questions.cli._beside import local_time, print_columns, with_store
+from user_questions.cli._store_option import OldDb, StoreOption, chosen_store
 from user_questions.host.rules import add_rule, revoke_rule, rule_json, rule_text
 from user_questions.host.stores import Decision, RuleRecord, Store
 
@@ -28,7 +29,6 @@ rule_app = App(
     help="Rules: decisions about agents' tool calls, remembered so nobody is asked again.",
 )
 
-Db = Annotated[str | None, Parameter(env_var="UQ_DB", help=DB_HELP)]
 _Flag = Annotated[bool, Parameter(negative="")]
 
 
@@ -53,7 +53,8 @@ def add(
     asker: str | None = None,
     cwd: str | None = None,
     expires: str | None = None,
-    db: Db = None,
+    store: StoreOption = None,
+    db: OldDb = None,
 ) -> None:
     """Make a rule: calls it matches are allowed (or denied) by the host, nobody asked.
 
@@ -99,7 +100,7 @@ def add(
             created_by=_maker(),
         )
 
-    made = with_store("rule", db, work)
+    made = with_store("rule", chosen_store("rule", store, db), work)
     print(made.id)
     print(f"rule {made.id}: {rule_text(made.rule)}; running hosts apply it now", file=sys.stderr)
 
@@ -107,7 +108,8 @@ def add(
 @rule_app.command(name="list")
 def list_rules(
     *,
-    db: Db = None,
+    store: StoreOption = None,
+    db: OldDb = None,
     json_: Annotated[bool, Parameter(name="--json", negative="")] = False,
 ) -> None:
     """List the rules: id, what each decides, who made it, hits, last used, expiry, revocation.
@@ -121,7 +123,7 @@ def list_rules(
     async def work(store: Store) -> list[RuleRecord]:
         return await store.rules()
 
-    rules = with_store("rule", db, work)
+    rules = with_store("rule", chosen_store("rule", store, db), work)
     if json_:
         for rule in rules:
             print(json.dumps(rule_json(rule), ensure_ascii=False))
@@ -146,7 +148,7 @@ def list_rules(
 
 
 @rule_app.command(name="revoke")
-def revoke(rule_id: int, /, *, db: Db = None) -> None:
+def revoke(rule_id: int, /, *, store: StoreOption = None, db: OldDb = None) -> None:
     """Revoke rule ID: running hosts stop applying it at once.
 
     Parameters
@@ -158,5 +160,5 @@ def revoke(rule_id: int, /, *, db: Db = None) -> None:
     async def work(store: Store) -> RuleRecord:
         return await revoke_rule(store, rule_id)
 
-    with_store("rule", db, work)
+    with_store("rule", chosen_store("rule", store, db), work)
     print(f"revoked rule {rule_id}; hosts no longer apply it", file=sys.stderr)

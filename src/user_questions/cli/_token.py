@@ -14,7 +14,8 @@ from typing import Annotated
 
 from cyclopts import App, Parameter
 
-from user_questions.cli._beside import DB_HELP, local_time, print_columns, with_store
+from user_questions.cli._beside import local_time, print_columns, with_store
+from user_questions.cli._store_option import OldDb, StoreOption, chosen_store
 from user_questions.host.gate.tokens import add_token, change_token, revoke_token, token_json
 from user_questions.host.rules import duration_text, escalation_text, timer_seconds, timer_steps
 from user_questions.host.stores import Role, Store, TokenChange, TokenRecord
@@ -25,8 +26,6 @@ token_app = App(
     name="token",
     help="Named tokens: one per person, recorded with every answer they give.",
 )
-
-Db = Annotated[str | None, Parameter(env_var="UQ_DB", help=DB_HELP)]
 
 
 Many = Annotated[list[str] | None, Parameter(negative="")]
@@ -43,7 +42,8 @@ def add(
     deadline: str | None = None,
     escalate: Many = None,
     remind: str | None = None,
-    db: Db = None,
+    store: StoreOption = None,
+    db: OldDb = None,
     url: str = "http://127.0.0.1:8765/",
 ) -> None:
     """Make a token for NAME; print it (shown this once) and the page's URL with it.
@@ -82,7 +82,7 @@ def add(
         grants = _change(role, group, route, notify, deadline, escalate, remind)
         return await add_token(store, name, grants)
 
-    token = with_store("token", db, work)
+    token = with_store("token", chosen_store("token", store, db), work)
     print(token)
     print(f"{url.rstrip('/')}/?token={token}")
     print(
@@ -103,7 +103,8 @@ def change(
     deadline: str | None = None,
     escalate: Many = None,
     remind: str | None = None,
-    db: Db = None,
+    store: StoreOption = None,
+    db: OldDb = None,
 ) -> None:
     """Change what NAME's token may do; running hosts apply it at once (its open pages and
     askers reconnect with the new permissions).
@@ -134,7 +135,7 @@ def change(
         change = _change(role, group, route, notify, deadline, escalate, remind)
         return await change_token(store, name, change)
 
-    changed = with_store("token", db, work)
+    changed = with_store("token", chosen_store("token", store, db), work)
     timers = _timers(changed)
     said = _grants(changed) if timers == "-" else f"{_grants(changed)}; {timers}"
     print(f"{name} is now: {said}", file=sys.stderr)
@@ -143,7 +144,8 @@ def change(
 @token_app.command(name="list")
 def list_tokens(
     *,
-    db: Db = None,
+    store: StoreOption = None,
+    db: OldDb = None,
     json_: Annotated[bool, Parameter(name="--json", negative="")] = False,
 ) -> None:
     """List the named tokens: name, role, groups or routes, created, last used, revoked (never
@@ -158,7 +160,7 @@ def list_tokens(
     async def work(store: Store) -> list[TokenRecord]:
         return await store.tokens()
 
-    tokens = with_store("token", db, work)
+    tokens = with_store("token", chosen_store("token", store, db), work)
     if json_:
         for token in tokens:
             print(json.dumps(token_json(token), ensure_ascii=False))
@@ -183,7 +185,7 @@ def list_tokens(
 
 
 @token_app.command(name="revoke")
-def revoke(name: str, *, db: Db = None) -> None:
+def revoke(name: str, *, store: StoreOption = None, db: OldDb = None) -> None:
     """Revoke NAME's token: running hosts refuse it at once and close its connections.
 
     Parameters
@@ -195,7 +197,7 @@ def revoke(name: str, *, db: Db = None) -> None:
     async def work(store: Store) -> TokenRecord:
         return await revoke_token(store, name)
 
-    with_store("token", db, work)
+    with_store("token", chosen_store("token", store, db), work)
     print(f"revoked {name}'s token; hosts refuse it from now on", file=sys.stderr)
 
 

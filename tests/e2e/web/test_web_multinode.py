@@ -29,7 +29,7 @@ def nodes(pg_cluster: PostgresCluster) -> Iterator[tuple[Host, Host]]:
     started: list[Host] = []
     try:
         for _ in range(2):
-            node = Host(None, port=free_port(), args=("--db", pg_cluster.url(database)))
+            node = Host(None, port=free_port(), args=("--store", pg_cluster.url(database)))
             node.start()
             started.append(node)
         yield started[0], started[1]

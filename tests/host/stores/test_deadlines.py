@@ -148,7 +148,15 @@ def test_none_takes_a_deadline_away_over_http_and_on_the_command_line(tmp_path: 
         ).json()
         assert ("deadline" in changed, changed.get("escalate", [])) == (False, [])
     for given, said in (("1h", "deadline 1h"), ("none", None)):
-        change = ["token", "change", "ci", "--deadline", given, "--db", str(tmp_path / "host.db")]
+        change = [
+            "token",
+            "change",
+            "ci",
+            "--deadline",
+            given,
+            "--store",
+            str(tmp_path / "host.db"),
+        ]
         done = subprocess.run(
             [sys.executable, "-m", "user_questions.cli", *change],
             capture_output=True,
