@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 
 import anyio
 
-from user_questions._disposer import nothing
+from user_questions._lifecycle.disposer import nothing
 from user_questions.errors import AbortError, ErrorCode
 
 __all__ = ["AbortController", "AbortSignal", "is_timeout"]

@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Self, TypeAlias
 
-from user_questions._disposer import Disposer, nothing
+from user_questions._lifecycle.disposer import Disposer, nothing
 from user_questions.errors import ErrorCode, HarnessError
 
 __all__ = ["Context", "Disposer", "Fiber", "Service"]

@@ -43,8 +43,8 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from user_questions._checks import check_answer, check_request, quoted, usable_id
-from user_questions._disposer import Disposer, nothing
-from user_questions._lifetime import AsyncLifetime
+from user_questions._lifecycle.disposer import Disposer, nothing
+from user_questions._lifecycle.lifetime import AsyncLifetime
 from user_questions._reading.text import text_problem
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from user_questions._disposer import Disposer, nothing
 from user_questions._host_link.ask_endings import (
     WITHDRAW_TIMEOUT,
     settled_answer,
     withdraw_note,
     withdraw_reason,
 )
+from user_questions._lifecycle.disposer import Disposer, nothing
 from user_questions.errors import UserQuestionError
 from user_questions.frames import Origin
 from user_questions.host.hub import Hub

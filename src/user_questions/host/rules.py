@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from user_questions._hooks.approval_card import SHELL_TOOLS, decision_of
-from user_questions._lifetime import AsyncLifetime
+from user_questions._lifecycle.lifetime import AsyncLifetime
 from user_questions.approvals import ALLOW
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, iso

@@ -23,7 +23,7 @@ import anyio
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
 from user_questions._checks import usable_id
-from user_questions._disposer import Disposer, nothing
+from user_questions._lifecycle.disposer import Disposer, nothing
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     Ask,

@@ -32,8 +32,8 @@ from datetime import UTC, datetime
 
 import anyio
 
-from user_questions._disposer import Disposer, nothing
-from user_questions._lifetime import AsyncLifetime
+from user_questions._lifecycle.disposer import Disposer, nothing
+from user_questions._lifecycle.lifetime import AsyncLifetime
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import iso
 from user_questions.host._reloader import Reloader

@@ -34,7 +34,7 @@ from typing import cast
 import anyio
 from psycopg.rows import TupleRow
 
-from user_questions._lifetime import AsyncLifetime
+from user_questions._lifecycle.lifetime import AsyncLifetime
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._postgres_listen import (
     CHANNEL,

@@ -16,7 +16,7 @@ from enum import StrEnum
 
 from pydantic import TypeAdapter
 
-from user_questions._disposer import Disposer
+from user_questions._lifecycle.disposer import Disposer
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, Origin
 from user_questions.outcomes import Outcome, RequestState, Surface

@@ -58,8 +58,8 @@ from typing import IO, Any, TypeVar
 
 import anyio
 
-from user_questions._disposer import nothing
-from user_questions._lifetime import AsyncLifetime
+from user_questions._lifecycle.disposer import nothing
+from user_questions._lifecycle.lifetime import AsyncLifetime
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._group_commit import GroupCommit, Work
 from user_questions.host.stores._rows import (
