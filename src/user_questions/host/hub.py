@@ -45,6 +45,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from user_questions._checks import check_answer, check_request, quoted, usable_id
 from user_questions._lifecycle.disposer import Disposer, nothing
 from user_questions._lifecycle.lifetime import AsyncLifetime
+from user_questions._lifecycle.listeners import Listeners
 from user_questions._reading.text import text_problem
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
@@ -185,9 +186,13 @@ class Hub(AsyncLifetime):
         self._pages: set[PageSubscription] = set()
         self._changes_in, self._changes = anyio.create_memory_object_stream[str | None](math.inf)
         self._shown = ShownRecorder(store)
-        self._listeners: list[EventListener] = []
+        self._listeners: Listeners[[StoredQuestion]] = Listeners(
+            logger, lambda record: f"an event listener raised on question {record.rpc_id}"
+        )
         self._rendering = anyio.CapacityLimiter(RENDER_WORKERS)
-        self._routed: list[RoutedListener] = []
+        self._routed: Listeners[[StoredQuestion, tuple[str, ...]]] = Listeners(
+            logger, lambda record, _: f"a routed listener raised on question {record.rpc_id}"
+        )
         self._deadlines = _Timetable("time out")
         """When each pending request's deadline passes."""
         self._routing = _Timetable("escalate or remind of")
@@ -241,14 +246,12 @@ class Hub(AsyncLifetime):
         Changes written by other hosts on the same store are theirs to report; a request
         re-attached or replayed after a restart is not new. Returns a remover.
         """
-        self._listeners.append(listener)
-        return lambda: _discard(self._listeners, listener)
+        return self._listeners.add(listener)
 
     def on_routed(self, listener: RoutedListener) -> Disposer:
         """Call `listener` when this host routes a pending request to people again (an
         escalation step, a reminder: `RoutedListener`). Returns a remover."""
-        self._routed.append(listener)
-        return lambda: _discard(self._routed, listener)
+        return self._routed.add(listener)
 
     # -- askers -------------------------------------------------------------------------------
 
@@ -633,11 +636,7 @@ class Hub(AsyncLifetime):
         return pending
 
     def _committed(self, record: StoredQuestion) -> None:
-        for listener in tuple(self._listeners):
-            try:
-                listener(record)
-            except Exception:
-                logger.exception("an event listener raised on question %s", record.rpc_id)
+        self._listeners.tell(record)
 
     def _show(self, entries: Iterable[_Entry]) -> None:
         fresh = [entry for entry in entries if not entry.shown]
@@ -712,11 +711,7 @@ class Hub(AsyncLifetime):
         else:
             logger.info("question %s routed again to %s", rpc_id, ", ".join(whom) or "everyone")
             self._apply(routed)
-            for listener in tuple(self._routed):
-                try:
-                    listener(routed, whom)
-                except Exception:
-                    logger.exception("a routed listener raised on question %s", rpc_id)
+            self._routed.tell(routed, whom)
         if rpc_id in self._entries:
             self._schedule_routing(self._entries[rpc_id])
 

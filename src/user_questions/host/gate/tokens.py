@@ -34,6 +34,7 @@ import anyio
 
 from user_questions._lifecycle.disposer import Disposer, nothing
 from user_questions._lifecycle.lifetime import AsyncLifetime
+from user_questions._lifecycle.listeners import Listeners
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import iso
 from user_questions.host._reloader import Reloader
@@ -357,7 +358,7 @@ class Tokens(AsyncLifetime):
         """Active named tokens: who each is, by the token's hash."""
         self._notify: dict[str, tuple[str, ...]] = {}
         """The notification URLs of each person (or admin) who has some, by name."""
-        self._listeners: list[Callable[[], None]] = []
+        self._listeners: Listeners[[]] = Listeners(logger, "a listener of the tokens raised")
         self._watchers: dict[Identity, list[Callable[[], None]]] = {}
         self._touched: dict[str, float] = {}
         self._reloader = Reloader(self._load, "the tokens", RELOAD_RETRY)
@@ -408,13 +409,7 @@ class Tokens(AsyncLifetime):
     def on_change(self, listener: Callable[[], None]) -> Disposer:
         """Call `listener` after each reload of the tokens (one was added, revoked or
         changed, here or by another process); returns a remover."""
-        self._listeners.append(listener)
-
-        def remove() -> None:
-            with contextlib.suppress(ValueError):
-                self._listeners.remove(listener)
-
-        return remove
+        return self._listeners.add(listener)
 
     def accepts(self, identity: Identity) -> bool:
         """Whether the token behind `identity` still opens the host with the same role, groups
@@ -466,11 +461,7 @@ class Tokens(AsyncLifetime):
             for token in tokens
             if token.active and token.notify and token.role is not Role.ASKER
         }
-        for listener in tuple(self._listeners):
-            try:
-                listener()
-            except Exception:
-                logger.exception("a listener of the tokens raised")
+        self._listeners.tell()
         gone = [identity for identity in self._watchers if not self.accepts(identity)]
         for identity in gone:
             for callback in self._watchers.pop(identity):

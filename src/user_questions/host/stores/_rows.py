@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -35,7 +34,6 @@ from user_questions.host.stores.records import (
     StoredQuestion,
     TokenChange,
     TokenRecord,
-    TokensListener,
     stored_detail,
 )
 from user_questions.outcomes import RequestState, Surface
@@ -45,7 +43,6 @@ __all__ = [
     "COLUMNS",
     "RULE_COLUMNS",
     "TOKEN_COLUMNS",
-    "ChangeListeners",
     "answer_text",
     "decode_cursor",
     "encode_cursor",
@@ -70,7 +67,6 @@ __all__ = [
     "token_record",
 ]
 
-logger = logging.getLogger("user_questions.host")
 
 COLUMNS = (
     "rpc_id",
@@ -286,36 +282,6 @@ def decode_cursor(cursor: str) -> tuple[str, int]:
             f"invalid history cursor {cursor[:80]!r}; pass the `next` of a previous page",
             ErrorCode.BAD_REQUEST,
         ) from None
-
-
-class ChangeListeners:
-    """The listeners of one kind of change (the tokens, the rules) of the store at `url`, named
-    `what` in the log. One that raises is logged, and the others are still told."""
-
-    def __init__(self, url: str, what: str = "tokens") -> None:
-        self._url = url
-        self._what = what
-        self._listeners: list[TokensListener] = []
-
-    def __bool__(self) -> bool:
-        return bool(self._listeners)
-
-    def add(self, listener: TokensListener) -> Callable[[], None]:
-        """Add `listener`; returns its remover."""
-        self._listeners.append(listener)
-
-        def remove() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return remove
-
-    def tell(self) -> None:
-        for listener in tuple(self._listeners):
-            try:
-                listener()
-            except Exception:
-                logger.exception("a %s listener of %s raised", self._what, self._url)
 
 
 def stored_questions(

@@ -35,6 +35,7 @@ import anyio
 from psycopg.rows import TupleRow
 
 from user_questions._lifecycle.lifetime import AsyncLifetime
+from user_questions._lifecycle.listeners import Listeners
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._postgres_listen import (
     CHANNEL,
@@ -49,7 +50,6 @@ from user_questions.host.stores._rows import (
     COLUMNS,
     RULE_COLUMNS,
     TOKEN_COLUMNS,
-    ChangeListeners,
     encode_cursor,
     escalations_json,
     history_filter,
@@ -242,9 +242,15 @@ class PostgresStore(AsyncLifetime):
         self._pool = Pool(url, self.url)
         self._pool.stats.url = self.url
         self._pool.stats.shared = True
-        self._listeners: list[ChangeListener] = []
-        self._tokens_listeners = ChangeListeners(self.url)
-        self._rules_listeners = ChangeListeners(self.url, "rules")
+        self._listeners: Listeners[[str | None]] = Listeners(
+            logger, f"a change listener of {self.url} raised"
+        )
+        self._tokens_listeners: Listeners[[]] = Listeners(
+            logger, f"a tokens listener of {self.url} raised"
+        )
+        self._rules_listeners: Listeners[[]] = Listeners(
+            logger, f"a rules listener of {self.url} raised"
+        )
         self.stats = self._pool.stats
 
     def __repr__(self) -> str:
@@ -260,7 +266,10 @@ class PostgresStore(AsyncLifetime):
         listening = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(listening.cancel_scope.cancel)
         relay = NotificationRelay(
-            self._pool, self._tell, self._tokens_listeners.tell, self._rules_listeners.tell
+            self._pool,
+            self._listeners.tell,
+            self._tokens_listeners.tell,
+            self._rules_listeners.tell,
         )
         await listening.start(relay.run)
         self.stats.open = True
@@ -396,13 +405,7 @@ class PostgresStore(AsyncLifetime):
     def on_change(self, listener: ChangeListener) -> Callable[[], None]:
         """Call `listener` with the rpcId another node changed, or `None` after a reconnection,
         for every change committed from now on (a host's store listens from its opening)."""
-        self._listeners.append(listener)
-
-        def remove() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return remove
+        return self._listeners.add(listener)
 
     async def mark_shown(self, rpc_ids: Sequence[str]) -> None:
         async def update(connection: PgConnection) -> None:
@@ -660,16 +663,6 @@ class PostgresStore(AsyncLifetime):
         """Call `listener` after a rule is added or revoked, through this store or (when open
         as a host's) any other, and after the listening connection reconnects."""
         return self._rules_listeners.add(listener)
-
-    def _tell(self, rpc_id: str | None) -> None:
-        for listener in tuple(self._listeners):
-            self._call(listener, rpc_id)
-
-    def _call(self, listener: ChangeListener, rpc_id: str | None) -> None:
-        try:
-            listener(rpc_id)
-        except Exception:
-            logger.exception("a change listener of %s raised", self.url)
 
 
 _CHAT_MESSAGES = (

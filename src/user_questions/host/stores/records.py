@@ -17,6 +17,7 @@ from enum import StrEnum
 from pydantic import TypeAdapter
 
 from user_questions._lifecycle.disposer import Disposer
+from user_questions._lifecycle.listeners import Listeners
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, Origin
 from user_questions.outcomes import Outcome, RequestState, Surface
@@ -420,9 +421,12 @@ class StoreStats:
     """Whether other hosts share the database (PostgreSQL), so that while this one cannot
     reach it, its askers may go to another (the host tells them so)."""
     _since: float = field(default=0.0, compare=False)
-    _listeners: list[Callable[[UserQuestionError | None], None]] = field(
-        default_factory=list, compare=False
-    )
+    _listeners: Listeners[[UserQuestionError | None]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._listeners = Listeners(
+            logger, lambda _: f"a fault listener of {self.url or 'the store'} raised"
+        )
 
     def failed(self, fault: UserQuestionError | None = None) -> None:
         self.errors += 1
@@ -439,7 +443,7 @@ class StoreStats:
         if not self.open:
             return
         logger.warning("store fault, refusing with %s until it clears: %s", fault.code, fault)
-        self._tell(fault)
+        self._listeners.tell(fault)
 
     def check(self) -> None:
         """Raise the fault while there is one (a new exception each time)."""
@@ -462,24 +466,11 @@ class StoreStats:
                 fault.code,
                 f"; {how}" if how else "",
             )
-            self._tell(None)
+            self._listeners.tell(None)
 
     def on_fault(self, listener: Callable[[UserQuestionError | None], None]) -> Disposer:
         """Call `listener` with each new fault, and with `None` when it clears."""
-        self._listeners.append(listener)
-
-        def remove() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return remove
-
-    def _tell(self, fault: UserQuestionError | None) -> None:
-        for listener in tuple(self._listeners):
-            try:
-                listener(fault)
-            except Exception:
-                logger.exception("a fault listener of %s raised", self.url or "the store")
+        return self._listeners.add(listener)
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,13 +60,13 @@ import anyio
 
 from user_questions._lifecycle.disposer import nothing
 from user_questions._lifecycle.lifetime import AsyncLifetime
+from user_questions._lifecycle.listeners import Listeners
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._group_commit import GroupCommit, Work
 from user_questions.host.stores._rows import (
     COLUMNS,
     RULE_COLUMNS,
     TOKEN_COLUMNS,
-    ChangeListeners,
     encode_cursor,
     escalations_json,
     history_filter,
@@ -190,8 +190,12 @@ class SQLiteStore(AsyncLifetime):
         self._connection: sqlite3.Connection | None = None
         self._lock_file: IO[str] | None = None
         self._worker = Worker(f"uq-store {self.path.name}")
-        self._tokens_listeners = ChangeListeners(self.url)
-        self._rules_listeners = ChangeListeners(self.url, "rules")
+        self._tokens_listeners: Listeners[[]] = Listeners(
+            logger, f"a tokens listener of {self.url} raised"
+        )
+        self._rules_listeners: Listeners[[]] = Listeners(
+            logger, f"a rules listener of {self.url} raised"
+        )
         self._writes = GroupCommit(self._commit, MAX_QUEUED_BYTES)
         self._commit_seconds = math.inf
         """The average time of a commit (unknown at first: the first ones run in the thread)."""
