@@ -9,7 +9,7 @@ never break what it observes, nor keep the rest from learning of it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Generic, ParamSpec
 
 from user_questions._lifecycle.disposer import Disposer
@@ -38,6 +38,10 @@ class Listeners(Generic[P]):
 
     def __len__(self) -> int:
         return len(self._added)
+
+    def __iter__(self) -> Iterator[Callable[P, object]]:
+        """The listeners, in the order they were added."""
+        return iter(tuple(self._added.values()))
 
     def add(self, listener: Callable[P, object]) -> Disposer:
         """Tell `listener` from now on; returns the function that stops it."""
