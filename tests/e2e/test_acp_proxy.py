@@ -35,7 +35,7 @@ from pydantic import BaseModel
 from tests.bridges.acp_peers import FORM_CAPABLE, Editor, ask, over_stdio, start_session
 from tests.e2e.host_process import HostProcess, answer_body, free_port
 
-pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+pytestmark = pytest.mark.anyio
 
 PKG = {
     "id": "pkg",

@@ -20,8 +20,6 @@ import pytest
 
 from tests.e2e.host_process import HostProcess, answer_body, free_port
 
-pytestmark = pytest.mark.e2e
-
 CODEX = os.environ.get("UQ_CODEX", "")
 UQ = str(Path(sys.executable).with_name("uq"))
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,11 +10,8 @@ import sys
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.e2e.host_process import ROOT, HostProcess, answer_body, free_port
-
-pytestmark = pytest.mark.e2e
 
 URL = re.compile(r"^http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9._~-]+)$")
 

@@ -14,8 +14,6 @@ from websockets.sync.client import ClientConnection, connect
 
 from tests.e2e.host_process import HostProcess, answer_body
 
-pytestmark = pytest.mark.e2e
-
 HEALTHZ_WITHIN = 0.1
 """Seconds `/healthz` may take, whatever else the host is doing."""
 SLOW_DETAIL = "[" * 100_000

@@ -13,8 +13,6 @@ from websockets.sync.connection import Connection
 
 from tests.e2e.host_process import AskerProcess, HostProcess, answer_body
 
-pytestmark = pytest.mark.e2e
-
 
 def open_page(host: HostProcess) -> ClientConnection:
     return connect(

@@ -25,8 +25,6 @@ from tests.e2e.host_process import AskerProcess, HostProcess, answer_body
 from tests.e2e.test_host_cli import uq
 from tests.pg import PostgresCluster
 
-pytestmark = pytest.mark.e2e
-
 YES = {"id": "deploy", "selected": ["yes"]}
 QUESTION = {
     "id": "during",

@@ -25,8 +25,6 @@ from tests.e2e.host_process import (
     free_port,
 )
 
-pytestmark = pytest.mark.e2e
-
 EXAMPLE = ROOT / "docs" / "examples" / "webhook_receiver.py"
 APPEND_STDIN = "import sys; open(sys.argv[1], 'ab').write(sys.stdin.buffer.read())"
 

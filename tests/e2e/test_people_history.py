@@ -23,8 +23,6 @@ from websockets.sync.connection import Connection
 from tests.e2e.host_process import AskerProcess, HostProcess, answer_body
 from tests.e2e.test_host_cli import uq
 
-pytestmark = pytest.mark.e2e
-
 YES = {"selected": ["yes"]}
 
 

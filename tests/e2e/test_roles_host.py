@@ -22,8 +22,6 @@ from tests.e2e.host_process import HostProcess, answer_body
 from tests.e2e.test_host_cli import uq
 from tests.e2e.test_people_history import wait_until_accepted
 
-pytestmark = pytest.mark.e2e
-
 QUESTION = {"id": "go", "question": "Go ahead?", "options": [{"label": "yes"}, {"label": "no"}]}
 
 

@@ -19,8 +19,6 @@ from user_questions._hooks.events import Client
 from user_questions.cli._hook_options import HookOptions
 from user_questions.cli._hook_rule import rule_output
 
-pytestmark = pytest.mark.e2e
-
 
 def rule_add(host: HostProcess, *args: str) -> int:
     assert host.db is not None

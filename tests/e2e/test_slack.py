@@ -18,8 +18,6 @@ from tests.e2e.test_people_history import history
 from tests.e2e.test_telegram import PICK, Ask, answer_through_api, ask_approval
 from tests.slack_fake import APP_TOKEN, BOT_TOKEN, FakeSlack, Message, View, fake_slack
 
-pytestmark = pytest.mark.e2e
-
 OWNER = "U0OWNER"
 STRANGER = "U0STRANGER"
 REFUSAL = "You are not paired to answer this question."

@@ -20,8 +20,6 @@ from tests.telegram_fake import TOKEN, USERNAME, FakeBotApi, Message, fake_bot_a
 from user_questions import UserQuestionError, connect
 from user_questions.approvals import approval_question
 
-pytestmark = pytest.mark.e2e
-
 OWNER_USER = 1001
 STRANGER = 666
 ALICE, BOB = 2002, 3003

@@ -35,8 +35,6 @@ from user_questions.cli._host_client import host_address
 from user_questions.service import AskUserQuestionRequest
 from user_questions.types import AskUserQuestionItem
 
-pytestmark = pytest.mark.e2e
-
 UQ = str(Path(sys.executable).with_name("uq"))
 PICK = {"id": "pick", "question": "Which?", "options": [{"label": "a"}, {"label": "b"}]}
 

@@ -17,8 +17,6 @@ import pytest
 
 from tests.e2e.host_process import HostProcess
 
-pytestmark = pytest.mark.e2e
-
 UQ = str(Path(sys.executable).with_name("uq"))
 FIXTURES = Path(__file__).resolve().parents[1] / "bridges" / "fixtures"
 DOWN = "http://127.0.0.1:9/?token=t"  # nothing listens on the discard port

@@ -31,7 +31,7 @@ from tests.pg import PostgresCluster, database_of
 from user_questions import AskUserQuestionItem, AskUserQuestionOption, AskUserQuestionRequest
 from user_questions.providers.remote import RemoteProvider
 
-pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+pytestmark = pytest.mark.anyio
 
 
 class Asks:

@@ -37,8 +37,6 @@ from tests.e2e.host_process import ROOT, free_port
 from tests.e2e.web.conftest import CHROMIUM, CHROMIUM_ARGS, Asker, Host, answer_of, inboxes
 from user_questions._host_link.tls import client_context
 
-pytestmark = pytest.mark.e2e
-
 DEPLOY = ROOT / "docs" / "deploy.md"
 STARTUP_SECONDS = 15.0
 SHIP = {"id": "ship", "question": "Ship it?", "options": [{"label": "Ship"}, {"label": "Wait"}]}

@@ -13,8 +13,6 @@ from tests.e2e.host_process import free_port
 from tests.e2e.web.conftest import DESKTOP, RESULTS, Asker, Host, OpenInbox, answer_of
 from tests.pg import PostgresCluster
 
-pytestmark = pytest.mark.e2e
-
 DATABASE = {
     "id": "db",
     "question": "Which database?",

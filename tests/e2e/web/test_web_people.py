@@ -3,14 +3,11 @@
 
 from __future__ import annotations
 
-import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.e2e.test_host_cli import uq
 from tests.e2e.test_people_history import wait_until_accepted
 from tests.e2e.web.conftest import DESKTOP, Asker, Host, Inbox, answer_of
-
-pytestmark = pytest.mark.e2e
 
 QUESTION = {
     "id": "go",

@@ -9,14 +9,11 @@ import secrets
 from typing import Any
 
 import httpx
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.web.conftest import RESULTS, Host, Inbox, OpenInbox
 from tests.e2e.web.test_web_hooks import fixture_event
 from tests.e2e.web.test_web_hooks import run_hook as run_hook  # the fixture
-
-pytestmark = pytest.mark.e2e
 
 ALLOWED = {
     "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}
