@@ -15,8 +15,7 @@ import anyio
 import pytest
 from starlette.testclient import TestClient
 
-from tests.host.conftest import answer, next_frame
-from tests.host.endpoints.conftest import TOKEN
+from tests.host.conftest import TOKEN, answer, next_frame
 from tests.host.endpoints.test_rules_api import ADMIN, asker, person
 from tests.host.stores.test_rule_store import soon
 from user_questions.approvals import ALLOW, ALLOW_ALWAYS, DENY, approval_of, approval_question

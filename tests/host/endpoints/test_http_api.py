@@ -4,26 +4,15 @@ and where a request comes from, from the ask to every listing."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
-from tests.host.conftest import PICK
-from tests.host.test_app import AUTH, TOKEN, answer_frame, ask_frame, dismiss_frame
-from user_questions.host.app import create_app
-from user_questions.host.config import HostConfig
+from tests.host.conftest import AUTH, PICK, answer_frame, ask_frame, dismiss_frame
 from user_questions.host.stores import StoredQuestion
 
 ORIGIN = {"client": "claude-code", "cwd": "/home/ada/src/shop"}
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as test_client:
-        yield test_client
 
 
 def ask(client: TestClient, rpc_id: str, **fields: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from tests.host.endpoints.conftest import TOKEN
+from tests.host.conftest import TOKEN
 from user_questions.approvals import approval_of, approval_question
 from user_questions.frames import Ask
 

@@ -7,7 +7,6 @@ through a second handle on the store opened beside the host (`host=False`).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +15,8 @@ import pytest
 from starlette.testclient import TestClient, WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 
-from tests.host.conftest import PICK
-from tests.host.test_app import AUTH, TOKEN, answer_frame, ask_frame, dismiss_frame
+from tests.host.conftest import AUTH, PICK, TOKEN, answer_frame, ask_frame, dismiss_frame
 from user_questions import ErrorCode, UserQuestionError
-from user_questions.host.app import create_app
-from user_questions.host.config import HostConfig
 from user_questions.host.gate.security import Identity
 from user_questions.host.gate.tokens import (
     AGENTS,
@@ -81,9 +77,8 @@ class Host:
 
 
 @pytest.fixture
-def host(tmp_path: Path) -> Iterator[Host]:
-    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as client:
-        yield Host(client, tmp_path / "host.db")
+def host(client: TestClient, tmp_path: Path) -> Host:
+    return Host(client, tmp_path / "host.db")
 
 
 # -- names and tokens -------------------------------------------------------------------------
