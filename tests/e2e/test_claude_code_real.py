@@ -126,9 +126,7 @@ def _results(log: Path) -> list[Any]:
     return list(found.values())
 
 
-def test_claude_code_gets_the_answer_given_in_the_inbox(
-    tmp_path: Path, serving_host: HostProcess
-) -> None:
+def test_claude_code_gets_the_answer_given_in_the_inbox(tmp_path: Path, host: HostProcess) -> None:
     script: list[dict[str, Any]] = [
         {"tool_use": {"name": "AskUserQuestion", "input": {"questions": [QUESTION]}}},
         {"text": "Noted."},
@@ -140,13 +138,11 @@ def test_claude_code_gets_the_answer_given_in_the_inbox(
             frame["rpcId"], frame["payload"]["sessionId"], {"id": "q1", "selected": ["SQLite"]}
         )
 
-    (result,) = run_claude(tmp_path, serving_host, script, pick_sqlite)
+    (result,) = run_claude(tmp_path, host, script, pick_sqlite)
     assert '"Which database should the shop use?"="SQLite"' in str(result["content"])
 
 
-def test_dont_ask_again_writes_claude_codes_own_rule(
-    tmp_path: Path, serving_host: HostProcess
-) -> None:
+def test_dont_ask_again_writes_claude_codes_own_rule(tmp_path: Path, host: HostProcess) -> None:
     script: list[dict[str, Any]] = [
         {"tool_use": {"name": "Bash", "input": BASH}},
         {"text": "Done."},
@@ -156,15 +152,13 @@ def test_dont_ask_again_writes_claude_codes_own_rule(
         item = {"id": "approval", "selected": ["Allow and don't ask again"]}
         return answer_body(frame["rpcId"], frame["payload"]["sessionId"], item)
 
-    (result,) = run_claude(tmp_path, serving_host, script, always)
+    (result,) = run_claude(tmp_path, host, script, always)
     assert result["content"] == "removed"
     local = json.loads((tmp_path / "project" / ".claude" / "settings.local.json").read_text())
     assert local["permissions"]["allow"] == [f"Bash({BASH['command']})"]
 
 
-def test_keep_planning_sends_the_feedback_to_the_model(
-    tmp_path: Path, serving_host: HostProcess
-) -> None:
+def test_keep_planning_sends_the_feedback_to_the_model(tmp_path: Path, host: HostProcess) -> None:
     script: list[dict[str, Any]] = [
         {"write_plan": "# Add a cache\n\n1. Put a Cache in front of the store.\n"},
         {"tool_use": {"name": "ExitPlanMode", "input": {}}},
@@ -176,6 +170,6 @@ def test_keep_planning_sends_the_feedback_to_the_model(
         item = {"id": "plan-review", "selected": [], "custom": "Cache reads only."}
         return answer_body(frame["rpcId"], frame["payload"]["sessionId"], item)
 
-    results = run_claude(tmp_path, serving_host, script, feedback, "--permission-mode", "plan")
+    results = run_claude(tmp_path, host, script, feedback, "--permission-mode", "plan")
     assert "said: Cache reads only." in str(results[-1]["content"])
     assert results[-1]["is_error"] is True

@@ -93,17 +93,13 @@ def run_codex(tmp_path: Path, host: HostProcess, answer: dict[str, Any]) -> list
     ]
 
 
-def test_codex_runs_the_command_allowed_in_the_inbox(
-    tmp_path: Path, serving_host: HostProcess
-) -> None:
-    outputs = run_codex(tmp_path, serving_host, {"selected": ["Allow"]})
+def test_codex_runs_the_command_allowed_in_the_inbox(tmp_path: Path, host: HostProcess) -> None:
+    outputs = run_codex(tmp_path, host, {"selected": ["Allow"]})
     assert "removed" in outputs[-1]
     assert not (tmp_path / "project" / "build").exists()
 
 
-def test_codex_tells_the_model_the_reason_for_a_denial(
-    tmp_path: Path, serving_host: HostProcess
-) -> None:
-    outputs = run_codex(tmp_path, serving_host, {"selected": [], "custom": "keep the build"})
+def test_codex_tells_the_model_the_reason_for_a_denial(tmp_path: Path, host: HostProcess) -> None:
+    outputs = run_codex(tmp_path, host, {"selected": [], "custom": "keep the build"})
     assert "The user denied this Bash call and said: keep the build" in outputs[-1]
     assert (tmp_path / "project" / "build").exists()

@@ -21,11 +21,6 @@ SLOW_DETAIL = "[" * 100_000
 REPLY_SECONDS = 15.0
 
 
-@pytest.fixture
-def host(serving_host: HostProcess) -> HostProcess:
-    return serving_host
-
-
 def asker(host: HostProcess) -> ClientConnection:
     return connect(host.base.replace("http", "ws", 1) + "/ws/ask", additional_headers=host.auth)
 

@@ -71,11 +71,6 @@ def history(host: HostProcess) -> list[dict[str, Any]]:
     return items
 
 
-@pytest.fixture
-def host(serving_host: HostProcess) -> HostProcess:
-    return serving_host
-
-
 def test_answers_are_attributed_and_the_records_survive_a_restart(host: HostProcess) -> None:
     db = str(host.db)
     alice, bob = add_token(db, "alice"), add_token(db, "bob")

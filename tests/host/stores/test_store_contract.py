@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import anyio
 import pytest
 
-from tests.host.stores.conftest import StoreFactory
+from tests.host.conftest import StoreFactory
 from user_questions import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,

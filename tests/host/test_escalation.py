@@ -12,7 +12,7 @@ import anyio
 import pytest
 from starlette.testclient import TestClient
 
-from tests.host.stores.conftest import StoreFactory
+from tests.host.conftest import StoreFactory
 from user_questions.approvals import approval_question
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.app import create_app
