@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -146,8 +147,10 @@ def level_of(module: str) -> int:
     return LEVELS[parts[1]]
 
 
+@functools.cache
 def imports_of(path: Path) -> list[tuple[str, bool]]:
-    """Every `user_questions` import of a file, and whether it is for the type checker only."""
+    """Every `user_questions` import of a file, and whether it is for the type checker only (read
+    once per run: every guard walks every file)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     type_only: set[int] = set()
     for node in ast.walk(tree):
@@ -193,6 +196,7 @@ def room_level_of(module: str) -> tuple[str, int] | None:
     return None
 
 
+@functools.cache
 def modules() -> list[tuple[str, Path]]:
     """Every module of the package but its root, with its file."""
     found = []
