@@ -27,6 +27,7 @@ LEVELS: dict[str, int] = {
     "_tls": 1,
     "_permission_call": 1,
     "_host_url": 1,
+    "_settlement": 1,
     "abort": 2,
     "kernel": 3,
     "agents": 4,
