@@ -83,6 +83,7 @@ PINNED: dict[str, list[str]] = {
         "ASK_INTERRUPT",
         "Follower",
         "IGNORE",
+        "MAX_GENERATIONS",
         "answer_from_resume",
         "ask_user",
         "following",
