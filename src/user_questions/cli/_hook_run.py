@@ -128,7 +128,8 @@ def _check_time_left(options: HookOptions) -> None:
     connecting)."""
     if options.remaining() == 0:
         raise UserQuestionError(
-            f"no answer within --timeout ({options.timeout:g} s)", ErrorCode.ASK_TIMED_OUT
+            f"timed out: no answer within --timeout ({options.timeout:g} s)",
+            ErrorCode.ASK_TIMED_OUT,
         )
 
 

@@ -65,6 +65,7 @@ does not know, before anything is asked.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import random
@@ -335,14 +336,32 @@ class RemoteProvider:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Deliver pending withdrawals (for up to `WITHDRAW_TIMEOUT`), then close the socket."""
-        with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
-            for call in list(self._calls.values()):
-                if call.withdrawal and call not in self._waiting:  # else its ask delivers it
+        """Deliver pending withdrawals, then close the socket.
+
+        Delivering (each host tried once, as `connect()` does, when not connected) takes
+        `WITHDRAW_TIMEOUT` or `connect_timeout` at most, whichever is less: a host that came back
+        confirms at once, and one that does not confirm is not waited for long.
+        """
+        # Those whose ask is not still delivering them itself.
+        owed = [
+            call for call in self._calls.values() if call.withdrawal and call not in self._waiting
+        ]
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(self._withdraw_window() if owed else 0):
+                if owed and self._ws is None:
+                    with contextlib.suppress(UserQuestionError):
+                        await self.connect()
+                for call in owed if self._ws is not None else ():
                     await self._complete(call)
             if self._ws is not None:
                 ws, self._ws = self._ws, None
                 await ws.close()
+        self._down_since, self._owe_pause = None, False  # closed on purpose: nothing failed
+
+    def _withdraw_window(self) -> float:
+        """How long a withdrawal's confirmation is waited for: an answer like any other, so not
+        past `connect_timeout`, and never past `WITHDRAW_TIMEOUT`."""
+        return min(WITHDRAW_TIMEOUT, self._connect_timeout)
 
     async def connect(self) -> None:
         """Connect now, trying each host once, rather than at the first ask: so that a caller
@@ -412,7 +431,7 @@ class RemoteProvider:
         except anyio.get_cancelled_exc_class():
             signal = request.signal
             withdrawal = self._withdraw_later(call, withdraw_reason(signal), withdraw_note(signal))
-            with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
+            with anyio.move_on_after(self._withdraw_window(), shield=True):
                 await self._complete(withdrawal)
             raise
         finally:
@@ -446,6 +465,8 @@ class RemoteProvider:
         del self._calls[call.rpc_id]
         call.reply = reply
         call.woken.set()
+        if not self._calls:
+            self._down_since = None  # the unreachable clock runs only while asks wait
 
     async def _complete(self, call: _Call) -> AskSettled | AskFailed:
         """Send `call`, then wait for its reply, reading the socket while handed it."""
