@@ -224,6 +224,8 @@ class Case:
 CASES: dict[str, Case] = {
     # The control: an honest host whose rules (and people) allow everything.
     "allow": Case(decide="allow", session="allow"),
+    # An honest host where nobody answers: what ends the wait is the asker's own deadline.
+    "pending": Case(),
     # An honest host where a person denies: the full path's reading, when the quick path has
     # no decision (the tests of the quick path's wrong replies end here).
     "deny": Case(session="deny"),

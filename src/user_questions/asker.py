@@ -177,6 +177,7 @@ async def connect(
     client: str | None = None,
     ca: str | os.PathLike[str] | None = None,
     unreachable_limit: float | None = None,
+    connect_timeout: float | None = None,
     require_asker: bool = False,
     provider: UserQuestionProvider | None = None,
 ) -> AsyncIterator[Asker]:
@@ -198,6 +199,8 @@ async def connect(
             certificate, trusted besides the system's (and `SSL_CERT_FILE`'s).
         unreachable_limit: Seconds the host may give nothing useful before the waiting asks
             fail with `HOST_UNREACHABLE`; default `RemoteProvider`'s (300).
+        connect_timeout: Seconds a connection attempt, and the host's answer to a frame, may
+            take; default `RemoteProvider`'s (10).
         require_asker: Refuse a token that can answer, and fail the first asks at once when no
             host answers: for an asker that gates tool calls (`RemoteProvider(require_asker=)`).
 
@@ -208,7 +211,7 @@ async def connect(
         TypeError: when both a provider and host arguments are given.
     """
     if provider is not None:
-        given = (url, session, token, client, ca, unreachable_limit)
+        given = (url, session, token, client, ca, unreachable_limit, connect_timeout)
         if require_asker or any(one is not None for one in given):
             raise TypeError("connect() takes either a provider or a host's url, not both")
         yield Asker(provider)
@@ -227,6 +230,7 @@ async def connect(
         client=client,
         ca=ca,
         unreachable_limit=unreachable_limit,
+        connect_timeout=connect_timeout,
         require_asker=require_asker,
     )
     async with remote:
@@ -241,13 +245,18 @@ def _remote_provider(
     client: str | None,
     ca: str | os.PathLike[str] | None,
     unreachable_limit: float | None,
+    connect_timeout: float | None,
     require_asker: bool,
 ) -> RemoteProvider:
     """The one place an asker's `RemoteProvider` is made, importing the `web` extra lazily so
     that `import user_questions` stays pydantic and anyio only."""
     try:
         from user_questions.frames import Origin
-        from user_questions.providers.remote import UNREACHABLE_LIMIT, RemoteProvider
+        from user_questions.providers.remote import (
+            CONNECT_TIMEOUT,
+            UNREACHABLE_LIMIT,
+            RemoteProvider,
+        )
     except ImportError as error:
         raise UserQuestionError(
             f"connect() to a host needs the web extra ({error}): pip install 'user-questions[web]'",
@@ -261,5 +270,6 @@ def _remote_provider(
         origin=origin,
         ca=ca,
         unreachable_limit=UNREACHABLE_LIMIT if unreachable_limit is None else unreachable_limit,
+        connect_timeout=CONNECT_TIMEOUT if connect_timeout is None else connect_timeout,
         require_asker=require_asker,
     )
