@@ -123,10 +123,10 @@ def event_of(client: str) -> str:
 
 
 def run_hook(
-    client: str, url: str, *options: str
+    client: str, url: str, *options: str, timeout: float = TIMEOUT, connect: float = CONNECT
 ) -> tuple[subprocess.CompletedProcess[str], float]:
     environ = {key: value for key, value in os.environ.items() if not key.startswith("UQ_")}
-    limits = ["--timeout", f"{TIMEOUT}", "--connect-timeout", f"{CONNECT}"]
+    limits = ["--timeout", f"{timeout:g}", "--connect-timeout", f"{connect:g}"]
     started = time.monotonic()
     ended = subprocess.run(
         [UQ, "hook", client, "--url", url, *limits, *options],
@@ -200,3 +200,10 @@ def test_a_host_that_never_ends_the_ask_is_left_at_the_timeout_without_a_storm(
         check(ended, took, Expected(None, "timed out"))
         # Pauses of 0.05 s doubling to 2 s: about 7 in 2.5 s, where a storm was 1,250 a second.
         assert len(stand_in.contacts(case).handshakes) <= 12, case
+
+
+def test_the_timeout_bounds_the_quick_path_too(stand_in: StandIn) -> None:
+    """A `--connect-timeout` longer than what is left of `--timeout` gives way to it: a silent
+    host on the quick path is left when `--timeout` passes, not the connect timeout."""
+    ended, took = run_hook("codex", stand_in.url("silent"), timeout=1, connect=30)
+    check(ended, took, Expected(None, "--timeout (1 s)", 1 + STARTUP))
