@@ -235,22 +235,27 @@ CASES: dict[str, Case] = {
         for name in SETTLEMENTS
         if name != "allow"
     },
-    "decide-http10": Case(decide="http10", session="deny"),
-    "decide-short-length": Case(decide="short-length", session="deny"),
-    "decide-chunked": Case(decide="chunked", session="deny"),
-    "decide-two-lengths": Case(decide="two-lengths", session="deny"),
+    **{
+        f"decide-{how}": Case(decide=how, session="deny")
+        for how in ("http10", "short-length", "chunked", "two-lengths")
+    },
     # The full path's wrong settlements, over /ws/ask.
     **{f"ws-{name}": Case(session=name) for name in SETTLEMENTS if name != "allow"},
-    # Redirects, to `redirect-target` (which allows everything) on this host or another one.
-    "redirect-same": Case(decide="redirect-same", handshake="redirect-same"),
-    "redirect-other": Case(decide="redirect-other", handshake="redirect-other"),
+    # Redirects (to `redirect-target`, which allows everything, on this host or another one), and
+    # the other answers to the handshake (and to /api/decide) that are no reply at all.
+    **{
+        name: Case(decide=name.removeprefix("error-"), handshake=name.removeprefix("error-"))
+        for name in (
+            "redirect-same",
+            "redirect-other",
+            "error-500-empty",
+            "error-503-body",
+            "garbage",
+            "drip",
+            "silent",
+        )
+    },
     "redirect-target": Case(decide="allow", session="allow"),
-    # The host's answer to the handshake (and to /api/decide).
-    "error-500-empty": Case(decide="500-empty", handshake="500-empty"),
-    "error-503-body": Case(decide="503-body", handshake="503-body"),
-    "garbage": Case(decide="garbage", handshake="garbage"),
-    "drip": Case(decide="drip", handshake="drip"),
-    "silent": Case(decide="silent", handshake="silent"),
     "two-roles": Case(handshake="two-roles"),
     "unknown-role": Case(handshake="unknown-role"),
     # After a handshake that succeeds.
