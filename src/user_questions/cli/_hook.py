@@ -10,12 +10,12 @@ Failing never allows anything: no URL, a host that does not answer within `--con
 a refused token, a redirect, a token that can answer, an event that cannot be asked, no answer
 within `--timeout` (which bounds every phase, the quick path's request and the connection
 included), or any other error prints nothing on stdout (one line on stderr says why) and exits
-0, so the CLI shows its own prompt (docs/security.md, "Fail closed"). The hook gates permissions, so it asks only with an asker's
-token, which can never answer: with any other, an agent that found the token could approve its
-own request. The host says the token's role in the handshake, and the hook refuses any other
-before asking (`RemoteProvider(require_asker=True)`), at no cost to its start-up. SIGTERM, SIGINT
-or SIGHUP (the CLI stopping its hook: at the hook's timeout, or when its session ends) withdraw
-the question from every page before the hook exits.
+0, so the CLI shows its own prompt (docs/security.md, "Fail closed"). The hook gates
+permissions, so it asks only with an asker's token, which can never answer: with any other, an
+agent that found the token could approve its own request. The host says the token's role in the
+handshake, and the hook refuses any other before asking (`RemoteProvider(require_asker=True)`),
+at no cost to its start-up. SIGTERM, SIGINT or SIGHUP (the CLI stopping its hook: at the hook's
+timeout, or when its session ends) withdraw the question from every page before the hook exits.
 
 This module is the command line (cyclopts); the run itself is `_hook_run`, which `main` calls
 directly, without building the command line, when the options are the plain ones a settings file
