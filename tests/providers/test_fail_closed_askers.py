@@ -104,13 +104,15 @@ def test_every_case_of_the_stand_in_but_the_quick_paths_is_expected() -> None:
 async def test_an_approval_nobody_answers_ends_at_its_deadline_and_is_withdrawn(
     stand_in: StandIn,
 ) -> None:
+    seen = stand_in.contacts("pending").frames
+    earlier = len(seen)  # other tests ask this case too
     started = time.monotonic()
     async with connect(stand_in.url("pending"), connect_timeout=CONNECT) as asker:
         with pytest.raises(UserQuestionError) as failed:
             await _shared.decide(asker, TOOL, INPUT, question_timeout=DECIDE)
     assert failed.value.code == ErrorCode.ASK_TIMED_OUT
     assert time.monotonic() - started < UNDECIDED
-    assert [frame["type"] for frame in stand_in.contacts("pending").frames] == ["ask", "withdraw"]
+    assert [frame["type"] for frame in seen[earlier:]] == ["ask", "withdraw"]
 
 
 @pytest.mark.parametrize("case", sorted(EXPECTED))

@@ -546,9 +546,9 @@ class RemoteProvider:
                 finally:
                     self._recv_scope = None
             if waiting.cancelled_caught:
-                self._problem = f"no answer within {self._connect_timeout:g} s"
                 ws.transport.abort()  # silent: a closing handshake would wait for it too
                 self._lost(ws)
+                self._problem = f"the host did not answer within {self._connect_timeout:g} s"
             elif message is None:
                 self._lost(ws)
             elif self._dispatch(message) == "wait out":
