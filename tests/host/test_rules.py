@@ -102,7 +102,10 @@ def test_a_path_glob_matches_the_resolved_path(glob: str, path: str, expected: b
 
 
 def test_a_patch_is_allowed_only_when_every_file_it_touches_matches() -> None:
-    patch = "*** Begin Patch\n*** Update File: src/a.py\n*** Add File: {}\n*** End Patch"
+    patch = (
+        "*** Begin Patch\n*** Update File: src/a.py\n@@\n-a\n+b\n*** Add File: {}\n+x\n"
+        "*** End Patch"
+    )
     allow = rule("apply_patch", path="/home/dev/shop/src/**")
     assert matches(allow, call("apply_patch", command=patch.format("src/b.py")))
     assert not matches(allow, call("apply_patch", command=patch.format("/etc/hosts")))
