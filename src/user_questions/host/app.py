@@ -121,12 +121,13 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
         async with contextlib.AsyncExitStack() as stack:
             app.state.store = await stack.enter_async_context(opened)
             app.state.token = await host_token(opened, config.token)
-            app.state.rules = rules = await stack.enter_async_context(Rules(opened))
-            app.state.hub = hub = await stack.enter_async_context(Hub(opened, rules=rules))
-            hub.metrics.watch_store(opened.stats)
             app.state.asker_token = await agents_token(opened)
             people = People(opened, app.state.token, app.state.asker_token)
             app.state.people = await stack.enter_async_context(people)
+            app.state.rules = rules = await stack.enter_async_context(Rules(opened))
+            hub = Hub(opened, rules=rules, people=people)
+            app.state.hub = hub = await stack.enter_async_context(hub)
+            hub.metrics.watch_store(opened.stats)
             running = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(running.cancel_scope.cancel)
             if config.retain_days is not None:
