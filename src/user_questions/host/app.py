@@ -20,7 +20,7 @@ where error codes become HTTP statuses. What each route does is in its own modul
     GET  /api/history   settled requests, paginated            `protocols.http_api`
     GET  /api/me        who the token is: its name and role    `protocols.http_api`
     *    /api/tokens...  the tokens, for admins                 `protocols.tokens_api`
-    *    /api/rules...   the rules, for people and admins       `protocols.rules_api`
+    *    /api/rules...   the rules, for people and admins; a check `protocols.rules_api`
     GET  /metrics       Prometheus' text format    `protocols.http_api`, `telemetry.metrics`
     GET  /healthz       `{"ok": true}`, without a token        `protocols.http_api`
     GET  /readyz        200 while the store answers, else 503  `protocols.http_api`
@@ -175,6 +175,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             Route("/api/tokens/{name}", tokens_api.revoke_token, methods=["DELETE"]),
             Route("/api/rules", rules_api.list_rules, methods=["GET"]),
             Route("/api/rules", rules_api.create_rule, methods=["POST"]),
+            Route("/api/rules/check", rules_api.check_rule_call, methods=["POST"]),
             Route("/api/rules/{id}", rules_api.delete_rule, methods=["DELETE"]),
             Route("/metrics", http_api.metrics, methods=["GET"]),
             Route("/healthz", http_api.healthz, methods=["GET"]),
