@@ -56,7 +56,9 @@ def read_url(text: str) -> WebAddress:
         UrlError: for a URL without a scheme this reader knows, or whose host or port a
             browser would refuse.
     """
-    url = text.strip("".join(chr(c) for c in range(0x21)))
+    # A URL is a string of scalar values: a lone surrogate is U+FFFD (which no host holds).
+    url = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    url = url.strip("".join(chr(c) for c in range(0x21)))
     url = url.replace("\t", "").replace("\n", "").replace("\r", "")
     colon = url.find(":")
     if colon < 0 or _SCHEME.fullmatch(url[:colon]) is None:
