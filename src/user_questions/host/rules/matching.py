@@ -22,6 +22,7 @@ options by name, and its other words in order among the command's (`git push` is
 
 from __future__ import annotations
 
+import functools
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -140,7 +141,7 @@ def _denied(rule: Rule, call: Call) -> str | None:
     if rule.command is not None:
         if call.shell is None:
             return None
-        pattern = _Words.of(shlex.split(rule.command))
+        pattern = _pattern(rule.command)
         if any(pattern.within(_Words.of(found)) for found in call.shell.found):
             return rule.command
         return None
@@ -193,7 +194,19 @@ class _Words:
         return all(any(word == seen for seen in remaining) for word in self.operands)
 
 
+@functools.lru_cache(maxsize=4096)
+def _pattern(command: str) -> _Words:
+    """A deny rule's command as a deny compares it (read once per rule, not per call)."""
+    return _Words.of(shlex.split(command))
+
+
 # -- allow ----------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=4096)
+def _prefix(command: str) -> tuple[str, ...]:
+    """An allow rule's command as its words (kept as `shlex` writes them: `check_rule`)."""
+    return tuple(shlex.split(command))
 
 
 def _allowed(allows: list[RuleRecord], call: Call) -> Verdict:
@@ -264,7 +277,7 @@ def _allows(rule: Rule, call: Call, part: object) -> str | None:
     """What of one part of `call` the allow `rule` matches."""
     if rule.command is not None:
         assert isinstance(part, tuple)
-        wanted = tuple(shlex.split(rule.command))
+        wanted = _prefix(rule.command)
         return rule.command if part[: len(wanted)] == wanted else None
     if rule.path is not None:
         assert isinstance(part, str)
