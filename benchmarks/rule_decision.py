@@ -13,6 +13,7 @@ process start included, is `hook_startup.py`'s `rule` case.
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import tempfile
 import time
@@ -110,8 +111,8 @@ def main() -> None:
     kept = rules(arguments.rules)
     print(f"{'call':<26}{'decide p50':>12}{'p90':>9}{'read p50':>12}{'p90':>9}  (µs)")
     for name, approval in CALLS.items():
-        decided = timed(lambda a=approval: explain(kept, a, "agents", NOW), arguments.runs)
-        read = timed(lambda a=approval: read_call(a), arguments.runs)
+        decided = timed(functools.partial(explain, kept, approval, "agents", NOW), arguments.runs)
+        read = timed(functools.partial(read_call, approval), arguments.runs)
         verdict = explain(kept, approval, "agents", NOW)
         print(
             f"{name:<26}{decided[0]:>12.0f}{decided[1]:>9.0f}{read[0]:>12.0f}{read[1]:>9.0f}"

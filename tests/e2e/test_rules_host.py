@@ -40,6 +40,16 @@ def rule_add(host: HostProcess, *args: str) -> int:
     return int(made.stdout.strip())
 
 
+def rule_revoke(host: HostProcess, rule_id: int) -> None:
+    assert host.db is not None
+    subprocess.run(
+        [UQ, "rule", "revoke", str(rule_id), "--db", str(host.db)],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+
+
 def token_add(host: HostProcess, name: str, *args: str) -> str:
     """Make a token with `uq token add` beside the host's store; its page's URL."""
     assert host.db is not None
@@ -104,13 +114,7 @@ def test_a_deny_rule_denies_the_codex_hook_with_its_reason(serving_host: HostPro
 
 def test_a_revoked_rule_no_longer_answers(serving_host: HostProcess) -> None:
     rule_id = rule_add(serving_host, "--tool", "Bash", "--command", "ls", "--allow")
-    assert serving_host.db is not None
-    subprocess.run(
-        [UQ, "rule", "revoke", str(rule_id), "--db", str(serving_host.db)],
-        capture_output=True,
-        timeout=60,
-        check=True,
-    )
+    rule_revoke(serving_host, rule_id)
     # In force once the command returned (the host reads the rules' version before deciding):
     # the hook then waits for a person, and leaves the prompt to Codex at its timeout.
     ended = hook("codex", event("codex", "ls"), "--timeout", "1.5", url=serving_host.asker_url)
@@ -305,6 +309,26 @@ def test_what_the_rules_decide_through_api_decide(
     assert decided(ruled_host, tool, arguments, cwd) == expected
 
 
+@pytest.mark.parametrize("client", ["codex", "claude"])
+@pytest.mark.parametrize(("tool", "arguments", "cwd", "expected"), TABLE)
+def test_what_the_rules_decide_for_the_hooks_own_quick_path(
+    ruled_host: HostProcess,
+    client: str,
+    tool: str,
+    arguments: dict[str, Any],
+    cwd: str | None,
+    expected: str,
+) -> None:
+    """Every row as each hook asks it: its permission prompt, read by the hook's own quick path
+    (the card and approval it builds, its one HTTP request); `None` when a person is asked."""
+    document = json.loads(event(client, "ls"))
+    document |= {"tool_name": tool, "tool_input": arguments, "cwd": cwd or "/"}
+    asking = HookOptions(ruled_host.asker_url, None, None, None)
+    output = rule_output(client, asking, json.dumps(document))  # type: ignore[arg-type]
+    got = ASK if output is None else output["hookSpecificOutput"]["decision"]["behavior"]
+    assert got == expected
+
+
 HOOKED = [
     ("git status -s", ALLOW),
     ("git status && git diff", ALLOW),
@@ -364,9 +388,8 @@ def test_a_rule_is_in_force_when_the_command_that_made_it_returns(
     hook at once: before, the host had the allow but not yet the deny in 3 runs of 4. No wait
     anywhere: each command's return is the moment its rule decides."""
     asking = HookOptions(serving_host.asker_url, None, None, None)
-    rules: list[int] = []
     for run in range(4):
-        rules.append(rule_add(serving_host, "--tool", "Bash", "--command", "rm", "--allow"))
+        rule_add(serving_host, "--tool", "Bash", "--command", "rm", "--allow")
         deny = rule_add(serving_host, "--tool", "Bash", "--command", "rm -rf", "--deny")
         ended = hook("codex", event("codex", f"rm -rf build{run}"), url=serving_host.asker_url)
         decision = json.loads(ended.stdout)["hookSpecificOutput"]["decision"]
@@ -376,13 +399,3 @@ def test_a_rule_is_in_force_when_the_command_that_made_it_returns(
     allowed = rule_output("codex", asking, event("codex", "rm -rf build"))
     assert allowed is not None  # the deny revoked a moment ago decides nothing any more
     assert allowed["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
-
-
-def rule_revoke(host: HostProcess, rule_id: int) -> None:
-    assert host.db is not None
-    subprocess.run(
-        [UQ, "rule", "revoke", str(rule_id), "--db", str(host.db)],
-        capture_output=True,
-        timeout=60,
-        check=True,
-    )

@@ -52,11 +52,6 @@ class Rules(AsyncLifetime):
         following.start_soon(self._reloader.follow)
         stack.callback(following.cancel_scope.cancel)
 
-    @property
-    def active(self) -> tuple[RuleRecord, ...]:
-        """The rules as last read (active when read)."""
-        return self._rules
-
     async def current(self) -> tuple[RuleRecord, ...]:
         """The active rules as the store has them now: read again if its version moved.
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import TypedDict, Unpack
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import iso
@@ -26,6 +27,7 @@ from user_questions.host.stores import Decision, Rule, RuleRecord, RuleStore
 __all__ = [
     "ANY_TOOL",
     "MAX_TEXT",
+    "RuleFields",
     "add_rule",
     "check_rule",
     "new_rule",
@@ -113,69 +115,51 @@ def _check_kind(tool: str, field: str) -> None:
         )
 
 
+class RuleFields(TypedDict, total=False):
+    """What a rule may be made with besides its tool and decision (`Rule` says what each is;
+    `expires` is a duration from now, `7d`)."""
+
+    command: str | None
+    path: str | None
+    domain: str | None
+    asker: str | None
+    cwd: str | None
+    expires: str | None
+    created_by: str | None
+
+
 async def add_rule(
-    store: RuleStore,
-    tool: str,
-    decision: Decision,
-    *,
-    command: str | None = None,
-    path: str | None = None,
-    domain: str | None = None,
-    asker: str | None = None,
-    cwd: str | None = None,
-    expires: str | None = None,
-    created_by: str | None = None,
+    store: RuleStore, tool: str, decision: Decision, **fields: Unpack[RuleFields]
 ) -> RuleRecord:
-    """Check and store a new rule (`expires` a duration from now: `7d`); what `uq rule add` and
-    `POST /api/rules` both do. Every host applies it to the calls asked once this returns.
+    """Check and store a new rule (`new_rule`); it decides every call any host is asked once
+    this returns.
 
     Raises:
         UserQuestionError: `BAD_REQUEST` for a rule that cannot be kept (`check_rule`) or a bad
             duration.
     """
-    return await store.add_rule(
-        new_rule(
-            tool,
-            decision,
-            command=command,
-            path=path,
-            domain=domain,
-            asker=asker,
-            cwd=cwd,
-            expires=expires,
-            created_by=created_by,
-        )
-    )
+    return await store.add_rule(new_rule(tool, decision, **fields))
 
 
-def new_rule(
-    tool: str,
-    decision: Decision,
-    *,
-    command: str | None = None,
-    path: str | None = None,
-    domain: str | None = None,
-    asker: str | None = None,
-    cwd: str | None = None,
-    expires: str | None = None,
-    created_by: str | None = None,
-) -> Rule:
-    """The rule these fields make, checked (`check_rule`), made now.
+def new_rule(tool: str, decision: Decision, **fields: Unpack[RuleFields]) -> Rule:
+    """The rule these fields make, checked (`check_rule`), made now: what `uq rule add` and
+    `POST /api/rules` store.
 
     Raises:
         UserQuestionError: `BAD_REQUEST` as `check_rule`, or for a bad duration.
     """
     now = datetime.now(UTC)
+    expires = fields.get("expires")
     rule = Rule(
         tool=tool,
         decision=decision,
         created_at=now,
-        command=command,
-        path=path,
-        domain=domain,
-        asker=asker,
-        cwd=cwd,
-        created_by=created_by,
+        command=fields.get("command"),
+        path=fields.get("path"),
+        domain=fields.get("domain"),
+        asker=fields.get("asker"),
+        cwd=fields.get("cwd"),
+        created_by=fields.get("created_by"),
         expires_at=None if expires is None else now + parse_duration(expires),
     )
     return check_rule(rule)

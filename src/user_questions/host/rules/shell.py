@@ -34,7 +34,7 @@ import re
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from user_questions.errors import ErrorCode, UserQuestionError
 
@@ -430,8 +430,8 @@ def _scripts_of(words: tuple[Word, ...]) -> Iterator[tuple[str | None, str]]:
     if program is None:
         return
     if program in _DENY_SHELLS:
-        script = _shell_option_script(words[1:])
-        if script is not _NO_SCRIPT:
+        runs, script = _shell_option_script(words[1:])
+        if runs:
             yield script, f"{program} -c"
         return
     if program == "trap":
@@ -472,17 +472,17 @@ def _executed(words: tuple[Word, ...]) -> list[tuple[Word, ...]]:
 
 
 _FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-_NO_SCRIPT: Any = object()
 
 
-def _shell_option_script(words: Sequence[Word]) -> Any:
-    """The script a shell's arguments give it with `-c` (`None`: unknown), else `_NO_SCRIPT`."""
+def _shell_option_script(words: Sequence[Word]) -> tuple[bool, str | None]:
+    """Whether a shell's arguments give it a script with `-c`, and that script (`None`:
+    known only when it runs)."""
     command = False
     index = 0
     while index < len(words):
         word = words[index]
         if word is None:
-            return None if command else _NO_SCRIPT
+            return command, None
         if word == "--":
             index += 1
             break
@@ -497,9 +497,9 @@ def _shell_option_script(words: Sequence[Word]) -> Any:
             index += 1
             continue
         break
-    if not command:
-        return _NO_SCRIPT
-    return words[index] if index < len(words) else _NO_SCRIPT
+    if not command or index >= len(words):
+        return False, None
+    return True, words[index]
 
 
 # -- the plain reading ----------------------------------------------------------------------------
@@ -586,8 +586,10 @@ def _plain_command(node: Node, text: _Text) -> tuple[str, ...]:
         spans.append((target.start_byte, target.end_byte))
     if not words:
         raise text.problem(node.start_byte, "an empty command")
-    if words[0] in RESERVED_WORDS or words[0].startswith("%"):
+    if words[0] in RESERVED_WORDS:
         raise text.problem(node.start_byte, f"the reserved word {words[0]!r} as a program")
+    if words[0].startswith("%"):
+        raise text.problem(node.start_byte, f"a job ({words[0]}) as a program")
     for (_, end), (start, _) in itertools.pairwise(spans):
         gap = text.between(end, start)
         if _BETWEEN_WORDS.fullmatch(gap) is None or not gap.replace("\\\n", ""):
