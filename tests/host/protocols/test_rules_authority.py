@@ -208,7 +208,7 @@ def test_the_card_a_person_sees_names_the_call_whatever_the_asker_wrote(host: Ho
     assert "remember" not in frame
 
 
-def test_the_card_says_no_rule_may_allow_a_call_that_is_not_plain_when_a_rule_could(
+def test_the_card_and_the_history_say_no_rule_may_allow_a_call_that_is_not_plain(
     host: Host,
 ) -> None:
     host.make("carol", tool="Bash", decision="allow", command="git status")
@@ -220,6 +220,14 @@ def test_the_card_says_no_rule_may_allow_a_call_that_is_not_plain_when_a_rule_co
         "No rule may allow this call: `not a plain command: a parameter expansion at column 12`."
     )
     assert "No rule may allow" not in details["r2"]
+    dismissed = {
+        "type": "client-response",
+        "rpcId": "r1",
+        "result": {"ok": False, "error": {"code": "cancelled", "message": "no"}},
+    }
+    assert host.client.post("/api/respond", headers=ADMIN, json=dismissed).json()["accepted"]
+    (entry,) = host.client.get("/api/history", headers=ADMIN).json()["items"]
+    assert entry["questions"][0]["detail"] == details["r1"]  # the history says the same
 
 
 def test_an_approval_goes_with_exactly_one_question(host: Host) -> None:

@@ -28,6 +28,7 @@ ruled out for what they run.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import posixpath
 import re
@@ -179,6 +180,8 @@ def read_script(script: str) -> ShellReading:
         UserQuestionError: `BAD_REQUEST` when the shell grammar is not installed (the `web`
             extra), with the line that installs it.
     """
+    if len(script) <= _CACHED_LENGTH:
+        return _read_short(script)
     return _Reader().script(script, 0, None)
 
 
@@ -186,7 +189,25 @@ def read_argv(argv: Sequence[str]) -> ShellReading:
     """A command given as its program and arguments (Codex's `["git", "status"]`): run without
     a shell, so its words are exactly these; `[SHELL, "-c", SCRIPT]` (`-lc`, ...) is read as
     `SCRIPT` for the shells of `SCRIPT_SHELLS`."""
-    return _Reader().argv(tuple(argv), 0)
+    words = tuple(argv)
+    if sum(len(word) for word in words) <= _CACHED_LENGTH:
+        return _read_short_argv(words)
+    return _Reader().argv(words, 0)
+
+
+_CACHED_LENGTH = 4096
+"""The commands up to this many characters are read once and remembered (a host offers,
+checks and matches the same command more than once); the cache stays small whatever comes."""
+
+
+@functools.lru_cache(maxsize=512)
+def _read_short(script: str) -> ShellReading:
+    return _Reader().script(script, 0, None)
+
+
+@functools.lru_cache(maxsize=512)
+def _read_short_argv(argv: tuple[str, ...]) -> ShellReading:
+    return _Reader().argv(argv, 0)
 
 
 def program_name(word: str) -> str:
