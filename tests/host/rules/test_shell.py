@@ -8,7 +8,9 @@ import pytest
 
 from user_questions.host.rules.shell import (
     MAX_DEPTH,
+    MAX_READ,
     MAX_SCRIPT,
+    MAX_WRAPPERS,
     WRAPPERS,
     read_argv,
     read_script,
@@ -169,10 +171,13 @@ def test_a_wrapper_is_taken_off_with_its_options_operands_and_assignments() -> N
 
 
 def test_scripts_nested_too_deep_too_long_or_built_at_run_time_are_not_plain() -> None:
+    assert "nested more than" in problem("eval " * (MAX_DEPTH + 2) + "ls")
     deep = "ls"
-    for _ in range(MAX_DEPTH + 2):
+    for _ in range(MAX_DEPTH + 1):
         deep = "bash -c " + _quoted(deep)
-    assert "nested more than" in problem(deep)
+    assert "not a plain command" in problem(deep)  # too deep, or too long, to read whole
+    assert "wrappers nested more than" in problem("nice " * (MAX_WRAPPERS + 1) + "ls")
+    assert f"scripts of more than {MAX_READ} characters" in problem("eval eval ls " + "x " * 30000)
     assert "more than" in problem("ls " + "a" * MAX_SCRIPT)
     assert problem("eval $x") == "not a plain command: a parameter expansion at column 6"
     assert problem("sudo bash -c 'ls $x'") == (

@@ -10,7 +10,9 @@ moved. Between decisions the copy also follows the store's notices of a change
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 import anyio
 
@@ -21,10 +23,14 @@ from user_questions.host._reloader import Reloader
 from user_questions.host.rules.matching import Verdict, explain
 from user_questions.host.stores import RuleRecord, RuleStore
 
-__all__ = ["RELOAD_RETRY", "Rules"]
+__all__ = ["INLINE_READ", "RELOAD_RETRY", "Rules"]
 
 RELOAD_RETRY = 1.0
 """Seconds before reloading the rules again when the store could not be read."""
+INLINE_READ = 8192
+"""Characters of a call's text read on the event loop (a few hundred microseconds at most);
+a larger call (a long script, a big patch) is read in a worker thread, so that the host
+serves its pages meanwhile."""
 
 
 class Rules(AsyncLifetime):
@@ -41,6 +47,8 @@ class Rules(AsyncLifetime):
         self.loaded = False
         self._reloader = Reloader(self.reload, "the rules", RELOAD_RETRY)
         self._reloading = anyio.Lock()
+        self._reading = anyio.CapacityLimiter(1)
+        """One large call read at a time, off the event loop."""
 
     def __repr__(self) -> str:
         return f"<Rules {len(self._rules)} active, version {self._version}>"
@@ -75,7 +83,11 @@ class Rules(AsyncLifetime):
             rules = await self.current()
         except UserQuestionError:
             return None
-        return explain(rules, approval, asked_by)
+        if _weight(approval.input) <= INLINE_READ:
+            return explain(rules, approval, asked_by)
+        return await anyio.to_thread.run_sync(
+            explain, rules, approval, asked_by, limiter=self._reading
+        )
 
     async def reload(self) -> None:
         """Read the rules and their version again now."""
@@ -90,3 +102,14 @@ class Rules(AsyncLifetime):
             self._rules = tuple(record for record in records if record.active(now))
             self._version = version
             self.loaded = True
+
+
+def _weight(arguments: Mapping[str, Any]) -> int:
+    """The characters of a call's text arguments (its command, its patch, its words)."""
+    total = 0
+    for value in arguments.values():
+        if isinstance(value, str):
+            total += len(value)
+        elif isinstance(value, list):
+            total += sum(len(item) for item in value if isinstance(item, str))
+    return total

@@ -44,7 +44,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_READ",
     "MAX_SCRIPT",
+    "MAX_WRAPPERS",
     "RESERVED_WORDS",
     "SCRIPT_SHELLS",
     "WRAPPERS",
@@ -63,8 +65,12 @@ Word = str | None
 
 MAX_DEPTH = 8
 """Scripts inside scripts (`bash -c "sh -c '...'"`) read at most; deeper is not plain."""
-MAX_SCRIPT = 256 * 1024
+MAX_SCRIPT = 64 * 1024
 """Characters of a command read at most; a longer one is not plain (and searched no further)."""
+MAX_READ = 2 * MAX_SCRIPT
+"""Characters read at most for one command, the scripts it runs included; more is not plain."""
+MAX_WRAPPERS = 32
+"""Wrappers taken off one command at most (`sudo nice sudo ...`); more is not plain."""
 SCRIPT_SHELLS = frozenset({"sh", "bash", "dash", "zsh"})
 """Shells whose `-c SCRIPT` (`-lc`, ...) is read as the script itself: `["bash", "-lc",
 "git status"]` is `git status`."""
@@ -360,19 +366,34 @@ def _takes_next(word: str, wrapper: _Wrapper) -> bool:
     return False
 
 
+class _Budget:
+    """Characters a reading may still parse, its nested scripts included: a command that
+    wraps scripts in scripts is read at most `MAX_READ` characters in all."""
+
+    def __init__(self) -> None:
+        self.left = MAX_READ
+
+
 class _Reader:
     """One reading of a command and the scripts it runs (its depth bound and its findings)."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: _Budget | None = None) -> None:
+        self.budget = budget or _Budget()
         self.found: list[tuple[Word, ...]] = []
         self.nested: Problem | None = None
         """The first problem of a script that a wrapper of the command runs."""
+        self.scripts: dict[str, ShellReading] = {}
+        """The scripts its wrappers run, read (each once: a shell's script is also the plain
+        reading of `bash -c SCRIPT`)."""
 
     def script(self, script: str, depth: int, inside: str | None) -> ShellReading:
         if depth > MAX_DEPTH:
             return self._read((), Problem(f"scripts nested more than {MAX_DEPTH} deep", 1, 1))
         if len(script) > MAX_SCRIPT:
             return self._read((), Problem(f"more than {MAX_SCRIPT} characters", 1, 1, inside))
+        if len(script) > self.budget.left:
+            return self._read((), Problem(f"scripts of more than {MAX_READ} characters", 1, 1))
+        self.budget.left -= len(script)
         if "\x00" in script:
             return self._read((), _at(script, script.index("\x00"), "a NUL character", inside))
         source = script.encode("utf-8", "surrogatepass")
@@ -384,9 +405,8 @@ class _Reader:
             commands = _plain(root, text)
         except _NotPlain as refused:
             problem = refused.problem
-        for node in _walk(root):
-            if node.type == "command":
-                self._add(_command_words(node, text), depth)
+        for node in _commands(root):
+            self._add(_command_words(node, text), depth)
         if problem is None and not commands:
             problem = Problem("an empty command", 1, 1, inside)
         if problem is None and len(commands) == 1:
@@ -404,7 +424,11 @@ class _Reader:
         run = _shell_script(words)
         if run is None:
             return self._read([words], None)
-        inner = _Reader().script(run, depth + 1, f"{program_name(words[0])} {words[1]}")
+        inner = self.scripts.get(run)
+        if inner is None:
+            inner = _Reader(self.budget).script(
+                run, depth + 1, f"{program_name(words[0])} {words[1]}"
+            )
         return self._read(inner.commands, inner.problem)
 
     def _read(self, commands: Sequence[tuple[str, ...]], problem: Problem | None) -> ShellReading:
@@ -416,18 +440,22 @@ class _Reader:
         """Add a simple command to `found`, each of its wrappers taken off in turn, with the
         commands of the scripts they run."""
         layer: tuple[Word, ...] | None = words
-        while layer:
+        for _ in range(MAX_WRAPPERS + 1):
+            if not layer:
+                return
             self.found.append(layer)
             self.found.extend(_executed(layer))
             for script, program in _scripts_of(layer):
                 if script is None:
                     self._note(Problem(f"a script {program} builds when it runs", 1, 1))
                     continue
-                inner = _Reader()
-                reading = inner.script(script, depth + 1, program)
+                if script not in self.scripts:
+                    self.scripts[script] = _Reader(self.budget).script(script, depth + 1, program)
+                reading = self.scripts[script]
                 self.found.extend(reading.found)
                 self._note(reading.problem)
             layer = unwrapped(layer)
+        self._note(Problem(f"wrappers nested more than {MAX_WRAPPERS} deep", 1, 1))
 
     def _note(self, problem: Problem | None) -> None:
         if self.nested is None and problem is not None:
@@ -451,9 +479,9 @@ def _scripts_of(words: tuple[Word, ...]) -> Iterator[tuple[str | None, str]]:
     if program is None:
         return
     if program in _DENY_SHELLS:
-        runs, script = _shell_option_script(words[1:])
-        if runs:
-            yield script, f"{program} -c"
+        flag, script = _shell_option_script(words[1:])
+        if flag is not None:
+            yield script, f"{program} {flag}"
         return
     if program == "trap":
         operands = [word for word in words[1:] if word is None or not word.startswith("-")]
@@ -495,10 +523,10 @@ def _executed(words: tuple[Word, ...]) -> list[tuple[Word, ...]]:
 _FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
-def _shell_option_script(words: Sequence[Word]) -> tuple[bool, str | None]:
-    """Whether a shell's arguments give it a script with `-c`, and that script (`None`:
-    known only when it runs)."""
-    command = False
+def _shell_option_script(words: Sequence[Word]) -> tuple[str | None, str | None]:
+    """The option with which a shell's arguments give it a script (`-c`, `-lc`: `None` when
+    they give none), and that script (`None`: known only when it runs)."""
+    command: str | None = None
     index = 0
     while index < len(words):
         word = words[index]
@@ -511,16 +539,17 @@ def _shell_option_script(words: Sequence[Word]) -> tuple[bool, str | None]:
             index += 2
             continue
         if re.fullmatch(r"[-+][A-Za-z]+", word):
-            command = command or (word.startswith("-") and "c" in word)
+            if command is None and word.startswith("-") and "c" in word:
+                command = word
             index += 1
             continue
         if word.startswith("--"):
             index += 1
             continue
         break
-    if not command or index >= len(words):
-        return False, None
-    return True, words[index]
+    if command is None or index >= len(words):
+        return None, None
+    return command, words[index]
 
 
 # -- the plain reading ----------------------------------------------------------------------------
@@ -538,9 +567,18 @@ class _Text:
     script: str
     source: bytes
     inside: str | None
+    words: dict[tuple[int, int], tuple[str, tuple[int, str] | None]] = field(default_factory=dict)
+    """Each word's `_literal`, by its span: read once for the plain reading and the search."""
 
     def of(self, node: Node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
+
+    def literal(self, node: Node) -> tuple[str, tuple[int, str] | None]:
+        span = (node.start_byte, node.end_byte)
+        read = self.words.get(span)
+        if read is None:
+            read = self.words[span] = _literal(self.of(node))
+        return read
 
     def between(self, start: int, end: int) -> str:
         return self.source[start:end].decode("utf-8", "surrogatepass")
@@ -595,10 +633,10 @@ def _plain_command(node: Node, text: _Text) -> tuple[str, ...]:
             target = child.children[0]
         if target.type not in _ARGUMENTS:
             raise text.problem(target.start_byte, _what(target))
-        for inner in _walk(target):
+        for inner in _walk(target) if target.child_count else ():
             if inner.is_named and inner.type not in _INSIDE_ARGUMENTS:
                 raise text.problem(inner.start_byte, _what(inner))
-        value, problem = _literal(text.of(target))
+        value, problem = text.literal(target)
         if problem is not None:
             offset, what = problem
             raw = text.of(target)[:offset].encode("utf-8", "surrogatepass")
@@ -636,8 +674,14 @@ def _check_gaps(
         raise text.problem(position, "a character that is not a blank between words")
 
 
+_SIMPLE_WORD = re.compile(r"[A-Za-z0-9_./:@%+,-][A-Za-z0-9_./:@%+,=-]*")
+"""A word of plain characters only, the most common kind, read without a character loop."""
+
+
 def _literal(raw: str) -> tuple[str, tuple[int, str] | None]:
     """A word's text after quote removal, or where and why it is not literal."""
+    if _SIMPLE_WORD.fullmatch(raw):
+        return raw, None
     out: list[str] = []
     index = 0
     if raw.startswith("="):
@@ -745,10 +789,14 @@ def _command_words(node: Node, text: _Text) -> tuple[Word, ...]:
     for child in node.children:
         target = child.children[0] if child.type == "command_name" and child.children else child
         if child.type == "command_name" or target.type in _ARGUMENTS or _is_expansion(target):
-            literal = target.type in _ARGUMENTS and not any(
-                inner.is_named and inner.type not in _INSIDE_ARGUMENTS for inner in _walk(target)
+            literal = target.type in _ARGUMENTS and not (
+                target.child_count
+                and any(
+                    inner.is_named and inner.type not in _INSIDE_ARGUMENTS
+                    for inner in _walk(target)
+                )
             )
-            value, problem = _literal(text.of(target)) if literal else ("", (0, ""))
+            value, problem = text.literal(target) if literal else ("", (0, ""))
             words.append(value if problem is None else None)
     return tuple(words)
 
@@ -775,14 +823,46 @@ def _parser() -> Parser:
     """This thread's bash parser (a parser is not shared between threads)."""
     parser: Parser | None = getattr(_local, "parser", None)
     if parser is None:
+        parser = _local.parser = _Grammar.get().parser()
+    return parser
+
+
+def _commands(root: Node) -> list[Node]:
+    """Every `command` node under `root`, in document order (found by a query: the tree's own
+    code walks it, not Python)."""
+    found = _Grammar.get().captures(root).get("command", [])
+    return sorted(found, key=lambda node: node.start_byte)
+
+
+class _Grammar:
+    """Bash's grammar (tree-sitter-bash, the `web` extra), loaded on first use."""
+
+    _loaded: _Grammar | None = None
+
+    def __init__(self) -> None:
         try:
+            import tree_sitter
             import tree_sitter_bash
-            from tree_sitter import Language, Parser
         except ImportError as missing:
             raise UserQuestionError(
                 f"reading shell commands needs {missing.name}: pip install 'user-questions[web]'",
                 ErrorCode.BAD_REQUEST,
             ) from missing
-        parser = Parser(Language(tree_sitter_bash.language()))
-        _local.parser = parser
-    return parser
+        self._tree_sitter = tree_sitter
+        self._language = tree_sitter.Language(tree_sitter_bash.language())
+        self._commands = tree_sitter.Query(self._language, "(command) @command")
+
+    @classmethod
+    def get(cls) -> _Grammar:
+        if cls._loaded is None:
+            cls._loaded = cls()
+        return cls._loaded
+
+    def parser(self) -> Parser:
+        parser: Parser = self._tree_sitter.Parser(self._language)
+        return parser
+
+    def captures(self, root: Node) -> dict[str, list[Node]]:
+        cursor = self._tree_sitter.QueryCursor(self._commands)
+        found: dict[str, list[Node]] = cursor.captures(root)
+        return found
