@@ -6,8 +6,10 @@ Run: `.venv/bin/python benchmarks/rule_decision.py [--runs N] [--rules R]`. For 
 program, Codex's argv form, a patch, a URL), it times `rules.explain` over R rules (half allows
 of commands, a deny of `rm -rf` for every tool, paths and domains), N times each, and prints the
 median and p90 in microseconds, then the same for reading the call alone, and the time of the
-store's rules-version read a host makes before each decision (SQLite). The hook's whole path,
-process start included, is `hook_startup.py`'s `rule` case.
+store's rules-version read a host makes before each decision (SQLite). Each run reads a command
+of its own (a last word added), as a host meets most commands for the first time: the host
+remembers short commands it has read. The hook's whole path, process start included, is
+`hook_startup.py`'s `rule` case.
 """
 
 from __future__ import annotations
@@ -75,14 +77,26 @@ def rules(count: int) -> list[RuleRecord]:
     return [RuleRecord(index + 1, check_rule(rule)) for index, rule in enumerate(made)]
 
 
-def timed(work: Callable[[], object], runs: int) -> tuple[float, float]:
-    """Median and p90 of `work`, in microseconds."""
-    for _ in range(min(runs, 50)):
-        work()
+def variant(approval: Approval, run: int) -> Approval:
+    """`approval` with a word of its own added to its command, so no run reads what another
+    read (a host remembers the short commands it has read)."""
+    command = approval.input.get("command")
+    if approval.tool == "Bash" and isinstance(command, str):
+        return approval.model_copy(update={"input": {"command": f"{command} v{run}"}})
+    if isinstance(command, list):
+        return approval.model_copy(update={"input": {"command": [*command, f"v{run}"]}})
+    return approval
+
+
+def timed(work: Callable[[Approval], object], approval: Approval, runs: int) -> tuple[float, float]:
+    """Median and p90 of `work` on `runs` variants of `approval`, in microseconds."""
+    for run in range(min(runs, 50)):
+        work(variant(approval, -run))
+    calls = [variant(approval, run) for run in range(runs)]
     times = []
-    for _ in range(runs):
+    for call in calls:
         started = time.perf_counter()
-        work()
+        work(call)
         times.append((time.perf_counter() - started) * 1e6)
     times.sort()
     return statistics.median(times), times[int(0.9 * (len(times) - 1))]
@@ -111,8 +125,9 @@ def main() -> None:
     kept = rules(arguments.rules)
     print(f"{'call':<26}{'decide p50':>12}{'p90':>9}{'read p50':>12}{'p90':>9}  (µs)")
     for name, approval in CALLS.items():
-        decided = timed(functools.partial(explain, kept, approval, "agents", NOW), arguments.runs)
-        read = timed(functools.partial(read_call, approval), arguments.runs)
+        decide = functools.partial(explain, kept, asked_by="agents", now=NOW)
+        decided = timed(decide, approval, arguments.runs)
+        read = timed(read_call, approval, arguments.runs)
         verdict = explain(kept, approval, "agents", NOW)
         print(
             f"{name:<26}{decided[0]:>12.0f}{decided[1]:>9.0f}{read[0]:>12.0f}{read[1]:>9.0f}"
