@@ -237,3 +237,28 @@ def test_an_approval_goes_with_exactly_one_question(host: Host) -> None:
     reply = host.ask("agents", frame)["payload"]
     assert (reply["type"], reply["code"]) == ("ask/error", "BAD_REQUEST")
     assert "exactly one question" in reply["message"]
+
+
+def test_a_rule_decides_an_ask_whose_rpcid_another_token_asked_with(host: Host) -> None:
+    """`POST /api/decide` treats another token's rpcId as an unknown one: decided and kept
+    under an id of the host's, the reply carrying the asker's own."""
+    host.make("carol", tool="Bash", decision="allow", command="ls")
+    assert host.ask("pager", codex_ask("shared", "make"))["payload"] == {"type": "ask/pending"}
+    frame = codex_ask("shared", "ls -la")
+    decided = host.client.post(
+        "/api/decide",
+        headers=host.auth("agents"),
+        content=frame.model_dump_json(by_alias=True, exclude_none=True),
+    )
+    assert decided.status_code == 200
+    assert decided.json()["rpcId"] == "shared"
+    assert decided.json()["payload"]["outcome"] == "answered"
+    again = host.client.post(
+        "/api/decide",
+        headers=host.auth("agents"),
+        content=frame.model_dump_json(by_alias=True, exclude_none=True),
+    )
+    assert (again.status_code, again.json()["error"]["code"]) == (400, "BAD_REQUEST")
+    assert "names a request already asked" in again.json()["error"]["message"]
+    (pending,) = host.client.get("/api/pending", headers=ADMIN).json()["pending"]
+    assert pending["rpcId"] == "shared"  # the pager's, untouched
