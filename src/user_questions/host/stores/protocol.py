@@ -197,6 +197,11 @@ class RuleStore(Protocol):
         """Revoke the active rule `rule_id`; the revoked record, `None` if there was none."""
         ...
 
+    async def rules_version(self) -> int:
+        """A number that moves whenever a rule is added or revoked, by any process or node,
+        in the same transaction as the change: one small read, made before each decision."""
+        ...
+
     async def rule_used(self, rule_id: int) -> None:
         """Count one more request settled by rule `rule_id`, used just now."""
         ...

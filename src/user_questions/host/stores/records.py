@@ -108,6 +108,9 @@ class NewQuestion:
     """Whom it is routed to as well while still pending, and when (its asker token's)."""
     remind: int | None = None
     """Seconds between the reminders its audience gets while it is pending (its asker token's)."""
+    asker_rpc_id: str | None = None
+    """The rpcId its asker knows it by, when the host keeps it under another (`rpc_id`): each
+    asking token has rpcIds of its own, and another token had asked with that one first."""
     questions_json: str = field(init=False, repr=False, compare=False)
     """`questions` as JSON text (`QUESTIONS`), made once here: the store writes it, and the
     pages' `question/requested` frame embeds it as it is."""
@@ -181,10 +184,17 @@ class StoredQuestion:
     """Seconds between its reminders (`NewQuestion.remind`)."""
     reminded_at: datetime | None = None
     """When its audience was last reminded of it; `None`: never yet."""
+    asker_rpc_id: str | None = None
+    """The rpcId its asker knows it by, when not `rpc_id` (`NewQuestion.asker_rpc_id`)."""
     questions_json: str | None = field(default=None, repr=False, compare=False)
     """`questions` as JSON text, as the store holds them, when the record was read from the
     store or just written to it; the pages' frame embeds it rather than serialise the questions
     again (with many pending requests, that is most of a host's start)."""
+
+    @property
+    def own_rpc_id(self) -> str:
+        """The rpcId its asker knows it by (what the asker's replies carry)."""
+        return self.asker_rpc_id or self.rpc_id
 
     @property
     def pending(self) -> bool:
@@ -224,6 +234,7 @@ def pending_record(question: NewQuestion) -> StoredQuestion:
         deadline_at=question.deadline_at,
         escalate=question.escalate,
         remind=question.remind,
+        asker_rpc_id=question.asker_rpc_id,
         questions_json=question.questions_json,
     )
 
@@ -273,6 +284,7 @@ def settled_record(
         escalated=pending.escalated,
         remind=pending.remind,
         reminded_at=pending.reminded_at,
+        asker_rpc_id=pending.asker_rpc_id,
         questions_json=pending.questions_json,
     )
 
