@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ import pytest
 from tests.deadlines import TEST_DEADLINE, within
 from tests.fuzz import profiles
 from tests.pg import pg_cluster, pg_url  # noqa: F401 - PostgreSQL fixtures, one server per session
+from tests.standin import StandIn
 from user_questions import AgentRegistry, Context, ToolRegistry, UserQuestionService
 
 profiles.register()  # before the hypothesis plugin loads one (`--hypothesis-profile long`)
@@ -61,6 +62,15 @@ def ctx() -> Context:
     context.plugin(UserQuestionService)
     context.plugin(ToolRegistry)
     return context
+
+
+@pytest.fixture(scope="session")
+def stand_in() -> Iterator[StandIn]:
+    """The misbehaving stand-in host (tests/standin.py), one for the whole run: each case is a
+    path of its own, and what each saw is kept apart."""
+    running = StandIn().start()
+    yield running
+    running.stop()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -28,6 +28,7 @@ __all__ = [
     "CardOptions",
     "card_fields",
     "decision_of",
+    "host_card_fields",
     "denial_message",
     "fenced",
 ]
@@ -44,6 +45,9 @@ _SUMMARY_CHARACTERS = 120
 SHELL_TOOLS = frozenset({"bash", "shell", "exec", "local_shell", "exec_command", "container.exec"})
 """The tools whose `command` is a shell command (compared without case): shown as one on the
 card, matched as one by the host's rules."""
+_AGENTS = {"claude-code": "Claude", "claude": "Claude", "codex": "Codex"}
+"""How a host names the agents it knows, from an approval's `agent` (`uq hook`'s clients)."""
+_REMEMBERED = "Allow, and the agent remembers this choice."
 _PATCH_TOOLS = frozenset({"apply_patch"})
 _PATCHED_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (?P<path>.+)$", re.MULTILINE)
 _MCP_TOOL = re.compile(r"^mcp__(?P<server>.+?)__(?P<tool>.+)$")
@@ -93,6 +97,54 @@ def card_fields(
         "detail": detail,
         "options": options,
     }
+
+
+def host_card_fields(
+    tool_name: str,
+    arguments: Mapping[str, Any],
+    asked: Mapping[str, Any],
+    *,
+    agent: str | None = None,
+    note: str | None = None,
+) -> dict[str, Any]:
+    """The card a host shows for one call of `tool_name` with `arguments`, whatever card the
+    asker sent (`asked`, its question as JSON): written from the call alone (`card_fields`),
+    so that what a person reads is what a rule matches. `Allow and don't ask again` is kept
+    when the asker offered it, with its words (what the agent's CLI will remember); the
+    asker's own question and detail, where they differ from the host's, appear only at the end
+    of the detail, as what the agent says. `note` (the host's, on its rules) heads the detail.
+    `agent` is the approval's (`claude-code`, `codex`, ...)."""
+    always = None
+    for option in asked.get("options") or ():
+        if isinstance(option, Mapping) and option.get("label") == ALLOW_ALWAYS:
+            description = option.get("description")
+            always = description if isinstance(description, str) and description else _REMEMBERED
+    named = None if agent is None else _AGENTS.get(agent, agent)
+    card_id = asked.get("id")
+    fields = card_fields(
+        tool_name,
+        arguments,
+        id=card_id if isinstance(card_id, str) else APPROVAL_ID,
+        agent=named,
+        always=always,
+    )
+    detail: str = fields["detail"]
+    said = []
+    question = asked.get("question")
+    if isinstance(question, str) and question != fields["question"]:
+        said.append(question)
+    their_detail = asked.get("detail")
+    if isinstance(their_detail, str) and their_detail != detail:
+        extra = their_detail.removesuffix(detail).rstrip()
+        if extra:
+            said.append(extra)
+    if note:
+        detail = f"No rule may allow this call: `{_inline(note)}`.\n\n{detail}"
+    if said:
+        detail += "\n\nWhat the agent says (its own words, not the host's):\n\n"
+        detail += fenced(_cut("\n\n".join(said)), "text")
+    fields["detail"] = detail
+    return fields
 
 
 def decision_of(selected: Sequence[str] | None, custom: str | None) -> ApprovalDecision:

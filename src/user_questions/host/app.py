@@ -20,7 +20,7 @@ where error codes become HTTP statuses. What each route does is in its own modul
     GET  /api/history   settled requests, paginated            `endpoints.http_api`
     GET  /api/me        who the token is: its name and role    `endpoints.http_api`
     *    /api/tokens...  the tokens, for admins                 `endpoints.tokens_api`
-    *    /api/rules...   the rules, for people and admins       `endpoints.rules_api`
+    *    /api/rules...   the rules, for people and admins; a check `endpoints.rules_api`
     GET  /metrics       Prometheus' text format    `endpoints.http_api`, `telemetry.metrics`
     GET  /healthz       `{"ok": true}`, without a token        `endpoints.http_api`
     GET  /readyz        200 while the store answers, else 503  `endpoints.http_api`
@@ -121,12 +121,13 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
         async with contextlib.AsyncExitStack() as stack:
             app.state.store = await stack.enter_async_context(opened)
             app.state.token = await host_token(opened, config.token)
-            app.state.rules = rules = await stack.enter_async_context(Rules(opened))
-            app.state.hub = hub = await stack.enter_async_context(Hub(opened, rules=rules))
-            hub.metrics.watch_store(opened.stats)
             app.state.asker_token = await agents_token(opened)
             tokens = Tokens(opened, app.state.token, app.state.asker_token)
             app.state.tokens = await stack.enter_async_context(tokens)
+            app.state.rules = rules = await stack.enter_async_context(Rules(opened))
+            hub = Hub(opened, rules=rules, tokens=tokens)
+            app.state.hub = hub = await stack.enter_async_context(hub)
+            hub.metrics.watch_store(opened.stats)
             running = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(running.cancel_scope.cancel)
             if config.retain_days is not None:
@@ -174,6 +175,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             Route("/api/tokens/{name}", tokens_api.delete_token, methods=["DELETE"]),
             Route("/api/rules", rules_api.list_rules, methods=["GET"]),
             Route("/api/rules", rules_api.create_rule, methods=["POST"]),
+            Route("/api/rules/check", rules_api.check_rule_call, methods=["POST"]),
             Route("/api/rules/{id}", rules_api.delete_rule, methods=["DELETE"]),
             Route("/metrics", http_api.metrics, methods=["GET"]),
             Route("/healthz", http_api.healthz, methods=["GET"]),

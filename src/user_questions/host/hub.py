@@ -30,11 +30,12 @@ one such listener, and reads the number of pending requests from the hub.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import heapq
 import logging
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -43,6 +44,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from user_questions._checks import check_answer, check_request, quoted, usable_id
+from user_questions._hooks.approval_card import host_card_fields
 from user_questions._lifecycle.disposer import Disposer, nothing
 from user_questions._lifecycle.lifetime import AsyncLifetime
 from user_questions._lifecycle.listeners import Listeners
@@ -59,11 +61,14 @@ from user_questions.frames import (
     WithdrawReason,
 )
 from user_questions.host._frame_text import requested_frame, resolved_frame
+from user_questions.host.gate.roles import rule_refusal
+from user_questions.host.gate.tokens import Tokens
 from user_questions.host.markdown import render_details
 from user_questions.host.rules import (
     RULE_PREFIX,
     Match,
     Rules,
+    Verdict,
     answered_decision,
     offered_rule,
     rule_answer,
@@ -175,10 +180,14 @@ class Hub(AsyncLifetime):
         *,
         metrics: HostMetrics | None = None,
         rules: Rules | None = None,
+        tokens: Tokens | None = None,
     ) -> None:
         self.store = store
         self.rules = rules
         """The rules that settle approval requests before anyone sees them; `None`: none."""
+        self.tokens = tokens
+        """Who may answer: a rule a winning answer asks for is made only when the person who
+        answered may make it (`roles.rule_refusal`); `None`: everyone in this process may."""
         self.metrics = metrics or HostMetrics()
         self.metrics.watch_pending(lambda: len(self._entries), self._oldest_asked)
         self._entries: dict[str, _Entry] = {}
@@ -234,6 +243,16 @@ class Hub(AsyncLifetime):
             return [entry.frame for entry in self._entries.values()]
         return [entry.frame for entry in self._entries.values() if sees(entry.record)]
 
+    def own_frames(self, sees: Sees) -> list[str]:
+        """`pending_frames` for an asker listing its own: each under the rpcId it knows it by."""
+        return [
+            entry.frame
+            if entry.record.asker_rpc_id is None
+            else requested_frame(entry.record, self._offer(entry.record), own=True)
+            for entry in self._entries.values()
+            if sees(entry.record)
+        ]
+
     def record_shown(self, sees: Sees | None = None) -> None:
         """Record (in the background) that every pending request `sees` accepts has just been
         shown; one shown before keeps its first time."""
@@ -270,12 +289,15 @@ class Hub(AsyncLifetime):
         escalate: Sequence[Escalation] = (),
         remind: int | None = None,
     ) -> tuple[StoredQuestion, Disposer]:
-        """Store and show a request, or re-attach to the one with this rpcId; `asked_by` is the
-        person whose token the asker presented, `origin` where the asker says it comes from and
-        `audience` whom it is routed to (both kept from the first submission: a re-attachment
-        does not change them). Only the token that asked a request may re-attach to it.
-        `approval` says what an approval card approves: a new one a rule decides is settled
-        by it (`via` `rule`, `by` `rule:<id>`) before any page or notifier hears of it.
+        """Store and show a request, or re-attach to the one this asker asked with this rpcId;
+        `asked_by` is the person whose token the asker presented, `origin` where the asker says
+        it comes from and `audience` whom it is routed to (both kept from the first submission:
+        a re-attachment does not change them). Each asking token has rpcIds of its own: one
+        another token asked with first is kept under another (`StoredQuestion.asker_rpc_id`),
+        so no answer tells an asker that another's request exists. `approval` says what an
+        approval card approves: the host writes the card a person sees from it
+        (`_hooks.approval_card.host_card_fields`), and a new one a rule decides is settled by it
+        (`via` `rule`, `by` `rule:<id>`) before any page or notifier hears of it.
         `deadline` (seconds, the asker token's) ends it as `timed-out` if still pending then,
         on whichever host sharing the store gets there first (the store's settle decides).
         `escalate` (the asker token's steps) routes it to each step's target as well once it
@@ -288,48 +310,61 @@ class Hub(AsyncLifetime):
 
         Raises:
             UserQuestionError: `BAD_REQUEST` (an id too long or not text, an origin not text,
-                an rpcId naming another request), `TOO_MANY_PENDING`, `REQUEST_TOO_LARGE` (its
-                frame would not fit in `MAX_FRAME_BYTES`), or the request checks of `ask()`
-                (`EMPTY_QUESTIONS`, `BAD_INTENT`, `BAD_QUESTION`, `TOO_MANY_QUESTIONS`,
-                `LIMIT_EXCEEDED`).
+                an rpcId this asker used for another request, an approval with more than one
+                question), `TOO_MANY_PENDING`, `REQUEST_TOO_LARGE` (its frame would not fit in
+                `MAX_FRAME_BYTES`), or the request checks of `ask()` (`EMPTY_QUESTIONS`,
+                `BAD_INTENT`, `BAD_QUESTION`, `TOO_MANY_QUESTIONS`, `LIMIT_EXCEEDED`).
         """
-        _check_id("rpcId", rpc_id)
-        _check_id("sessionId", session_id)
-        _check_origin(origin)
-        questions = tuple(questions)
-        check_request(questions, None, None, None)
-        known = self._known(rpc_id)
-        if known is None and len(self._entries) >= MAX_PENDING:
-            known = await self.store.get(rpc_id)  # a re-attachment is never refused
+        questions = _checked_ask(rpc_id, session_id, origin, questions, approval)
+        asking = _Asking(rpc_id, session_id, questions, asked_by, origin, audience, approval)
+        for stored_id in _stored_ids(rpc_id, asked_by):
+            known = self._known(stored_id)
+            if known is None and len(self._entries) >= MAX_PENDING:
+                known = await self.store.get(stored_id)  # a re-attachment is never refused
+                if known is None:
+                    raise UserQuestionError(
+                        f"the host already has {MAX_PENDING} pending questions; answer or "
+                        "dismiss some first",
+                        ErrorCode.TOO_MANY_PENDING,
+                    )
             if known is None:
-                raise UserQuestionError(
-                    f"the host already has {MAX_PENDING} pending questions; answer or dismiss "
-                    "some first",
-                    ErrorCode.TOO_MANY_PENDING,
-                )
-        created = False
-        if known is None:
-            decided = self._decided(approval, asked_by, questions)
-            asking = (rpc_id, session_id, questions, asked_by, origin, audience, approval)
-            asked = await self._new(*asking, decided, deadline, escalate, remind)
-            frame = requested_frame(asked, self._offer(asked))  # serialised once, kept if created
-            _check_frame_size(frame)
-            known, created = await self.store.submit(asked)
-            if created and decided is not None:
-                await self._settled_by_rule(asked, known, decided[0])
-                return known, nothing
-        if not created:
+                new = await self._card(asking, deadline, escalate, remind, stored_id)
+                known, created = await self.store.submit(new.question)
+                if created and new.decided is not None:
+                    await self._settled_by_rule(new.question, known, new.decided[0])
+                    return known, nothing
+                if created:
+                    self._apply(known, new.frame)
+                    self._committed(known)
+                    return self._watch(known, watcher)
+            if not asking.asked_as(known):
+                continue  # another token's: this asker's request is kept under another id
             # Decided before anything is applied or reported: a mismatch changes nothing here.
-            _check_same_request(known, session_id, questions, asked_by)
-        self._apply(known, frame if created else None)
-        if created:
-            self._committed(known)
-        known = self._known(rpc_id) or known
-        entry = self._entries.get(rpc_id)
+            _check_same_request(known, asking)
+            self._apply(known)
+            return self._watch(self._known(known.rpc_id) or known, watcher)
+        raise _taken(rpc_id)
+
+    def _watch(
+        self, known: StoredQuestion, watcher: Watcher | None
+    ) -> tuple[StoredQuestion, Disposer]:
+        entry = self._entries.get(known.rpc_id)
         if entry is None or watcher is None:
             return known, nothing
         entry.watchers.append(watcher)
         return known, lambda: _discard(entry.watchers, watcher)
+
+    async def own(self, rpc_id: str, asked_by: str | None) -> StoredQuestion | None:
+        """The request the asker of token `asked_by` knows by `rpc_id`, `None` if none."""
+        if usable_id(rpc_id) is None:
+            return None
+        for stored_id in _stored_ids(rpc_id, asked_by):
+            known = self._known(stored_id) or await self.store.get(stored_id)
+            if known is None:
+                return None
+            if known.asked_by == asked_by and known.own_rpc_id == rpc_id:
+                return known
+        return None
 
     async def withdraw(
         self,
@@ -379,77 +414,97 @@ class Hub(AsyncLifetime):
         tool call (`POST /api/decide`).
 
         Raises:
-            UserQuestionError: as `submit` does, and `BAD_REQUEST` for an rpcId that names a
-                request already asked.
+            UserQuestionError: as `submit` does, and `BAD_REQUEST` for an rpcId this asker
+                asked with already.
         """
-        _check_id("rpcId", rpc_id)
-        _check_id("sessionId", session_id)
-        _check_origin(origin)
-        questions = tuple(questions)
-        check_request(questions, None, None, None)
-        decided = self._decided(approval, asked_by, questions)
-        if decided is None:
+        questions = _checked_ask(rpc_id, session_id, origin, questions, approval)
+        asking = _Asking(rpc_id, session_id, questions, asked_by, origin, audience, approval)
+        verdict = await self._verdict(approval, asked_by)
+        if verdict is None or verdict.match is None:
             return None
-        asking = (rpc_id, session_id, questions, asked_by, origin, audience, approval)
-        asked = await self._new(*asking, decided)
-        _check_frame_size(requested_frame(asked))
-        known, created = await self.store.submit(asked)
-        if not created:
-            raise UserQuestionError(
-                f"rpcId {quoted(rpc_id)} names a request already asked", ErrorCode.BAD_REQUEST
-            )
-        await self._settled_by_rule(asked, known, decided[0])
-        return known
+        for stored_id in _stored_ids(rpc_id, asked_by):
+            known = self._known(stored_id)
+            if known is None:
+                new = await self._card(asking, None, (), None, stored_id, verdict)
+                if new.decided is None:
+                    return None
+                known, created = await self.store.submit(new.question)
+                if created:
+                    await self._settled_by_rule(new.question, known, new.decided[0])
+                    return known
+            if asking.asked_as(known):
+                raise UserQuestionError(
+                    f"rpcId {quoted(rpc_id)} names a request already asked", ErrorCode.BAD_REQUEST
+                )
+        raise _taken(rpc_id)
 
-    async def _new(
+    async def _card(
         self,
-        rpc_id: str,
-        session_id: str,
-        questions: tuple[AskUserQuestionItem, ...],
-        asked_by: str | None,
-        origin: Origin | None,
-        audience: tuple[str, ...],
-        approval: Approval | None,
-        decided: tuple[Match, Settlement] | None,
-        deadline: float | None = None,
-        escalate: Sequence[Escalation] = (),
-        remind: int | None = None,
-    ) -> NewQuestion:
-        """A new request as it is stored: settled already when a rule `decided` it."""
+        asking: _Asking,
+        deadline: float | None,
+        escalate: Sequence[Escalation],
+        remind: int | None,
+        stored_id: str,
+        verdict: Verdict | None = None,
+    ) -> _New:
+        """A new request as it is stored under `stored_id`: an approval's card written by the
+        host, with the rules' note when they could not read the call; settled already when a
+        rule decides it; and its page frame, serialised once."""
+        approval, questions = asking.approval, asking.questions
+        if approval is not None and verdict is None:
+            verdict = await self._verdict(approval, asking.asked_by)
+        if approval is not None:
+            note = None if verdict is None else verdict.unreadable
+            fields = host_card_fields(
+                approval.tool,
+                approval.input,
+                questions[0].model_dump(mode="json", exclude_none=True),
+                agent=approval.agent,
+                note=note,
+            )
+            questions = (AskUserQuestionItem.model_validate(fields),)
+            check_request(questions, None, None, None)
+        decided = None if verdict is None else self._decided(verdict, questions)
         rendered = await render_details(questions, self._rendering)
         now = datetime.now(UTC)
         # With pages connected it is shown the moment it is stored: one write, not two.
         shown = now if self._pages and decided is None else None
-        return NewQuestion(
-            rpc_id,
-            session_id,
+        question = NewQuestion(
+            stored_id,
+            asking.session_id,
             questions,
             now,
-            asked_by,
+            asking.asked_by,
             shown,
-            origin,
+            asking.origin,
             rendered,
-            audience,
+            asking.audience,
             approval,
             None if deadline is None else now + timedelta(seconds=deadline),
             None if decided is None else decided[1],
             escalate=tuple(escalate),
             remind=remind,
+            asker_rpc_id=None if stored_id == asking.rpc_id else asking.rpc_id,
         )
+        frame = requested_frame(question, None if decided else self._offer(question))
+        _check_frame_size(frame)
+        return _New(question, frame, decided)
+
+    async def _verdict(self, approval: Approval, asked_by: str | None) -> Verdict | None:
+        """What the rules make of `approval` now; `None` with no rules on this host, or when
+        they cannot be read (a person decides: never an allow on a doubt)."""
+        if self.rules is None:
+            return None
+        return await self.rules.decide(approval, asked_by)
 
     def _decided(
-        self,
-        approval: Approval | None,
-        asked_by: str | None,
-        questions: tuple[AskUserQuestionItem, ...],
+        self, verdict: Verdict, questions: tuple[AskUserQuestionItem, ...]
     ) -> tuple[Match, Settlement] | None:
-        """The rule that decides a new approval request, and the settlement it makes; `None`
-        when a person must decide (no rule matches, the rules are not loaded, or the card has
-        no option for the rule to choose: never an allow on a doubt)."""
-        if self.rules is None or approval is None or len(questions) != 1:
-            return None
-        found = self.rules.decide(approval, asked_by)
-        if found is None:
+        """The settlement of the rule that decides a new approval request; `None` when a
+        person must decide (no rule matches, or the card has no option for the rule to
+        choose: never an allow on a doubt)."""
+        found = verdict.match
+        if found is None or len(questions) != 1:
             return None
         card = questions[0]
         labels = [option.label for option in card.options or ()]
@@ -465,16 +520,18 @@ class Hub(AsyncLifetime):
         self, asked: NewQuestion, settled: StoredQuestion, found: Match
     ) -> None:
         """Report a request a rule settled as it was stored (it was never pending anywhere, so
-        no page or notifier ever heard of it): its ask and its settlement, and the rule's hit."""
+        no page or notifier ever heard of it): its ask and its settlement, and the hits of the
+        rules that decided it."""
         self.metrics.committed(pending_record(asked))
         self._apply(settled)
         self._committed(settled)
         logger.info("question %s settled by rule %d", settled.rpc_id, found.rule.id)
         assert self.rules is not None  # it decided
-        try:
-            await self.rules.store.rule_used(found.rule.id)
-        except UserQuestionError as error:
-            logger.warning("could not count a use of rule %d: %s", found.rule.id, error)
+        for record in (found.rule, *found.also):
+            try:
+                await self.rules.store.rule_used(record.id)
+            except UserQuestionError as error:
+                logger.warning("could not count a use of rule %d: %s", record.id, error)
 
     # -- pages --------------------------------------------------------------------------------
 
@@ -561,6 +618,18 @@ class Hub(AsyncLifetime):
             raise UserQuestionError(
                 "remember goes with an answer that allows the call", ErrorCode.BAD_ANSWER
             )
+        if self.tokens is not None:
+            person = self.tokens.named(by)
+            asker = None if offer.asker is None else self.tokens.named(offer.asker)
+            refusal = (
+                f"no active token is called {quoted(by)}"
+                if person is None
+                else rule_refusal(person, offer, asker)
+            )
+            if refusal is not None:
+                raise UserQuestionError(
+                    f"{by} may not make this rule: {refusal}", ErrorCode.BAD_ANSWER
+                )
         return replace(offer, created_by=by)
 
     async def _remember(self, rpc_id: str, rule: Rule, via: Surface) -> None:
@@ -748,18 +817,83 @@ def _check_id(what: str, value: str) -> None:
         raise UserQuestionError(f"{what} {problem}", ErrorCode.BAD_REQUEST)
 
 
-def _check_same_request(
-    known: StoredQuestion,
+@dataclass(frozen=True, slots=True)
+class _Asking:
+    """An ask as its asker sent it (an approval's card is still the asker's)."""
+
+    rpc_id: str
+    session_id: str
+    questions: tuple[AskUserQuestionItem, ...]
+    asked_by: str | None
+    origin: Origin | None
+    audience: tuple[str, ...]
+    approval: Approval | None
+
+    def asked_as(self, known: StoredQuestion) -> bool:
+        """Whether `known` is the request this asker knows by this rpcId."""
+        return known.asked_by == self.asked_by and known.own_rpc_id == self.rpc_id
+
+
+@dataclass(frozen=True, slots=True)
+class _New:
+    """A new request ready to store, its page frame, and the rule that decides it, if any."""
+
+    question: NewQuestion
+    frame: str
+    decided: tuple[Match, Settlement] | None
+
+
+_OWN_IDS = 8
+"""The ids tried for an asker's rpcId (another token may have asked with it, and with the
+next); beyond them the rpcId is refused as taken."""
+
+
+def _stored_ids(rpc_id: str, asked_by: str | None) -> Iterator[str]:
+    """Where the request the asker of `asked_by` knows by `rpc_id` is kept: under `rpc_id`
+    unless another token asked with it first, then under ids made from both, the same on
+    every host (a prefix of the rpcId, `~`, a hash)."""
+    yield rpc_id
+    for attempt in range(1, _OWN_IDS):
+        digest = hashlib.sha256(f"{asked_by}\x00{rpc_id}\x00{attempt}".encode()).hexdigest()
+        yield f"{rpc_id[:64]}~{digest[:24]}"
+
+
+def _taken(rpc_id: str) -> UserQuestionError:
+    return UserQuestionError(
+        f"rpcId {quoted(rpc_id)} cannot be used; use a new rpcId", ErrorCode.BAD_REQUEST
+    )
+
+
+def _checked_ask(
+    rpc_id: str,
     session_id: str,
-    questions: tuple[AskUserQuestionItem, ...],
-    asked_by: str | None,
-) -> None:
-    """Refuse a submission whose rpcId already names a different request, or one another
-    token asked (an asker may not follow another's request: it would learn its answer)."""
-    different = known.session_id != session_id or known.questions != questions
-    if different or known.asked_by != asked_by:
+    origin: Origin | None,
+    questions: Sequence[AskUserQuestionItem],
+    approval: Approval | None,
+) -> tuple[AskUserQuestionItem, ...]:
+    """The ask's questions, once its ids, origin and questions pass the checks."""
+    _check_id("rpcId", rpc_id)
+    _check_id("sessionId", session_id)
+    _check_origin(origin)
+    checked = tuple(questions)
+    check_request(checked, None, None, None)
+    if approval is not None and len(checked) != 1:
         raise UserQuestionError(
-            f"rpcId {quoted(known.rpc_id)} already names another request; use a new rpcId",
+            f"an approval goes with exactly one question, its card; got {len(checked)}",
+            ErrorCode.BAD_REQUEST,
+        )
+    return checked
+
+
+def _check_same_request(known: StoredQuestion, asking: _Asking) -> None:
+    """Refuse a re-attachment under an rpcId its asker used for a different request (an
+    approval's card is the host's: the call it approves is compared instead)."""
+    same = known.session_id == asking.session_id and known.approval == asking.approval
+    if same and asking.approval is None:
+        same = known.questions == asking.questions
+    if not same:
+        raise UserQuestionError(
+            f"rpcId {quoted(asking.rpc_id)} already names another request; use a new rpcId",
             ErrorCode.BAD_REQUEST,
         )
 

@@ -11,9 +11,9 @@ import anyio
 from user_questions.abort import AbortSignal
 from user_questions.approvals import (
     ApprovalDecision,
-    approval_decision,
     approval_of,
     approval_question,
+    decision_for,
 )
 from user_questions.asker import Asker
 
@@ -57,11 +57,14 @@ async def decide(
     always: str | None = None,
     question_timeout: float | None = None,
 ) -> ApprovalDecision:
-    """Ask a person to approve one call with the shared approval card, and read the decision.
+    """Ask a person to approve one call with the shared approval card, and read the decision
+    as every gate reads it (`approvals.decision_for`). Without `question_timeout` the card waits
+    `approvals.DECISION_TIMEOUT` at most, as every approval card an `Asker` asks.
 
     Raises:
-        UserQuestionError: `ASK_CANCELLED` when the card was dismissed, `ASK_TIMED_OUT`, or the
-            asker's other codes. Nothing is approved on any failure.
+        UserQuestionError: `ASK_CANCELLED` when the card was dismissed, `ASK_TIMED_OUT`,
+            `BAD_ANSWER` for an answer the card does not offer, or the asker's other codes.
+            Nothing is approved on any failure.
     """
     card = approval_question(tool_name, arguments, agent=agent, always=always)
     answer = await asker.ask(
@@ -69,4 +72,4 @@ async def decide(
         signal=timeout_signal(question_timeout),
         approval=approval_of(tool_name, arguments, agent=agent),
     )
-    return approval_decision(answer.answers[0])
+    return decision_for(card, answer)

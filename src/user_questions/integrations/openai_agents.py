@@ -71,6 +71,10 @@ async def resolve_interruptions(
     that tool by that agent in this run (`always_approve`); a skip or a typed reason rejects it,
     and the model reads `denial_message` (with the reason).
 
+    Args:
+        question_timeout: Seconds each card may wait for the person; default
+            `approvals.DECISION_TIMEOUT` (half an hour), the bound of every approval card.
+
     Raises:
         UserQuestionError: `ASK_CANCELLED` when a card is dismissed, `ASK_TIMED_OUT`, or another
             failure of the asker. The other cards are withdrawn and no decision is applied.

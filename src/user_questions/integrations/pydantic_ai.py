@@ -64,6 +64,10 @@ async def approve_deferred(
     `denial_message` (with the reason). Calls waiting for external results (`requests.calls`)
     are left out of the results.
 
+    Args:
+        question_timeout: Seconds each card may wait for the person; default
+            `approvals.DECISION_TIMEOUT` (half an hour), the bound of every approval card.
+
     Raises:
         UserQuestionError: `ASK_CANCELLED` when a card is dismissed, `ASK_TIMED_OUT`, or another
             failure of the asker. The other cards are withdrawn and nothing is approved.

@@ -263,7 +263,8 @@ def test_a_hook_that_runs_out_of_time_withdraws_its_card_and_says_nothing(
     open_inbox: OpenInbox, run_hook: Any
 ) -> None:
     inbox = open_inbox()
-    hook = run_hook("codex", fixture_event("codex", "permission_request_network"), "--timeout", "2")
+    # --timeout counts from the hook's start (its imports included): long enough to see the card.
+    hook = run_hook("codex", fixture_event("codex", "permission_request_network"), "--timeout", "5")
     card = inbox.card(hook.session)
     expect(card).to_have_count(1)
     output, err = hook.finish()

@@ -21,7 +21,8 @@ def rule(client: TestClient, command: str, decision: str) -> int:
     made = client.post(
         "/api/rules",
         headers=person(client),
-        json={"tool": "Bash", "command": command, "decision": decision},
+        # A person's rule names an asker routed to them (issue 35): the host's agents here.
+        json={"tool": "Bash", "command": command, "decision": decision, "asker": "agents"},
     )
     assert made.status_code == 201
     rule_id: int = made.json()["id"]

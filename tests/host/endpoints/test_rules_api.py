@@ -72,12 +72,18 @@ def test_a_person_makes_lists_and_revokes_rules(client: TestClient) -> None:
     made = client.post(
         "/api/rules",
         headers=alice,
-        json={"tool": "Bash", "command": "npm  run test", "decision": "allow", "expires": "7d"},
+        json={
+            "tool": "Bash",
+            "command": "npm  run test",
+            "decision": "allow",
+            "expires": "7d",
+            "asker": "agents",  # a person's rule names an asker routed to them (issue 35)
+        },
     )
     assert made.status_code == 201
     rule = made.json()
     assert (rule["command"], rule["createdBy"], rule["hits"]) == ("npm run test", "alice", 0)
-    assert rule["text"] == "allow Bash npm run test"
+    assert rule["text"] == "allow Bash npm run test for agents"
     assert rule["expiresAt"] is not None
     assert client.get("/api/rules", headers=ADMIN).json()["rules"] == [rule]
     revoked = client.delete(f"/api/rules/{rule['id']}", headers=alice)
@@ -111,7 +117,7 @@ def test_an_allow_rule_answers_the_approval_before_anyone_sees_it(client: TestCl
     rule = client.post(
         "/api/rules",
         headers=alice,
-        json={"tool": "Bash", "command": "npm run test", "decision": "allow"},
+        json={"tool": "Bash", "command": "npm run test", "decision": "allow", "asker": "agents"},
     ).json()
     reply = ask(client, "r1", "npm run test -- --ci")
     assert reply["type"] == "ask/settled"

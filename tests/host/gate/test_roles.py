@@ -185,16 +185,22 @@ def test_history_lists_what_each_person_may_see(host: Host) -> None:
 
 
 def test_an_asker_withdraws_and_re_attaches_to_its_own_requests_only(host: Host) -> None:
+    """rpcIds are each asking token's own: another token's rpcId is treated exactly as an
+    unknown one (issue 35: before, an ask said "already names another request", which told an
+    asker that another's request existed)."""
     host.ask("pager", "paged")
     with host.client.websocket_connect("/ws/ask", headers=host.auth("mailer")) as other:
         other.send_json({"type": "withdraw", "rpcId": "paged"})
         refused = other.receive_json()["payload"]
         assert (refused["type"], refused["code"]) == ("ask/error", "NOT_FOUND")
         other.send_json(ask_frame("paged", PICK, session="agent"))
-        taken = other.receive_json()["payload"]
-        assert (taken["type"], taken["code"]) == ("ask/error", "BAD_REQUEST")
-        assert "already names another request" in taken["message"]
-    assert host.pending("owner") == ["paged"]
+        reply = other.receive_json()
+        assert (reply["rpcId"], reply["payload"]) == ("paged", {"type": "ask/pending"})
+        assert host.pending("mailer") == ["paged"]  # its own, under the rpcId it knows
+        other.send_json({"type": "withdraw", "rpcId": "paged"})
+        withdrawn = other.receive_json()
+        assert (withdrawn["rpcId"], withdrawn["payload"]["outcome"]) == ("paged", "withdrawn")
+    assert host.pending("owner") == ["paged"]  # the pager's, untouched
     assert host.ask("pager", "paged")["payload"] == {"type": "ask/pending"}  # its own, again
 
 

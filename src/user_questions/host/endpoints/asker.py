@@ -122,15 +122,16 @@ class AskerConnection(HostConnection):
         if not record.pending:
             return settled_reply(record)
         if watcher is not None:
-            self._watching[record.rpc_id] = stop
-        return pending_reply(record.rpc_id)
+            self._watching[record.own_rpc_id] = stop
+        return pending_reply(record.own_rpc_id)
 
     async def _withdraw(self, frame: Withdraw) -> str:
         stop = self._watching.pop(frame.rpc_id, None)
         if stop is not None:
             stop()
+        own = await self.hub.own(frame.rpc_id, self.person)
         record = await self.hub.withdraw(
-            frame.rpc_id,
+            frame.rpc_id if own is None else own.rpc_id,
             via=Surface.ASKER,
             by=self.person,
             reason=frame.reason,
@@ -154,7 +155,7 @@ class AskerConnection(HostConnection):
             self._outbox.send_nowait(_failed(rpc_id, fault))
 
     def _settled(self, record: StoredQuestion) -> None:
-        self._watching.pop(record.rpc_id, None)
+        self._watching.pop(record.own_rpc_id, None)
         self._outbox.send_nowait(settled_reply(record))
 
 

@@ -114,7 +114,11 @@ async def pending(request: Request) -> Response:
     hub: Hub = request.app.state.hub
     identity = _identity(request)
     sees = viewer(identity)
-    body = '{"pending":[' + ",".join(hub.pending_frames(sees)) + "]}"
+    if identity.role is Role.ASKER and sees is not None:
+        frames = hub.own_frames(sees)
+    else:
+        frames = hub.pending_frames(sees)
+    body = '{"pending":[' + ",".join(frames) + "]}"
     if may_answer(identity):
         hub.record_shown(sees)
     return Response(body, media_type="application/json", headers=_NOT_CACHED)

@@ -90,6 +90,7 @@ COLUMNS = (
     "escalated",
     "remind",
     "reminded_at",
+    "asker_rpc_id",
 )
 """The columns of a `questions` row that make a `StoredQuestion`, in `stored_question`'s order
 (a backend may cast them, as PostgreSQL casts its JSON to text)."""
@@ -298,7 +299,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     PostgreSQL, ISO text on SQLite) as UTC datetimes."""
     rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
     asked_by, shown_at, settled_by, origin, channel, rendered, audience, approval = row[8:16]
-    deadline_at, escalate, escalated, remind, reminded_at = row[16:21]
+    deadline_at, escalate, escalated, remind, reminded_at, asker_rpc_id = row[16:22]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
     items = tuple(QUESTIONS.validate_json(questions))
@@ -330,6 +331,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         escalated=int(escalated),
         remind=None if remind is None else int(remind),
         reminded_at=moment(reminded_at),
+        asker_rpc_id=asker_rpc_id,
         questions_json=questions,
     )
 

@@ -171,7 +171,7 @@ class TokenStore(Protocol):
 
 
 class RuleStore(Protocol):
-    """The remembered decisions people made about approvals (`host/rules.py`)."""
+    """The remembered decisions people made about approvals (`host/rules/`)."""
 
     async def rules(self) -> list[RuleRecord]:
         """Every rule, revoked and expired ones included, by id."""
@@ -183,6 +183,11 @@ class RuleStore(Protocol):
 
     async def revoke_rule(self, rule_id: int) -> RuleRecord | None:
         """Revoke the active rule `rule_id`; the revoked record, `None` if there was none."""
+        ...
+
+    async def rules_version(self) -> int:
+        """A number that moves whenever a rule is added or revoked, by any process or node,
+        in the same transaction as the change: one small read, made before each decision."""
         ...
 
     async def rule_used(self, rule_id: int) -> None:

@@ -126,9 +126,9 @@ _SUBMIT = f"""
         INSERT INTO {SCHEMA}.questions
             (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search,
              rendered, audience, approval, deadline_at, escalate, remind, state, answer,
-             settled_via, settled_by, settled_at)
+             settled_via, settled_by, settled_at, asker_rpc_id)
         VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s,
-                %s::jsonb, %s, %s, %s::jsonb, %s, %s, %s)
+                %s::jsonb, %s, %s, %s::jsonb, %s, %s, %s, %s)
         ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )
     SELECT {_COLUMNS}, {_NOTIFY} FROM created
@@ -326,6 +326,7 @@ class PostgresStore(AsyncLifetime):
             question.remind,
             *settled_fields(question.settlement),
             None if question.settlement is None else question.asked_at,
+            question.asker_rpc_id,
         )
 
         async def insert(connection: PgConnection) -> tuple[StoredQuestion, bool]:
@@ -606,6 +607,15 @@ class PostgresStore(AsyncLifetime):
         """Call `listener` after a token is added, changed or revoked, through this store or
         (when open as a host's) any other, and after the listening connection reconnects."""
         return self._tokens_listeners.add(listener)
+
+    async def rules_version(self) -> int:
+        async def read(connection: PgConnection) -> int:
+            cursor = await connection.execute(f"SELECT version FROM {SCHEMA}.rules_version")
+            row = await cursor.fetchone()
+            assert row is not None  # the migration wrote its one row
+            return int(row[0])
+
+        return await self._pool.run(read)
 
     async def rules(self) -> list[RuleRecord]:
         async def select(connection: PgConnection) -> list[RuleRecord]:

@@ -104,12 +104,15 @@ class NewQuestion:
     deadline_at: datetime | None = None
     """When it ends as `timed-out` if still pending (its asker token's `--deadline`)."""
     settlement: Settlement | None = None
-    """How it is settled as it is stored, when a rule decided it (`host/rules.py`): never
+    """How it is settled as it is stored, when a rule decided it (`host/rules/`): never
     pending, so no host, page or notifier ever sees it as such."""
     escalate: tuple[Escalation, ...] = ()
     """Whom it is routed to as well while still pending, and when (its asker token's)."""
     remind: int | None = None
     """Seconds between the reminders its audience gets while it is pending (its asker token's)."""
+    asker_rpc_id: str | None = None
+    """The rpcId its asker knows it by, when the host keeps it under another (`rpc_id`): each
+    asking token has rpcIds of its own, and another token had asked with that one first."""
     questions_json: str = field(init=False, repr=False, compare=False)
     """`questions` as JSON text (`QUESTIONS`), made once here: the store writes it, and the
     pages' `question/requested` frame embeds it as it is."""
@@ -183,10 +186,17 @@ class StoredQuestion:
     """Seconds between its reminders (`NewQuestion.remind`)."""
     reminded_at: datetime | None = None
     """When its audience was last reminded of it; `None`: never yet."""
+    asker_rpc_id: str | None = None
+    """The rpcId its asker knows it by, when not `rpc_id` (`NewQuestion.asker_rpc_id`)."""
     questions_json: str | None = field(default=None, repr=False, compare=False)
     """`questions` as JSON text, as the store holds them, when the record was read from the
     store or just written to it; the pages' frame embeds it rather than serialise the questions
     again (with many pending requests, that is most of a host's start)."""
+
+    @property
+    def own_rpc_id(self) -> str:
+        """The rpcId its asker knows it by (what the asker's replies carry)."""
+        return self.asker_rpc_id or self.rpc_id
 
     @property
     def pending(self) -> bool:
@@ -226,6 +236,7 @@ def pending_record(question: NewQuestion) -> StoredQuestion:
         deadline_at=question.deadline_at,
         escalate=question.escalate,
         remind=question.remind,
+        asker_rpc_id=question.asker_rpc_id,
         questions_json=question.questions_json,
     )
 
@@ -275,6 +286,7 @@ def settled_record(
         escalated=pending.escalated,
         remind=pending.remind,
         reminded_at=pending.reminded_at,
+        asker_rpc_id=pending.asker_rpc_id,
         questions_json=pending.questions_json,
     )
 
@@ -492,7 +504,7 @@ class Decision(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """A remembered decision, as a person or an admin makes it (`host/rules.py` matches it).
+    """A remembered decision, as a person or an admin makes it (`host/rules/` matches it).
 
     At most one of `command`, `path` and `domain` is set; none: every call of the tool.
     """

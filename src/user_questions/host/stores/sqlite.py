@@ -272,6 +272,7 @@ class SQLiteStore(AsyncLifetime):
             question.remind,
             *settled_fields(question.settlement),
             None if question.settlement is None else _iso(question.asked_at),
+            question.asker_rpc_id,
         )
         size = sum(len(column) for column in row if isinstance(column, str))
         return await self._write(lambda: self._submit(question, row), size)
@@ -478,6 +479,10 @@ class SQLiteStore(AsyncLifetime):
             return None
         self._rules_listeners.tell()
         return rule_record(rows[0], _moment)
+
+    async def rules_version(self) -> int:
+        rows = await self._run(self._execute, "SELECT version FROM rules_version", ())
+        return int(rows[0][0])
 
     async def rule_used(self, rule_id: int) -> None:
         await self._run(
@@ -843,8 +848,8 @@ class SQLiteStore(AsyncLifetime):
         inserted = self._db().execute(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
             "origin, search, rendered, audience, approval, deadline_at, escalate, remind, state, "
-            "answer, settled_via, settled_by, settled_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "answer, settled_via, settled_by, settled_at, asker_rpc_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (rpc_id) DO NOTHING",
             row,
         )
