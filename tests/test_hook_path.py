@@ -15,6 +15,7 @@ QUICK_PATH = [
     "user_questions._hooks.events",
     "user_questions._hooks.approval_card",
     "user_questions._hooks.permission_call",
+    "user_questions._hooks.settlement",
     "user_questions._host_link.url",
     "user_questions._host_link.tls",
     "user_questions.cli._hook_stdin",

@@ -21,7 +21,6 @@ LEVELS: dict[str, int] = {
     "errors": 1,
     "_reading": 1,
     "_hooks": 1,
-    "_settlement": 1,
     "abort": 2,
     "kernel": 3,
     "agents": 4,
@@ -70,7 +69,13 @@ HOST_LEVELS: dict[str, int] = {
 ROOM_LEVELS: dict[str, dict[str, int]] = {
     "_lifecycle": {"__init__": 0, "disposer": 0, "lifetime": 0, "listeners": 1},
     "_reading": {"__init__": 0, "text": 0, "json_reader": 1, "json_schema": 2, "wire": 2},
-    "_hooks": {"__init__": 0, "approval_card": 0, "events": 0, "permission_call": 1},
+    "_hooks": {
+        "__init__": 0,
+        "approval_card": 0,
+        "events": 0,
+        "permission_call": 1,
+        "settlement": 1,
+    },
     "_host_link": {"__init__": 0, "url": 0, "tls": 0, "ask_endings": 0},
     "host.markdown": {"_parser": 0, "__init__": 1},
     "host.stores": {

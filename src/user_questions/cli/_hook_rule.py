@@ -11,7 +11,7 @@ which asks a person and says what went wrong as it always does.
 Nothing here ever allows, or denies, on a doubt. The request as a whole (connection, TLS, sending,
 the reply) has `connect_budget()` seconds, however slowly the host answers. Only a reply that is
 HTTP/1.1 `200` with a JSON body of exactly its `Content-Length` is read, and only as
-`_settlement.settled_decision` reads every settlement: the answered settlement of this very
+`settlement.settled_decision` reads every settlement: the answered settlement of this very
 request, answering exactly its card with one of the card's own options.
 """
 
@@ -27,9 +27,9 @@ from urllib.parse import urlsplit
 
 from user_questions._hooks.events import Client, hook_origin, parse_event
 from user_questions._hooks.permission_call import permission_call
+from user_questions._hooks.settlement import settled_decision
 from user_questions._host_link.url import parse_host_url
 from user_questions._reading.json_reader import load_json
-from user_questions._settlement import settled_decision
 from user_questions.cli._hook_options import HookOptions
 
 __all__ = ["DECIDE_PATH", "MAX_REPLY_BYTES", "read_reply", "rule_output"]
