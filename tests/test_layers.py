@@ -101,11 +101,11 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "security": 0,
         "proxy": 0,
         "public_url": 0,
+        "durations": 0,
         "tokens": 1,
         "roles": 1,
     },
     "host.rules": {
-        "durations": 0,
         "shell": 0,
         "patches": 0,
         "urls": 0,

@@ -18,9 +18,9 @@ from user_questions.approvals import approval_question
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig
+from user_questions.host.gate.durations import parse_escalation, timer_seconds, timer_steps
 from user_questions.host.gate.tokens import add_token, change_token
 from user_questions.host.hub import Hub
-from user_questions.host.rules import parse_escalation, timer_seconds, timer_steps
 from user_questions.host.stores import Role, Store, StoredQuestion, TokenChange, TokenRecord
 from user_questions.outcomes import Outcome, Surface
 

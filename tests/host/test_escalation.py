@@ -17,11 +17,11 @@ from user_questions.approvals import approval_question
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig
+from user_questions.host.gate.durations import parse_escalation
 from user_questions.host.gate.roles import sees
 from user_questions.host.gate.security import Identity
 from user_questions.host.gate.tokens import add_token, change_token
 from user_questions.host.hub import Hub
-from user_questions.host.rules import parse_escalation
 from user_questions.host.stores import Escalation, Role, Store, StoredQuestion, TokenChange
 from user_questions.outcomes import Surface
 

@@ -16,8 +16,13 @@ from cyclopts import App, Parameter
 
 from user_questions.cli._beside import local_time, print_columns, with_store
 from user_questions.cli._store_option import OldDb, StoreOption, chosen_store
+from user_questions.host.gate.durations import (
+    duration_text,
+    escalation_text,
+    timer_seconds,
+    timer_steps,
+)
 from user_questions.host.gate.tokens import add_token, change_token, revoke_token, token_json
-from user_questions.host.rules import duration_text, escalation_text, timer_seconds, timer_steps
 from user_questions.host.stores import Role, Store, TokenChange, TokenRecord
 
 __all__ = ["token_app"]

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from user_questions.host.endpoints.decoding import load, validate
+from user_questions.host.gate.durations import timer_seconds, timer_steps
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.gate.tokens import (
     Tokens,
@@ -27,7 +28,6 @@ from user_questions.host.gate.tokens import (
     token_json,
 )
 from user_questions.host.notify.apprise import check_apprise_url
-from user_questions.host.rules import timer_seconds, timer_steps
 from user_questions.host.stores import Role, Store, TokenChange
 from user_questions.types import WireModel
 

@@ -38,8 +38,8 @@ from user_questions._lifecycle.listeners import Listeners
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import iso
 from user_questions.host._reloader import Reloader
+from user_questions.host.gate.durations import escalation_text
 from user_questions.host.gate.security import Identity
-from user_questions.host.rules import escalation_text
 from user_questions.host.stores import (
     Escalation,
     Role,

@@ -1,5 +1,6 @@
 """Durations and escalation steps as `uq` writes them everywhere: `30s`, `10m`, `2h`, `7d`;
-`10m:@oncall`; `none` to take a timer away. Rules' expiry and tokens' timers both read them.
+`10m:@oncall`; `none` to take a timer away. Tokens' timers (a deadline, escalation steps, a
+reminder period) are read here, beside the tokens; a rule's expiry reads its duration here too.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def timer_steps(texts: Sequence[str] | None) -> list[Escalation] | None:
 
 def parse_escalation(text: str) -> Escalation:
     """An escalation step written `AFTER:TARGET` (`10m:@oncall`, `1h:admin`); the target is a
-    person's name or `@group`, checked as a route is where it is kept (`people.check_grants`).
+    person's name or `@group`, checked as a route is where it is kept (`tokens.check_grants`).
 
     Raises:
         UserQuestionError: `BAD_REQUEST` for a step not written so.
