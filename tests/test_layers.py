@@ -115,6 +115,16 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "matching": 3,
         "offers": 4,
         "cache": 4,
+        "inbox": 5,
+        "__init__": 6,
+    },
+    "host.hub": {
+        "_timetable": 0,
+        "_pages": 0,
+        "_requests": 1,
+        "_checks": 2,
+        "_intake": 3,
+        "_hub": 4,
         "__init__": 5,
     },
     "host.telemetry": {"__init__": 0, "logs": 0, "metrics": 0},
@@ -336,6 +346,14 @@ def test_the_host_docstring_draws_every_room_and_module_of_the_host_at_its_level
     assert docstring is not None
     lines = [line[4:] for line in docstring.splitlines() if line.startswith("    ")]
     assert drawn_levels(lines, 28) == planned(HOST_LEVELS, PACKAGE / "host")
+
+
+def test_the_hub_docstring_draws_every_module_of_the_hub_at_its_level() -> None:
+    docstring = ast.get_docstring(ast.parse((PACKAGE / "host" / "hub" / "__init__.py").read_text()))
+    assert docstring is not None
+    lines = [line[4:] for line in docstring.splitlines() if line.startswith("    ")]
+    behind_the_door = {k: v for k, v in ROOM_LEVELS["host.hub"].items() if k != "__init__"}
+    assert drawn_levels(lines, 28) == behind_the_door
 
 
 def test_the_host_docs_name_every_room_and_module_of_the_host_lowest_first() -> None:

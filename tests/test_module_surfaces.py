@@ -137,6 +137,7 @@ PINNED: dict[str, list[str]] = {
         "serve",
     ],
     "user_questions.host.hub": [
+        "Clock",
         "EventListener",
         "HostTask",
         "Hub",
@@ -146,6 +147,7 @@ PINNED: dict[str, list[str]] = {
         "RENDER_WORKERS",
         "RoutedListener",
         "Sees",
+        "SystemClock",
         "Watcher",
     ],
     "user_questions.host.in_process": ["HostProvider"],

@@ -17,8 +17,8 @@ The rooms, lowest first (each imports only from its own level or a lower one;
                                 approvals; first-shown times; the frames sent most, as text
     3 telemetry/, web/          what an operator reads: the access log, the numbers /metrics
                                 renders; what a browser is served: the pages, static/, history
-    4 hub                       the inbox: the pending requests over the store, fan-out to
-                                pages, first answer wins (`Hub`)
+    4 hub/                      the inbox: the pending requests over the store, fan-out to
+                                pages, first answer wins (`Hub`); their timetable on a clock
     5 endpoints/, notify/,      the routes a client reaches (the page and asker WebSockets,
       chat/, in_process         the HTTP API, decoding); telling people (notifiers, answer
                                 links); answering in Telegram and Slack; the provider of

@@ -14,7 +14,9 @@ is never allowed by any rule: a person is asked. One module per job:
 - `making`: what a rule may hold, making and revoking rules, and their texts;
 - `matching`: which rule decides a call, or why none can (`explain`);
 - `offers`: the answer a rule gives a card, and the rule a card offers to make;
-- `cache`: `Rules`, the host's copy of the rules, current for every decision.
+- `cache`: `Rules`, the host's copy of the rules, current for every decision;
+- `inbox`: `InboxRules`, the rules as the inbox applies them to its requests (settling, offering,
+  remembering, counting uses).
 
 Deny beats allow: when both match, the lowest-numbered deny decides. A revoked or expired rule
 never matches. docs/rules.md says all of it for people.
@@ -22,6 +24,7 @@ never matches. docs/rules.md says all of it for people.
 
 from user_questions.host.rules.cache import RELOAD_RETRY, Rules
 from user_questions.host.rules.calls import SHELL_TOOLS, Kind, read_call, tool_kind
+from user_questions.host.rules.inbox import RULE_PREFIX, InboxRules, Refusal
 from user_questions.host.rules.making import (
     ANY_TOOL,
     add_rule,
@@ -45,8 +48,10 @@ __all__ = [
     "RELOAD_RETRY",
     "RULE_PREFIX",
     "SHELL_TOOLS",
+    "InboxRules",
     "Kind",
     "Match",
+    "Refusal",
     "Rules",
     "Verdict",
     "add_rule",
@@ -65,6 +70,3 @@ __all__ = [
     "rule_text",
     "tool_kind",
 ]
-
-RULE_PREFIX = "rule:"
-"""`by` of a request a rule settled is `rule:<id>`."""
