@@ -66,6 +66,7 @@ HOST_LEVELS: dict[str, int] = {
     "hub": 4,
     "in_process": 5,
     "protocols": 5,
+    "a2a": 5,
     "notify": 5,
     "chat": 5,
     "config": 6,
@@ -125,6 +126,15 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "webhook": 2,
         "personal": 3,
         "assembly": 4,
+    },
+    "a2a": {
+        "parts": 0,
+        "tasks": 1,
+        "card": 1,
+        "push": 2,
+        "handler": 3,
+        "routes": 4,
+        "__init__": 5,
     },
     "chat": {
         "__init__": 0,
