@@ -106,9 +106,7 @@ class RunningAgent:
     handler: DefaultRequestHandler
 
     def first_message(self, text: str = "Set up a repository.") -> Message:
-        return Message(
-            role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=text)]
-        )
+        return Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=text)])
 
 
 class _Server(uvicorn.Server):
@@ -122,7 +120,9 @@ class _Server(uvicorn.Server):
 
 
 @contextlib.asynccontextmanager
-async def serving_agent(agent: ScriptedAgent, *, streaming: bool = True) -> AsyncIterator[RunningAgent]:
+async def serving_agent(
+    agent: ScriptedAgent, *, streaming: bool = True
+) -> AsyncIterator[RunningAgent]:
     """`agent` served on a free loopback port, its card at `/.well-known/agent-card.json`."""
     with bind("127.0.0.1", 0) as sock:
         sock.listen()
@@ -132,15 +132,23 @@ async def serving_agent(agent: ScriptedAgent, *, streaming: bool = True) -> Asyn
             description="Sets up repositories, asking what it needs.",
             version="1.0.0",
             supported_interfaces=[
-                AgentInterface(url=f"{base}/a2a", protocol_binding="JSONRPC", protocol_version="1.0")
+                AgentInterface(
+                    url=f"{base}/a2a", protocol_binding="JSONRPC", protocol_version="1.0"
+                )
             ],
             capabilities=AgentCapabilities(streaming=streaming),
             default_input_modes=["text/plain", "application/json"],
             default_output_modes=["text/plain"],
-            skills=[AgentSkill(id="repo", name="Set up a repository", description="...", tags=["git"])],
+            skills=[
+                AgentSkill(id="repo", name="Set up a repository", description="...", tags=["git"])
+            ],
         )
-        handler = DefaultRequestHandler(agent_executor=agent, task_store=InMemoryTaskStore(), agent_card=card)
-        app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/a2a")])
+        handler = DefaultRequestHandler(
+            agent_executor=agent, task_store=InMemoryTaskStore(), agent_card=card
+        )
+        app = Starlette(
+            routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/a2a")]
+        )
         server = _Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
         async with anyio.create_task_group() as group:
             group.start_soon(server.serve, [sock])
