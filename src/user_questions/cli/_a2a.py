@@ -18,7 +18,7 @@ from typing import Annotated
 import anyio
 from cyclopts import App, Parameter
 
-from user_questions.cli._host_client import CA_HELP, URL_HELP
+from user_questions.cli._host_client import CA_HELP, URL_HELP, HostAddress, host_address
 from user_questions.cli._pending import TOKEN_HELP
 from user_questions.cli._serve import fail
 from user_questions.cli._stopping import StoppedError, until_stopped
@@ -80,18 +80,22 @@ def watch(
     headers = _headers(agent_token, agent_header or [])
     if not agent_url.startswith(("http://", "https://")):
         fail("a2a", f"the agent's URL must start with http:// or https://, got {agent_url!r}", 2)
-    if not task:
-        fail("a2a", "give the agent's task with --task ID", 2)
+    for flag, seconds in (("--timeout", timeout), ("--poll", poll)):
+        if seconds is not None and not seconds > 0:
+            fail("a2a", f"{flag} takes a number of seconds above 0, got {seconds:g}", 2)
+    try:
+        address = host_address(url, token, ca)
+    except UserQuestionError as error:
+        fail("a2a", error.message, 2)
     try:
         status = anyio.run(
             until_stopped,
-            lambda: _watch(agent_url, task, headers, url, token, ca, session, timeout, poll, json),
+            lambda: _watch(agent_url, task, headers, address, session, timeout, poll, json),
         )
     except StoppedError as stopped:
         raise SystemExit(128 + stopped.signum) from None
     except UserQuestionError as error:
-        code = 2 if error.code in (ErrorCode.BAD_TOKEN, ErrorCode.BAD_REQUEST) else 1
-        fail("a2a", error.message, _STATUS.get(error.code, code))
+        fail("a2a", error.message, _STATUS.get(error.code, 1))
     raise SystemExit(status)
 
 
@@ -109,9 +113,7 @@ async def _watch(
     agent_url: str,
     task_id: str,
     headers: dict[str, str],
-    url: str | None,
-    token: str | None,
-    ca: str | None,
+    address: HostAddress,
     session: str | None,
     question_timeout: float | None,
     poll: float,
@@ -135,9 +137,14 @@ async def _watch(
                 f"cannot use the agent's card at {agent_url}: {error}", ErrorCode.HOST_UNREACHABLE
             ) from None
         name = card.name or "the agent"
-        async with connect(
-            url, session=session or f"a2a-watch:{task_id}", token=token, client=name[:128], ca=ca
-        ) as asker:
+        asking = connect(
+            address.base,
+            session=session or f"a2a-watch:{task_id}",
+            token=address.token,
+            client=name[:128],
+            ca=address.ca,
+        )
+        async with asking as asker:
             ended = await watch_task(
                 client,
                 task_id,

@@ -6,8 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import httpx
 import pytest
-from a2a.client import Client
+from a2a.client import (
+    AuthInterceptor,
+    Client,
+    ClientCallContext,
+    ClientConfig,
+    CredentialService,
+    create_client,
+)
 from a2a.types import (
     CancelTaskRequest,
     GetExtendedAgentCardRequest,
@@ -376,3 +384,19 @@ async def raw(inbox: Inbox, method: str, params: dict[str, Any]) -> dict[str, An
     assert response.status_code == 200
     body: dict[str, Any] = response.json()
     return body
+
+
+async def test_the_sdks_auth_interceptor_finds_the_cards_bearer_scheme(inbox: Inbox) -> None:
+    class AgentsToken(CredentialService):
+        async def get_credentials(
+            self, security_scheme_name: str, context: ClientCallContext | None
+        ) -> str | None:
+            return inbox.agents_token if security_scheme_name == "bearer" else None
+
+    async with httpx.AsyncClient(timeout=30) as http:  # no header of its own
+        config = ClientConfig(httpx_client=http, streaming=False)
+        interceptors = [AuthInterceptor(AgentsToken())]
+        client = await create_client(inbox.base, client_config=config, interceptors=interceptors)
+        task = await sent_task(client, message(asking([DEPLOY])))
+        assert task.status.state == TaskState.TASK_STATE_WORKING
+        await client.close()

@@ -45,6 +45,8 @@ from user_questions.host.stores import SettingStore, StoredQuestion
 
 __all__ = [
     "MAX_PUSH_CONFIGS",
+    "MAX_SECRET_LENGTH",
+    "MAX_URL_LENGTH",
     "PUSH_PREFIX",
     "PUSH_QUEUE",
     "PUSH_TIMEOUT",
