@@ -281,24 +281,33 @@ class InboxHandler(RequestHandler):
         rpc_id = str(uuid.uuid5(_TASK_IDS, f"{identity.name}\n{message.message_id}"))
         ask = content.ask
         configuration = params.configuration
+        push = None
         if configuration.HasField("task_push_notification_config"):
             push = TaskPushNotificationConfig()
             push.CopyFrom(configuration.task_push_notification_config)
             push.task_id = rpc_id
-            await self.push.configs.add(push)
-        return await call.hub.submit(
-            rpc_id,
-            session_of(message.context_id or rpc_id),
-            questions,
-            watcher=watcher,
-            asked_by=identity.name,
-            origin=(ask.origin if ask is not None else None) or Origin(client=ORIGIN_CLIENT),
-            audience=audience_of(identity),
-            approval=None if ask is None else ask.approval,
-            deadline=identity.deadline,
-            escalate=identity.escalate,
-            remind=identity.remind,
-        )
+            push = await self.push.configs.add(push)  # before the task can end
+        try:
+            record, stop = await call.hub.submit(
+                rpc_id,
+                session_of(message.context_id or rpc_id),
+                questions,
+                watcher=watcher,
+                asked_by=identity.name,
+                origin=(ask.origin if ask is not None else None) or Origin(client=ORIGIN_CLIENT),
+                audience=audience_of(identity),
+                approval=None if ask is None else ask.approval,
+                deadline=identity.deadline,
+                escalate=identity.escalate,
+                remind=identity.remind,
+            )
+        except Exception:
+            if push is not None:  # no task: its webhook is forgotten
+                await self.push.configs.delete(rpc_id, push.id)
+            raise
+        if push is not None and not record.pending:
+            self.push.ended(record)  # sent again for a task that has ended: pushed now
+        return record, stop
 
     # -- following --------------------------------------------------------------------------
 
