@@ -20,8 +20,8 @@ in `MessageContent.others`: the host refuses such a message, `uq a2a watch` show
 An answer travels as two parts: a data part `{"answers": [...]}` (the vocabulary's answer, exact)
 and a text part (`answer_text`: the chosen labels or the typed text, one line per question when
 there are several), for a reader that takes text only. The typed values of forms and the edited
-arguments of approvals join the data part once the vocabulary carries them (docs/integrations/
-a2a.md); the text rendering is the one place that would show them.
+arguments of approvals will travel in the data part as they are, once the vocabulary carries
+them; `answer_text` is then the one place that shows them (docs/integrations/a2a.md).
 """
 
 from __future__ import annotations
