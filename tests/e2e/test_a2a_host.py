@@ -35,6 +35,7 @@ from a2a.types import (
 
 from tests.deadlines import within
 from tests.e2e.host_process import HostProcess, answer_body, free_port
+from tests.e2e.test_multinode import Nodes
 from tests.receivers import HttpReceiver, http_receiver
 from user_questions.host.a2a.parts import data_part
 
@@ -77,16 +78,22 @@ async def answer(host: HostProcess, task: Task, label: str) -> None:
     assert await anyio.to_thread.run_sync(host.respond, body) == {"accepted": True}
 
 
-async def follow(
-    client: Client, task_id: str, into: list[StreamResponse], ready: anyio.Event
-) -> None:
-    """Subscribe to the task; `ready` once the stream has sent the task as it is."""
-    async for event in client.subscribe(SubscribeToTaskRequest(id=task_id)):
-        into.append(event)
-        ready.set()
+async def answered_while_followed(client: Client, host: HostProcess, task: Task) -> list[str]:
+    """Subscribe to `task` through `client`, answer it on `host` once the stream has sent the
+    task as it is, and return the kinds of the events the stream sent."""
+    events: list[StreamResponse] = []
+    ready = anyio.Event()
 
+    async def follow() -> None:
+        async for event in client.subscribe(SubscribeToTaskRequest(id=task.id)):
+            events.append(event)
+            ready.set()
 
-def kinds(events: list[StreamResponse]) -> list[str]:
+    with within(20, "the stream to hear the answer"):
+        async with anyio.create_task_group() as group:
+            group.start_soon(follow)
+            await ready.wait()
+            await answer(host, task, "Deploy")
     return [str(event.WhichOneof("payload")) for event in events]
 
 
@@ -109,37 +116,11 @@ async def test_a_task_outlives_a_killed_host(host: HostProcess) -> None:
         again = await client.get_task(GetTaskRequest(id=task.id))
         assert again.status.state == TaskState.TASK_STATE_WORKING
         assert (await ask(client, message_id)).id == task.id  # sent again: the same task
-        events: list[StreamResponse] = []
-        ready = anyio.Event()
-        with within(20, "the stream to hear the answer"):
-            async with anyio.create_task_group() as group:
-                group.start_soon(follow, streaming, task.id, events, ready)
-                await ready.wait()
-                await answer(host, task, "Deploy")
-        assert kinds(events) == ["task", "artifact_update", "status_update"]
+        kinds = await answered_while_followed(streaming, host, task)
+        assert kinds == ["task", "artifact_update", "status_update"]
         done = await client.get_task(GetTaskRequest(id=task.id))
         assert done.status.state == TaskState.TASK_STATE_COMPLETED
         assert done.artifacts[0].parts[1].text == "Deploy"
-
-
-class Nodes:
-    """`uq serve` nodes on one database, stopped at the end."""
-
-    def __init__(self, url: str, stack: ExitStack) -> None:
-        self.url = url
-        self.stack = stack
-
-    def start(self) -> HostProcess:
-        node = HostProcess(None, args=("--db", self.url, "--a2a-push-private"))
-        node.start()
-        self.stack.callback(_stop, node)
-        return node
-
-
-def _stop(node: HostProcess) -> None:
-    assert node.process is not None
-    if node.process.poll() is None:
-        assert node.stop() == 0, node.stderr
 
 
 @pytest.fixture
@@ -155,7 +136,7 @@ def receiver() -> Iterator[HttpReceiver]:
 
 
 async def test_two_nodes_share_every_task(nodes: Nodes, receiver: HttpReceiver) -> None:
-    node_a, node_b = nodes.start(), nodes.start()
+    node_a, node_b = nodes.start("--a2a-push-private"), nodes.start("--a2a-push-private")
     push = TaskPushNotificationConfig(url=f"http://{receiver.netloc}/hook", token="t-1")
     async with (
         a2a_client(node_a) as on_a,
@@ -164,14 +145,8 @@ async def test_two_nodes_share_every_task(nodes: Nodes, receiver: HttpReceiver) 
     ):
         task = await ask(on_a, str(uuid.uuid4()), push)
         assert (await on_b.get_task(GetTaskRequest(id=task.id))).id == task.id
-        events: list[StreamResponse] = []
-        ready = anyio.Event()
-        with within(20, "node a's stream to hear node b's answer"):
-            async with anyio.create_task_group() as group:
-                group.start_soon(follow, streaming_a, task.id, events, ready)
-                await ready.wait()
-                await answer(node_b, task, "Not now")
-        assert kinds(events) == ["task", "artifact_update", "status_update"]
+        kinds = await answered_while_followed(streaming_a, node_b, task)  # asked on a, on b
+        assert kinds == ["task", "artifact_update", "status_update"]
         for client in (on_a, on_b):
             done = await client.get_task(GetTaskRequest(id=task.id))
             assert done.status.state == TaskState.TASK_STATE_COMPLETED

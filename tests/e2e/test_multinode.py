@@ -42,8 +42,9 @@ class Nodes:
         self.url = url
         self._stack = stack
 
-    def start(self) -> HostProcess:
-        node = HostProcess(None, args=("--db", self.url))
+    def start(self, *args: str) -> HostProcess:
+        """A node, started with `args` besides its database."""
+        node = HostProcess(None, args=("--db", self.url, *args))
         node.start()
         self._stack.callback(_stop, node)
         return node

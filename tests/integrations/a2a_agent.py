@@ -10,13 +10,11 @@ task store, `create_agent_card_routes`, `create_jsonrpc_routes`), on loopback by
 from __future__ import annotations
 
 import contextlib
-import socket
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
 import anyio
-import uvicorn
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
@@ -36,7 +34,7 @@ from a2a.types import (
 )
 from starlette.applications import Starlette
 
-from user_questions.host.server import bind
+from tests.host.a2a.conftest import serving
 
 __all__ = ["Pause", "RunningAgent", "ScriptedAgent", "serving_agent"]
 
@@ -109,24 +107,14 @@ class RunningAgent:
         return Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=text)])
 
 
-class _Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self.serving = anyio.Event()
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        self.serving.set()
-
-
 @contextlib.asynccontextmanager
 async def serving_agent(
     agent: ScriptedAgent, *, streaming: bool = True
 ) -> AsyncIterator[RunningAgent]:
     """`agent` served on a free loopback port, its card at `/.well-known/agent-card.json`."""
-    with bind("127.0.0.1", 0) as sock:
-        sock.listen()
-        base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    handlers: list[DefaultRequestHandler] = []
+
+    def app_at(base: str) -> Starlette:
         card = AgentCard(
             name=AGENT_NAME,
             description="Sets up repositories, asking what it needs.",
@@ -146,13 +134,10 @@ async def serving_agent(
         handler = DefaultRequestHandler(
             agent_executor=agent, task_store=InMemoryTaskStore(), agent_card=card
         )
-        app = Starlette(
+        handlers.append(handler)
+        return Starlette(
             routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/a2a")]
         )
-        server = _Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        async with anyio.create_task_group() as group:
-            group.start_soon(server.serve, [sock])
-            with anyio.fail_after(20):
-                await server.serving.wait()
-            yield RunningAgent(base, agent, handler)
-            server.should_exit = True
+
+    async with serving(app_at) as base:
+        yield RunningAgent(base, agent, handlers[0])

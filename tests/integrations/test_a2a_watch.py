@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -30,7 +31,6 @@ from a2a.types import (
 
 from tests.deadlines import within
 from tests.host.a2a.conftest import Inbox
-from tests.host.conftest import next_frame
 from tests.integrations.a2a_agent import (
     AGENT_NAME,
     Pause,
@@ -68,10 +68,51 @@ AUTHORIZE = Pause(
 )
 
 
+@dataclass
+class Scene:
+    """An agent on the SDK's server, its task paused by the orchestrator's first message, and the
+    inbox's pages."""
+
+    inbox: Inbox
+    running: RunningAgent
+    client: Client
+    task: Task
+    page: PageSubscription
+
+    @property
+    def agent(self) -> ScriptedAgent:
+        return self.running.agent
+
+    async def frame(self) -> dict[str, Any]:
+        """The next frame the inbox's pages get (the watch is a process of its own, which
+        takes a moment to start and to act)."""
+        with within(20, "a frame of the inbox"):
+            frame: dict[str, Any] = json.loads(await self.page.frames.receive())
+        return frame
+
+    async def card(self) -> dict[str, Any]:
+        """The next card the inbox shows."""
+        while "rpcId" not in (frame := await self.frame()):
+            pass
+        return frame
+
+    async def watch(self, *args: str) -> anyio.abc.Process:
+        """`uq a2a watch` of the task, in a process of its own, with the agents' line of `uq
+        serve` as UQ_URL."""
+        env = {**os.environ, "UQ_URL": f"{self.inbox.base}/?token={self.inbox.agents_token}"}
+        command = [sys.executable, "-m", "user_questions.cli", "a2a", "watch", self.running.base]
+        return await anyio.open_process([*command, "--task", self.task.id, *args], env=env)
+
+
 @contextlib.asynccontextmanager
-async def orchestrating(running: RunningAgent) -> AsyncIterator[tuple[Client, Task]]:
-    """The orchestrator's side: the SDK's client sends the first message; the task pauses."""
-    async with httpx.AsyncClient(timeout=30) as http:
+async def paused(inbox: Inbox, *pauses: Pause, streaming: bool = True) -> AsyncIterator[Scene]:
+    """An agent that pauses at each of `pauses`; the orchestrator's client (the SDK's) has sent
+    the first message."""
+    page = inbox.hub.subscribe()
+    async with (
+        serving_agent(ScriptedAgent(pauses), streaming=streaming) as running,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
         client = await create_client(running.base, client_config=ClientConfig(httpx_client=http))
         request = SendMessageRequest(
             message=running.first_message(),
@@ -79,24 +120,8 @@ async def orchestrating(running: RunningAgent) -> AsyncIterator[tuple[Client, Ta
         )
         with within(10, "the agent's first pause"):
             events = [event async for event in client.send_message(request)]
-        yield client, await client.get_task(GetTaskRequest(id=events[0].task.id))
-
-
-async def card(page: PageSubscription) -> dict[str, Any]:
-    """The next card the inbox shows."""
-    while True:
-        frame = await next_frame(page)
-        if "rpcId" in frame:
-            return frame
-
-
-async def watching(
-    inbox: Inbox, running: RunningAgent, task_id: str, *args: str
-) -> anyio.abc.Process:
-    """`uq a2a watch` in a process of its own, with the agents' line of `uq serve` as UQ_URL."""
-    env = {**os.environ, "UQ_URL": f"{inbox.base}/?token={inbox.agents_token}"}
-    command = [sys.executable, "-m", "user_questions.cli", "a2a", "watch", running.base]
-    return await anyio.open_process([*command, "--task", task_id, *args], env=env)
+        task = await client.get_task(GetTaskRequest(id=events[0].task.id))
+        yield Scene(inbox, running, client, task, page)
 
 
 async def ended(process: anyio.abc.Process) -> tuple[int, str, str]:
@@ -121,40 +146,36 @@ async def _read_all(stream: anyio.abc.ByteReceiveStream, into: dict[str, str], k
 
 
 async def test_two_pauses_are_answered_in_the_inbox_and_the_task_completes(inbox: Inbox) -> None:
-    agent = ScriptedAgent([NAME, LICENSE])
-    page = inbox.hub.subscribe()
-    async with serving_agent(agent) as running, orchestrating(running) as (client, task):
-        assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
-        process = await watching(inbox, running, task.id)
-        first = await card(page)
+    async with paused(inbox, NAME, LICENSE) as scene:
+        assert scene.task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        process = await scene.watch()
+        first = await scene.card()
         assert first["payload"]["questions"] == [
             {"id": "reply", "question": "What should the repository be called?"}
         ]
         assert first["origin"]["client"] == AGENT_NAME
         await inbox.answer(first["rpcId"], {"id": "reply", "selected": [], "custom": "shop"})
-        second = await card(page)
+        second = await scene.card()
         [license_] = second["payload"]["questions"]
         assert (license_["id"], license_["detail"]) == ("license", "Pick its license.")
         await inbox.answer(second["rpcId"], {"id": "license", "selected": ["MIT"]})
         status, out, _ = await ended(process)
         assert (status, out) == (0, "completed\n")
-        done = await client.get_task(GetTaskRequest(id=task.id))
+        done = await scene.client.get_task(GetTaskRequest(id=scene.task.id))
         assert done.status.state == TaskState.TASK_STATE_COMPLETED
         assert done.artifacts[0].parts[0].text == "shop | MIT"
-        replies = agent.heard[1:]
+        replies = scene.agent.heard[1:]
         assert [json_of(reply.parts[0].data) for reply in replies] == [
             {"answers": [{"id": "reply", "selected": [], "custom": "shop"}]},
             {"answers": [{"id": "license", "selected": ["MIT"]}]},
         ]
-        assert all(reply.task_id == task.id for reply in replies)
+        assert all(reply.task_id == scene.task.id for reply in replies)
 
 
 async def test_an_auth_required_asks_the_approval_card(inbox: Inbox) -> None:
-    agent = ScriptedAgent([AUTHORIZE])
-    page = inbox.hub.subscribe()
-    async with serving_agent(agent) as running, orchestrating(running) as (_client, task):
-        process = await watching(inbox, running, task.id)
-        frame = await card(page)
+    async with paused(inbox, AUTHORIZE) as scene:
+        process = await scene.watch()
+        frame = await scene.card()
         [question] = frame["payload"]["questions"]
         assert question["question"] == f"Allow {AGENT_NAME} to go on?"
         assert question["detail"] == "I will push to the shared remote."
@@ -162,32 +183,28 @@ async def test_an_auth_required_asks_the_approval_card(inbox: Inbox) -> None:
         await inbox.answer(frame["rpcId"], {"id": "authorization", "selected": ["Allow"]})
         status, out, _ = await ended(process)
         assert (status, out) == (0, "completed\n")
-        assert agent.heard[1].parts[1].text == "Allow"
+        assert scene.agent.heard[1].parts[1].text == "Allow"
 
 
 async def test_a_dismissal_sends_the_agent_nothing_and_exits_3(inbox: Inbox) -> None:
-    agent = ScriptedAgent([NAME])
-    page = inbox.hub.subscribe()
-    async with serving_agent(agent) as running, orchestrating(running) as (client, task):
-        process = await watching(inbox, running, task.id)
-        frame = await card(page)
+    async with paused(inbox, NAME) as scene:
+        process = await scene.watch()
+        frame = await scene.card()
         await inbox.dismiss(frame["rpcId"])
         status, out, err = await ended(process)
         assert (status, out) == (3, "")
         assert "cancelled" in err
-        still = await client.get_task(GetTaskRequest(id=task.id))
+        still = await scene.client.get_task(GetTaskRequest(id=scene.task.id))
         assert still.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
-        assert len(agent.heard) == 1  # only the first message
+        assert len(scene.agent.heard) == 1  # only the first message
 
 
 async def test_a_task_canceled_under_a_waiting_card_withdraws_it(inbox: Inbox) -> None:
-    agent = ScriptedAgent([NAME])
-    page = inbox.hub.subscribe()
-    async with serving_agent(agent) as running, orchestrating(running) as (client, task):
-        process = await watching(inbox, running, task.id)
-        frame = await card(page)
-        await client.cancel_task(CancelTaskRequest(id=task.id))
-        resolved = await next_frame(page)
+    async with paused(inbox, NAME) as scene:
+        process = await scene.watch()
+        frame = await scene.card()
+        await scene.client.cancel_task(CancelTaskRequest(id=scene.task.id))
+        resolved = await scene.frame()
         assert resolved["payload"]["settled"] == "withdrawn"
         status, out, _ = await ended(process)
         assert (status, out) == (5, "canceled\n")
@@ -197,14 +214,12 @@ async def test_a_task_canceled_under_a_waiting_card_withdraws_it(inbox: Inbox) -
 
 
 async def test_a_watch_killed_and_started_again_finds_its_card(inbox: Inbox) -> None:
-    agent = ScriptedAgent([NAME])
-    page = inbox.hub.subscribe()
-    async with serving_agent(agent) as running, orchestrating(running) as (_client, task):
-        first = await watching(inbox, running, task.id)
-        frame = await card(page)
+    async with paused(inbox, NAME) as scene:
+        first = await scene.watch()
+        frame = await scene.card()
         first.send_signal(signal.SIGKILL)  # no withdrawal: the card stays
         await first.wait()
-        again = await watching(inbox, running, task.id, "--json")
+        again = await scene.watch("--json")
         await inbox.answer(frame["rpcId"], {"id": "reply", "selected": [], "custom": "shop"})
         status, out, _ = await ended(again)
         assert status == 0
@@ -213,19 +228,19 @@ async def test_a_watch_killed_and_started_again_finds_its_card(inbox: Inbox) -> 
         record = await inbox.store.get(frame["rpcId"])
         assert record is not None
         assert record.state == RequestState.ANSWERED  # the one card, re-attached and answered
-        assert len(agent.heard) == 2
+        assert len(scene.agent.heard) == 2
 
 
 async def test_a_deadline_of_the_watch_sends_nothing(inbox: Inbox) -> None:
-    agent = ScriptedAgent([NAME])
     url = f"{inbox.base}/?token={inbox.agents_token}"
     async with (
-        serving_agent(agent, streaming=False) as running,  # followed by polling GetTask
-        orchestrating(running) as (client, task),
+        paused(inbox, NAME, streaming=False) as scene,  # followed by polling GetTask
         connect(url, session="w") as asker,
     ):
         with pytest.raises(UserQuestionError) as raised:
-            await watch_task(client, task.id, asker, question_timeout=0.5, poll_interval=0.1)
+            await watch_task(
+                scene.client, scene.task.id, asker, question_timeout=0.5, poll_interval=0.1
+            )
         assert raised.value.code == "ASK_TIMED_OUT"
-        assert len(agent.heard) == 1  # the first message alone: no answer was made up
+        assert len(scene.agent.heard) == 1  # the first message alone: no answer was made up
         assert inbox.hub.pending_count == 0  # the card timed out, and is off every page

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from a2a.types import (
     Task,
 )
 from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from tests.deadlines import within
 from tests.host.conftest import answer, dismissal
@@ -151,21 +152,28 @@ class _Server(uvicorn.Server):
         self.serving.set()
 
 
-@pytest.fixture
-async def inbox(tmp_path: Path) -> AsyncIterator[Inbox]:
-    app = create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN, a2a_push_private=True))
-    server = _Server(uvicorn.Config(app, lifespan="on", log_level="warning"))
+@contextlib.asynccontextmanager
+async def serving(app_at: Callable[[str], ASGIApp]) -> AsyncIterator[str]:
+    """The app `app_at(base_url)` makes, served by uvicorn on a free loopback port in this event
+    loop (its lifespan run); its base URL."""
     with bind("127.0.0.1", 0) as sock:
         sock.listen()  # a client's connection waits in the backlog until uvicorn has started
         base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        async with (
-            anyio.create_task_group() as serving,
-            contextlib.AsyncExitStack() as stack,
-            httpx.AsyncClient(base_url=base, timeout=30) as http,
-        ):
-            serving.start_soon(server.serve, [sock])
-            with within(20, "the host to start"):
+        server = _Server(uvicorn.Config(app_at(base), lifespan="on", log_level="warning"))
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.serve, [sock])
+            with within(20, "uvicorn to start"):
                 await server.serving.wait()
-            yield Inbox(app, base, http, stack)
-            await stack.aclose()
+            yield base
             server.should_exit = True
+
+
+@pytest.fixture
+async def inbox(tmp_path: Path) -> AsyncIterator[Inbox]:
+    app = create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN, a2a_push_private=True))
+    async with (
+        serving(lambda base: app) as base,
+        contextlib.AsyncExitStack() as stack,
+        httpx.AsyncClient(base_url=base, timeout=30) as http,
+    ):
+        yield Inbox(app, base, http, stack)

@@ -12,6 +12,7 @@ from a2a.client import (
     AuthInterceptor,
     Client,
     ClientCallContext,
+    ClientCallInterceptor,
     ClientConfig,
     CredentialService,
     create_client,
@@ -395,8 +396,25 @@ async def test_the_sdks_auth_interceptor_finds_the_cards_bearer_scheme(inbox: In
 
     async with httpx.AsyncClient(timeout=30) as http:  # no header of its own
         config = ClientConfig(httpx_client=http, streaming=False)
-        interceptors = [AuthInterceptor(AgentsToken())]
+        interceptors: list[ClientCallInterceptor] = [AuthInterceptor(AgentsToken())]
         client = await create_client(inbox.base, client_config=config, interceptors=interceptors)
         task = await sent_task(client, message(asking([DEPLOY])))
         assert task.status.state == TaskState.TASK_STATE_WORKING
         await client.close()
+
+
+async def test_a_failure_of_the_host_is_an_internal_error_that_says_nothing_of_it(
+    inbox: Inbox, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(rpc_id: str) -> None:
+        raise RuntimeError("the secret inner workings")
+
+    monkeypatch.setattr(inbox.store, "get", broken)
+    response = await raw(inbox, "GetTask", {"id": "any"})
+    assert response["error"]["code"] == -32603
+    assert (
+        response["error"]["message"] == "the host failed to handle this request; its log says why"
+    )
+    assert response["error"]["data"][0]["metadata"] == {"code": "INTERNAL_ERROR"}
+    assert "the secret inner workings" not in str(response)
+    assert "the secret inner workings" in caplog.text  # the traceback is the log's

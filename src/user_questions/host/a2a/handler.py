@@ -156,23 +156,29 @@ def _refusal(error: UserQuestionError) -> A2AError:
     return InternalError(error.message, data)
 
 
+def _a2a_error(method: str, error: Exception) -> A2AError:
+    """What a call that failed with `error` answers: an A2A error as it is, a refusal of ours
+    as its A2A error, anything else as an `InternalError` that says nothing of it (logged; call
+    it while handling `error`)."""
+    if isinstance(error, A2AError):
+        return error
+    if isinstance(error, UserQuestionError):
+        return _refusal(error)
+    logger.exception("A2A %s failed", method)
+    return InternalError(INTERNAL_ERROR_MESSAGE, {"code": "INTERNAL_ERROR"})
+
+
 def _answered(
     method: Callable[P, Coroutine[Any, Any, R]],
 ) -> Callable[P, Coroutine[Any, Any, R]]:
-    """Answer a refusal of ours as its A2A error, and an unexpected failure as a logged
-    `InternalError` that says nothing of it."""
+    """Answer a failure of `method` as `_a2a_error` says."""
 
     @functools.wraps(method)
     async def answer(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return await method(*args, **kwargs)
-        except A2AError:
-            raise
-        except UserQuestionError as error:
-            raise _refusal(error) from None
-        except Exception:
-            logger.exception("A2A %s failed", method.__name__)
-            raise InternalError(INTERNAL_ERROR_MESSAGE, {"code": "INTERNAL_ERROR"}) from None
+        except Exception as error:
+            raise _a2a_error(method.__name__, error) from None
 
     return answer
 
@@ -188,13 +194,8 @@ def _streamed(
         try:
             async for event in inner:
                 yield event
-        except A2AError:
-            raise
-        except UserQuestionError as error:
-            raise _refusal(error) from None
-        except Exception:
-            logger.exception("A2A %s failed", method.__name__)
-            raise InternalError(INTERNAL_ERROR_MESSAGE, {"code": "INTERNAL_ERROR"}) from None
+        except Exception as error:
+            raise _a2a_error(method.__name__, error) from None
         finally:
             await inner.aclose()
 
@@ -392,8 +393,7 @@ class InboxHandler(RequestHandler):
     async def on_get_task_push_notification_config(
         self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
     ) -> TaskPushNotificationConfig:
-        call = _call(context)
-        await self._task(call, params.task_id)
+        await self._task(_call(context), params.task_id)
         config = await self.push.configs.get(params.task_id, params.id)
         if config is None:
             raise TaskNotFoundError(
@@ -405,8 +405,7 @@ class InboxHandler(RequestHandler):
     async def on_list_task_push_notification_configs(
         self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
     ) -> ListTaskPushNotificationConfigsResponse:
-        call = _call(context)
-        await self._task(call, params.task_id)
+        await self._task(_call(context), params.task_id)
         configs = await self.push.configs.of_task(params.task_id)
         return ListTaskPushNotificationConfigsResponse(configs=configs)
 
@@ -414,8 +413,7 @@ class InboxHandler(RequestHandler):
     async def on_delete_task_push_notification_config(
         self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
     ) -> None:
-        call = _call(context)
-        await self._task(call, params.task_id)
+        await self._task(_call(context), params.task_id)
         await self.push.configs.delete(params.task_id, params.id)
 
     # -- the card -----------------------------------------------------------------------------

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 import uuid
 from urllib.parse import quote, urlsplit
 
@@ -41,6 +40,7 @@ from user_questions._version import __version__
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.a2a.tasks import CONTEXT_PREFIX, task_of
 from user_questions.host.hub import Hub
+from user_questions.host.notify.webhook import backoff_pause, post_once
 from user_questions.host.stores import SettingStore, StoredQuestion
 
 __all__ = [
@@ -76,7 +76,6 @@ PUSH_WORKERS = 4
 """Tasks whose pushes go out at once."""
 BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 30.0
-_RETRIED = frozenset({408, 429})
 
 
 class PushConfigs:
@@ -250,9 +249,10 @@ class PushSender:
             scheme = config.authentication.scheme
             headers["authorization"] = f"{scheme} {config.authentication.credentials}"
         for attempt in range(1, self._tries + 1):
-            failure, again = await self._attempt(client, config.url, body, headers)
+            failure = await self._attempt(client, config.url, body, headers)
             if failure is None:
                 return True
+            problem, again = failure
             if not again or attempt == self._tries:
                 logger.warning(
                     "A2A push of task %s to %s dropped after %d %s (%s)",
@@ -260,31 +260,21 @@ class PushSender:
                     target,
                     attempt,
                     "try" if attempt == 1 else "tries",
-                    failure,
+                    problem,
                 )
                 return False
-            pause = min(BACKOFF_MAX, self._backoff * 2 ** (attempt - 1))
-            await anyio.sleep(pause * random.uniform(0.5, 1.0))
+            await anyio.sleep(backoff_pause(attempt, self._backoff, BACKOFF_MAX))
         return False  # pragma: no cover - the loop returns on its last attempt
 
     async def _attempt(
         self, client: httpx.AsyncClient, url: str, body: bytes, headers: dict[str, str]
-    ) -> tuple[str | None, bool]:
-        """One POST: `(None, _)` when taken, else what failed and whether to try again."""
+    ) -> tuple[str, bool] | None:
+        """One POST: `None` when taken, else what failed and whether to try again."""
         try:
             await self.configs.check_url(url)  # again: a name may resolve elsewhere now
         except UserQuestionError as error:
             return error.message, False
-        try:
-            response = await client.post(url, content=body, headers=headers)
-        except httpx.TimeoutException:
-            return f"no answer within {self._timeout:g} s", True
-        except httpx.HTTPError as error:
-            return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__, True
-        status = response.status_code
-        if 200 <= status < 300:
-            return None, False
-        return f"HTTP {status}", status >= 500 or status in _RETRIED
+        return await post_once(client, url, body, headers, self._timeout)
 
 
 def _target(url: str) -> str:
