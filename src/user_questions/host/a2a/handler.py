@@ -43,7 +43,6 @@ from a2a.server.events.event_queue import Event
 from a2a.server.request_handlers import RequestHandler
 from a2a.types import (
     AgentCard,
-    Artifact,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
@@ -453,15 +452,9 @@ async def _events(record: StoredQuestion, watcher: _Settlement) -> AsyncGenerato
     ended = task_of(settled, history_length=0)
     for artifact in ended.artifacts:
         yield TaskArtifactUpdateEvent(
-            task_id=ended.id, context_id=ended.context_id, artifact=_copy(artifact), last_chunk=True
+            task_id=ended.id, context_id=ended.context_id, artifact=artifact, last_chunk=True
         )
     yield TaskStatusUpdateEvent(task_id=ended.id, context_id=ended.context_id, status=ended.status)
-
-
-def _copy(artifact: Artifact) -> Artifact:
-    copied = Artifact()
-    copied.CopyFrom(artifact)
-    return copied
 
 
 def _history_length(configuration: Any) -> int | None:
