@@ -128,6 +128,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "assembly": 4,
     },
     "a2a": {
+        "naming": 0,
         "parts": 0,
         "tasks": 1,
         "card": 1,

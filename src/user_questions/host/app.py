@@ -54,7 +54,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import brief
-from user_questions.host.a2a import inbox_agent
+from user_questions.host.a2a import InboxAgent
 from user_questions.host.chat.slack import slack_bot
 from user_questions.host.chat.telegram import telegram_bot
 from user_questions.host.config import HostConfig
@@ -116,7 +116,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
     check_addressed(config.notifications, address)
     store = config.store
     opened = open_store(store) if isinstance(store, str | os.PathLike) else store
-    agent = inbox_agent(opened, push_private=config.a2a_push_private)
+    agent = InboxAgent(opened, push_private=config.a2a_push_private)
     proxies = config.proxies
     proxy_middleware = [] if proxies is None else [Middleware(ForwardedMiddleware, trusted=proxies)]
 

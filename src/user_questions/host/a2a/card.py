@@ -22,24 +22,19 @@ from a2a.types import (
 )
 
 from user_questions._version import __version__
+from user_questions.host.a2a.naming import A2A_PATH
 from user_questions.host.a2a.parts import JSON_MEDIA_TYPE, TEXT_MEDIA_TYPE
 from user_questions.host.gate.roles import audience_of
 from user_questions.host.gate.security import Identity
 from user_questions.host.rules import duration_text, escalation_text
 
 __all__ = [
-    "A2A_PATH",
     "CARD_NAME",
-    "CARD_PATH",
     "SECURITY_SCHEME",
     "agent_card",
     "extended_card",
 ]
 
-A2A_PATH = "/a2a"
-"""The JSON-RPC endpoint, relative to the host's base URL."""
-CARD_PATH = "/.well-known/agent-card.json"
-"""Where A2A clients look for the public card."""
 CARD_NAME = "Ask a person"
 SECURITY_SCHEME = "bearer"
 """The name of the card's one security scheme."""

@@ -75,9 +75,10 @@ from user_questions._disposer import Disposer
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Origin
 from user_questions.host.a2a.card import extended_card
+from user_questions.host.a2a.naming import CONTEXT_PREFIX
 from user_questions.host.a2a.parts import content_of
 from user_questions.host.a2a.push import PushSender
-from user_questions.host.a2a.tasks import CONTEXT_PREFIX, session_of, task_of
+from user_questions.host.a2a.tasks import session_of, task_of
 from user_questions.host.gate.roles import audience_of, withdrawer
 from user_questions.host.gate.security import INTERNAL_ERROR_MESSAGE, Identity, identity_of
 from user_questions.host.hub import Hub
@@ -221,8 +222,10 @@ class _Settlement:
 class InboxHandler(RequestHandler):
     """The A2A operations of the inbox (see the module docstring)."""
 
-    def __init__(self, push: PushSender) -> None:
+    def __init__(self, push: PushSender, ended: Callable[[StoredQuestion], None]) -> None:
         self.push = push
+        self._ended = ended
+        """Queues the push of a task that has ended (`host/a2a/__init__.py`)."""
 
     # -- asking -----------------------------------------------------------------------------
 
@@ -306,7 +309,7 @@ class InboxHandler(RequestHandler):
                 await self.push.configs.delete(rpc_id, push.id)
             raise
         if push is not None and not record.pending:
-            self.push.ended(record)  # sent again for a task that has ended: pushed now
+            self._ended(record)  # sent again for a task that has ended: pushed now
         return record, stop
 
     # -- following --------------------------------------------------------------------------
@@ -385,7 +388,7 @@ class InboxHandler(RequestHandler):
         kept = await self.push.configs.add(params)
         record = await call.store.get(params.task_id)
         if record is not None and not record.pending:
-            self.push.ended(record)  # it ended meanwhile, before the node that ended it looked
+            self._ended(record)  # it ended meanwhile, before the node that ended it looked
         return kept
 
     @_answered

@@ -4,8 +4,9 @@ their delivery once the task ends.
 The `a2a` extra. A push configuration (`TaskPushNotificationConfig`) is kept as a setting of the
 store (`a2a-push:<taskId>:<configId>`, the config as JSON), so every node sharing the store knows
 it and a restarted host still has it. A task asked over A2A changes state once, from `working` to
-how it ended, so it is pushed once: the host that committed the settlement POSTs the whole task
-(`{"task": ...}`, the `StreamResponse` A2A pushes) to each of its webhooks, then forgets them. A
+how it ended, so it is pushed once: the host that committed the settlement (the room's listener of
+the hub queues it, `PUSH_QUEUE` at most) POSTs the whole task (`{"task": ...}`, the
+`StreamResponse` A2A pushes) to each of its webhooks, then forgets them. A
 configuration added after its task ended is delivered at once, so a settlement racing the
 registration is never missed (a webhook may then hear of it twice, which A2A allows).
 
@@ -33,13 +34,12 @@ import anyio
 import httpx
 from a2a.types import StreamResponse, TaskPushNotificationConfig
 from a2a.utils.push_url_validator import validate_push_notification_url
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 from google.protobuf import json_format
 
 from user_questions._version import __version__
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.a2a.tasks import CONTEXT_PREFIX, task_of
-from user_questions.host.hub import Hub
+from user_questions.host.a2a.tasks import task_of
 from user_questions.host.notify.webhook import backoff_pause, post_once
 from user_questions.host.stores import SettingStore, StoredQuestion
 
@@ -48,7 +48,6 @@ __all__ = [
     "MAX_SECRET_LENGTH",
     "MAX_URL_LENGTH",
     "PUSH_PREFIX",
-    "PUSH_QUEUE",
     "PUSH_TIMEOUT",
     "PUSH_TOKEN_HEADER",
     "PUSH_TRIES",
@@ -70,8 +69,6 @@ PUSH_TRIES = 5
 """Attempts per webhook, the first included."""
 PUSH_TIMEOUT = 10.0
 """Seconds one attempt may take."""
-PUSH_QUEUE = 1000
-"""Ended tasks waiting for their pushes to go out; more are dropped, with a log line."""
 PUSH_WORKERS = 4
 """Tasks whose pushes go out at once."""
 BACKOFF_FIRST = 1.0
@@ -156,7 +153,8 @@ class PushConfigs:
 
 
 class PushSender:
-    """Delivers the pushes of the A2A tasks this host ends: run `run(hub)` as a host task."""
+    """Delivers the pushes of the A2A tasks a host ends (`deliver`), as they are queued by the
+    room's listener of the hub (`host/a2a/__init__.py`, which needs no SDK)."""
 
     def __init__(
         self,
@@ -172,45 +170,20 @@ class PushSender:
         self._tries = max(1, tries)
         self._backoff = backoff
         self._timeout = timeout
-        self._queue: MemoryObjectSendStream[StoredQuestion] | None = None
-        """Where ended tasks wait for their pushes, while `run` runs."""
 
-    def ended(self, record: StoredQuestion) -> None:
-        """Queue the push of `record` if it is an A2A task that has ended; never waits."""
-        if record.pending or not record.session_id.startswith(CONTEXT_PREFIX):
-            return
-        if self._queue is None:
-            logger.warning("the host is not running; dropped the push of task %s", record.rpc_id)
-            return
-        try:
-            self._queue.send_nowait(record)
-        except anyio.WouldBlock:
-            logger.warning(
-                "%d A2A pushes wait already; dropped task %s's", PUSH_QUEUE, record.rpc_id
-            )
-        except anyio.ClosedResourceError:
-            logger.warning("the host is stopping; dropped the push of task %s", record.rpc_id)
-
-    async def run(self, hub: Hub) -> None:
-        """Push every A2A task this host ends, until cancelled."""
-        queue, ended = anyio.create_memory_object_stream[StoredQuestion](PUSH_QUEUE)
-        self._queue = queue
-        stop = hub.on_event(self.ended)
+    async def deliver(self, ended: MemoryObjectReceiveStream[StoredQuestion]) -> None:
+        """Push every ended task `ended` gives, `PUSH_WORKERS` at once, until it closes or this
+        is cancelled."""
         headers = {"user-agent": f"user-questions/{__version__}"}
-        try:
-            async with (
-                queue,
-                ended,
-                httpx.AsyncClient(
-                    timeout=self._timeout, follow_redirects=False, headers=headers
-                ) as client,
-                anyio.create_task_group() as workers,
-            ):
-                for _ in range(PUSH_WORKERS):
-                    workers.start_soon(self._work, client, ended.clone())
-        finally:
-            stop()
-            self._queue = None
+        async with (
+            ended,
+            httpx.AsyncClient(
+                timeout=self._timeout, follow_redirects=False, headers=headers
+            ) as client,
+            anyio.create_task_group() as workers,
+        ):
+            for _ in range(PUSH_WORKERS):
+                workers.start_soon(self._work, client, ended.clone())
 
     async def _work(
         self, client: httpx.AsyncClient, ended: MemoryObjectReceiveStream[StoredQuestion]

@@ -23,13 +23,13 @@ from datetime import datetime
 from a2a.types import Artifact, Message, Role, Task, TaskState, TaskStatus
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from user_questions.host.a2a.naming import CONTEXT_PREFIX
 from user_questions.host.a2a.parts import AskPart, answer_parts, ask_data, data_part, text_part
 from user_questions.host.stores import StoredQuestion
 from user_questions.outcomes import RequestState
 
 __all__ = [
     "ANSWER_ARTIFACT",
-    "CONTEXT_PREFIX",
     "STATE_OF",
     "TERMINAL_STATES",
     "context_of",
@@ -37,8 +37,6 @@ __all__ = [
     "task_of",
 ]
 
-CONTEXT_PREFIX = "a2a:"
-"""The prefix of the session of a request asked over A2A: the inbox shows `a2a:<contextId>`."""
 ANSWER_ARTIFACT = "answer"
 """The id and name of a completed task's artifact."""
 STATE_OF: dict[RequestState, TaskState] = {
