@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,9 +22,31 @@ import pytest
 from tests.deadlines import TEST_DEADLINE, within
 from tests.fuzz import profiles
 from tests.pg import pg_cluster, pg_url  # noqa: F401 - PostgreSQL fixtures, one server per session
+from tests.standin import StandIn
 from user_questions import AgentRegistry, Context, ToolRegistry, UserQuestionService
 
 profiles.register()  # before the hypothesis plugin loads one (`--hypothesis-profile long`)
+
+
+MARKED_FOLDERS: dict[str, tuple[str, ...]] = {
+    "e2e": ("e2e",),
+    "e2e/web": ("e2e", "browser"),
+    "faults": ("faults",),
+    "fuzz": ("fuzz",),
+}
+"""The markers each folder of tests/ gives its tests (pyproject.toml describes them): the quick
+loop, `pytest -m "not e2e and not faults"`, leaves out what starts whole systems or breaks them."""
+
+_TESTS = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = item.path.parent.relative_to(_TESTS).as_posix()
+        for marked, names in MARKED_FOLDERS.items():
+            if folder == marked or folder.startswith(marked + "/"):
+                for name in names:
+                    item.add_marker(name)
 
 
 @pytest.fixture
@@ -39,6 +62,15 @@ def ctx() -> Context:
     context.plugin(UserQuestionService)
     context.plugin(ToolRegistry)
     return context
+
+
+@pytest.fixture(scope="session")
+def stand_in() -> Iterator[StandIn]:
+    """The misbehaving stand-in host (tests/standin.py), one for the whole run: each case is a
+    path of its own, and what each saw is kept apart."""
+    running = StandIn().start()
+    yield running
+    running.stop()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -17,6 +17,10 @@ given, and hands back an `Asker`:
 An ask may name its rpcId (`rpc_id=`): a process that restarts asks again under the same rpcId
 and re-attaches to its request on the host instead of asking twice. Providers without that notion
 (`ScriptedProvider`, the terminal) ignore it.
+
+An approval card (an ask with `approval=`: the framework adapters' tool approvals) is a gate, so it
+is never left waiting without a bound: asked without a signal it gets `approvals.DECISION_TIMEOUT`
+(half an hour), and then fails with `ASK_TIMED_OUT`, which the adapters read as "not approved".
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from user_questions import tool_ask_user
-from user_questions._wire import parse_questions
+from user_questions._reading.wire import parse_questions
 from user_questions.abort import AbortSignal
+from user_questions.approvals import DECISION_TIMEOUT
 from user_questions.context import Context
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval
@@ -128,7 +133,8 @@ class Asker:
         """Ask `questions` and wait for the answer, one item per question in question order.
 
         Args:
-            signal: Aborts the ask; `AbortSignal.timeout(seconds)` bounds it.
+            signal: Aborts the ask; `AbortSignal.timeout(seconds)` bounds it. An approval card
+                asked without one is bounded by `approvals.DECISION_TIMEOUT`.
             rpc_id: The request's id on a host: asking again under the same id (with the same
                 questions and session) re-attaches to the request instead of asking twice.
             approval: What the questions approve, when they are an approval card: a host may
@@ -140,6 +146,8 @@ class Asker:
                 ...), `BAD_REQUEST` for a malformed question, and the provider's own codes
                 (`HOST_UNREACHABLE`, `UNAUTHORIZED`, ...).
         """
+        if approval is not None and signal is None:
+            signal = AbortSignal.timeout(DECISION_TIMEOUT)
         request = AskUserQuestionRequest(
             questions=questions_of(questions), signal=signal, approval=approval
         )
@@ -168,6 +176,9 @@ async def connect(
     token: str | None = None,
     client: str | None = None,
     ca: str | os.PathLike[str] | None = None,
+    unreachable_limit: float | None = None,
+    connect_timeout: float | None = None,
+    require_asker: bool = False,
     provider: UserQuestionProvider | None = None,
 ) -> AsyncIterator[Asker]:
     """An `Asker` for as long as the block runs.
@@ -186,6 +197,12 @@ async def connect(
             inbox shows it, with this process's working folder, beside each question.
         ca: A PEM file of the certificate authority that signed an `https://` host's
             certificate, trusted besides the system's (and `SSL_CERT_FILE`'s).
+        unreachable_limit: Seconds the host may give nothing useful before the waiting asks
+            fail with `HOST_UNREACHABLE`; default `RemoteProvider`'s (300).
+        connect_timeout: Seconds a connection attempt, and the host's answer to a frame, may
+            take; default `RemoteProvider`'s (10).
+        require_asker: Refuse a token that can answer, and fail the first asks at once when no
+            host answers: for an asker that gates tool calls (`RemoteProvider(require_asker=)`).
 
     Raises:
         UserQuestionError: `NO_PROVIDER` when neither a URL, `$UQ_URL` nor a provider is given,
@@ -194,7 +211,8 @@ async def connect(
         TypeError: when both a provider and host arguments are given.
     """
     if provider is not None:
-        if any(given is not None for given in (url, session, token, client, ca)):
+        given = (url, session, token, client, ca, unreachable_limit, connect_timeout)
+        if require_asker or any(one is not None for one in given):
             raise TypeError("connect() takes either a provider or a host's url, not both")
         yield Asker(provider)
         return
@@ -205,7 +223,16 @@ async def connect(
             "or pass provider=",
             ErrorCode.NO_PROVIDER,
         )
-    remote = _remote_provider(url, session=session, token=token, client=client, ca=ca)
+    remote = _remote_provider(
+        url,
+        session=session,
+        token=token,
+        client=client,
+        ca=ca,
+        unreachable_limit=unreachable_limit,
+        connect_timeout=connect_timeout,
+        require_asker=require_asker,
+    )
     async with remote:
         yield Asker(remote)
 
@@ -217,16 +244,32 @@ def _remote_provider(
     token: str | None,
     client: str | None,
     ca: str | os.PathLike[str] | None,
+    unreachable_limit: float | None,
+    connect_timeout: float | None,
+    require_asker: bool,
 ) -> RemoteProvider:
     """The one place an asker's `RemoteProvider` is made, importing the `web` extra lazily so
     that `import user_questions` stays pydantic and anyio only."""
     try:
         from user_questions.frames import Origin
-        from user_questions.providers.remote import RemoteProvider
+        from user_questions.providers.remote import (
+            CONNECT_TIMEOUT,
+            UNREACHABLE_LIMIT,
+            RemoteProvider,
+        )
     except ImportError as error:
         raise UserQuestionError(
             f"connect() to a host needs the web extra ({error}): pip install 'user-questions[web]'",
             ErrorCode.NO_PROVIDER,
         ) from error
     origin = Origin(client=client, cwd=os.getcwd())
-    return RemoteProvider(url, session=session, token=token, origin=origin, ca=ca)
+    return RemoteProvider(
+        url,
+        session=session,
+        token=token,
+        origin=origin,
+        ca=ca,
+        unreachable_limit=UNREACHABLE_LIMIT if unreachable_limit is None else unreachable_limit,
+        connect_timeout=CONNECT_TIMEOUT if connect_timeout is None else connect_timeout,
+        require_asker=require_asker,
+    )

@@ -1,10 +1,13 @@
-"""`uq rule list` beside a store: one aligned row per rule, saying who made it (`uq rule add`
-records the OS user), never a table without rules."""
+"""`uq rule` beside a store: `list` gives one aligned row per rule, saying who made it (`uq rule
+add` records the OS user), never a table without rules; `add` refuses a field that does not fit
+the tool (exit 2, naming the tool's kind); `check` says which rule decides a call or why none
+can."""
 
 from __future__ import annotations
 
 import getpass
 import json
+from pathlib import Path
 
 import pytest
 
@@ -18,9 +21,9 @@ def test_list_shows_one_aligned_row_per_rule(capsys: pytest.CaptureFixture[str],
         ["--tool", "Bash", "--command", "npm run test", "--allow"],
         ["--tool", "*", "--command", "rm -rf", "--deny"],
     ):
-        status, _, err = uq(capsys, "rule", "add", *rule, "--db", db)
+        status, _, err = uq(capsys, "rule", "add", *rule, "--store", db)
         assert status in (0, None), err
-    status, out, _ = uq(capsys, "rule", "list", "--db", db)
+    status, out, _ = uq(capsys, "rule", "list", "--store", db)
     assert status in (0, None)
     header, *rows = out.splitlines()
     assert header.split() == [
@@ -44,11 +47,84 @@ def test_list_shows_one_aligned_row_per_rule(capsys: pytest.CaptureFixture[str],
     made_by = header.index("MADE BY")
     maker = f"cli:{getpass.getuser()}"
     assert {row[made_by:].split()[0] for row in rows} == {maker}
-    status, out, _ = uq(capsys, "rule", "list", "--json", "--db", db)
+    status, out, _ = uq(capsys, "rule", "list", "--json", "--store", db)
     assert [json.loads(line)["createdBy"] for line in out.splitlines()] == [maker, maker]
 
 
 def test_an_empty_list_says_how_to_add_one(capsys: pytest.CaptureFixture[str], db: str) -> None:
-    status, out, err = uq(capsys, "rule", "list", "--db", db)
+    status, out, err = uq(capsys, "rule", "list", "--store", db)
     assert (status in (0, None), out) == (True, "")
     assert "uq rule add" in err
+
+
+@pytest.mark.parametrize(
+    ("rule", "says"),
+    [
+        (["--tool", "Bash", "--path", "/home/dev/shop/**"], "Bash is a shell tool"),
+        (["--tool", "Bash", "--domain", "example.com"], "--command"),
+        (["--tool", "Read", "--command", "cat"], "Read is a file tool: its rules match a path"),
+        (["--tool", "WebFetch", "--path", "/x"], "WebFetch is a web tool"),
+        (["--tool", "Bash", "--command", "git status && ls"], "one simple command"),
+    ],
+)
+def test_a_field_that_does_not_fit_the_tool_exits_2_naming_its_kind_and_makes_nothing(
+    capsys: pytest.CaptureFixture[str], db: str, rule: list[str], says: str
+) -> None:
+    status, out, err = uq(capsys, "rule", "add", *rule, "--allow", "--store", db)
+    assert (status, out) == (2, "")
+    assert err.startswith("uq rule: invalid rule: ")
+    assert says in err
+    status, out, _ = uq(capsys, "rule", "list", "--json", "--store", db)
+    assert out == ""
+
+
+def test_check_says_which_rule_decides_a_call_or_why_none_can(
+    capsys: pytest.CaptureFixture[str], db: str, tmp_path: Path
+) -> None:
+    for rule in (
+        ["--tool", "Bash", "--command", "git status", "--allow", "--cwd", "/home/dev/shop"],
+        ["--tool", "*", "--command", "rm -rf", "--deny"],
+        ["--tool", "apply_patch", "--path", "/home/dev/shop/**", "--allow"],
+    ):
+        uq(capsys, "rule", "add", *rule, "--store", db)
+
+    def check(*args: str) -> tuple[object, str]:
+        status, out, _ = uq(capsys, "rule", "check", *args, "--store", db)
+        return status, out.strip()
+
+    assert check("--tool", "Bash", "--command", "git status -s", "--cwd", "/home/dev/shop") == (
+        None,
+        "rule 1 allows it: allow Bash git status in /home/dev/shop",
+    )
+    assert check("--tool", "Bash", "--command", "git status", "--cwd", "/") == (
+        None,
+        "no rule decides it, a person is asked: no rule for this tool, asker and folder allows it",
+    )
+    assert check("--tool", "Bash", "--command", "sudo rm -fr /") == (
+        None,
+        "rule 2 denies it: deny every tool rm -rf",
+    )
+    command = "git status ${x:=\\$\\(touch\\ pwned\\)}${x@P}"
+    assert check("--tool", "Bash", "--command", command, "--cwd", "/home/dev/shop") == (
+        None,
+        "no rule decides it, a person is asked: not a plain command: a parameter expansion at "
+        "column 12",
+    )
+    patch = tmp_path / "move.patch"
+    patch.write_text(
+        "*** Begin Patch\n*** Update File: a.py\n*** Move to: /home/dev/.bashrc\n@@\n-a\n+b\n"
+        "*** End Patch\n"
+    )
+    assert check("--tool", "apply_patch", "--patch", str(patch), "--cwd", "/home/dev/shop") == (
+        None,
+        "no rule decides it, a person is asked: the patch moves a file to /home/dev/.bashrc, "
+        "which no rule allows",
+    )
+    status, out = check("--tool", "Bash", "--input", '{"command": "git status"}', "--json",
+                        "--cwd", "/home/dev/shop")  # fmt: skip
+    shown = json.loads(out)
+    assert (status, shown["decision"], shown["rule"]["id"]) == (None, "allow", 1)
+    status, _, err = uq(capsys, "rule", "check", "--tool", "Bash", "--command", "ls", "--url",
+                        "https://x", "--store", db)  # fmt: skip
+    assert status == 2
+    assert "give one of" in err

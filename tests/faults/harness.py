@@ -269,7 +269,8 @@ def fill(folder: Path) -> Path:
     """A file taking every byte left on `folder`'s file system; delete it to free them."""
     filler = folder / "filler"
     chunk = b"\0" * (256 * 1024)
-    with filler.open("wb") as out:
+    # Unbuffered: a buffered file keeps what ENOSPC left unwritten and raises it again on close.
+    with filler.open("wb", buffering=0) as out:
         with contextlib.suppress(OSError):  # ENOSPC: full
             while True:
                 out.write(chunk)

@@ -15,17 +15,16 @@ import anyio
 import pytest
 from starlette.testclient import TestClient
 
-from tests.host.conftest import answer, next_frame
-from tests.host.protocols.conftest import TOKEN
-from tests.host.protocols.test_rules_api import ADMIN, asker, person
-from tests.host.stores.test_rule_store import soon
+from tests.host.conftest import TOKEN, answer, next_frame
+from tests.host.endpoints.test_rules_api import ADMIN, asker, person
 from user_questions.approvals import ALLOW, ALLOW_ALWAYS, DENY, approval_of, approval_question
 from user_questions.frames import Approval, Ask, ClientResponse
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig
+from user_questions.host.gate.tokens import Tokens, add_token
 from user_questions.host.hub import Hub
 from user_questions.host.rules import Rules, proposed_rule, rule_text
-from user_questions.host.stores import Decision, RuleRecord, open_store
+from user_questions.host.stores import Decision, Role, RuleRecord, TokenChange, open_store
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.host.web.history import entry_of
 from user_questions.outcomes import Outcome, Surface
@@ -301,12 +300,47 @@ async def test_a_rule_remembered_on_one_node_settles_the_next_call_on_another(pg
         await first.submit("r1", "codex:1", [card], asked_by="dev", approval=approval)
         chosen = choosing("r1", ALLOW, remember=True)
         assert (await first.respond(chosen, via=Surface.WEB, by="alice")).accepted
-        assert second.rules is not None
-        rules = second.rules
-        await soon(lambda: rules.decide(approval, "dev") is not None)  # the NOTIFY reached it
-        page = second.subscribe()
+        page = second.subscribe()  # no wait: the rule is in force once the answer returned
         again, _ = await second.submit("r2", "codex:1", [card], asked_by="dev", approval=approval)
         assert (again.outcome, again.settled_via) == (Outcome.ANSWERED, Surface.RULE)
         assert page.snapshot == []
         with pytest.raises(anyio.WouldBlock):
             page.frames.receive_nowait()
+
+
+async def test_a_remembered_rule_is_made_only_by_someone_who_may_answer_what_it_decides(
+    tmp_path: Path,
+) -> None:
+    """The rule "Allow and don't ask again" makes is scoped to the card's asker, and made only
+    when the person who answered may make it: bob sees ci's card (an escalation step routed it
+    to him), but ci's requests are routed to alice, so its rules are hers (or an admin's)."""
+    async with SQLiteStore(tmp_path / "host.db") as store:
+        await add_token(store, "alice")
+        await add_token(store, "bob")
+        await add_token(store, "ci", TokenChange(role=Role.ASKER, routes=["alice"]))
+        async with (
+            Tokens(store, "owner-token-123", "agents-token-123") as tokens,
+            Rules(store) as rules,
+            Hub(store, rules=rules, tokens=tokens) as hub,
+        ):
+            card, approval = codex_call("npm run test")
+            audience = ("alice", "bob")
+            await hub.submit(
+                "r1", "codex:1", [card], asked_by="ci", approval=approval, audience=audience
+            )
+            refused = await hub.respond(
+                choosing("r1", ALLOW, remember=True), via=Surface.WEB, by="bob"
+            )
+            assert (refused.accepted, refused.reason, refused.message) == (
+                False,
+                "bad-response",
+                "bob may not make this rule: the requests of ci are routed to others: its rules "
+                "are theirs or an admin's",
+            )
+            assert await store.rules() == []
+            mine = await hub.respond(
+                choosing("r1", ALLOW, remember=True), via=Surface.WEB, by="alice"
+            )
+            assert mine.accepted
+            [made] = await store.rules()
+            assert (made.rule.asker, made.rule.created_by) == ("ci", "alice")

@@ -7,7 +7,6 @@ The graphs are real LangGraph graphs with real checkpointers; the person is a `S
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from user_questions import (
 )
 from user_questions.integrations.langgraph import (
     ASK_INTERRUPT,
+    MAX_GENERATIONS,
     ask_user,
     following,
     forward_interrupts,
@@ -135,20 +135,30 @@ async def test_an_agent_inbox_graph_gets_its_human_response(
     assert '"to": "ops@example.com"' in question.detail
 
 
-async def test_an_answer_the_inbox_graph_cannot_take_is_asked_again_with_a_note() -> None:
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        ("but why?", "they typed an answer, and this step takes no written response"),
+        (None, "they skipped it, and this step cannot be skipped"),
+    ],
+)
+async def test_an_answer_an_accept_only_inbox_card_cannot_take_is_not_accepted_once(
+    answer: str | None, said: str
+) -> None:
+    """As in Agent Inbox itself, a step that offers only Accept and is not accepted stays
+    pending: the forward ends saying so, and the person is not asked again."""
     graph = graph_of(inbox_node({"allow_accept": True}))
     await graph.ainvoke({}, config())
-    answers: Iterator[dict[str, Any]] = iter(
-        [{"action": "but why?"}, {"action": None}, {"action": "Accept"}]
-    )
-    human = ScriptedProvider(lambda request: next(answers))
+    human = ScriptedProvider({"action": answer})
     async with connect(provider=human) as asker:
-        snapshot = await forward_interrupts(graph, config(), asker)
-    assert snapshot.values == {"response": {"type": "accept", "args": None}}
-    details = [request.questions[0].detail or "" for request in human.seen]
-    assert "This step takes no written response: choose" not in details[0]
-    assert details[1].startswith("**This step takes no written response: choose one")
-    assert details[2].startswith("**This step cannot be skipped")
+        with pytest.raises(UserQuestionError) as refused:
+            await forward_interrupts(graph, config(), asker)
+    assert refused.value.code == ErrorCode.ASK_CANCELLED
+    assert refused.value.message == (
+        f'the person did not accept "send_email": {said}; the interrupt stays pending'
+    )
+    assert len(human.seen) == 1
+    assert len((await graph.aget_state(config())).interrupts) == 1
 
 
 async def test_an_edit_only_inbox_interrupt_is_refused_and_stays_pending() -> None:
@@ -258,6 +268,20 @@ async def test_a_question_withdrawn_by_an_earlier_forwarder_is_asked_anew() -> N
     assert host.asked == [first, rpc_id_of("thread-1", pending.id, 1)]
     assert host.asked[1] == f"{first}.1"
     assert snapshot.values == {"pkg": "uv"}
+
+
+async def test_a_host_that_withdraws_every_request_ends_the_forward_after_max_generations() -> None:
+    graph = graph_of(inbox_node({"allow_accept": True}))
+    await graph.ainvoke({}, config())
+    (pending,) = (await graph.aget_state(config())).interrupts
+    every = {rpc_id_of("thread-1", pending.id, generation) for generation in range(100)}
+    host = Host(withdrawn=every)
+    async with connect(provider=host) as asker:
+        with pytest.raises(UserQuestionError) as withdrawn:
+            await forward_interrupts(graph, config(), asker)
+    assert withdrawn.value.code == ErrorCode.ASK_ABORTED
+    assert len(host.asked) == MAX_GENERATIONS + 1
+    assert len((await graph.aget_state(config())).interrupts) == 1
 
 
 async def test_a_sync_sqlite_checkpointer_is_read_in_a_worker_thread(tmp_path: Path) -> None:

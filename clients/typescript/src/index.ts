@@ -16,6 +16,7 @@ export {
   PING_INTERVAL_MS,
   PONG_TIMEOUT_MS,
   RemoteProvider,
+  STEADY_AFTER_MS,
   UNREACHABLE_LIMIT_MS,
   WITHDRAW_TIMEOUT_MS,
 } from "./remote.js";

@@ -6,7 +6,16 @@
  * connection: after a dropped connection or a host restart the provider reconnects with backoff
  * (0.05 s doubling to 2 s, jittered) and sends every unsettled `ask` again. The host's submit is
  * idempotent, so that re-attaches to the same stored request, and an answer given meanwhile
- * arrives at once, exactly once. Aborting an ask's signal sends `withdraw` (the request leaves
+ * arrives at once, exactly once.
+ *
+ * It fails closed, in bounded time (docs/security.md, "Fail closed"): a connection attempt has
+ * `connectTimeoutMs` for its whole handshake, however slowly the host answers, and a frame sent
+ * must be answered within as long, or the connection is dropped as a silent one; every failed
+ * attempt and every dropped connection is followed by the backoff's pause (a handshake that
+ * succeeds does not reset it: only a connection that was useful and stayed open
+ * `STEADY_AFTER_MS` does); the unreachable clock counts from the last useful exchange; a redirect
+ * is never followed but refused, naming its `Location`; close code 4401 stops with
+ * `UNAUTHORIZED`, 4403 with `FORBIDDEN`. Aborting an ask's signal sends `withdraw` (the request leaves
  * every page, recorded as `withdrawn`, or `timed-out` for `AbortSignal.timeout()`), waits up to
  * 5 s for the host to confirm it, and rejects with `ASK_ABORTED` (`ASK_TIMED_OUT`); a withdrawal
  * that could not be delivered is sent again on the next connection.
@@ -46,12 +55,17 @@ export const ASK_PATH = "ws/ask";
 export const UNREACHABLE_LIMIT_MS = 300_000;
 /** Milliseconds one connection attempt (TCP, TLS and the WebSocket handshake) may take. */
 export const CONNECT_TIMEOUT_MS = 10_000;
-/** Milliseconds a withdrawn ask waits for the host to confirm its withdrawal. */
+/** Milliseconds a withdrawn ask waits for the host to confirm its withdrawal (or the connect
+ * timeout, when that is less: a confirmation is an answer like any other). */
 export const WITHDRAW_TIMEOUT_MS = 5_000;
 /** Milliseconds before the first reconnection attempt; doubled after each failure. */
 export const BACKOFF_FIRST_MS = 50;
 /** The longest pause between reconnection attempts. */
 export const BACKOFF_MAX_MS = 2_000;
+/** Milliseconds a useful connection must stay open for its end to start a new outage (the pause
+ * back at `BACKOFF_FIRST_MS`, the unreachable clock from its end) rather than prolong the current
+ * one. */
+export const STEADY_AFTER_MS = 5_000;
 /** The refusals of a host whose store cannot take the ask for now: asked again later. */
 const WAIT_OUT: ReadonlySet<string> = new Set([
   ErrorCode.STORE_UNAVAILABLE,
@@ -91,10 +105,12 @@ export interface RemoteProviderOptions {
   /** The certificate authority of an `https://` host's certificate, trusted besides the system's
    * (and `$SSL_CERT_FILE`'s): a PEM file's path, or PEM text or bytes; or several. */
   ca?: string | Buffer | ReadonlyArray<string | Buffer>;
-  /** Milliseconds of failed reconnection before waiting asks fail with `HOST_UNREACHABLE`
+  /** Milliseconds without a useful exchange with any host (failed attempts, connections that
+   * drop, go silent or cannot store the ask) before waiting asks fail with `HOST_UNREACHABLE`
    * (default 300,000); `null` waits for the host for ever. */
   unreachableLimitMs?: number | null;
-  /** Milliseconds one connection attempt may take (default 10,000). */
+  /** Milliseconds one connection attempt may take, its whole handshake, and a frame sent may wait
+   * for the host's first answer (default 10,000). */
   connectTimeoutMs?: number;
   /** Refuse a token that can answer (`FORBIDDEN`, before anything is asked), and a host that
    * does not say a token's role: for a permission gate, which an agent holding the token must
@@ -140,6 +156,8 @@ interface Host {
 const ROLE_HEADER = "x-uq-role";
 /** The role of a token that can ask but never answer. */
 const ASKER = "asker";
+/** The roles a host gives tokens; anything else in the header says nothing. */
+const ROLES: ReadonlySet<string> = new Set([ASKER, "person", "admin"]);
 const ASKER_HINT =
   "give agents an asker's token, which can ask but never answer: the `export UQ_URL=...` " +
   "line `uq serve` prints, or one made with `uq token add NAME --role asker`";
@@ -202,9 +220,20 @@ export class RemoteProvider implements UserQuestionProvider {
   #connectedHost = 0;
   #running = false;
   #held = false;
+  /** The unreachable clock: since when the host has given nothing useful. */
   #downSince: number | null = null;
-  #storePause = BACKOFF_FIRST_MS;
-  #pauseBeforeReconnect = 0;
+  /** The pause before the next attempt, once one is owed. */
+  #backoff = BACKOFF_FIRST_MS;
+  /** Whether an attempt failed or a connection dropped since the last pause. */
+  #owePause = false;
+  /** What went wrong last, for the message of `HOST_UNREACHABLE`. */
+  #problem = "no connection yet";
+  /** The connection this provider is closing on purpose: its end owes no pause. */
+  #leaving: WebSocket | null = null;
+  /** Whether the host has answered a call on the current connection. */
+  #useful = false;
+  /** Drops the current connection if the frame sent last is not answered in time. */
+  #silence: NodeJS.Timeout | undefined;
 
   /**
    * @param url The host's URL as `uq serve` printed it (its `?token=` is used), or the URLs of
@@ -398,15 +427,17 @@ export class RemoteProvider implements UserQuestionProvider {
     await Promise.all(confirmations);
     const ws = this.#ws;
     if (ws !== null) {
-      ws.close(1000);
+      this.#leave(ws);
       await this.#closed;
     }
+    this.#downSince = null;
+    this.#owePause = false;
   }
 
   // -- asks and withdrawals -------------------------------------------------------------------
 
   /** Turn `call` into its withdrawal, sent now if connected and on every reconnection; `done`
-   * runs once the host confirmed it, or after `WITHDRAW_TIMEOUT_MS` (it is then owed). */
+   * runs once the host confirmed it, or after the withdrawal's window (it is then owed). */
   #withdraw(call: Call, reason: WithdrawReason, done: () => void): void {
     call.withdrawal = reason;
     let finished = false;
@@ -419,7 +450,7 @@ export class RemoteProvider implements UserQuestionProvider {
     const timer = setTimeout(() => {
       if (this.#calls.get(call.rpcId) === call) call.settle = undefined; // owed to the next connection
       finish();
-    }, WITHDRAW_TIMEOUT_MS);
+    }, this.#withdrawWindow());
     call.settle = () => {
       this.#forget(call);
       finish();
@@ -428,11 +459,17 @@ export class RemoteProvider implements UserQuestionProvider {
     this.#run();
   }
 
+  /** How long a withdrawal's confirmation is waited for: not past the connect timeout, and never
+   * past `WITHDRAW_TIMEOUT_MS`. */
+  #withdrawWindow(): number {
+    return Math.min(WITHDRAW_TIMEOUT_MS, this.#connectTimeout);
+  }
+
   /** Resolves once an in-flight withdrawal completes (or gives up waiting). */
   #confirmation(call: Call): Promise<void> {
     return new Promise((done) => {
       const settle = call.settle;
-      const timer = setTimeout(done, WITHDRAW_TIMEOUT_MS);
+      const timer = setTimeout(done, this.#withdrawWindow());
       call.settle = (reply) => {
         clearTimeout(timer);
         settle?.(reply);
@@ -455,6 +492,7 @@ export class RemoteProvider implements UserQuestionProvider {
 
   #forget(call: Call): void {
     if (this.#calls.get(call.rpcId) === call) this.#calls.delete(call.rpcId);
+    if (this.#calls.size === 0) this.#downSince = null; // the clock runs only while asks wait
   }
 
   /** Whether anybody waits for a reply: then the provider stays connected. */
@@ -465,7 +503,13 @@ export class RemoteProvider implements UserQuestionProvider {
 
   #leaveIfIdle(): void {
     if (this.#held || this.#wanted() || this.#ws === null) return;
-    this.#ws.close(1000);
+    this.#leave(this.#ws);
+  }
+
+  /** Close `ws` on purpose: nothing failed, so its end owes no pause. */
+  #leave(ws: WebSocket): void {
+    this.#leaving = ws;
+    ws.close(1000);
   }
 
   /** Send `call` on the open connection: its `ask` unless sent on it already, then its
@@ -477,11 +521,30 @@ export class RemoteProvider implements UserQuestionProvider {
     if (call.askedOn !== this.#generation) {
       call.askedOn = this.#generation;
       ws.send(call.frame);
+      this.#expectAnswer(ws);
     }
     if (call.withdrawal !== undefined && call.withdrawnOn !== this.#generation) {
       call.withdrawnOn = this.#generation;
       ws.send(JSON.stringify({ type: "withdraw", rpcId: call.rpcId, reason: call.withdrawal }));
+      this.#expectAnswer(ws);
     }
+  }
+
+  /** A frame went out on `ws`: unless one already waits, the host has `connectTimeoutMs` from
+   * now to answer a call, or the connection is dropped as a silent one. */
+  #expectAnswer(ws: WebSocket): void {
+    if (this.#silence !== undefined) return;
+    this.#silence = setTimeout(() => {
+      this.#problem = `no answer within ${this.#connectTimeout / 1000} s`;
+      ws.terminate();
+    }, this.#connectTimeout);
+  }
+
+  /** The host answered a call on the current connection: it is useful, and owes nothing. */
+  #answered(): void {
+    this.#useful = true;
+    clearTimeout(this.#silence);
+    this.#silence = undefined;
   }
 
   /** Fail every waiting ask with `refusal`; withdrawals stay owed unless `withdrawals`. */
@@ -493,6 +556,13 @@ export class RemoteProvider implements UserQuestionProvider {
       settle?.({ kind: "failed", code: refusal.code, message: refusal.message });
     }
     this.#downSince = null;
+  }
+
+  /** Seconds before the unreachable clock reaches the limit; `null` without a limit or while it
+   * does not run. */
+  #limitLeft(): number | null {
+    if (this.#limit === null || this.#downSince === null) return null;
+    return this.#downSince + this.#limit - Date.now();
   }
 
   // -- the connection -------------------------------------------------------------------------
@@ -508,20 +578,32 @@ export class RemoteProvider implements UserQuestionProvider {
   }
 
   async #loop(): Promise<void> {
-    let delay = BACKOFF_FIRST_MS;
-    if (this.#ws === null) this.#downSince = null; // the host is unreachable from the first failure on
     while (this.#wanted()) {
       if (this.#ws !== null) {
         await this.#closed;
-        if (this.#pauseBeforeReconnect > 0) {
-          await sleep(this.#pauseBeforeReconnect);
-          this.#pauseBeforeReconnect = 0;
+        continue;
+      }
+      if (this.#owePause) {
+        const left = this.#limitLeft();
+        if (left !== null && left <= 0) {
+          this.#fail(
+            new Refusal(
+              ErrorCode.HOST_UNREACHABLE,
+              `the host at ${this.urls.join(" or ")} has been unreachable for ${this.#limit! / 1000} s; ` +
+                `is \`uq serve\` running? (${this.#problem})`,
+            ),
+            false,
+          );
+          continue; // confirmations of withdrawals may still be waited for
         }
+        const pause = this.#backoff * (0.5 + Math.random() / 2);
+        await sleep(left === null ? pause : Math.min(pause, left));
+        this.#backoff = Math.min(this.#backoff * 2, BACKOFF_MAX_MS);
+        this.#owePause = false;
         continue;
       }
       const outcome = await this.#attempt();
       if (outcome instanceof WebSocket) {
-        delay = BACKOFF_FIRST_MS;
         if (this.#ws !== outcome) this.#adopt(outcome);
         this.#leaveIfIdle(); // everybody stopped waiting while it connected
         continue;
@@ -530,27 +612,15 @@ export class RemoteProvider implements UserQuestionProvider {
         this.#fail(outcome, true); // retrying cannot help
         return;
       }
-      const now = Date.now();
-      this.#downSince ??= now;
-      if (this.#limit !== null && now - this.#downSince >= this.#limit) {
-        this.#fail(
-          new Refusal(
-            ErrorCode.HOST_UNREACHABLE,
-            `the host at ${this.urls.join(" or ")} has been unreachable for ${this.#limit / 1000} s; ` +
-              `is \`uq serve\` running? (${describe(outcome)})`,
-          ),
-          false,
-        );
-        continue; // confirmations of withdrawals may still be waited for
-      }
-      await sleep(delay * (0.5 + Math.random() / 2));
-      delay = Math.min(delay * 2, BACKOFF_MAX_MS);
+      this.#problem = describe(outcome);
+      this.#downSince ??= Date.now();
+      this.#owePause = true;
     }
   }
 
-  /** One attempt on the current host: the open socket; the host's refusal (a status under 500,
-   * or a certificate that cannot be verified: retrying cannot help); or the problem (the next
-   * host, if any, is tried next). */
+  /** One attempt on the current host, its whole handshake within the connect timeout: the open
+   * socket; the host's refusal (a status under 500, a redirect, a certificate that cannot be
+   * verified: retrying cannot help); or the problem (the next host, if any, is tried next). */
   #attempt(): Promise<WebSocket | Refusal | Error> {
     const host = this.#hosts[this.#host]!;
     return new Promise((resolve) => {
@@ -558,6 +628,7 @@ export class RemoteProvider implements UserQuestionProvider {
       const finish = (outcome: WebSocket | Refusal | Error): void => {
         if (done) return;
         done = true;
+        clearTimeout(whole);
         if (!(outcome instanceof WebSocket)) {
           ws.terminate();
           if (!(outcome instanceof Refusal)) this.#host = (this.#host + 1) % this.#hosts.length;
@@ -571,6 +642,11 @@ export class RemoteProvider implements UserQuestionProvider {
         perMessageDeflate: false,
         ...(host.tls && this.#ca !== undefined ? { ca: [...this.#ca] } : {}),
       });
+      // `handshakeTimeout` is an idle timeout, restarted by every byte: this bounds the whole.
+      const whole = setTimeout(
+        () => finish(new Error(`the host did not complete the handshake within ${this.#connectTimeout / 1000} s`)),
+        this.#connectTimeout,
+      );
       ws.on("error", (error: Error & { code?: string }) => {
         if (error.code !== undefined && CERTIFICATE_ERRORS.has(error.code)) {
           finish(
@@ -592,6 +668,18 @@ export class RemoteProvider implements UserQuestionProvider {
       ws.once("open", () => finish(this.#checkRole(host.url, role) ?? ws));
       ws.once("unexpected-response", (request, response) => {
         const status = response.statusCode ?? 0;
+        if (status >= 300 && status < 400) {
+          request.destroy();
+          const location = response.headers.location;
+          finish(
+            new Refusal(
+              ErrorCode.HOST_UNREACHABLE,
+              `${host.url} redirected the asker connection (HTTP ${status}) to ${location ?? "nowhere"}; ` +
+                "an asker never follows a redirect: if that is the host, give its URL instead",
+            ),
+          );
+          return;
+        }
         const chunks: Buffer[] = [];
         let size = 0;
         const refuse = (): void => {
@@ -621,24 +709,29 @@ export class RemoteProvider implements UserQuestionProvider {
 
   /** Keep the role the host gave the token; refuse a token that can answer (or a host that does
    * not say) with `requireAsker`; otherwise warn of a token that can answer, once. */
-  #checkRole(url: string, role: string | undefined): Refusal | undefined {
+  #checkRole(url: string, said: string | undefined): Refusal | undefined {
+    // Said twice (Node joins the values with ", ") or in words no host uses, it says nothing.
+    const role = said !== undefined && ROLES.has(said) ? said : undefined;
     this.role = role;
     if (role === ASKER) return undefined;
     if (this.#requireAsker) {
       return new Refusal(
         ErrorCode.FORBIDDEN,
-        role === undefined
-          ? `${url} did not say what the token may do (a host older than roles, where every ` +
+        said !== undefined && role === undefined
+          ? `${url} said the token's role unreadably (${ROLE_HEADER}: ${JSON.stringify(said)}), so it ` +
+              `may answer; ${ASKER_HINT}`
+          : role === undefined
+            ? `${url} did not say what the token may do (a host older than roles, where every ` +
               `token answers); upgrade it, and ${ASKER_HINT}`
-          : `the token for ${url} can answer questions (its role is ${role}), so an agent ` +
+            : `the token for ${url} can answer questions (its role is ${role}), so an agent ` +
               `holding it could approve its own requests; ${ASKER_HINT}`,
       );
     }
-    if (role !== undefined && !this.#warned) {
+    if (said !== undefined && !this.#warned) {
       this.#warned = true;
       process.emitWarning(
-        `the token for ${url} can answer questions (its role is ${role}), so an agent holding ` +
-          `it could answer its own; ${ASKER_HINT}`,
+        `the token for ${url} can answer questions (its role is ${role ?? `said unreadably as ${JSON.stringify(said)}`}), ` +
+          `so an agent holding it could answer its own; ${ASKER_HINT}`,
         { code: "UQ_ANSWERING_TOKEN" },
       );
     }
@@ -648,11 +741,15 @@ export class RemoteProvider implements UserQuestionProvider {
   /** Make `ws` the connection, send every call on it again, and serve it until it closes. */
   #adopt(ws: WebSocket): void {
     const previous = this.#ws;
-    if (previous !== null && previous !== ws) previous.close(1000);
+    if (previous !== null && previous !== ws) this.#leave(previous);
     this.#ws = ws;
     this.#connectedHost = this.#host;
-    this.#downSince = null;
     this.#generation += 1;
+    // A handshake is not yet a useful exchange: the pause and the unreachable clock stay.
+    const openedAt = Date.now();
+    this.#useful = false;
+    clearTimeout(this.#silence);
+    this.#silence = undefined;
     let pong: NodeJS.Timeout | undefined;
     const ping = setInterval(() => {
       if (ws.readyState !== WebSocket.OPEN) return;
@@ -665,7 +762,21 @@ export class RemoteProvider implements UserQuestionProvider {
         clearTimeout(pong);
         if (this.#ws === ws) {
           this.#ws = null;
-          this.#downSince = Date.now();
+          clearTimeout(this.#silence);
+          this.#silence = undefined;
+          if (this.#leaving === ws) {
+            this.#leaving = null; // closed on purpose: nothing failed
+          } else {
+            const now = Date.now();
+            if (this.#useful && now - openedAt >= STEADY_AFTER_MS) {
+              this.#downSince = now;
+              this.#backoff = BACKOFF_FIRST_MS;
+            } else {
+              this.#downSince ??= now;
+            }
+            this.#owePause = true;
+            this.#problem = `the connection closed with code ${code}`;
+          }
         }
         if (code === 4401 || code === 4403) {
           const text = reason.toString("utf8");
@@ -697,25 +808,24 @@ export class RemoteProvider implements UserQuestionProvider {
   #dispatch(ws: WebSocket, reply: AskerReply): void {
     const call = reply.rpcId === undefined ? undefined : this.#calls.get(reply.rpcId);
     const payload = reply.payload;
-    if (call === undefined) return;
+    if (call === undefined) return; // nothing any call waits for: not an answer
+    if (payload.type === "ask/error" && WAIT_OUT.has(String(payload.code))) {
+      // An outage to wait out, not an outcome: leave this host, and ask again after the pause (the
+      // next host if there are several: its own link to the database may be fine).
+      this.#problem = `the host said ${String(payload.code)}: ${String(payload.message ?? "")}`;
+      this.#host = (this.#host + 1) % this.#hosts.length;
+      ws.close(1000);
+      return;
+    }
+    if (payload.type === "pong") return;
+    this.#answered();
     if (payload.type === "ask/error") {
-      if (WAIT_OUT.has(String(payload.code))) {
-        // An outage to wait out, not an outcome: leave this host, and ask again later (the next
-        // host if there are several: its own link to the database may be fine).
-        this.#host = (this.#host + 1) % this.#hosts.length;
-        this.#pauseBeforeReconnect = this.#storePause * (0.5 + Math.random() / 2);
-        this.#storePause = Math.min(this.#storePause * 2, BACKOFF_MAX_MS);
-        ws.close(1000);
-        return;
-      }
-      this.#storePause = BACKOFF_FIRST_MS;
       const settle = call.settle;
       this.#forget(call);
       settle?.({ kind: "failed", code: String(payload.code), message: String(payload.message ?? payload.code) });
       return;
     }
     if (payload.type === "ask/settled") {
-      this.#storePause = BACKOFF_FIRST_MS;
       const settle = call.settle;
       this.#forget(call);
       settle?.({ kind: "settled", outcome: payload.outcome, answer: payload.answer });

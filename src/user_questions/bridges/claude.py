@@ -24,23 +24,27 @@ when that package is importable, else this module's `PermissionAllow` / `Permiss
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+import anyio
 from pydantic import StrictBool, StrictStr
 
 from user_questions._checks import check_answer, check_request, quoted
-from user_questions._permission_call import (
+from user_questions._hooks.permission_call import (
     AGENT_NAMES,
     as_update_dict,
     describe_permission_updates,
 )
-from user_questions._wire import parse_wire
+from user_questions._reading.wire import parse_wire
+from user_questions.abort import AbortSignal
 from user_questions.approvals import (
-    approval_decision,
+    DECISION_TIMEOUT,
     approval_of,
     approval_question,
+    decision_for,
     denial_message,
 )
 from user_questions.errors import ErrorCode, UserQuestionError
@@ -77,6 +81,8 @@ ANSWER_SEPARATOR = ", "
 DISMISSED = "The user dismissed the question without answering."
 AGENT = AGENT_NAMES["claude"]
 """Who asks, on an approval card."""
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +229,7 @@ async def decide(
     input: Mapping[str, Any],
     *,
     suggestions: Sequence[Any] = (),
+    decision_timeout: float | None = DECISION_TIMEOUT,
 ) -> Permission:
     """Ask the user about one tool call through `provider` and return the permission.
 
@@ -230,48 +237,79 @@ async def decide(
     `PermissionUpdate`s of its permission request); with some, the approval card offers
     `Allow and don't ask again`, which allows with them as `updated_permissions`.
 
-    A malformed input, or a provider failure, denies with the error as the message: the model
-    reads it and can try again. A dismissal (`ASK_CANCELLED`) denies and interrupts, because the
-    user wants to talk rather than answer.
+    It fails closed, in bounded time. `decision_timeout` bounds the whole decision (default
+    `DECISION_TIMEOUT`, half an hour; `None` for no bound): past it the question is withdrawn
+    and the call denied, saying so. A malformed input, an answer the card does not offer, or a
+    provider failure of any kind denies with the error as the message: the model reads it and
+    can try again. A dismissal (`ASK_CANCELLED`) denies and interrupts, because the user wants to
+    talk rather than answer.
     """
+    timeout = decision_timeout
+    signal = None if timeout is None else AbortSignal.timeout(timeout)
     try:
-        if tool_name == ASK_TOOL:
-            answer = await _ask(provider, questions_from_claude(input))
-            return PermissionAllow(answers_to_claude(input, answer))
-        if tool_name == PLAN_TOOL:
-            questions = questions_from_claude(input, tool_name=PLAN_TOOL)
-            result = verdict(await _ask(provider, questions))
-            if result["approved"]:
-                return PermissionAllow(dict(input))
-            return PermissionDeny(verdict_text(result))
-        always = describe_permission_updates(suggestions)
-        card = approval_question(tool_name, input, agent=AGENT, always=always)
-        answer = await _ask(provider, [card], approval_of(tool_name, input, agent="claude"))
+        with anyio.move_on_after(float("inf") if timeout is None else timeout):
+            return await _decide(provider, tool_name, input, suggestions, signal)
     except UserQuestionError as error:
         if error.code == ErrorCode.ASK_CANCELLED:
             return PermissionDeny(DISMISSED, interrupt=True)
-        return PermissionDeny(f"Error: {error.message}")
-    decision = approval_decision(answer.answers[0])
+        if error.code != ErrorCode.ASK_TIMED_OUT or signal is None or not signal.aborted:
+            return PermissionDeny(f"Error: {error.message}")
+    except Exception as error:  # a gate fails closed, whatever failed
+        logger.warning("deciding a %s call failed; it is denied", tool_name, exc_info=True)
+        return PermissionDeny(f"Error: {type(error).__name__}: {error}")
+    return PermissionDeny(  # `timeout` passed: the scope's deadline, or the service's signal
+        f"Error: the user did not decide within {timeout:g} s, so the {tool_name} call was not "
+        "allowed."
+    )
+
+
+async def _decide(
+    provider: UserQuestionProvider,
+    tool_name: str,
+    input: Mapping[str, Any],
+    suggestions: Sequence[Any],
+    signal: AbortSignal | None,
+) -> Permission:
+    if tool_name == ASK_TOOL:
+        answer = await _ask(provider, questions_from_claude(input), signal=signal)
+        return PermissionAllow(answers_to_claude(input, answer))
+    if tool_name == PLAN_TOOL:
+        questions = questions_from_claude(input, tool_name=PLAN_TOOL)
+        result = verdict(await _ask(provider, questions, signal=signal))
+        if result["approved"]:
+            return PermissionAllow(dict(input))
+        return PermissionDeny(verdict_text(result))
+    always = describe_permission_updates(suggestions)
+    card = approval_question(tool_name, input, agent=AGENT, always=always)
+    approval = approval_of(tool_name, input, agent="claude")
+    decision = decision_for(card, await _ask(provider, [card], approval, signal))
     if not decision.allowed:
         return PermissionDeny(denial_message(decision, tool_name))
     return PermissionAllow(dict(input), list(suggestions) if decision.always else None)
 
 
 def can_use_tool(
-    provider: UserQuestionProvider, *, fallback: CanUseTool | None = None
+    provider: UserQuestionProvider,
+    *,
+    fallback: CanUseTool | None = None,
+    decision_timeout: float | None = DECISION_TIMEOUT,
 ) -> CanUseTool:
     """A `can_use_tool` callback for `ClaudeAgentOptions` answering through `provider`.
 
     `provider` may be any provider, or `ctx.user_questions` so that the service's events and
     checks apply. `AskUserQuestion` and `ExitPlanMode` are always asked; other tools go to
-    `fallback` when given, else are asked as Allow / Deny.
+    `fallback` when given, else are asked as Allow / Deny. Each call is decided as `decide`
+    decides it, within `decision_timeout` seconds.
     """
 
     async def callback(tool_name: str, input: dict[str, Any], context: Any = None) -> Any:
         if fallback is not None and tool_name not in (ASK_TOOL, PLAN_TOOL):
             return await fallback(tool_name, input, context)
         suggestions = getattr(context, "suggestions", None) or ()
-        return _for_sdk(await decide(provider, tool_name, input, suggestions=suggestions))
+        permission = await decide(
+            provider, tool_name, input, suggestions=suggestions, decision_timeout=decision_timeout
+        )
+        return _for_sdk(permission)
 
     return callback
 
@@ -280,9 +318,10 @@ async def _ask(
     provider: UserQuestionProvider,
     questions: Sequence[AskUserQuestionItem],
     approval: Approval | None = None,
+    signal: AbortSignal | None = None,
 ) -> AskUserQuestionAnswer:
     check_request(questions, None, None, None)
-    request = AskUserQuestionRequest(questions=questions, approval=approval)
+    request = AskUserQuestionRequest(questions=questions, approval=approval, signal=signal)
     return check_answer(questions, await provider.ask(request))
 
 

@@ -7,19 +7,23 @@ calls it with `{"tool_name", "input", "tool_use_id"}` and reads one text block h
 error message names). The call is decided as `bridges.claude.decide` decides an Agent SDK permission
 request: `AskUserQuestion` is asked and allowed with the answers in `updatedInput`, `ExitPlanMode`
 gets the plan-review card, any other tool the approval card. Every failure (no provider, a host that
-went away, a malformed call) is a deny, never an allow.
+went away, a malformed call) is a deny, never an allow; so is no decision within the plugin's
+`decision_timeout` (`Options`; default `approvals.DECISION_TIMEOUT`, half an hour; `uq mcp
+--permission-timeout`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
+from user_questions.approvals import DECISION_TIMEOUT
 from user_questions.bridges.claude import Permission, decide
 from user_questions.context import Context
 from user_questions.tools import Tool, ToolCall
 
-__all__ = ["DESCRIPTION", "PARAMETERS", "TOOL_NAME", "apply", "inject", "name"]
+__all__ = ["DESCRIPTION", "PARAMETERS", "TOOL_NAME", "Options", "apply", "inject", "name"]
 
 name = "claude-permission-prompt"
 inject = ["tools", "user_questions"]
@@ -45,11 +49,21 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-def apply(ctx: Context) -> None:
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The plugin's configuration (`ctx.plugin(claude_permission, Options(...))`)."""
+
+    decision_timeout: float | None = DECISION_TIMEOUT
+    """Seconds each call may wait for a person; then it is denied, saying so. `None`: no bound."""
+
+
+def apply(ctx: Context, config: Options | None = None) -> None:
     """Register `approve` on `ctx.tools` for as long as this plugin is loaded."""
+    timeout = (config or Options()).decision_timeout
 
     async def run(args: dict[str, Any], call: ToolCall) -> Permission:
-        return await decide(ctx.user_questions, args["tool_name"], args["input"])
+        tool, input = args["tool_name"], args["input"]
+        return await decide(ctx.user_questions, tool, input, decision_timeout=timeout)
 
     ctx.tools.register(
         Tool(

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from user_questions._permission_call import PermissionCall, permission_decision
-from user_questions.approvals import approval_decision, approval_of
+from user_questions._hooks.permission_call import PermissionCall, permission_decision
+from user_questions.approvals import approval_of, decision_for
 from user_questions.frames import Approval
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
@@ -39,12 +39,13 @@ class HookAsk:
 
 def approval_ask(call: PermissionCall, *, dismissed: dict[str, Any]) -> HookAsk:
     """A permission prompt about `call`, asked on its approval card (sent beside it as its
-    `approval`): an allow gives the decision the call makes of it, anything else denies with
-    the person's reason for the model, and a dismissal gives the `dismissed` decision."""
+    `approval`): an allow gives the decision the call makes of it, a denial denies with the
+    person's reason for the model, a dismissal gives the `dismissed` decision, and an answer the
+    card does not offer is no decision (`BAD_ANSWER`: the CLI asks in its own terminal)."""
+    card = AskUserQuestionItem.model_validate(call.card())
 
     def answered(answer: AskUserQuestionAnswer) -> HookOutput:
-        return call.output(approval_decision(answer.answers[0]))
+        return call.output(decision_for(card, answer))
 
-    card = AskUserQuestionItem.model_validate(call.card())
     dismissal = permission_decision(dismissed)
     return HookAsk([card], answered, lambda: dismissal, approval_of(call.tool, call.arguments))

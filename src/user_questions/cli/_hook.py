@@ -7,14 +7,15 @@ through the host at `--url` (else `$UQ_URL`) in the CLI's session (`claude-code:
 the answer becomes the hook's JSON output on stdout.
 
 Failing never allows anything: no URL, a host that does not answer within `--connect-timeout`,
-a refused token, a token that can answer, an event that cannot be asked, no answer within
-`--timeout`, or any other error prints nothing on stdout (one line on stderr says why) and exits
-0, so the CLI shows its own prompt. The hook gates permissions, so it asks only with an asker's
-token, which can never answer: with any other, an agent that found the token could approve its
-own request. The host says the token's role in the handshake, and the hook refuses any other
-before asking (`RemoteProvider(require_asker=True)`), at no cost to its start-up. SIGTERM, SIGINT
-or SIGHUP (the CLI stopping its hook: at the hook's timeout, or when its session ends) withdraw
-the question from every page before the hook exits.
+a refused token, a redirect, a token that can answer, an event that cannot be asked, no answer
+within `--timeout` (which bounds every phase, the quick path's request and the connection
+included), or any other error prints nothing on stdout (one line on stderr says why) and exits
+0, so the CLI shows its own prompt (docs/security.md, "Fail closed"). The hook gates
+permissions, so it asks only with an asker's token, which can never answer: with any other, an
+agent that found the token could approve its own request. The host says the token's role in the
+handshake, and the hook refuses any other before asking (`RemoteProvider(require_asker=True)`),
+at no cost to its start-up. SIGTERM, SIGINT or SIGHUP (the CLI stopping its hook: at the hook's
+timeout, or when its session ends) withdraw the question from every page before the hook exits.
 
 This module is the command line (cyclopts); the run itself is `_hook_run`, which `main` calls
 directly, without building the command line, when the options are the plain ones a settings file
@@ -28,7 +29,7 @@ from typing import Annotated
 
 from cyclopts import App, Parameter
 
-from user_questions._hook_events import Client
+from user_questions._hooks.events import Client
 from user_questions.cli._hook_options import CLIENT_NAMES, CONNECT_TIMEOUT, HookOptions
 from user_questions.cli._hook_run import run
 
@@ -82,10 +83,12 @@ def _hook_command(client: Client, events: str) -> Callable[..., None]:
         A PEM file of the certificate authority that signed an https host's certificate,
         trusted besides the system's (and $SSL_CERT_FILE's).
     timeout
-        Seconds to wait for an answer; then the question is withdrawn and {name} asks in its
-        own terminal. Set it under the hook's timeout in the settings (`uq hook install` does).
+        Seconds the whole hook may take (asking the host's rules, connecting, waiting for an
+        answer); then the question is withdrawn and {name} asks in its own terminal. Set it
+        under the hook's timeout in the settings (`uq hook install` does).
     connect_timeout
-        Seconds the host has to answer before {name} is left to ask in its own terminal.
+        Seconds the host has to answer (the rules' one request, then the connection) before
+        {name} is left to ask in its own terminal.
     """
     return command
 

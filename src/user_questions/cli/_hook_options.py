@@ -4,16 +4,20 @@ Standard library only. `main` reads the plain options of an answered event's hoo
 (`fast_options`), which keeps cyclopts (tens of milliseconds) off the path every permission
 prompt takes; anything else (help, a mistyped option) goes through the full command line
 (`_hook`), which makes the same `HookOptions`.
+
+`--timeout` bounds the whole hook, from the moment its options are read: the quick path, the
+connection and the wait for a person all come out of it (`remaining`, `connect_budget`).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from user_questions._hook_events import Client
+from user_questions._hooks.events import Client
 
 __all__ = ["CLIENT_NAMES", "CONNECT_TIMEOUT", "HookOptions", "fast_options"]
 
@@ -32,7 +36,25 @@ class HookOptions:
     token: str | None
     ca: str | None
     timeout: float | None
+    """Seconds the whole hook may take (the quick path, the connection, the wait for a person);
+    `None`: only the CLI's own hook timeout ends the wait."""
     connect_timeout: float = CONNECT_TIMEOUT
+    """Seconds the host has to answer: the quick path's whole request, and then the full path's
+    connection (each within what is left of `timeout`)."""
+    started: float = field(default_factory=time.monotonic, compare=False)
+    """When the hook began (`time.monotonic()`), which `timeout` counts from."""
+
+    def remaining(self) -> float | None:
+        """Seconds left of `timeout` (at least 0); `None` without one."""
+        if self.timeout is None:
+            return None
+        return max(0.0, self.started + self.timeout - time.monotonic())
+
+    def connect_budget(self) -> float:
+        """Seconds the next exchange with the host may take: `connect_timeout`, or what is left
+        of `timeout` when that is less."""
+        left = self.remaining()
+        return self.connect_timeout if left is None else min(self.connect_timeout, left)
 
 
 def fast_options(argv: Sequence[str]) -> HookOptions | None:

@@ -3,34 +3,46 @@
 A hook that sits in front of every tool call must cost little when the host already knows the
 answer (a rule: docs/rules.md). So, before anything heavy is loaded, a permission prompt is sent
 to `POST /api/decide` with the standard library alone: the same card and approval the full path
-would send (`_permission_call`), one request, one answer. When a rule decided it, its output is
-printed here; in every other case (no rule, a plain question, no host, a refusal, anything odd)
-nothing was stored and `None` sends the hook down its full path (`_hook_run`), which asks a
-person and says what went wrong as it always does. Nothing here ever allows on a doubt: only an
-`answered` settlement whose answer chose `Allow` allows.
+would send (`permission_call`), one request, one answer. When a rule decided it, its output is
+printed here; in every other case (no rule, a plain question, no host, a refusal, a redirect,
+anything odd) nothing was stored and `None` sends the hook down its full path (`_hook_run`),
+which asks a person and says what went wrong as it always does.
+
+Nothing here ever allows, or denies, on a doubt. The request as a whole (connection, TLS, sending,
+the reply) has `connect_budget()` seconds, however slowly the host answers. Only a reply that is
+HTTP/1.1 `200` with a JSON body of exactly its `Content-Length` is read, and only as
+`settlement.settled_decision` reads every settlement: the answered settlement of this very
+request, answering exactly its card with one of the card's own options.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from user_questions._approval_card import decision_of
-from user_questions._hook_events import Client, hook_origin, parse_event
-from user_questions._host_url import parse_host_url
-from user_questions._permission_call import permission_call
+from user_questions._hooks.events import Client, hook_origin, parse_event
+from user_questions._hooks.permission_call import permission_call
+from user_questions._hooks.settlement import settled_decision
+from user_questions._host_link.url import parse_host_url
+from user_questions._reading.json_reader import load_json
 from user_questions.cli._hook_options import HookOptions
-from user_questions.errors import UserQuestionError
 
-__all__ = ["DECIDE_PATH", "MAX_REPLY_BYTES", "rule_output"]
+__all__ = ["DECIDE_PATH", "MAX_REPLY_BYTES", "read_reply", "rule_output"]
 
 DECIDE_PATH = "api/decide"
 """Where a host lets its rules decide an approval, relative to its base URL."""
 MAX_REPLY_BYTES = 4 * 1024 * 1024
 """The largest answer read; a larger one is no decision (a settled card is far smaller)."""
+_STATUS_OK = re.compile(r"HTTP/1\.1 200(?: [^\r\n]*)?")
+_FIELD = re.compile(r"([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*")
+"""One header line (RFC 9110's token, then the value without its surrounding blanks)."""
+_ONCE = ("content-length", "content-type", "transfer-encoding")
+"""The headers that say how to read the body: one that comes twice is no decision."""
 
 
 def rule_output(client: Client, options: HookOptions, text: str) -> dict[str, Any] | None:
@@ -38,7 +50,7 @@ def rule_output(client: Client, options: HookOptions, text: str) -> dict[str, An
     when a person is to be asked (or anything went wrong), which the full path then does."""
     try:
         return _decided(client, options, text)
-    except (OSError, UserQuestionError, ValueError, TypeError, AttributeError):
+    except Exception:  # no decision, whatever it was: the full path asks and says what is wrong
         return None
 
 
@@ -52,11 +64,13 @@ def _decided(client: Client, options: HookOptions, text: str) -> dict[str, Any] 
     if not token:
         return None
     origin = hook_origin(client, event)
+    rpc_id = os.urandom(16).hex()  # `secrets` costs milliseconds to import
+    card = call.card()
     body = {
         "type": "ask",
-        "rpcId": os.urandom(16).hex(),  # `secrets` costs milliseconds to import
+        "rpcId": rpc_id,
         "sessionId": origin.session or f"uq@{socket.gethostname()}",
-        "questions": [call.card()],
+        "questions": [card],
         "origin": {"client": origin.client, "cwd": origin.cwd},
         "approval": {
             "tool": call.tool,
@@ -65,53 +79,106 @@ def _decided(client: Client, options: HookOptions, text: str) -> dict[str, Any] 
             "cwd": origin.cwd,
         },
     }
-    reply = _post(base + DECIDE_PATH, token, json.dumps(body, ensure_ascii=False), options)
-    payload = None if reply is None else reply.get("payload")
-    if not isinstance(payload, dict) or payload.get("outcome") != "answered":
+    deadline = time.monotonic() + options.connect_budget()
+    reply = _post(
+        base + DECIDE_PATH, token, json.dumps(body, ensure_ascii=False), options.ca, deadline
+    )
+    decision = None if reply is None else settled_decision(read_reply(reply), rpc_id, card)
+    return None if decision is None else call.output(decision)
+
+
+def read_reply(received: bytes) -> object:
+    """The JSON document of an HTTP reply to `/api/decide`, when it is an HTTP/1.1 `200` whose
+    body is exactly its `Content-Length` of `application/json`; `None` for anything else (a
+    redirect, an error, HTTP/1.0, a chunked or mislabelled body, a header given twice, bytes
+    beyond the length, JSON `_json.load_json` refuses)."""
+    head, separator, content = received.partition(b"\r\n\r\n")
+    if not separator:
         return None
-    answers = (payload.get("answer") or {}).get("answers") or [{}]
-    answer = answers[0]
-    return call.output(decision_of(answer.get("selected"), answer.get("custom")))
+    status, *lines = head.decode("latin-1").split("\r\n")
+    if _STATUS_OK.fullmatch(status) is None:
+        return None
+    headers: dict[str, str] = {}
+    for line in lines:
+        field = _FIELD.fullmatch(line)
+        if field is None:  # a folded or malformed line: the head cannot be read for sure
+            return None
+        name, value = field[1].lower(), field[2]
+        if name in _ONCE and name in headers:
+            return None
+        headers[name] = value
+    media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
+    length = headers.get("content-length", "")
+    if "transfer-encoding" in headers or media_type != "application/json":
+        return None
+    if not length.isdigit() or not length.isascii() or int(length) != len(content):
+        return None
+    return load_json(content)
 
 
-def _post(url: str, token: str, body: str, options: HookOptions) -> dict[str, Any] | None:
-    """The JSON object a 200 answer holds; `None` for any other answer.
+def _post(url: str, token: str, body: str, ca: str | None, deadline: float) -> bytes | None:
+    """Everything the host sent back to one POST, until it closed the connection; `None` when it
+    sent more than `MAX_REPLY_BYTES`. Raises `TimeoutError` once `deadline` passes, whatever the
+    host is doing.
 
     HTTP/1.1 on a socket, one request and `Connection: close`: `http.client` alone (its email
     parser) would take a third of the path's time budget to import."""
     parts = urlsplit(url)
     assert parts.hostname is not None  # `parse_host_url` refuses a URL without one
     https = parts.scheme == "https"
-    port = parts.port or (443 if https else 80)
     data = body.encode("utf-8")
     request = (
         f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
         f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
     ).encode("latin-1") + data
-    with socket.create_connection((parts.hostname, port), options.connect_timeout) as raw:
+    with _connect(parts.hostname, parts.port or (443 if https else 80), deadline) as raw:
         if https:
-            from user_questions._tls import client_context  # ssl only when it is needed
+            from user_questions._host_link.tls import client_context  # ssl only when it is needed
 
-            context = client_context(options.ca)
-            with context.wrap_socket(raw, server_hostname=parts.hostname) as tls:
-                return _exchange(tls, request)
-        return _exchange(raw, request)
+            raw.settimeout(_left(deadline))  # the whole handshake, not each of its reads
+            with client_context(ca).wrap_socket(raw, server_hostname=parts.hostname) as tls:
+                return _exchange(tls, request, deadline)
+        return _exchange(raw, request, deadline)
 
 
-def _exchange(connection: socket.socket, request: bytes) -> dict[str, Any] | None:
+def _connect(host: str, port: int, deadline: float) -> socket.socket:
+    """A connection to `host`, each of its addresses tried within what is left until `deadline`."""
+    problem: OSError = TimeoutError("no address to connect to")
+    addresses = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+    for family, kind, protocol, _, address in addresses:
+        connection = socket.socket(family, kind, protocol)
+        try:
+            connection.settimeout(_left(deadline))
+            connection.connect(address)
+        except OSError as error:
+            connection.close()
+            problem = error
+        else:
+            return connection
+    raise problem
+
+
+def _exchange(connection: socket.socket, request: bytes, deadline: float) -> bytes | None:
+    """Send `request`, then read until the host closes. Each step may take only what is left
+    until `deadline` (CPython counts a TLS read, a handshake and `sendall` against one deadline),
+    so a host that drips its answer a byte at a time is given up on in time."""
+    connection.settimeout(_left(deadline))
     connection.sendall(request)
     received = bytearray()
-    while chunk := connection.recv(65536):
+    while True:
+        connection.settimeout(_left(deadline))
+        chunk = connection.recv(65536)
+        if not chunk:
+            return bytes(received)
         received += chunk
         if len(received) > MAX_REPLY_BYTES:
             return None
-    head, _, content = bytes(received).partition(b"\r\n\r\n")
-    status_line, *header_lines = head.decode("latin-1").split("\r\n")
-    if status_line.split(" ")[1:2] != ["200"]:
-        return None
-    headers = dict(line.lower().partition(":")[::2] for line in header_lines)
-    if "chunked" in headers.get("transfer-encoding", ""):
-        return None  # never sent for this answer; read as no decision rather than misread
-    reply = json.loads(content)
-    return reply if isinstance(reply, dict) else None
+
+
+def _left(deadline: float) -> float:
+    """Seconds left until `deadline`; `TimeoutError` when none are."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the host did not answer in time")
+    return left

@@ -8,6 +8,8 @@ mistyped option) goes through the full command line (`_hook`), which ends here t
 
 Failing never allows anything: every failure prints nothing on stdout, one line on stderr, and
 returns (exit status 0), so the CLI shows its own prompt (`_hook` says why at length).
+`--timeout` bounds every phase (`HookOptions.remaining`): the connection gets what is left of it
+when that is less than `--connect-timeout`, and the wait for a person the rest.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from user_questions._hook_events import Client, hook_origin, parse_event
+from user_questions._hooks.events import Client, hook_origin, parse_event
 from user_questions.abort import AbortSignal
 from user_questions.bridges.hook import HookAsk, HookOutput
 from user_questions.cli._hook_options import CLIENT_NAMES, HookOptions
@@ -71,6 +73,7 @@ async def _hook(client: Client, options: HookOptions) -> HookOutput | None:
     from user_questions.providers.remote import RemoteProvider
 
     origin = hook_origin(client, event)
+    _check_time_left(options)
     provider = RemoteProvider(
         url,
         token=options.token,
@@ -78,11 +81,12 @@ async def _hook(client: Client, options: HookOptions) -> HookOutput | None:
         session=origin.session,
         origin=Origin(client=origin.client, cwd=origin.cwd),
         unreachable_limit=UNREACHABLE_LIMIT,
-        connect_timeout=options.connect_timeout,
+        connect_timeout=options.connect_budget(),
         require_asker=True,
     )
     async with provider:
         await provider.connect()
+        _check_time_left(options)
         approval = hook.approval
         if approval is not None:
             approval = approval.model_copy(update={"agent": origin.client, "cwd": origin.cwd})
@@ -106,7 +110,8 @@ async def _ask(
     ctx = Context()
     ctx.plugin(UserQuestionService)
     ctx.user_questions.register_provider(provider)
-    deadline = None if options.timeout is None else AbortSignal.timeout(options.timeout)
+    left = options.remaining()
+    deadline = None if left is None else AbortSignal.timeout(left)
     try:
         answer = await ctx.user_questions.ask(
             AskUserQuestionRequest(hook.questions, signal=deadline, approval=approval)
@@ -116,6 +121,16 @@ async def _ask(
             return hook.dismissed()
         raise
     return hook.answered(answer)
+
+
+def _check_time_left(options: HookOptions) -> None:
+    """Give up, as a timed-out ask does, once `--timeout` has passed (on the quick path, or while
+    connecting)."""
+    if options.remaining() == 0:
+        raise UserQuestionError(
+            f"timed out: no answer within --timeout ({options.timeout:g} s)",
+            ErrorCode.ASK_TIMED_OUT,
+        )
 
 
 def _leave(client: Client, reason: str) -> None:

@@ -9,6 +9,8 @@ collects stderr as a log), so the terminal provider reads and draws on the contr
 (`bridges.claude_permission`). It gates permissions, so with it a token that can answer is refused
 at start, as `uq hook` refuses it: one line on stderr, nothing on stdout, exit 0 (an agent holding
 such a token could approve its own requests); without it such a token is used, with one warning.
+Each `approve` call is decided within `--permission-timeout` seconds (default 1800): past it, or on
+any failure, the call is denied, saying why; never allowed.
 With `--url` the host must answer at start (or `uq mcp` exits 1 with one line); while serving, a
 host that goes away has `--unreachable-limit` seconds to come back before the waiting calls fail.
 `--http` binds its address before it says it serves, so a busy port is a one-line failure (exit
@@ -30,8 +32,9 @@ import anyio
 from cyclopts import Parameter
 
 from user_questions import tool_ask_user
-from user_questions._json import load_json
+from user_questions._reading.json_reader import load_json
 from user_questions.agents import AgentRegistry
+from user_questions.approvals import DECISION_TIMEOUT
 from user_questions.context import Context
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.providers.scripted import ScriptedProvider
@@ -63,6 +66,7 @@ class _Options:
     progress_interval: float | None
     unreachable_limit: float | None
     permission_tool: bool
+    permission_timeout: float
     scripted: Path | None
 
 
@@ -79,6 +83,7 @@ def mcp(
     progress_interval: float | None = None,
     unreachable_limit: float | None = None,
     permission_tool: bool = False,
+    permission_timeout: float = DECISION_TIMEOUT,
     scripted: Annotated[Path | None, Parameter(show=False)] = None,
 ) -> None:
     """Run an MCP server exposing ask_user_question, answered through a host or this terminal.
@@ -113,11 +118,20 @@ def mcp(
         Also expose `approve`, Claude Code's permission prompt tool
         (`claude -p --permission-prompt-tool mcp__<server>__approve`). With --url, only an
         asker's token is accepted.
+    permission_timeout
+        Seconds each `approve` call may wait for a person; then it is denied, saying so.
     scripted
         Testing aid: answer from a JSON file {"answers": {id: answer}, "delay": seconds}.
     """
     if host is not None:
         print("uq mcp: --host is now --url; --host will go away", file=sys.stderr)
+    if not 0 < permission_timeout < float("inf"):
+        print(
+            f"uq mcp: --permission-timeout must be a number of seconds above 0, got "
+            f"{permission_timeout:g}",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
     options = _Options(
         url or host,
         token,
@@ -129,6 +143,7 @@ def mcp(
         progress_interval,
         unreachable_limit,
         permission_tool,
+        permission_timeout,
         scripted,
     )
     try:
@@ -150,7 +165,8 @@ async def _run(options: _Options) -> None:
         for plugin in (AgentRegistry, UserQuestionService, ToolRegistry, tool_ask_user):
             ctx.plugin(plugin)
         if options.permission_tool:
-            ctx.plugin(claude_permission)
+            timeout = options.permission_timeout
+            ctx.plugin(claude_permission, claude_permission.Options(decision_timeout=timeout))
         ctx.user_questions.register_provider(provider)
         interval = options.progress_interval or PROGRESS_INTERVAL
         server = create_server(ctx, progress_interval=interval)

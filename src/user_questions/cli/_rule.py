@@ -1,11 +1,13 @@
-"""`uq rule add | list | revoke`: decisions about agents' tool calls that a host applies itself.
+"""`uq rule add | list | revoke | check`: decisions about agents' tool calls that a host applies
+itself, and which of them decides a call.
 
-Each command opens the host's store beside the running host (`_beside`), as `uq token` does; every
-host on the store applies the change at once (SQLite: within `WATCH_INTERVAL`; PostgreSQL: a
-NOTIFY). `host/rules.py` says what a rule matches. A rule made here records who made it as
-`cli:<the OS user>`: whoever may write the store's file, not a token's person. Exit statuses: 0
-done, 1 the store cannot be reached, 2 bad input (a rule that cannot be kept, no such rule, an
-unusable store).
+Each command opens the host's store beside the running host (`_beside`), as `uq token` does; a
+change decides every call any host on the store is asked once the command has returned (each host
+reads the rules' version before each decision). `host/rules` says what a rule matches. A rule
+made here is the store's owner's act, as `uq token` is: it may be for any asker and any tool, and
+records who made it as `cli:<the OS user>` (whoever may write the store's file, not a token's
+person). Exit statuses: 0 done, 1 the store cannot be reached, 2 bad input (a rule that cannot be
+kept, no such rule, an unusable store).
 """
 
 from __future__ import annotations
@@ -13,12 +15,25 @@ from __future__ import annotations
 import getpass
 import json
 import sys
-from typing import Annotated
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
 
 from cyclopts import App, Parameter
 
-from user_questions.cli._beside import DB_HELP, local_time, print_columns, with_store
-from user_questions.host.rules import add_rule, revoke_rule, rule_json, rule_text
+from user_questions.cli._beside import local_time, print_columns, with_store
+from user_questions.cli._serve import fail
+from user_questions.cli._store_option import OldDb, StoreOption, chosen_store
+from user_questions.errors import UserQuestionError
+from user_questions.frames import Approval
+from user_questions.host.rules import (
+    Verdict,
+    explain,
+    new_rule,
+    revoke_rule,
+    rule_json,
+    rule_text,
+)
 from user_questions.host.stores import Decision, RuleRecord, Store
 
 __all__ = ["rule_app"]
@@ -28,7 +43,6 @@ rule_app = App(
     help="Rules: decisions about agents' tool calls, remembered so nobody is asked again.",
 )
 
-Db = Annotated[str | None, Parameter(env_var="UQ_DB", help=DB_HELP)]
 _Flag = Annotated[bool, Parameter(negative="")]
 
 
@@ -53,7 +67,8 @@ def add(
     asker: str | None = None,
     cwd: str | None = None,
     expires: str | None = None,
-    db: Db = None,
+    store: StoreOption = None,
+    db: OldDb = None,
 ) -> None:
     """Make a rule: calls it matches are allowed (or denied) by the host, nobody asked.
 
@@ -63,12 +78,15 @@ def add(
         The tool's name as the agent calls it: Bash, Read, WebFetch, mcp__github__create_pr;
         '*' (with --deny only) for every tool.
     command
-        Shell tools: a prefix of whole words ('git status' matches 'git status -s'). A command
-        holding ; & | $( ` < > or a newline never matches an allow rule.
+        Shell tools only: a prefix of whole words ('git status' matches 'git status -s'). An
+        allow matches only plain commands (words, no $ expansion, redirection, subshell, ...);
+        a deny is looked for in everything a command may run.
     path
-        File tools: an absolute glob of the resolved path ('/home/dev/shop/**').
+        File tools only (Read, Write, Edit, apply_patch, ...): a glob of the path, absolute
+        ('/home/dev/shop/**') or starting with ~ ('~/notes/**').
     domain
-        Web tools: the URL's host ('example.com'; '*.example.com' for its subdomains too).
+        Web tools only (WebFetch): the URL's host as a browser reads it ('example.com';
+        '*.example.com' for its subdomains too).
     allow
         Allow what it matches.
     deny
@@ -84,10 +102,8 @@ def add(
         print("uq rule: give exactly one of --allow and --deny", file=sys.stderr)
         raise SystemExit(2)
     decision = Decision.ALLOW if allow else Decision.DENY
-
-    async def work(store: Store) -> RuleRecord:
-        return await add_rule(
-            store,
+    try:
+        rule = new_rule(
             tool,
             decision,
             command=command,
@@ -98,16 +114,25 @@ def add(
             expires=expires,
             created_by=_maker(),
         )
+    except UserQuestionError as error:
+        fail("rule", error.message, 2)
 
-    made = with_store("rule", db, work)
+    async def work(store: Store) -> RuleRecord:
+        return await store.add_rule(rule)
+
+    made = with_store("rule", chosen_store("rule", store, db), work)
     print(made.id)
-    print(f"rule {made.id}: {rule_text(made.rule)}; running hosts apply it now", file=sys.stderr)
+    print(
+        f"rule {made.id}: {rule_text(made.rule)}; it decides every call asked from now on",
+        file=sys.stderr,
+    )
 
 
 @rule_app.command(name="list")
 def list_rules(
     *,
-    db: Db = None,
+    store: StoreOption = None,
+    db: OldDb = None,
     json_: Annotated[bool, Parameter(name="--json", negative="")] = False,
 ) -> None:
     """List the rules: id, what each decides, who made it, hits, last used, expiry, revocation.
@@ -121,7 +146,7 @@ def list_rules(
     async def work(store: Store) -> list[RuleRecord]:
         return await store.rules()
 
-    rules = with_store("rule", db, work)
+    rules = with_store("rule", chosen_store("rule", store, db), work)
     if json_:
         for rule in rules:
             print(json.dumps(rule_json(rule), ensure_ascii=False))
@@ -146,7 +171,7 @@ def list_rules(
 
 
 @rule_app.command(name="revoke")
-def revoke(rule_id: int, /, *, db: Db = None) -> None:
+def revoke(rule_id: int, /, *, store: StoreOption = None, db: OldDb = None) -> None:
     """Revoke rule ID: running hosts stop applying it at once.
 
     Parameters
@@ -158,5 +183,101 @@ def revoke(rule_id: int, /, *, db: Db = None) -> None:
     async def work(store: Store) -> RuleRecord:
         return await revoke_rule(store, rule_id)
 
-    with_store("rule", db, work)
-    print(f"revoked rule {rule_id}; hosts no longer apply it", file=sys.stderr)
+    with_store("rule", chosen_store("rule", store, db), work)
+    print(f"revoked rule {rule_id}; it decides no call asked from now on", file=sys.stderr)
+
+
+@rule_app.command(name="check")
+def check(
+    *,
+    tool: str,
+    command: str | None = None,
+    path: str | None = None,
+    url: str | None = None,
+    patch: str | None = None,
+    input_: Annotated[str | None, Parameter(name="--input")] = None,
+    cwd: str | None = None,
+    asker: str | None = None,
+    store: StoreOption = None,
+    db: OldDb = None,
+    json_: Annotated[bool, Parameter(name="--json", negative="")] = False,
+) -> None:
+    """Say which rule decides a call, or why none can (a person is then asked).
+
+    Parameters
+    ----------
+    tool
+        The tool's name as the agent calls it: Bash, Read, WebFetch, apply_patch, ...
+    command
+        A shell tool's command.
+    path
+        A file tool's path (its file_path).
+    url
+        A web tool's URL.
+    patch
+        apply_patch: the file holding the patch ('-': standard input).
+    input_
+        Any tool's arguments as a JSON object, instead of the above.
+    cwd
+        The folder the agent runs in.
+    asker
+        The name of the token that would ask.
+    json_
+        One JSON object: {"decision": "allow" | "deny" | "ask", "rule"?: ..., "reason": ...}.
+    """
+    arguments = _arguments(command, path, url, patch, input_)
+    try:
+        approval = Approval(tool=tool, input=arguments, cwd=cwd)
+    except ValueError as error:
+        fail("rule", f"this call cannot be checked: {error}", 2)
+
+    async def work(store: Store) -> Verdict:
+        return explain(await store.rules(), approval, asker, datetime.now(UTC))
+
+    verdict = with_store("rule", chosen_store("rule", store, db), work)
+    found = verdict.match
+    if json_:
+        shown: dict[str, Any] = {"decision": "ask", "reason": verdict.reason}
+        if found is not None:
+            shown["decision"] = str(found.rule.rule.decision)
+            shown["rule"] = rule_json(found.rule)
+        print(json.dumps(shown, ensure_ascii=False))
+    elif found is None:
+        print(f"no rule decides it, a person is asked: {verdict.reason}")
+    else:
+        print(verdict.reason)
+
+
+def _arguments(
+    command: str | None,
+    path: str | None,
+    url: str | None,
+    patch: str | None,
+    given: str | None,
+) -> dict[str, Any]:
+    """The call's arguments from the one of `uq rule check`'s flags that gives them."""
+    named = {"--command": command, "--path": path, "--url": url, "--patch": patch, "--input": given}
+    used = [flag for flag, value in named.items() if value is not None]
+    if len(used) > 1:
+        fail("rule", f"give one of --command, --path, --url, --patch, --input, not {used}", 2)
+    if command is not None:
+        return {"command": command}
+    if path is not None:
+        return {"file_path": path}
+    if url is not None:
+        return {"url": url}
+    if patch is not None:
+        try:
+            text = sys.stdin.read() if patch == "-" else Path(patch).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            fail("rule", f"cannot read the patch {patch}: {error}", 2)
+        return {"command": text}
+    if given is not None:
+        try:
+            value = json.loads(given)
+        except ValueError as error:
+            fail("rule", f"--input is not JSON: {error}", 2)
+        if not isinstance(value, dict):
+            fail("rule", "--input must be a JSON object of the call's arguments", 2)
+        return value
+    return {}

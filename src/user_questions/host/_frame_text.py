@@ -32,17 +32,21 @@ def _json_text(value: object) -> str:
     return _JSON.encode(value)
 
 
-def requested_frame(record: StoredQuestion | NewQuestion, remember: Rule | None = None) -> str:
+def requested_frame(
+    record: StoredQuestion | NewQuestion, remember: Rule | None = None, *, own: bool = False
+) -> str:
     """The `question/requested` frame of a pending request (a `QuestionRequestedFrame`),
     written around the questions' JSON as the store holds it, offering the rule `remember`
-    when the host can make one from it."""
+    when the host can make one from it; `own`: under the rpcId its asker knows it by (what
+    an asker lists)."""
+    rpc_id = (record.asker_rpc_id or record.rpc_id) if own else record.rpc_id
     questions = record.questions_json
     if questions is None:  # a record made outside a store
         questions = QUESTIONS.dump_json(list(record.questions)).decode()
     origin = "" if record.origin is None else f',"origin":{record.origin.model_dump_json()}'
     offer = "" if remember is None else f',"remember":{_json_text(rule_fields(remember))}'
     return (
-        f'{{"rpcId":{_json_text(record.rpc_id)},"payload":{{"type":"question/requested",'
+        f'{{"rpcId":{_json_text(rpc_id)},"payload":{{"type":"question/requested",'
         f'"sessionId":{_json_text(record.session_id)},"questions":{questions}}},'
         f'"rendered":{_json_text(dict(record.rendered))},"askedAt":"{iso(record.asked_at)}"'
         f"{origin}{offer}}}"
@@ -76,11 +80,11 @@ def pending_reply(rpc_id: str) -> str:
 
 def settled_reply(record: StoredQuestion) -> str:
     """The asker's `ask/settled` reply for the settled `record` (an `AskerReply`), with the
-    answer when it was answered."""
+    answer when it was answered, under the rpcId its asker knows it by."""
     outcome = record.outcome
     assert outcome is not None
     answer = "" if record.answer is None else f',"answer":{record.answer.model_dump_json()}'
     return (
-        f'{{"rpcId":{_json_text(record.rpc_id)},"payload":{{"type":"ask/settled",'
+        f'{{"rpcId":{_json_text(record.own_rpc_id)},"payload":{{"type":"ask/settled",'
         f'"outcome":"{outcome}"{answer}}}}}'
     )

@@ -21,13 +21,19 @@ Interrupt values it understands: ours; Agent Inbox's list of `HumanInterrupt`s (
 its list of `HumanResponse`s); a string (asked as a free-text question, resumed with the text);
 any other value (shown as JSON, resumed with the text). docs/integrations/langgraph.md says what
 each mapping carries.
+
+A forward never loops on what comes back. An Agent Inbox card answered in a way its config does
+not allow (typed text without `allow_respond`, a skip without `allow_ignore`: anything but
+`Accept` on a card that offers only that) is not accepted, as in Agent Inbox itself, where such an
+interrupt simply stays pending: the forward ends with `ASK_CANCELLED` saying so, and is not asked
+again. A request found withdrawn (by an earlier forwarder that was stopped) is asked anew under the
+next rpcId, at most `MAX_GENERATIONS` times for one interrupt; then the withdrawal is raised.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import itertools
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -48,11 +54,11 @@ except ImportError as error:  # pragma: no cover - exercised by hand without the
     ) from error
 
 from user_questions._checks import check_answer, check_request
-from user_questions._wire import parse_answer
+from user_questions._reading.wire import parse_answer
 from user_questions.approvals import fenced
 from user_questions.asker import Asker, Question, questions_of
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.integrations._shared import all_or_none, timeout_signal
+from user_questions.integrations._asking import all_or_none, timeout_signal
 from user_questions.types import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
@@ -64,6 +70,7 @@ __all__ = [
     "ACCEPT",
     "ASK_INTERRUPT",
     "IGNORE",
+    "MAX_GENERATIONS",
     "Follower",
     "answer_from_resume",
     "ask_user",
@@ -79,6 +86,10 @@ ASK_INTERRUPT = "user-questions/ask"
 ACCEPT = "Accept"
 IGNORE = "Ignore"
 """The options of an Agent Inbox interrupt; typed text is its `response`."""
+MAX_GENERATIONS = 16
+"""How many times one interrupt is asked anew after finding its request withdrawn (each time an
+earlier forwarder was stopped while it waited); past it the withdrawal is raised, so a host that
+withdraws every request can never make the forwarder ask without end."""
 _INPUT_ID = "input"
 _ACTION_ID = "action"
 
@@ -137,21 +148,13 @@ def _failure(error: UserQuestionError) -> dict[str, Any]:
 # -- what each kind of interrupt is asked as -----------------------------------------------------
 
 
-class _Unusable(Exception):
-    """The person's answer cannot be sent to the graph; ask again, with `note` shown."""
-
-    def __init__(self, note: str) -> None:
-        super().__init__(note)
-        self.note = note
-
-
 @dataclass(frozen=True)
 class _Mapping:
     """How one interrupt is asked, and how the person's answer becomes its resume value."""
 
     questions: list[AskUserQuestionItem]
     read: Callable[[AskUserQuestionAnswer], Any]
-    """The resume value of an answer; raises `_Unusable` for an answer the graph cannot take."""
+    """The resume value of an answer; raises `ASK_CANCELLED` for one the graph cannot take."""
     failed: Callable[[UserQuestionError], Any]
     """The resume value of a failed ask, or raises the error (leaving the interrupt pending)."""
 
@@ -280,17 +283,20 @@ def _human_response(request: _HumanInterrupt, item: AskUserQuestionAnswerItem) -
     if item.custom is not None:
         if config.allow_respond:
             return {"type": "response", "args": item.custom}
-        raise _Unusable("This step takes no written response: choose one of the options.")
+        raise _not_accepted(request, "typed an answer, and this step takes no written response")
     if config.allow_ignore:
         return {"type": "ignore", "args": None}
-    raise _Unusable("This step cannot be skipped: choose one of the options or type an answer.")
+    raise _not_accepted(request, "skipped it, and this step cannot be skipped")
 
 
-def _with_note(questions: list[AskUserQuestionItem], note: str) -> list[AskUserQuestionItem]:
-    return [
-        question.model_copy(update={"detail": f"**{note}**\n\n{question.detail or ''}".rstrip()})
-        for question in questions
-    ]
+def _not_accepted(request: _HumanInterrupt, how: str) -> UserQuestionError:
+    """The person answered `request` in a way its config does not allow: as in Agent Inbox, the
+    step is not accepted and the interrupt stays pending."""
+    action = json.dumps(request.action_request.action, ensure_ascii=False)
+    return UserQuestionError(
+        f"the person did not accept {action}: they {how}; the interrupt stays pending",
+        ErrorCode.ASK_CANCELLED,
+    )
 
 
 # -- the client: asking and resuming -------------------------------------------------------------
@@ -308,21 +314,20 @@ async def _resume_value(
     asker: Asker, thread_id: str, pending: Interrupt, question_timeout: float | None
 ) -> Any:
     mapping = _mapping_of(pending.value)
-    questions = mapping.questions
-    for generation in itertools.count():
+    for generation in range(MAX_GENERATIONS + 1):
         signal = timeout_signal(question_timeout)
         try:
             answer = await asker.ask(
-                questions, signal=signal, rpc_id=rpc_id_of(thread_id, pending.id, generation)
+                mapping.questions,
+                signal=signal,
+                rpc_id=rpc_id_of(thread_id, pending.id, generation),
             )
         except UserQuestionError as error:
-            if error.code == ErrorCode.ASK_ABORTED and not (signal and signal.aborted):
+            ours = signal is not None and signal.aborted
+            if error.code == ErrorCode.ASK_ABORTED and not ours and generation < MAX_GENERATIONS:
                 continue  # withdrawn by an earlier forwarder that was stopped: ask anew
             return mapping.failed(error)
-        try:
-            return mapping.read(answer)
-        except _Unusable as unusable:
-            questions = _with_note(mapping.questions, unusable.note)
+        return mapping.read(answer)
     raise AssertionError("unreachable")  # pragma: no cover
 
 

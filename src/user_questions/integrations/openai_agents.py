@@ -31,10 +31,10 @@ except ImportError as error:  # pragma: no cover - exercised by hand without the
         "pip install 'user-questions[openai-agents]'"
     ) from error
 
-from user_questions._json import JSONRefused, load_json
+from user_questions._reading.json_reader import JSONRefused, load_json
 from user_questions.approvals import denial_message
 from user_questions.asker import Asker
-from user_questions.integrations._shared import all_or_none, decide, timeout_signal
+from user_questions.integrations._asking import all_or_none, decide, timeout_signal
 
 __all__ = ["ask_user_tool", "resolve_interruptions"]
 
@@ -70,6 +70,10 @@ async def resolve_interruptions(
     `Allow` approves the call; `Allow and don't ask again` approves it and every later call of
     that tool by that agent in this run (`always_approve`); a skip or a typed reason rejects it,
     and the model reads `denial_message` (with the reason).
+
+    Args:
+        question_timeout: Seconds each card may wait for the person; default
+            `approvals.DECISION_TIMEOUT` (half an hour), the bound of every approval card.
 
     Raises:
         UserQuestionError: `ASK_CANCELLED` when a card is dismissed, `ASK_TIMED_OUT`, or another

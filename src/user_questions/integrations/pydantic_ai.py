@@ -29,7 +29,7 @@ except ImportError as error:  # pragma: no cover - exercised by hand without the
 
 from user_questions.approvals import denial_message
 from user_questions.asker import Asker
-from user_questions.integrations._shared import all_or_none, decide, timeout_signal
+from user_questions.integrations._asking import all_or_none, decide, timeout_signal
 from user_questions.tool_ask_user import DESCRIPTION, PARAMETERS, TOOL_NAME
 
 __all__ = ["approve_deferred", "ask_user_toolset"]
@@ -63,6 +63,10 @@ async def approve_deferred(
     Only an explicit `Allow` approves; a skip or a typed reason denies, and the model reads
     `denial_message` (with the reason). Calls waiting for external results (`requests.calls`)
     are left out of the results.
+
+    Args:
+        question_timeout: Seconds each card may wait for the person; default
+            `approvals.DECISION_TIMEOUT` (half an hour), the bound of every approval card.
 
     Raises:
         UserQuestionError: `ASK_CANCELLED` when a card is dismissed, `ASK_TIMED_OUT`, or another

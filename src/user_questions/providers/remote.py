@@ -17,31 +17,55 @@ states). So the provider needs no task group, and works with or without `async w
 `async with` the connection stays open between asks; without it, the connection closes when the
 last ask ends.
 
-A host that stays unreachable for `unreachable_limit` seconds (default `UNREACHABLE_LIMIT`)
-fails the waiting asks with `HOST_UNREACHABLE`; it never turns into an answer. Each connection
-attempt may take up to `connect_timeout` seconds (default `CONNECT_TIMEOUT`). A caller that must
-know at once whether a host answers (a hook that falls back to its CLI's own prompt, `uq mcp`
-refusing to start) calls `connect()` first: it tries each host once and raises at once.
+Failing closed, in bounded time (docs/security.md, "Fail closed"):
+
+- Each connection attempt (TCP, TLS and the WebSocket handshake) may take `connect_timeout`
+  seconds (default `CONNECT_TIMEOUT`), however slowly the host answers; and a connection does not
+  count as made until the host answers what is sent on it: a frame left unanswered for
+  `connect_timeout` seconds drops the connection as a silent one.
+- Every failed attempt and every dropped connection is followed by a pause, `BACKOFF_FIRST`
+  doubling to `BACKOFF_MAX`, jittered, handshakes that succeed included: a pause goes back to
+  `BACKOFF_FIRST` only after a connection that was useful (the host answered one of its calls)
+  and stayed open `STEADY_AFTER` seconds. A host that accepts and then fails (closes, goes
+  silent, sends what cannot be read, cannot store the ask) is never reconnected to in a storm.
+- A host that stays unreachable for `unreachable_limit` seconds (default `UNREACHABLE_LIMIT`)
+  fails the waiting asks with `HOST_UNREACHABLE`; it never turns into an answer. The clock counts
+  from the last *useful* exchange: it stops only when such a steady connection ends, never at a
+  mere handshake.
+- Never a redirect: a 3xx answer to the handshake is a refusal naming the `Location` it would
+  have gone to (`HOST_UNREACHABLE`), so a person can fix the URL; the token never leaves for
+  another address.
+- Close code 4401 (the token was revoked) fails every ask with `UNAUTHORIZED`, 4403 with
+  `FORBIDDEN`: retrying cannot help, so the provider stops, as docs/protocol.md says.
+
+A caller that must know at once whether a host answers (a hook that falls back to its CLI's own
+prompt, `uq mcp` refusing to start) calls `connect()` first: it tries each host once and raises
+at once. A gate (`require_asker`) that asks before any connection was made gets the same: when no
+host answers its first attempt, its asks fail with `HOST_UNREACHABLE` at once, rather than wait
+for a host that was never there.
 
 Several hosts sharing one PostgreSQL database (docs/multinode.md) are one inbox: given all their
 URLs, the provider connects to the first that answers and, when that one goes away, reconnects
 to the next; re-sending each `Ask` re-attaches to the same stored request through any of them.
 A host that answers `STORE_UNAVAILABLE` (its database is down), `STORE_FULL` (its disk is full) or
 `STORE_BUSY` (its disk is behind) is asked again, with backoff, on a new connection, the next
-host first, until it can store the ask: that is an outage to wait out, not an outcome.
+host first, until it can store the ask or the unreachable limit passes: that is an outage to wait
+out, not an outcome.
 
-An `https://` host is reached over wss, its certificate verified (`_tls.client_context`: the
+An `https://` host is reached over wss, its certificate verified (`tls.client_context`: the
 system's authorities, `SSL_CERT_FILE`, and `ca`); a certificate that cannot be verified fails
 the asks at once with `HOST_UNREACHABLE`, saying so, since retrying cannot change it.
 
 Each handshake's answer says the token's role (`frames.ROLE_HEADER`), kept as `role`. An agent's
 token should be an asker's, which can ask but never answer: given one that can answer, the
 provider logs one warning; with `require_asker` (a permission gate: `uq hook`, `uq mcp
---permission-tool`) it refuses it, and a host that does not say, before anything is asked.
+--permission-tool`) it refuses it, and a host that does not say, or says it twice or in words it
+does not know, before anything is asked.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import random
@@ -59,17 +83,18 @@ import anyio
 from pydantic import ValidationError
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+from websockets.http11 import Response
 
-from user_questions._host_url import ASK_PATH, parse_host_url
-from user_questions._json import JSONRefused, load_json
-from user_questions._tls import client_context, untrusted, wants_tls
-from user_questions._wire import frame_refusal
-from user_questions.ask_endings import (
+from user_questions._host_link.ask_endings import (
     WITHDRAW_TIMEOUT,
     settled_answer,
     withdraw_note,
     withdraw_reason,
 )
+from user_questions._host_link.tls import client_context, untrusted, wants_tls
+from user_questions._host_link.url import ASK_PATH, parse_host_url
+from user_questions._reading.json_reader import JSONRefused, load_json
+from user_questions._reading.wire import frame_refusal
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     MAX_FRAME_BYTES,
@@ -79,28 +104,51 @@ from user_questions.frames import (
     AskFailed,
     AskSettled,
     Origin,
+    Pong,
     Withdraw,
     WithdrawReason,
 )
 from user_questions.service import AskUserQuestionRequest
 from user_questions.types import AskUserQuestionAnswer
 
-__all__ = ["parse_host_url", "ASK_PATH", "CONNECT_TIMEOUT", "UNREACHABLE_LIMIT", "RemoteProvider"]
+__all__ = [
+    "parse_host_url",
+    "ASK_PATH",
+    "BACKOFF_FIRST",
+    "BACKOFF_MAX",
+    "CONNECT_TIMEOUT",
+    "STEADY_AFTER",
+    "UNREACHABLE_LIMIT",
+    "RemoteProvider",
+]
 
 UNREACHABLE_LIMIT = 300.0
-"""Seconds without a connection to the host after which waiting asks fail (`HOST_UNREACHABLE`)."""
+"""Seconds without a useful exchange with the host after which waiting asks fail
+(`HOST_UNREACHABLE`)."""
 CONNECT_TIMEOUT = 10.0
-"""Seconds one connection attempt (TCP, TLS and the WebSocket handshake) may take."""
+"""Seconds one connection attempt (TCP, TLS and the WebSocket handshake) may take, and a frame
+sent on a connection may wait for the host's first answer."""
 BACKOFF_FIRST = 0.05
 """Seconds before the first reconnection attempt; doubled after each failure."""
 BACKOFF_MAX = 2.0
 """The longest pause between reconnection attempts."""
+STEADY_AFTER = 5.0
+"""Seconds a useful connection must stay open for its end to start a new outage (the pause back
+at `BACKOFF_FIRST`, the unreachable clock from its end) rather than prolong the current one."""
+CLOSE_TIMEOUT = 1.0
+"""Seconds a closing connection waits for the host's close frame."""
 MAX_REPLY_BYTES = 4 * 1024 * 1024
 """The largest frame accepted from the host."""
 _WAIT_OUT = frozenset({ErrorCode.STORE_UNAVAILABLE, ErrorCode.STORE_FULL, ErrorCode.STORE_BUSY})
 """The refusals of a host whose store cannot take the ask for now: asked again later."""
 _ASKER = "asker"
 """The role of a token that can ask but never answer."""
+_ROLES = frozenset({_ASKER, "person", "admin"})
+_STOP_CODES = {
+    4401: (ErrorCode.UNAUTHORIZED, "no longer accepts the token (close code 4401)"),
+    4403: (ErrorCode.FORBIDDEN, "refused the connection (close code 4403)"),
+}
+"""The close codes after which reconnecting cannot help (docs/protocol.md)."""
 _ASKER_HINT = (
     "give agents an asker's token, which can ask but never answer: the `export UQ_URL=...` "
     "line `uq serve` prints, or one made with `uq token add NAME --role asker`"
@@ -184,15 +232,18 @@ class RemoteProvider:
             the session); default `<program>@<hostname>`.
         origin: Where the asks come from (the asking program, its folder), sent with every ask
             and shown with its questions; default none.
-        unreachable_limit: Seconds of failed reconnection before waiting asks fail with
-            `HOST_UNREACHABLE`; `None` waits for the host for ever.
-        connect_timeout: Seconds one connection attempt to a host may take.
+        unreachable_limit: Seconds without a useful exchange with any host (failed attempts,
+            connections that drop, go silent or cannot store the ask) before waiting asks fail
+            with `HOST_UNREACHABLE`; `None` waits for the host for ever.
+        connect_timeout: Seconds one connection attempt to a host may take, and a frame sent
+            on a connection may wait for the host's first answer.
         ca: A PEM file of the certificate authority that signed an `https://` host's
             certificate, trusted besides the system's (and `SSL_CERT_FILE`'s).
         require_asker: Refuse a token that can answer (`FORBIDDEN`, before anything is asked),
             and a host that does not say a token's role: for a permission gate, which an agent
             holding such a token could pass by answering itself. Otherwise such a token is
-            used, with one warning.
+            used, with one warning. A gate's asks also fail at once when no host answers their
+            first connection (`connect()` says the same up front).
 
     Raises:
         UserQuestionError: `BAD_TOKEN` when no token is given anywhere, `BAD_REQUEST` for a URL
@@ -245,13 +296,28 @@ class RemoteProvider:
         """The call whose ask reads the socket for every call; `None` while none waits."""
         self._entered = False
         self._down_since: float | None = None
-        self._pause = BACKOFF_FIRST
-        """How long to wait before asking a host whose store is unavailable again."""
+        """The unreachable clock: since when the host has given nothing useful; `None` while
+        nothing has failed since the last steady connection."""
+        self._backoff = BACKOFF_FIRST
+        """The pause before the next attempt, once one is owed."""
+        self._owe_pause = False
+        """Whether an attempt failed or a connection dropped since the last pause."""
+        self._problem = "no connection yet"
+        """What went wrong last, for the message of `HOST_UNREACHABLE`."""
+        self._opened_at = 0.0
+        self._useful = False
+        """Whether the host has answered a call on the current connection."""
+        self._awaiting: float | None = None
+        """When the oldest frame the host has not answered went on the current connection."""
+        self._recv_scope: anyio.CancelScope | None = None
+        """The scope of the reader's wait for a frame, whose deadline a frame sent meanwhile
+        brings forward."""
         self.role: str | None = None
         """The role the host gave the token on the last connection (`asker`, `person`,
         `admin`); `None` before one, or from a host older than roles."""
         self._require_asker = require_asker
         self._warned = False
+        self._ever_connected = False
 
     def __repr__(self) -> str:
         return f"<RemoteProvider {self.url} session={self.session!r}>"
@@ -270,14 +336,32 @@ class RemoteProvider:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Deliver pending withdrawals (for up to `WITHDRAW_TIMEOUT`), then close the socket."""
-        with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
-            for call in list(self._calls.values()):
-                if call.withdrawal and call not in self._waiting:  # else its ask delivers it
+        """Deliver pending withdrawals, then close the socket.
+
+        Delivering (each host tried once, as `connect()` does, when not connected) takes
+        `WITHDRAW_TIMEOUT` or `connect_timeout` at most, whichever is less: a host that came back
+        confirms at once, and one that does not confirm is not waited for long.
+        """
+        # Those whose ask is not still delivering them itself.
+        owed = [
+            call for call in self._calls.values() if call.withdrawal and call not in self._waiting
+        ]
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(self._withdraw_window() if owed else 0):
+                if owed and self._ws is None:
+                    with contextlib.suppress(UserQuestionError):
+                        await self.connect()
+                for call in owed if self._ws is not None else ():
                     await self._complete(call)
             if self._ws is not None:
                 ws, self._ws = self._ws, None
                 await ws.close()
+        self._down_since, self._owe_pause = None, False  # closed on purpose: nothing failed
+
+    def _withdraw_window(self) -> float:
+        """How long a withdrawal's confirmation is waited for: an answer like any other, so not
+        past `connect_timeout`, and never past `WITHDRAW_TIMEOUT`."""
+        return min(WITHDRAW_TIMEOUT, self._connect_timeout)
 
     async def connect(self) -> None:
         """Connect now, trying each host once, rather than at the first ask: so that a caller
@@ -347,7 +431,7 @@ class RemoteProvider:
         except anyio.get_cancelled_exc_class():
             signal = request.signal
             withdrawal = self._withdraw_later(call, withdraw_reason(signal), withdraw_note(signal))
-            with anyio.move_on_after(WITHDRAW_TIMEOUT, shield=True):
+            with anyio.move_on_after(self._withdraw_window(), shield=True):
                 await self._complete(withdrawal)
             raise
         finally:
@@ -381,6 +465,8 @@ class RemoteProvider:
         del self._calls[call.rpc_id]
         call.reply = reply
         call.woken.set()
+        if not self._calls:
+            self._down_since = None  # the unreachable clock runs only while asks wait
 
     async def _complete(self, call: _Call) -> AskSettled | AskFailed:
         """Send `call`, then wait for its reply, reading the socket while handed it."""
@@ -421,9 +507,25 @@ class RemoteProvider:
             # the next frame; a new connection (adopted meanwhile) starts the count again.
             while call.on is ws and call.sent < len(call.frames):
                 call.sent += 1
+                self._expect_answer()
                 await ws.send(call.frames[call.sent - 1])
         except ConnectionClosed:
-            self._drop(ws)
+            self._lost(ws)
+
+    def _expect_answer(self) -> None:
+        """A frame goes out: unless one already waits, the host has `connect_timeout` seconds
+        from now to answer, and a reader waiting without a deadline gets this one."""
+        if self._awaiting is not None:
+            return
+        self._awaiting = anyio.current_time()
+        if self._recv_scope is not None:
+            self._recv_scope.deadline = min(self._recv_scope.deadline, self._answer_deadline())
+
+    def _answer_deadline(self) -> float:
+        """Until when the reader waits for the next frame: for ever, unless one is owed."""
+        if self._awaiting is None:
+            return float("inf")
+        return self._awaiting + self._connect_timeout
 
     async def _read_until(self, call: _Call) -> None:
         """Read the socket for every call, connecting when needed, until `call` has its reply
@@ -435,95 +537,153 @@ class RemoteProvider:
             ws = self._ws or await self._connect()
             if ws is None:
                 continue  # the asks have failed; a withdrawal tries the host again
-            try:
-                message = await ws.recv()
-            except ConnectionClosed:
-                self._drop(ws)
-                continue
-            if not self._dispatch(message):
+            with anyio.CancelScope(deadline=self._answer_deadline()) as waiting:
+                self._recv_scope = waiting
+                try:
+                    message: str | bytes | None = await ws.recv()
+                except ConnectionClosed:
+                    message = None
+                finally:
+                    self._recv_scope = None
+            if waiting.cancelled_caught:
+                ws.transport.abort()  # silent: a closing handshake would wait for it too
+                self._lost(ws)
+                self._problem = f"the host did not answer within {self._connect_timeout:g} s"
+            elif message is None:
+                self._lost(ws)
+            elif self._dispatch(message) == "wait out":
                 await self._ask_again_later(ws)
 
-    def _dispatch(self, message: str | bytes) -> bool:
-        """Hand a frame to its call; `False` when the host's store could not take it."""
+    def _dispatch(self, message: str | bytes) -> str:
+        """Hand a frame to its call: `useful` (the host answered a call), `wait out` (its store
+        could not take it), or `ignored` (nothing any call waits for)."""
         try:
             reply = AskerReply.model_validate_json(message)
         except ValidationError as error:
-            self._unreadable(message, error)
-            return True
+            return "useful" if self._unreadable(message, error) else "ignored"
         payload = reply.payload
         call = None if reply.rpc_id is None else self._calls.get(reply.rpc_id)
-        if call is None or not isinstance(payload, AskSettled | AskFailed):
-            return True
+        if call is None or isinstance(payload, Pong):
+            return "ignored"
         if isinstance(payload, AskFailed) and payload.code in _WAIT_OUT:
-            return False
-        self._pause = BACKOFF_FIRST
-        self._done(call, payload)
-        return True
+            self._problem = f"the host said {payload.code}: {payload.message}"
+            return "wait out"
+        self._answered()
+        if isinstance(payload, AskSettled | AskFailed):
+            self._done(call, payload)
+        return "useful"
 
-    def _unreadable(self, message: str | bytes, error: ValidationError) -> None:
+    def _answered(self) -> None:
+        """The host answered a call on the current connection: it is useful, and owes nothing."""
+        self._useful = True
+        self._awaiting = None
+
+    def _unreadable(self, message: str | bytes, error: ValidationError) -> bool:
         """A frame that is no `AskerReply`: from a newer host, nothing any call waits for; but
-        a settlement whose answer cannot be read fails its ask, `BAD_ANSWER` saying why."""
+        a settlement whose answer cannot be read fails its ask, `BAD_ANSWER` saying why (and
+        counts as an answer: `True`)."""
         refused = frame_refusal(error, what="reply")
         if refused.code != ErrorCode.BAD_ANSWER:
-            return
+            return False
         try:
             rpc_id = load_json(message).get("rpcId")  # an object: only its answer is wrong
         except JSONRefused:
-            return
+            return False
         call = self._calls.get(rpc_id) if isinstance(rpc_id, str) else None
-        if call is not None:
-            self._done(call, AskFailed(code=refused.code, message=refused.message))
+        if call is None:
+            return False
+        self._answered()
+        self._done(call, AskFailed(code=refused.code, message=refused.message))
+        return True
 
     async def _ask_again_later(self, ws: ClientConnection) -> None:
         """Leave a host whose store is down; every call is sent again on the next connection,
-        to the next host if there are several (its own link to the database may be fine)."""
-        self._drop(ws)
+        after the pause, to the next host if there are several (its own link to the database
+        may be fine)."""
+        self._lost(ws)
         self._host = (self._host + 1) % len(self.urls)
         await ws.close()
-        await anyio.sleep(self._pause * random.uniform(0.5, 1.0))
-        self._pause = min(self._pause * 2, BACKOFF_MAX)
 
-    def _drop(self, ws: ClientConnection) -> None:
-        if self._ws is ws:
-            self._ws = None
-            self._down_since = anyio.current_time()
+    def _lost(self, ws: ClientConnection) -> None:
+        """`ws` is gone (closed, silent, or left): a pause is owed before the next attempt, and
+        the unreachable clock runs on, unless `ws` was steady (useful for `STEADY_AFTER`
+        seconds): then a new outage starts now. Close code 4401 or 4403 fails every ask."""
+        if self._ws is not ws:
+            return
+        self._ws, self._awaiting = None, None
+        now = anyio.current_time()
+        if self._useful and now - self._opened_at >= STEADY_AFTER:
+            self._down_since, self._backoff = now, BACKOFF_FIRST
+        elif self._down_since is None:
+            self._down_since = now
+        self._owe_pause = True
+        stop = self._stopped(ws)
+        if stop is not None:
+            self._fail(stop, withdrawals=True)
+        elif ws.close_code is not None:
+            self._problem = f"the connection closed with code {ws.close_code}"
+
+    def _stopped(self, ws: ClientConnection) -> AskFailed | None:
+        """The refusal a close code that stops (4401, 4403) means; `None` for any other."""
+        if ws.close_code not in _STOP_CODES:
+            return None
+        code, said = _STOP_CODES[ws.close_code]
+        reason = f": {ws.close_reason}" if ws.close_reason else ""
+        return AskFailed(code=code, message=f"the host at {self.url} {said}{reason}")
 
     async def _connect(self) -> ClientConnection | None:
-        """Connect with backoff and send every call again; `None` once the host has been
-        unreachable for too long, or refused us, after failing the waiting asks."""
-        delay = BACKOFF_FIRST
+        """Connect, after the pause owed, and send every call again; `None` once the host has
+        been unreachable for too long, or refused us, after failing the waiting asks."""
         while True:
+            if self._owe_pause:
+                left = self._limit_left()
+                if left is not None and left <= 0:
+                    where = " or ".join(self.urls)
+                    message = (
+                        f"the host at {where} has been unreachable for {self._limit:g} s; "
+                        f"is `uq serve` running? ({self._problem})"
+                    )
+                    self._fail(AskFailed(code=ErrorCode.HOST_UNREACHABLE, message=message))
+                    return None
+                pause = self._backoff * random.uniform(0.5, 1.0)
+                await anyio.sleep(pause if left is None else min(pause, left))
+                self._backoff = min(self._backoff * 2, BACKOFF_MAX)
+                self._owe_pause = False
             outcome = await self._attempt()
             if isinstance(outcome, ClientConnection):
                 return outcome
             if isinstance(outcome, AskFailed):  # retrying cannot help: give up on all
                 self._fail(outcome, withdrawals=True)
                 return None
-            now = anyio.current_time()
-            if self._down_since is None:
-                self._down_since = now
-            if self._limit is not None and now - self._down_since >= self._limit:
+            self._problem = str(outcome) or type(outcome).__name__
+            if self._require_asker and not self._ever_connected and self._host == 0:
                 where = " or ".join(self.urls)
+                message = f"the host at {where} did not answer; is `uq serve` running? ({outcome})"
                 self._fail(
-                    AskFailed(
-                        code=ErrorCode.HOST_UNREACHABLE,
-                        message=f"the host at {where} has been unreachable for "
-                        f"{self._limit:g} s; is `uq serve` running? ({outcome})",
-                    )
+                    AskFailed(code=ErrorCode.HOST_UNREACHABLE, message=message), withdrawals=True
                 )
                 return None
-            await anyio.sleep(delay * random.uniform(0.5, 1.0))
-            delay = min(delay * 2, BACKOFF_MAX)
+            if self._down_since is None:
+                self._down_since = anyio.current_time()
+            self._owe_pause = True
+
+    def _limit_left(self) -> float | None:
+        """Seconds before the unreachable clock reaches the limit; `None` without a limit or
+        while it does not run."""
+        if self._limit is None or self._down_since is None:
+            return None
+        return self._down_since + self._limit - anyio.current_time()
 
     async def _attempt(self) -> ClientConnection | AskFailed | Exception:
         """One attempt on the current host: the connection, adopted; the host's refusal (a status
-        under 500, a certificate that cannot be verified, or a token that can answer where
-        `require_asker`: retrying cannot help); or the problem, the next host being up next."""
+        under 500, a redirect, a certificate that cannot be verified, a role that is not an
+        asker's where `require_asker`: retrying cannot help); or the problem, the next host
+        being up next."""
         try:
             ws = await self._open()
         except InvalidStatus as error:
             if error.response.status_code < 500:
-                return _refused(self.urls[self._host], error.response.status_code)
+                return _refused(self.urls[self._host], error.response)
             problem: Exception = error
         except ssl.SSLCertVerificationError as error:
             message = untrusted(self.urls[self._host], error)
@@ -538,31 +698,41 @@ class RemoteProvider:
             await self._adopt(ws)
             if self._ws is ws:
                 return ws
+            stop = self._stopped(ws)
+            if stop is not None:
+                return stop
             problem = ConnectionError("the connection closed at once")
         self._host = (self._host + 1) % len(self.urls)  # try the next host, if any
         return problem
 
     async def _open(self) -> ClientConnection:
-        """One attempt to connect to the current host."""
-        return await connect(
+        """One attempt to connect to the current host, following no redirect."""
+        return await _Connect(
             self._ws_urls[self._host],
             additional_headers={"Authorization": f"Bearer {self._token}"},
             max_size=MAX_REPLY_BYTES,
             open_timeout=self._connect_timeout,
+            close_timeout=CLOSE_TIMEOUT,
             compression=None,  # frames are small: compressing them costs more than it saves
             ssl=self._tls[self._host],
         )
 
     def _check_role(self, ws: ClientConnection) -> AskFailed | None:
-        """Keep the role the host gave the token (`ROLE_HEADER`); refuse a token that can answer,
-        or a host that does not say, when `require_asker`; otherwise warn of a token that can
-        answer, once."""
-        self.role = None if ws.response is None else ws.response.headers.get(ROLE_HEADER)
+        """Keep the role the host gave the token (`ROLE_HEADER`, read once: said twice, or in
+        words no host uses, it says nothing); refuse a token that can answer, or a host that does
+        not say, when `require_asker`; otherwise warn of a token that can answer, once."""
+        said = [] if ws.response is None else ws.response.headers.get_all(ROLE_HEADER)
+        self.role = said[0] if len(said) == 1 and said[0] in _ROLES else None
         if self.role == _ASKER:
             return None
         url = self.urls[self._host]
         if self._require_asker:
-            if self.role is None:
+            if said and self.role is None:
+                message = (
+                    f"{url} said the token's role unreadably ({ROLE_HEADER}: "
+                    f"{', '.join(said)!r}), so it may answer; {_ASKER_HINT}"
+                )
+            elif self.role is None:
                 message = (
                     f"{url} did not say what the token may do (a host older than roles, where "
                     f"every token answers); upgrade it, and {_ASKER_HINT}"
@@ -573,20 +743,26 @@ class RemoteProvider:
                     f"agent holding it could approve its own requests; {_ASKER_HINT}"
                 )
             return AskFailed(code=ErrorCode.FORBIDDEN, message=message)
-        if self.role is not None and not self._warned:
+        if said and not self._warned:
             self._warned = True
             logger.warning(
                 "the token for %s can answer questions (its role is %s), so an agent holding it "
                 "could answer its own; %s",
                 url,
-                self.role,
+                self.role or f"said unreadably as {', '.join(said)!r}",
                 _ASKER_HINT,
             )
         return None
 
     async def _adopt(self, ws: ClientConnection) -> None:
-        """Make `ws` the connection and send every call on it again."""
-        self._ws, self._down_since = ws, None
+        """Make `ws` the connection and send every call on it again. The pause and the
+        unreachable clock stay as they are: a handshake is not yet a useful exchange."""
+        self._ws, self._opened_at, self._useful, self._awaiting = (
+            ws,
+            anyio.current_time(),
+            False,
+            None,
+        )
         self.url = self.urls[self._host]
         for call in list(self._calls.values()):
             await self._send(call)
@@ -594,13 +770,32 @@ class RemoteProvider:
     def _fail(self, failure: AskFailed, *, withdrawals: bool = False) -> None:
         """Fail every waiting ask; withdrawals stay, to be sent if the host comes back, unless
         the host refused us (then they could never be delivered)."""
+        self._problem = failure.message
         for call in list(self._calls.values()):
             if withdrawals or not call.withdrawal:
                 self._done(call, failure)
         self._down_since = None
 
 
-def _refused(url: str, status: int) -> AskFailed:
+class _Connect(connect):
+    """`websockets`' `connect`, following no redirect: a 3xx answer is raised as it came
+    (`InvalidStatus`), so that the provider refuses it, naming where it would have gone, and
+    the token never travels to an address the person did not give."""
+
+    def process_redirect(self, exc: Exception) -> Exception | str:
+        return exc
+
+
+def _refused(url: str, response: Response) -> AskFailed:
+    status = response.status_code
+    if 300 <= status < 400:
+        where = response.headers.get_all("Location")
+        return AskFailed(
+            code=ErrorCode.HOST_UNREACHABLE,
+            message=f"{url} redirected the asker connection (HTTP {status}) to "
+            f"{', '.join(where) or 'nowhere'}; an asker never follows a redirect: if that is "
+            "the host, give its URL instead",
+        )
     if status == 401:
         return AskFailed(
             code=ErrorCode.UNAUTHORIZED,

@@ -37,7 +37,7 @@ from user_questions import (
     UserQuestionError,
     UserQuestionService,
 )
-from user_questions.frames import Origin
+from user_questions.frames import Approval, Origin
 from user_questions.providers.remote import RemoteProvider
 
 CHROMIUM = "/usr/bin/chromium"
@@ -97,6 +97,7 @@ async def _ask(
     questions: Questions,
     origin: Origin | None,
     seconds: float | None,
+    approval: Approval | None = None,
 ) -> AskUserQuestionAnswer:
     ctx = Context()
     ctx.plugin(UserQuestionService)
@@ -107,7 +108,7 @@ async def _ask(
     ) as provider:
         ctx.user_questions.register_provider(provider)
         answer: AskUserQuestionAnswer = await ctx.user_questions.ask(
-            AskUserQuestionRequest(questions=items, signal=signal)
+            AskUserQuestionRequest(questions=items, signal=signal, approval=approval)
         )
     return answer
 
@@ -128,9 +129,13 @@ class Asker:
         *,
         origin: Origin | None = None,
         timeout: float | None = None,
+        approval: Approval | None = None,
     ) -> Future[AskUserQuestionAnswer]:
-        """Ask in the background (from `origin`, giving up after `timeout` seconds if given)."""
-        future = self.portal.start_task_soon(_ask, self.host, session, questions, origin, timeout)
+        """Ask in the background (from `origin`, giving up after `timeout` seconds if given;
+        an approval card with the call it approves, `approval`)."""
+        future = self.portal.start_task_soon(
+            _ask, self.host, session, questions, origin, timeout, approval
+        )
         self.asks.append(future)
         self.sessions.add(session)
         return future

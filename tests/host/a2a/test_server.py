@@ -320,7 +320,9 @@ async def test_an_approval_alone_asks_the_approval_card(inbox: Inbox) -> None:
     assert record is not None
     [card] = record.questions
     assert card.question == "Allow the agent to run Bash: rm -rf build/?"
-    assert (card.detail or "").startswith("cleaning up")
+    detail = card.detail or ""
+    assert detail.startswith("```sh\nrm -rf build/\n```")  # the host writes the card
+    assert detail.endswith("```text\ncleaning up\n```")  # the agent's words, quoted as such
     assert record.approval == Approval(tool="Bash", input={"command": "rm -rf build/"})
     await inbox.answer(task.id, {"id": "approval", "selected": [], "custom": "not today"})
     _, text = answer_of(await get(client, task.id))

@@ -6,19 +6,14 @@ through the admin's HTTP API: people in groups, an admin, askers routed to a per
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient, WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 
-from tests.host.conftest import PICK
-from tests.host.test_app import AUTH, TOKEN, answer_frame, ask_frame
-from user_questions.host.app import create_app
-from user_questions.host.config import HostConfig
+from tests.host.conftest import AUTH, PICK, TOKEN, answer_frame, ask_frame
 
 ALLOW = answer_frame("approve", "agent", {"id": "pick", "selected": ["a"]})["result"]
 
@@ -62,14 +57,13 @@ PEOPLE: dict[str, dict[str, Any]] = {
 
 
 @pytest.fixture
-def host(tmp_path: Path) -> Iterator[Host]:
-    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as client:
-        tokens = {"agents": client.app.state.asker_token}  # type: ignore[attr-defined]
-        for name, grants in PEOPLE.items():
-            made = client.post("/api/tokens", json={"name": name, **grants}, headers=AUTH)
-            assert made.status_code == 201, made.text
-            tokens[name] = made.json()["token"]
-        yield Host(client, tokens)
+def host(client: TestClient) -> Host:
+    tokens = {"agents": client.app.state.asker_token}  # type: ignore[attr-defined]
+    for name, grants in PEOPLE.items():
+        made = client.post("/api/tokens", json={"name": name, **grants}, headers=AUTH)
+        assert made.status_code == 201, made.text
+        tokens[name] = made.json()["token"]
+    return Host(client, tokens)
 
 
 @pytest.mark.parametrize(
@@ -191,16 +185,22 @@ def test_history_lists_what_each_person_may_see(host: Host) -> None:
 
 
 def test_an_asker_withdraws_and_re_attaches_to_its_own_requests_only(host: Host) -> None:
+    """rpcIds are each asking token's own: another token's rpcId is treated exactly as an
+    unknown one (issue 35: before, an ask said "already names another request", which told an
+    asker that another's request existed)."""
     host.ask("pager", "paged")
     with host.client.websocket_connect("/ws/ask", headers=host.auth("mailer")) as other:
         other.send_json({"type": "withdraw", "rpcId": "paged"})
         refused = other.receive_json()["payload"]
         assert (refused["type"], refused["code"]) == ("ask/error", "NOT_FOUND")
         other.send_json(ask_frame("paged", PICK, session="agent"))
-        taken = other.receive_json()["payload"]
-        assert (taken["type"], taken["code"]) == ("ask/error", "BAD_REQUEST")
-        assert "already names another request" in taken["message"]
-    assert host.pending("owner") == ["paged"]
+        reply = other.receive_json()
+        assert (reply["rpcId"], reply["payload"]) == ("paged", {"type": "ask/pending"})
+        assert host.pending("mailer") == ["paged"]  # its own, under the rpcId it knows
+        other.send_json({"type": "withdraw", "rpcId": "paged"})
+        withdrawn = other.receive_json()
+        assert (withdrawn["rpcId"], withdrawn["payload"]["outcome"]) == ("paged", "withdrawn")
+    assert host.pending("owner") == ["paged"]  # the pager's, untouched
     assert host.ask("pager", "paged")["payload"] == {"type": "ask/pending"}  # its own, again
 
 

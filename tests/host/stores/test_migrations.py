@@ -4,8 +4,10 @@ every request's details are rendered once, as the migration runs, and kept with 
 keeps the notification channel of an answer given through an answer link. Version 6: every token
 has a role (the tokens already there become people, in no group, with no routes and no
 notification URLs of their own) and every request an audience (the requests already there are
-everyone's). Migrations run one version after another, so a store of any earlier version reaches
-the current one."""
+everyone's). Version 10: every request is kept under the rpcId its asker knows it by (none
+differs yet), and the rules' version starts, moving with every rule added or revoked from then on,
+the rules made before kept. Migrations run one version after another, so a store of any earlier
+version reaches the current one."""
 
 from __future__ import annotations
 
@@ -277,7 +279,7 @@ async def test_a_version_5_sqlite_file_gains_roles_and_audiences_and_loses_nothi
         before["tokens"], after["tokens"], ("person", "[]", "[]", "[]", None, "[]", None)
     )
     kept_with_defaults(
-        before["questions"], after["questions"], ("[]", None, None, "[]", 0, None, None)
+        before["questions"], after["questions"], ("[]", None, None, "[]", 0, None, None, None)
     )
 
 
@@ -315,7 +317,9 @@ async def test_a_version_5_postgres_database_gains_roles_and_audiences_and_loses
         assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
         after = await postgres_rows(connection)
     kept_with_defaults(before["tokens"], after["tokens"], ("person", [], [], [], None, [], None))
-    kept_with_defaults(before["questions"], after["questions"], ([], None, None, [], 0, None, None))
+    kept_with_defaults(
+        before["questions"], after["questions"], ([], None, None, [], 0, None, None, None)
+    )
 
 
 async def postgres_rows(connection: psycopg.AsyncConnection[Any]) -> dict[str, list[Any]]:
@@ -377,9 +381,9 @@ async def test_a_version_6_sqlite_file_gains_approvals_and_rules_and_loses_nothi
     async with open_store(path) as store:
         await version_6_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
         after = sqlite_rows(connection)["questions"]
-    kept_with_defaults(before, after, (None, None, "[]", 0, None, None))
+    kept_with_defaults(before, after, (None, None, "[]", 0, None, None, None))
 
 
 async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses_nothing(
@@ -403,9 +407,9 @@ async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses
         await version_6_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(9,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(10,)]
         after = (await postgres_rows(connection))["questions"]
-    kept_with_defaults(before, after, (None, None, [], 0, None, None))
+    kept_with_defaults(before, after, (None, None, [], 0, None, None, None))
 
 
 async def version_6_migrated_as_expected(store: Store) -> None:
@@ -416,3 +420,71 @@ async def version_6_migrated_as_expected(store: Store) -> None:
     assert await store.rules() == []
     made = await store.add_rule(Rule("Bash", Decision.ALLOW, ASKED, command="git status"))
     assert (made.id, made.rule.command, made.hits) == (1, "git status", 0)
+
+
+async def test_a_version_9_sqlite_file_gains_the_rules_version_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "host.db"
+    with sqlite_at_version(path, 9) as connection:  # what the previous release created
+        connection.execute(
+            "INSERT INTO questions (rpc_id, session_id, questions, asked_at) "
+            "VALUES ('waiting', 'agent-1', ?, ?)",
+            (QUESTIONS_JSON, ASKED.isoformat()),
+        )
+        connection.execute(
+            "INSERT INTO rules (tool, decision, created_at, command) "
+            "VALUES ('Bash', 'allow', ?, 'git status')",
+            (ASKED.isoformat(),),
+        )
+        before = sqlite_rows(connection)["questions"]
+    async with open_store(path) as store:
+        await version_9_migrated_as_expected(store)
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
+        after = sqlite_rows(connection)["questions"]
+    kept_with_defaults(before, after, (None,))
+
+
+async def test_a_version_9_postgres_database_gains_the_rules_version_and_loses_nothing(
+    pg_url: str,
+) -> None:
+    await postgres_at_version(pg_url, 9)  # what the previous release created
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        await connection.execute(
+            "INSERT INTO user_questions.questions (rpc_id, session_id, questions, asked_at) "
+            "VALUES ('waiting', 'agent-1', %s::jsonb, %s)",
+            (QUESTIONS_JSON, ASKED),
+        )
+        await connection.execute(
+            "INSERT INTO user_questions.rules (tool, decision, created_at, command) "
+            "VALUES ('Bash', 'allow', %s, 'git status')",
+            (ASKED,),
+        )
+        before = (await postgres_rows(connection))["questions"]
+    async with open_store(pg_url) as store:
+        await version_9_migrated_as_expected(store)
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        version = await connection.execute("SELECT version FROM user_questions.schema_version")
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(10,)]
+        after = (await postgres_rows(connection))["questions"]
+    kept_with_defaults(before, after, (None,))
+
+
+async def version_9_migrated_as_expected(store: Store) -> None:
+    """The request is kept under the rpcId its asker knows it by; the rule made before is
+    kept; the rules' version moves with the next rule added and the next revoked."""
+    (waiting,) = await store.pending()
+    assert (waiting.rpc_id, waiting.asker_rpc_id, waiting.own_rpc_id) == (
+        "waiting",
+        None,
+        "waiting",
+    )
+    (kept,) = await store.rules()
+    assert (kept.id, kept.rule.command, kept.revoked_at) == (1, "git status", None)
+    start = await store.rules_version()
+    made = await store.add_rule(Rule("Bash", Decision.DENY, ASKED, command="rm"))
+    assert await store.rules_version() > start
+    moved = await store.rules_version()
+    await store.revoke_rule(made.id)
+    assert await store.rules_version() > moved

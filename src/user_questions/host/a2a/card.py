@@ -24,9 +24,9 @@ from a2a.types import (
 from user_questions._version import __version__
 from user_questions.host.a2a.naming import A2A_PATH
 from user_questions.host.a2a.parts import JSON_MEDIA_TYPE, TEXT_MEDIA_TYPE
+from user_questions.host.gate.durations import duration_text, escalation_text
 from user_questions.host.gate.roles import audience_of
 from user_questions.host.gate.security import Identity
-from user_questions.host.rules import duration_text, escalation_text
 
 __all__ = [
     "CARD_NAME",

@@ -71,7 +71,7 @@ from a2a.utils.errors import (
 )
 from starlette.requests import Request
 
-from user_questions._disposer import Disposer
+from user_questions._lifecycle.disposer import Disposer
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Origin
 from user_questions.host.a2a.card import extended_card

@@ -34,7 +34,7 @@ from typing import Any
 from a2a.types import Message, Part
 from google.protobuf import json_format, struct_pb2
 
-from user_questions._wire import parse_wire
+from user_questions._reading.wire import parse_wire
 from user_questions.approvals import approval_question
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, Origin

@@ -1,7 +1,7 @@
 """Roles: what each kind of token may do, and whom a request is for.
 
 Authority comes from the kind of credential, never from what a request says about itself: the
-host decides a token's role when it authenticates it (`people.People`), and every route and
+host decides a token's role when it authenticates it (`tokens.Tokens`), and every route and
 socket is checked against that role before anything else (`SecurityMiddleware` asks
 `refusal_of`). The credential an agent asks with is an `asker` token, which can never answer:
 
@@ -10,8 +10,10 @@ socket is checked against that role before anything else (`SecurityMiddleware` a
   dismisses, opens the page, reads history or metrics, sees another's request, manages tokens or
   makes rules (an agent never allows its own calls).
 - `person`: asks too; sees, answers and dismisses what is routed to them, and its history;
-  makes and revokes rules (`host/rules.py`).
-- `admin`: everything: every request (recorded as answered by them), tokens and routes.
+  makes and revokes the rules of the askers routed to them (`rule_refusal`): a rule is an
+  answer given in advance, so who may make one is who may answer what it decides.
+- `admin`: everything: every request (recorded as answered by them), tokens, routes, and any
+  rule (one for every asker, or for every tool).
 
 A request's audience is set when it is asked: the asking token's routes when it is an asker's
 (people by name, groups as `@group`), else everyone; its asker token's escalation steps widen it
@@ -25,14 +27,21 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from user_questions._checks import quoted
 from user_questions.host.gate.security import Identity
-from user_questions.host.stores import Role, StoredQuestion
+from user_questions.host.gate.tokens import Tokens
+from user_questions.host.rules.making import ANY_TOOL
+from user_questions.host.stores import Role, Rule, StoredQuestion
 
 __all__ = [
     "ANSWERING_ROLES",
     "audience_of",
+    "decides_for",
+    "maker_refusal",
     "may_answer",
     "refusal_of",
+    "routed_to",
+    "rule_refusal",
     "seen_by",
     "sees",
     "viewer",
@@ -126,3 +135,49 @@ def withdrawer(identity: Identity) -> Callable[[StoredQuestion], bool] | None:
 
 def _asked_by(name: str, record: StoredQuestion) -> bool:
     return record.asked_by == name
+
+
+def routed_to(identity: Identity, asker: Identity) -> bool:
+    """Whether the requests of the asker `asker` reach `identity` (by name or group; an asker
+    without routes reaches everyone), so that `identity` may answer them."""
+    keys = seen_by(identity)
+    return keys is None or not asker.routes or any(key in asker.routes for key in keys)
+
+
+def rule_refusal(identity: Identity, rule: Rule, asker: Identity | None) -> str | None:
+    """Why `identity` may not make, change or revoke `rule`, `None` when it may. `asker` is
+    who the token `rule.asker` names is now (`None`: no such token). An admin may make any
+    rule; a person only one for an asker whose requests are routed to them, and for one tool."""
+    if identity.role is Role.ADMIN:
+        return None
+    if identity.role is Role.ASKER:
+        return "an asker's token makes no rules"
+    if rule.tool == ANY_TOOL:
+        return "a rule for every tool (*) is an admin's to make"
+    if rule.asker is None:
+        return "a rule for every asker is an admin's to make: name the asker it is for"
+    if asker is None or asker.role is not Role.ASKER:
+        return f"no asker's token is called {rule.asker!r}"
+    if not routed_to(identity, asker):
+        return (
+            f"the requests of {rule.asker} are routed to others: its rules are theirs or an admin's"
+        )
+    return None
+
+
+def maker_refusal(tokens: Tokens, by: str, rule: Rule) -> str | None:
+    """Why the token called `by` may not make `rule` (`rule_refusal`, with both tokens as they
+    are now), `None` when it may."""
+    person = tokens.named(by)
+    if person is None:
+        return f"no active token is called {quoted(by)}"
+    asker = None if rule.asker is None else tokens.named(rule.asker)
+    return rule_refusal(person, rule, asker)
+
+
+def decides_for(identity: Identity, rule: Rule, asker: Identity | None) -> bool:
+    """Whether `rule` decides requests `identity` may answer: one for every asker, or for an
+    asker routed to them (an admin's: every rule)."""
+    if identity.role is Role.ADMIN or rule.asker is None:
+        return True
+    return asker is not None and asker.role is Role.ASKER and routed_to(identity, asker)

@@ -16,7 +16,7 @@ import anyio
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._postgres_pool import PgConnection
-from user_questions.host.stores._shared import render_stored, search_text
+from user_questions.host.stores._rows import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA", "SCHEMA_VERSION", "migrate"]
 
@@ -24,7 +24,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -184,6 +184,23 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
     CREATE INDEX chat_messages_request ON {SCHEMA}.chat_messages (rpc_id);
     CREATE TABLE {SCHEMA}.chat_leases (
         name text PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL);
+    """,
+    # Version 10: the rpcId each request's asker knows it by, when the host keeps it under
+    # another (each asking token has rpcIds of its own); the rules' version, moved by every rule
+    # added or revoked in the same transaction (a trigger), which a node reads before each
+    # decision.
+    f"""
+    ALTER TABLE {SCHEMA}.questions ADD COLUMN asker_rpc_id text;
+    CREATE TABLE {SCHEMA}.rules_version (version bigint NOT NULL);
+    INSERT INTO {SCHEMA}.rules_version VALUES (0);
+    CREATE FUNCTION {SCHEMA}.rules_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE {SCHEMA}.rules_version SET version = version + 1;
+            RETURN NULL;
+        END
+    $$;
+    CREATE TRIGGER rules_changed AFTER INSERT OR UPDATE OF revoked_at ON {SCHEMA}.rules
+        FOR EACH STATEMENT EXECUTE FUNCTION {SCHEMA}.rules_changed();
     """,
 )
 

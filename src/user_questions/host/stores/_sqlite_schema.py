@@ -12,11 +12,11 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores._shared import render_stored, search_text
+from user_questions.host.stores._rows import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -50,6 +50,23 @@ def _rendered(connection: sqlite3.Connection) -> None:
         "UPDATE questions SET rendered = ? WHERE seq = ?",
         [(render_stored(questions), seq) for seq, questions in rows],
     )
+
+
+def _own_ids_and_rules_version(connection: sqlite3.Connection) -> None:
+    """Version 10: the rpcId each request's asker knows it by, when the host keeps it under
+    another (each asking token has rpcIds of its own); the rules' version, moved by every rule
+    added or revoked (in the same statement: a trigger), which a host reads before each
+    decision."""
+    for statement in (
+        "ALTER TABLE questions ADD COLUMN asker_rpc_id TEXT",
+        "CREATE TABLE rules_version (version INTEGER NOT NULL)",
+        "INSERT INTO rules_version VALUES (0)",
+        "CREATE TRIGGER rules_added AFTER INSERT ON rules "
+        "BEGIN UPDATE rules_version SET version = version + 1; END",
+        "CREATE TRIGGER rules_revoked AFTER UPDATE OF revoked_at ON rules "
+        "BEGIN UPDATE rules_version SET version = version + 1; END",
+    ):
+        connection.execute(statement)
 
 
 MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
@@ -142,6 +159,7 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     CREATE TABLE chat_leases (
         name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at TEXT NOT NULL);
     """,
+    _own_ids_and_rules_version,
 )
 
 

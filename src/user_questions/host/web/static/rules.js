@@ -1,6 +1,7 @@
-// The rules page: the active rules, what each matches and decides, who made it, how often it
-// decided, and a Revoke button (docs/rules.md). Everything from the host reaches the DOM as
-// text through h(), never as HTML.
+// The rules page: the active rules the signed-in token may see, what each matches and decides,
+// who made it, how often it decided, and a Revoke button on those it may change; the others
+// (an admin's rules that also decide its askers' calls) are shown read-only (docs/rules.md).
+// Everything from the host reaches the DOM as text through h(), never as HTML.
 
 import { WHEN, button, h, timeAgo } from "./dom.js";
 import { listRules, revokeRule } from "./rules-api.js";
@@ -42,9 +43,6 @@ async function load() {
 }
 
 function rowOf(rule) {
-  const control = button("Revoke", "secondary small", () => revoke(rule, control), {
-    "aria-label": `Revoke: ${rule.text}`,
-  });
   return h(
     "tr",
     { "data-rule-id": String(rule.id) },
@@ -57,8 +55,23 @@ function rowOf(rule) {
     h("td", { class: "short hits", text: String(rule.hits ?? 0) }),
     h("td", { class: "short" }, rule.lastUsedAt ? timeOf(rule.lastUsedAt) : "never"),
     h("td", { class: "short" }, rule.expiresAt ? timeOf(rule.expiresAt) : "never"),
-    h("td", { class: "short" }, control),
+    h("td", { class: "short" }, controlOf(rule)),
   );
+}
+
+/** Revoke for a rule the token may change; for another, why it is only shown. */
+function controlOf(rule) {
+  if (rule.mayChange === false) {
+    return h("span", {
+      class: "read-only",
+      text: "read-only",
+      title: "It decides calls of askers routed to you; an admin made it and may change it.",
+    });
+  }
+  const control = button("Revoke", "secondary small", () => revoke(rule, control), {
+    "aria-label": `Revoke: ${rule.text}`,
+  });
+  return control;
 }
 
 async function revoke(rule, control) {
