@@ -80,9 +80,11 @@ TOKEN_COOKIE = "uq_token"
 """The cookie the page is given, so the token can leave its address bar."""
 TOKEN_COOKIE_SECONDS = 30 * 24 * 3600
 """How long a browser keeps the cookie after the host last served it a page (30 days)."""
-PUBLIC_PATHS = frozenset({"/", "/healthz", "/readyz", "/manifest.webmanifest", "/sw.js"})
-"""Paths served without a token: the inbox's shell and the health and readiness checks; they
-reveal nothing."""
+PUBLIC_PATHS = frozenset(
+    {"/", "/healthz", "/readyz", "/manifest.webmanifest", "/sw.js", "/.well-known/agent-card.json"}
+)
+"""Paths served without a token: the inbox's shell, the health and readiness checks, and the
+public A2A Agent Card (which names no person); they reveal nothing."""
 PUBLIC_PREFIXES = ("/static/", "/q/")
 """Path prefixes served without a token: the pages' files, and `/q/<rpcId>`, which only sends
 the browser to the inbox's shell."""

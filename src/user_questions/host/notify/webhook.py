@@ -22,6 +22,7 @@ import hashlib
 import hmac
 import logging
 import random
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -49,8 +50,10 @@ __all__ = [
     "WEBHOOK_TIMEOUT",
     "WEBHOOK_TRIES",
     "WebhookNotifier",
+    "backoff_pause",
     "check_secret",
     "check_webhook",
+    "post_once",
     "sign",
     "webhook_secret",
 ]
@@ -212,24 +215,39 @@ class WebhookNotifier(Notifier):
                     failure,
                 )
                 return False
-            pause = min(self._backoff_max, self._backoff * 2 ** (attempt - 1))
-            await anyio.sleep(pause * random.uniform(0.5, 1.0))
+            await anyio.sleep(backoff_pause(attempt, self._backoff, self._backoff_max))
             attempt += 1
         return True
 
     async def _post(self, body: bytes, headers: dict[str, str]) -> tuple[str, bool] | None:
         """One attempt: `None` on success, else what failed and whether to try again."""
-        import httpx  # loaded by `_start`
-
         assert self._client is not None
-        try:
-            response = await self._client.post(self.url, content=body, headers=headers)
-        except httpx.TimeoutException:
-            return f"no answer within {self._timeout:g} s", True
-        except httpx.HTTPError as error:
-            return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__, True
-        status = response.status_code
-        if 200 <= status < 300:
-            return None
-        again = status >= 500 or status in _RETRIED_STATUSES
-        return f"HTTP {status}", again
+        return await post_once(self._client, self.url, body, headers, self._timeout)
+
+
+async def post_once(
+    client: httpx.AsyncClient, url: str, body: bytes, headers: Mapping[str, str], limit: float
+) -> tuple[str, bool] | None:
+    """One POST of a delivery (a webhook's, an A2A push's): `None` when a 2xx took it, else what
+    failed and whether trying again may help (a connection failure, no answer within `client`'s
+    timeout, `limit` seconds; 408, 429, a 5xx; not a 3xx, since redirects are not followed, nor
+    another 4xx)."""
+    import httpx  # loaded by whoever made `client`
+
+    try:
+        response = await client.post(url, content=body, headers=headers)
+    except httpx.TimeoutException:
+        return f"no answer within {limit:g} s", True
+    except httpx.HTTPError as error:
+        return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__, True
+    status = response.status_code
+    if 200 <= status < 300:
+        return None
+    again = status >= 500 or status in _RETRIED_STATUSES
+    return f"HTTP {status}", again
+
+
+def backoff_pause(attempt: int, first: float, most: float) -> float:
+    """Seconds to wait after attempt `attempt` failed: `first`, doubled after each later one, at
+    most `most`, drawn between half of it and all of it (jitter)."""
+    return min(most, first * 2.0 ** (attempt - 1)) * random.uniform(0.5, 1.0)
