@@ -14,8 +14,9 @@ from websockets.sync.client import ClientConnection, connect
 
 from tests.e2e.host_process import HostProcess, answer_body
 
-HEALTHZ_WITHIN = 0.1
-"""Seconds `/healthz` may take, whatever else the host is doing."""
+HEALTHZ_WITHIN = 0.3
+"""Seconds `/healthz` may take, whatever else the host is doing: a monitor's tolerance on a loaded
+machine, well under what one render of `SLOW_DETAIL` on the event loop would hold it."""
 SLOW_DETAIL = "[" * 100_000
 """Within the detail limit; markdown-it needs seconds to parse it (unclosed link labels)."""
 REPLY_SECONDS = 15.0
@@ -25,7 +26,7 @@ def asker(host: HostProcess) -> ClientConnection:
     return connect(host.base.replace("http", "ws", 1) + "/ws/ask", additional_headers=host.auth)
 
 
-def test_healthz_answers_within_100_ms_while_slow_markdown_is_asked_and_listed(
+def test_healthz_answers_at_once_while_slow_markdown_is_asked_and_listed(
     host: HostProcess,
 ) -> None:
     waits: list[float] = []
