@@ -14,6 +14,7 @@ LEVELS: dict[str, int] = {
     "frames": 0,
     "outcomes": 0,
     "_jsonschema": 0,
+    "_forms": 0,
     "_json": 0,
     "_text": 0,
     "limits": 0,
