@@ -615,6 +615,11 @@ class Hub(AsyncLifetime):
             raise UserQuestionError(
                 "remember goes with an answer that allows the call", ErrorCode.BAD_ANSWER
             )
+        if any(item.edited is not None for item in result.value.answer.answers):
+            raise UserQuestionError(
+                "remember goes with the call as asked: no rule is made from an edited call",
+                ErrorCode.BAD_ANSWER,
+            )
         if self.people is not None:
             person = self.people.named(by)
             asker = None if offer.asker is None else self.people.named(offer.asker)
@@ -946,7 +951,7 @@ def _settlement(
             f"not {quoted(named)}",
             ErrorCode.BAD_ANSWER,
         )
-    answer = check_answer(record.questions, result.value.answer)
+    answer = check_answer(record.questions, result.value.answer, record.approval)
     return Settlement(Outcome.ANSWERED, answer, via, by, channel)
 
 

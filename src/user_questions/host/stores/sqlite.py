@@ -67,6 +67,7 @@ from user_questions.host.stores._shared import (
     RULE_COLUMNS,
     TOKEN_COLUMNS,
     ChangeListeners,
+    answer_edited,
     encode_cursor,
     escalations_json,
     history_filter,
@@ -281,7 +282,7 @@ class SQLiteStore(AsyncLifetime):
         returning = _COLUMNS if pending is None else "shown_at"
         update = (
             "UPDATE questions SET state = ?, answer = ?, settled_at = ?, settled_via = ?, "
-            "settled_by = ?, channel = ?, search = search || ? "
+            "settled_by = ?, channel = ?, edited = ?, search = search || ? "
             f"WHERE rpc_id = ? AND state = 'pending' RETURNING {returning}"
         )
         parameters = (
@@ -291,6 +292,7 @@ class SQLiteStore(AsyncLifetime):
             settlement.via,
             settlement.by,
             settlement.detail,
+            answer_edited(settlement.answer),
             settlement_text(settlement),
             rpc_id,
         )
