@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from user_questions._checks import check_answer, check_request
-from user_questions._forms import form_fields, schema_problem, value_problem
+from user_questions._reading.forms import form_fields, schema_problem, value_problem
 from user_questions.errors import UserQuestionError
 from user_questions.frames import Approval
 from user_questions.types import (

@@ -116,6 +116,7 @@ PINNED: dict[str, list[str]] = {
         "Store",
         "StoreStats",
         "StoredQuestion",
+        "TokenChange",
         "TokenRecord",
         "TokenStore",
         "TokensListener",
@@ -136,6 +137,7 @@ PINNED: dict[str, list[str]] = {
         "serve",
     ],
     "user_questions.host.hub": [
+        "Clock",
         "EventListener",
         "HostTask",
         "Hub",
@@ -145,6 +147,7 @@ PINNED: dict[str, list[str]] = {
         "RENDER_WORKERS",
         "RoutedListener",
         "Sees",
+        "SystemClock",
         "Watcher",
     ],
     "user_questions.host.in_process": ["HostProvider"],
@@ -243,7 +246,7 @@ GROUPING_PACKAGES = [
     "user_questions.host.chat",
     "user_questions.host.gate",
     "user_questions.host.notify",
-    "user_questions.host.protocols",
+    "user_questions.host.endpoints",
     "user_questions.host.telemetry",
     "user_questions.host.web",
 ]

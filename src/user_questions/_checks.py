@@ -3,8 +3,9 @@ README's "Errors" table.
 
 Pure functions over the wire models. Bad requests are caught here, at the asker where the mistake
 is, rather than in each UI; bad answers are caught before they reach the agent. Check 7, the sizes
-of `limits` and the characters text may hold (`_text`), comes after the seam's own checks, so every
-surface that checks a request (the service, the host, the bridges) refuses an oversized one alike.
+of `limits` and the characters text may hold (`_reading.text`), comes after the seam's own
+checks, so every surface that checks a request (the service, the host, the bridges) refuses an
+oversized one alike.
 Every check is linear in the size of the request.
 """
 
@@ -14,10 +15,10 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from user_questions._approval_card import ALLOW
-from user_questions._forms import schema_problem, schema_texts, value_problem
-from user_questions._json import path_text
-from user_questions._text import text_problem
+from user_questions._hooks.approval_card import ALLOW
+from user_questions._reading.forms import schema_problem, schema_texts, value_problem
+from user_questions._reading.json_reader import path_text
+from user_questions._reading.text import text_problem
 from user_questions.abort import AbortSignal, is_timeout
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_ID_LENGTH, Approval
@@ -150,7 +151,7 @@ def _check_unique(questions: Sequence[AskUserQuestionItem]) -> None:
 
 
 def _check_forms(questions: Sequence[AskUserQuestionItem]) -> None:
-    """A question's form is one `_forms` can ask, and a question has options or a form."""
+    """A question's form is one `_reading.forms` can ask, and a question has options or a form."""
     for question in questions:
         if question.schema_ is None:
             continue

@@ -6,17 +6,13 @@ and its change, and never offers a rule made from an edited call."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
-from tests.host.test_app import AUTH, TOKEN, answer_frame, ask_frame
+from tests.host.conftest import AUTH, answer_frame, ask_frame
 from user_questions.approvals import ALLOW, DENY, approval_question
-from user_questions.host.app import create_app
-from user_questions.host.config import HostConfig
 from user_questions.types import AskUserQuestionItem
 
 CALL = {"command": "rm -rf build/", "description": "Clean the build"}
@@ -39,13 +35,6 @@ FORM = AskUserQuestionItem.model_validate(
         },
     }
 )
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    config = HostConfig(store=tmp_path / "host.db", token=TOKEN)
-    with TestClient(create_app(config)) as test_client:
-        yield test_client
 
 
 def approval_frame(rpc_id: str, *, editable: bool | None = True) -> dict[str, Any]:

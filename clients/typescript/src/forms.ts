@@ -1,6 +1,6 @@
 /**
  * A question's form (`schema`) and the check of the value that answers it: the port of the Python
- * package's `_forms` module, with the same messages (`value.replicas: must be at most 10`), so a
+ * package's `_reading.forms` module, with the same messages (`value.replicas: must be at most 10`), so a
  * form is refused alike in both languages. The cases in `test/form-cases.json` are checked
  * against both.
  *

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.gate.people import People
 from user_questions.host.gate.public_url import PublicUrl
+from user_questions.host.gate.tokens import Tokens
 from user_questions.host.hub import HostTask
 from user_questions.host.notify.apprise import AppriseNotifier
 from user_questions.host.notify.command import CommandNotifier
@@ -57,7 +57,7 @@ class Notifying:
 
 
 async def notifications(
-    asked: Notifications, store: Store, address: PublicUrl | None, people: People
+    asked: Notifications, store: Store, address: PublicUrl | None, tokens: Tokens
 ) -> Notifying:
     """The notifiers `asked` for, and each person's own (`personal.py`), linking to `address`,
     with the secrets read from `store`. Without an address only the notifiers that link to
@@ -82,7 +82,7 @@ async def notifications(
         notifiers += [WebhookNotifier(url, secret=key) for url in asked.webhooks]
     tasks = [notifying(notifiers)] if notifiers else []
     if address is not None:
-        tasks.append(personal_notifying(people, address, links, settled=asked.settled))
+        tasks.append(personal_notifying(tokens, address, links, settled=asked.settled))
     return Notifying(tasks, links)
 
 

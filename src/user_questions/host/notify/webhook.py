@@ -29,7 +29,7 @@ import anyio
 
 from user_questions._version import __version__
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.gate.people import new_token
+from user_questions.host.gate.tokens import new_token
 from user_questions.host.notify.events import HostEvent
 from user_questions.host.notify.notifier import QUEUE_CAPACITY, Notifier
 from user_questions.host.stores import Store
