@@ -77,7 +77,12 @@ def settle(
         host.base.replace("http", "ws", 1) + "/ws/ask", additional_headers=host.auth
     ) as asker:
         for rpc_id in rpc_ids:
-            frame = {"type": "ask", "rpcId": rpc_id, "sessionId": session, "questions": questions}
+            frame: dict[str, Any] = {
+                "type": "ask",
+                "rpcId": rpc_id,
+                "sessionId": session,
+                "questions": questions,
+            }
             frame |= {} if origin is None else {"origin": origin}
             frame |= {} if approval is None else {"approval": approval}
             asker.send(json.dumps(frame))
