@@ -128,6 +128,8 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
     "host.hub": {
         "_timetable": 0,
         "_pages": 0,
+        "_events": 0,
+        "_following": 0,
         "_requests": 1,
         "_checks": 2,
         "_intake": 3,

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
 import pytest
 from starlette.testclient import TestClient
 
+from tests.clock import WAIT, Ended, ManualClock
 from tests.host.conftest import StoreFactory
 from user_questions.approvals import approval_question
 from user_questions.errors import ErrorCode, UserQuestionError
@@ -29,13 +30,15 @@ pytestmark = pytest.mark.anyio
 CARD = approval_question("Bash", {"command": "make deploy"}, agent="Codex")
 
 
-async def settled_soon(store: Store, rpc_id: str, seconds: float = 5.0) -> StoredQuestion:
-    for _ in range(int(seconds / 0.05)):
-        record = await store.get(rpc_id)
-        if record is not None and not record.pending:
-            return record
-        await anyio.sleep(0.05)
-    pytest.fail(f"{rpc_id} still pending after {seconds} s")
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+async def stored(store: Store, rpc_id: str) -> StoredQuestion:
+    record = await store.get(rpc_id)
+    assert record is not None
+    return record
 
 
 def timed_out_by_its_deadline(record: StoredQuestion) -> None:
@@ -46,46 +49,60 @@ def timed_out_by_its_deadline(record: StoredQuestion) -> None:
     assert record.settled_at >= record.deadline_at
 
 
-async def test_a_request_pending_at_its_deadline_times_out(store: Store) -> None:
+async def test_a_request_pending_at_its_deadline_times_out(
+    store: Store, clock: ManualClock
+) -> None:
     heard: list[StoredQuestion] = []
-    async with Hub(store) as hub:
-        record, _ = await hub.submit("r1", "s", [CARD], watcher=heard.append, deadline=0.3)
+    async with Hub(store, clock=clock) as hub:
+        ended = Ended(hub)
+        record, _ = await hub.submit("r1", "s", [CARD], watcher=heard.append, deadline=30)
         assert record.pending
-        assert record.deadline_at is not None
+        assert record.deadline_at == record.asked_at + timedelta(seconds=30)
         _answered, _ = await hub.submit("r2", "s", [CARD], deadline=60)
-        timed_out_by_its_deadline(await settled_soon(store, "r1"))
+        await clock.advance(29)
+        assert ended.told == []  # not before its deadline
+        await clock.advance(1)
+        await ended.at_least(1)
+        timed_out_by_its_deadline(await stored(store, "r1"))
         assert [r.outcome for r in heard] == [Outcome.TIMED_OUT]
-        assert hub.pending_count == 1  # r2's deadline is far off
-        later = await store.get("r2")
-        assert later is not None
-        assert later.pending
+        assert hub.pending_count == 1  # r2's deadline is further off
+        assert (await stored(store, "r2")).pending
 
 
 async def test_a_deadline_that_passed_while_the_host_was_down_ends_it_at_start(
-    make_store: StoreFactory,
+    make_store: StoreFactory, clock: ManualClock
 ) -> None:
-    async with make_store() as store, Hub(store) as hub:
-        await hub.submit("r1", "s", [CARD], deadline=0.5)
-    await anyio.sleep(0.7)  # the host is down when the deadline passes
+    async with make_store() as store, Hub(store, clock=clock) as hub:
+        await hub.submit("r1", "s", [CARD], deadline=30)
+    await clock.advance(31)  # the host is down when the deadline passes
     started = datetime.now(UTC)
-    async with make_store() as store, Hub(store):
-        record = await settled_soon(store, "r1")
+    async with make_store() as store:
+        hub = Hub(store, clock=clock)
+        ended = Ended(hub)
+        async with hub:
+            await ended.at_least(1)
+        record = await stored(store, "r1")
     timed_out_by_its_deadline(record)
     assert record.settled_at is not None
     assert record.settled_at >= started
 
 
 async def test_another_node_times_it_out_when_the_node_that_stored_it_is_gone(
-    make_store: StoreFactory, tells_changes: bool
+    make_store: StoreFactory, tells_changes: bool, clock: ManualClock
 ) -> None:
     if not tells_changes:
         pytest.skip("one host per SQLite file: the restart test covers it")
-    async with make_store() as other, Hub(other) as survivor:
-        async with make_store() as first, Hub(first) as doomed:
-            await doomed.submit("r1", "s", [CARD], deadline=0.6)
-        # The first node is gone mid-wait; the survivor heard of the request and ends it.
-        record = await settled_soon(other, "r1")
-        timed_out_by_its_deadline(record)
+    async with make_store() as other, Hub(other, clock=clock) as survivor:
+        ended = Ended(survivor)
+        page = survivor.subscribe()
+        async with make_store() as first, Hub(first, clock=clock) as doomed:
+            await doomed.submit("r1", "s", [CARD], deadline=30)
+            with anyio.fail_after(WAIT):
+                await page.frames.receive()  # the survivor heard of the request
+        # The first node is gone mid-wait; the survivor ends the request at its deadline.
+        await clock.advance(30)
+        await ended.at_least(1)
+        timed_out_by_its_deadline(await stored(other, "r1"))
         assert survivor.pending_count == 0
 
 

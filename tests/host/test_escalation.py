@@ -5,13 +5,14 @@ each step."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import timedelta
 from pathlib import Path
 
 import anyio
 import pytest
 from starlette.testclient import TestClient
 
+from tests.clock import WAIT, Heard, ManualClock
 from tests.host.conftest import StoreFactory
 from user_questions.approvals import approval_question
 from user_questions.errors import ErrorCode, UserQuestionError
@@ -30,22 +31,11 @@ pytestmark = pytest.mark.anyio
 CARD = approval_question("Bash", {"command": "make deploy"}, agent="Codex")
 BOB = Identity("bob", "h-bob", Role.PERSON)
 ONCALL = Identity("carol", "h-carol", Role.PERSON, groups=("oncall",))
-Routed = list[tuple[str, tuple[str, ...]]]
 
 
-def listen(hub: Hub) -> Routed:
-    """What `hub` tells its routed listeners: (rpcId, whom)."""
-    heard: Routed = []
-    hub.on_routed(lambda record, whom: heard.append((record.rpc_id, whom)))
-    return heard
-
-
-async def routed_soon(heard: Routed, count: int = 1, seconds: float = 5.0) -> None:
-    for _ in range(int(seconds / 0.05)):
-        if len(heard) >= count:
-            return
-        await anyio.sleep(0.05)
-    pytest.fail(f"routed {len(heard)} times, not {count}, in {seconds} s")
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
 
 
 async def stored(store: Store, rpc_id: str) -> StoredQuestion:
@@ -54,116 +44,138 @@ async def stored(store: Store, rpc_id: str) -> StoredQuestion:
     return record
 
 
-async def test_a_step_routes_a_pending_request_to_its_target_and_not_before(store: Store) -> None:
-    async with Hub(store) as hub:
-        heard = listen(hub)
+async def test_a_step_routes_a_pending_request_to_its_target_and_not_before(
+    store: Store, clock: ManualClock
+) -> None:
+    async with Hub(store, clock=clock) as hub:
+        heard = Heard(hub)
         bobs_page = hub.subscribe(lambda record: sees(BOB, record))
         asked, _ = await hub.submit(
             "r1", "s", [CARD], audience=("alice",), escalate=(Escalation(1, "bob"),)
         )
         assert not sees(BOB, asked)
         assert bobs_page.snapshot == []
-        await anyio.sleep(0.6)  # before the step: bob sees nothing
-        assert heard == []
+        await clock.advance(0.9)  # before the step: bob sees nothing
+        assert heard.told == []
         assert not sees(BOB, await stored(store, "r1"))
         assert hub.pending_frames(lambda record: sees(BOB, record)) == []
 
-        await routed_soon(heard)
-        assert heard == [("r1", ("bob",))]
+        await clock.advance(0.1)
+        await heard.at_least(1)
+        assert heard.told == [("r1", ("bob",))]
         record = await stored(store, "r1")
         assert record.pending
         assert record.audience == ("alice", "bob")
         assert record.escalated == 1
         assert sees(BOB, record)
-        with anyio.fail_after(1):
+        with anyio.fail_after(WAIT):
             pushed = await bobs_page.frames.receive()  # his page got it the moment it was routed
         assert '"rpcId":"r1"' in pushed
         assert len(hub.pending_frames(lambda r: sees(BOB, r))) == 1
 
 
-async def test_steps_fire_in_order_and_a_group_target_joins_the_audience(store: Store) -> None:
+async def test_steps_fire_in_order_and_a_group_target_joins_the_audience(
+    store: Store, clock: ManualClock
+) -> None:
     steps = (parse_escalation("1s:@oncall"), parse_escalation("2s:bob"))
-    async with Hub(store) as hub:
-        heard = listen(hub)
+    async with Hub(store, clock=clock) as hub:
+        heard = Heard(hub)
         await hub.submit("r1", "s", [CARD], audience=("alice",), escalate=steps)
-        await routed_soon(heard, 2)
-        assert heard == [("r1", ("@oncall",)), ("r1", ("bob",))]
+        await clock.advance(1)
+        await heard.at_least(1)
+        assert heard.told == [("r1", ("@oncall",))]  # the second step is not due yet
+        await clock.advance(1)
+        await heard.at_least(2)
+        assert heard.told == [("r1", ("@oncall",)), ("r1", ("bob",))]
         record = await stored(store, "r1")
         assert record.audience == ("alice", "@oncall", "bob")
         assert sees(ONCALL, record)
-        await anyio.sleep(0.5)
-        assert len(heard) == 2  # each step fires once
+        await clock.advance(60)
+        assert len(heard.told) == 2  # each step fires once
 
 
 async def test_a_request_routed_to_everyone_stays_so_and_its_target_is_still_told(
-    store: Store,
+    store: Store, clock: ManualClock
 ) -> None:
-    async with Hub(store) as hub:
-        heard = listen(hub)
+    async with Hub(store, clock=clock) as hub:
+        heard = Heard(hub)
         await hub.submit("r1", "s", [CARD], escalate=(Escalation(1, "bob"),))
-        await routed_soon(heard)
-        assert heard == [("r1", ("bob",))]
+        await clock.advance(1)
+        await heard.at_least(1)
+        assert heard.told == [("r1", ("bob",))]
         assert (await stored(store, "r1")).audience == ()
 
 
-async def test_its_audience_is_reminded_every_period_while_it_is_pending(store: Store) -> None:
-    async with Hub(store) as hub:
-        heard = listen(hub)
-        started = datetime.now(UTC)
-        await hub.submit("r1", "s", [CARD], audience=("alice", "@ops"), remind=1)
-        await routed_soon(heard, 2)
-        assert heard == [("r1", ("alice", "@ops")), ("r1", ("alice", "@ops"))]
-        assert (datetime.now(UTC) - started).total_seconds() >= 2
-        reminded = (await stored(store, "r1")).reminded_at
-        assert reminded is not None
+async def test_its_audience_is_reminded_every_period_while_it_is_pending(
+    store: Store, clock: ManualClock
+) -> None:
+    async with Hub(store, clock=clock) as hub:
+        heard = Heard(hub)
+        asked, _ = await hub.submit("r1", "s", [CARD], audience=("alice", "@ops"), remind=60)
+        await clock.advance(59)
+        assert heard.told == []  # not before its period
+        await clock.advance(1)
+        await heard.at_least(1)
+        await clock.advance(60)
+        await heard.at_least(2)
+        assert heard.told == [("r1", ("alice", "@ops")), ("r1", ("alice", "@ops"))]
+        assert (await stored(store, "r1")).reminded_at == asked.asked_at + timedelta(seconds=120)
         await hub.withdraw("r1", via=Surface.API)
-        count = len(heard)
-        await anyio.sleep(1.3)
-        assert len(heard) == count  # a settled request is reminded of no more
+        await clock.advance(600)
+        assert len(heard.told) == 2  # a settled request is reminded of no more
 
 
-async def test_a_step_due_while_the_host_was_down_fires_at_start(make_store: StoreFactory) -> None:
-    async with make_store() as store, Hub(store) as hub:
+async def test_a_step_due_while_the_host_was_down_fires_at_start(
+    make_store: StoreFactory, clock: ManualClock
+) -> None:
+    async with make_store() as store, Hub(store, clock=clock) as hub:
         await hub.submit(
             "r1", "s", [CARD], audience=("alice",), escalate=(Escalation(1, "bob"),), remind=60
         )
-    await anyio.sleep(1.2)  # the host is down when the step is due
-    async with make_store() as store, Hub(store) as hub:
-        heard = listen(hub)
-        await routed_soon(heard)
-        assert heard == [("r1", ("bob",))]
-        record = await stored(store, "r1")
-        assert record.audience == ("alice", "bob")
-        assert record.remind == 60  # kept with the request
-        assert len(hub.pending_frames(lambda r: sees(BOB, r))) == 1
+    await clock.advance(1.2)  # the host is down when the step is due
+    async with make_store() as store:
+        hub = Hub(store, clock=clock)
+        heard = Heard(hub)  # before it starts: the step is due at once
+        async with hub:
+            await heard.at_least(1)
+            assert heard.told == [("r1", ("bob",))]
+            record = await stored(store, "r1")
+            assert record.audience == ("alice", "bob")
+            assert record.remind == 60  # kept with the request
+            assert len(hub.pending_frames(lambda r: sees(BOB, r))) == 1
 
 
 async def test_of_two_nodes_one_fires_each_step_and_both_show_it_to_the_target(
-    make_store: StoreFactory, tells_changes: bool
+    make_store: StoreFactory, tells_changes: bool, clock: ManualClock
 ) -> None:
     if not tells_changes:
         pytest.skip("one host per SQLite file: the restart test covers it")
-    async with make_store() as one, make_store() as two, Hub(one) as first, Hub(two) as second:
-        heard: Routed = []
-        for hub in (first, second):
-            hub.on_routed(lambda record, whom: heard.append((record.rpc_id, whom)))
+    async with (
+        make_store() as one,
+        make_store() as two,
+        Hub(one, clock=clock) as first,
+        Hub(two, clock=clock) as second,
+    ):
+        heard = Heard(first, second)
+        seconds_page = second.subscribe()
         seconds_bob = second.subscribe(lambda record: sees(BOB, record))
         await first.submit(
             "r1", "s", [CARD], audience=("alice",), escalate=(Escalation(1, "bob"),), remind=1
         )
-        await anyio.sleep(0.3)
-        assert second.pending_count == 1
-        await routed_soon(heard, 1)
-        await anyio.sleep(1.5)  # both had the step timed; a reminder is due as well
-        fired = [h for h in heard if h[1] == ("bob",)]
-        assert fired == [("r1", ("bob",))]  # exactly one node fired the step
-        with anyio.fail_after(2):
+        with anyio.fail_after(WAIT):
+            await seconds_page.frames.receive()  # the other node has it pending
+        await clock.advance(1)  # the step and the first reminder are due on both nodes
+        await heard.at_least(2)
+        await clock.advance(1)  # the second reminder
+        await heard.at_least(3)
+        with anyio.fail_after(WAIT):
             pushed = await seconds_bob.frames.receive()  # the other node's page heard it
         assert '"rpcId":"r1"' in pushed
         for hub in (first, second):
             assert len(hub.pending_frames(lambda r: sees(BOB, r))) == 1
-        reminders = [h for h in heard if h[1] != ("bob",)]
-        assert 1 <= len(reminders) <= 2  # about 2.8 s pending, reminded every 1 s, once each
+        assert [whom for _, whom in heard.told].count(("bob",)) == 1  # one node fired the step
+        reminders = [whom for _, whom in heard.told if whom != ("bob",)]
+        assert reminders == [("alice", "bob")] * 2  # one node fired each reminder, once
 
 
 async def test_an_askers_token_keeps_its_steps_and_reminders_and_only_an_asker_has_them(

@@ -31,7 +31,7 @@ LIMIT = 0.6
 """`unreachable_limit`: how long a host may give nothing useful."""
 DECIDE = 1.2
 """The decision's own deadline (`question_timeout`, `decision_timeout`)."""
-MARGIN = 1.0
+MARGIN = 2.0
 """Seconds for the event loop and a loaded machine."""
 AT_ONCE = 2 * CONNECT + MARGIN
 UNREACHABLE = LIMIT + BACKOFF_MAX + 2 * CONNECT + MARGIN

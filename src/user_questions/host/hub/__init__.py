@@ -31,9 +31,11 @@ This module is the front door (`Hub` and what its callers name); the modules beh
 first (each imports only from its own level or a lower one; `tests/test_layers.py` checks it,
 and that this map names each at its level):
 
-    0 _timetable, _pages        when each request's deadline, escalation step and reminder is
-                                due, on a `Clock`; the page fan-out (`PageSubscription`), which
-                                sends each frame to the pages it concerns
+    0 _timetable, _pages,       when each request's deadline, escalation step and reminder is
+      _events, _following       due, on a `Clock`; the page fan-out (`PageSubscription`), which
+                                sends each frame to the pages it concerns; what the hub tells
+                                its listeners; following the store (`StoreFollower`), which
+                                re-reads what other hosts changed
     1 _requests                 who asked what under which id; the cache of the pending and
                                 the recently settled requests, and what applying a record changed
     2 _checks                   the request checks: what an ask and a response must be, and the
@@ -44,13 +46,8 @@ and that this map names each at its level):
                                 inbox applies them (`rules.InboxRules`)
 """
 
-from user_questions.host.hub._hub import (
-    MAX_PENDING,
-    EventListener,
-    HostTask,
-    Hub,
-    RoutedListener,
-)
+from user_questions.host.hub._events import EventListener, RoutedListener
+from user_questions.host.hub._hub import MAX_PENDING, HostTask, Hub
 from user_questions.host.hub._intake import RENDER_WORKERS
 from user_questions.host.hub._pages import MAX_CLIENT_BACKLOG, PageSubscription, Sees
 from user_questions.host.hub._requests import Watcher

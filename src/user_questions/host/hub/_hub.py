@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import math
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any
 
@@ -35,6 +34,8 @@ from user_questions.host.hub._checks import (
     not_pending,
     settlement_of,
 )
+from user_questions.host.hub._events import EventListener, RoutedListener
+from user_questions.host.hub._following import StoreFollower
 from user_questions.host.hub._intake import Intake, Timing
 from user_questions.host.hub._pages import Pages, PageSubscription, Sees
 from user_questions.host.hub._requests import (
@@ -58,18 +59,11 @@ from user_questions.host.stores import (
     StoredQuestion,
     pending_record,
 )
-from user_questions.host.stores.collector import collector_paused
 from user_questions.host.telemetry.metrics import HostMetrics
 from user_questions.outcomes import Outcome, Surface
 from user_questions.types import AskUserQuestionItem
 
-__all__ = [
-    "MAX_PENDING",
-    "EventListener",
-    "HostTask",
-    "Hub",
-    "RoutedListener",
-]
+__all__ = ["MAX_PENDING", "HostTask", "Hub"]
 
 logger = logging.getLogger("user_questions.host")
 
@@ -78,13 +72,6 @@ MAX_PENDING = 50_000
 _DEADLINE_NOTE = "its asker's deadline passed"
 """The note of a request its deadline ended."""
 
-RoutedListener = Callable[[StoredQuestion, tuple[str, ...]], None]
-"""Told, on the event loop, that this host has just routed a pending request to people again:
-the target an escalation step added, or its whole audience for a reminder (empty: everyone).
-Of the hosts sharing a store only the one whose step or reminder won tells."""
-EventListener = Callable[[StoredQuestion], None]
-"""Told, on the event loop, of a request this host has just committed as new (pending) or as
-settled; it must not block (a notifier only enqueues)."""
 HostTask = Callable[["Hub"], Coroutine[Any, Any, None]]
 """Work run beside the host for as long as it serves, such as an in-process agent or the
 notifiers (`create_app(tasks=...)`)."""
@@ -95,9 +82,9 @@ class Hub(AsyncLifetime):
 
     `metrics` counts what the hub commits (a new `HostMetrics` by default); the host's
     connections and notifiers report to it too, and `GET /metrics` renders it. `rules` settle
-    approval requests before anyone sees them; `tokens` say who may make the rule an answer
-    asks for (`None`: whoever answers in this process). `clock` times requests and their
-    deadlines, steps and reminders (the real time by default).
+    approval requests before anyone sees them (`None`: none); `tokens` say who may make the
+    rule an answer asks for (`roles.rule_refusal`; `None`: whoever answers in this process).
+    `clock` times requests and their deadlines, steps and reminders (the real time by default).
     """
 
     def __init__(
@@ -111,10 +98,7 @@ class Hub(AsyncLifetime):
     ) -> None:
         self.store = store
         self.rules = rules
-        """The rules that settle approval requests before anyone sees them; `None`: none."""
         self.tokens = tokens
-        """Who may answer: a rule a winning answer asks for is made only when the person who
-        answered may make it (`roles.rule_refusal`); `None`: everyone in this process may."""
         self.metrics = metrics or HostMetrics()
         self._requests = Requests()
         self.metrics.watch_pending(lambda: len(self._requests), self._requests.oldest_asked)
@@ -123,7 +107,7 @@ class Hub(AsyncLifetime):
         refusal = None if tokens is None else functools.partial(maker_refusal, tokens)
         self._rules = InboxRules(rules, refusal)
         self._intake = Intake(self._rules, self._timers.clock)
-        self._changes_in, self._changes = anyio.create_memory_object_stream[str | None](math.inf)
+        self._store_follower = StoreFollower(store, self._apply)
         self._shown = ShownRecorder(store)
         self._listeners: Listeners[[StoredQuestion]] = Listeners(
             logger, lambda record: f"an event listener raised on question {record.rpc_id}"
@@ -136,15 +120,11 @@ class Hub(AsyncLifetime):
         return f"<Hub {len(self._requests)} pending>"
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
-        stack.callback(self._changes.close)
-        stack.callback(self._changes_in.close)
-        # Heard before the first read: a change another host commits from now on is queued
-        # until `_follow_store` runs, and one committed before is in the read.
-        stack.callback(self.store.on_change(self._changes_in.send_nowait))
-        await self._load()
+        self._store_follower.listen(stack)
+        await self._store_follower.load()
         stack.callback(self._shown.close)
         following = await stack.enter_async_context(anyio.create_task_group())
-        following.start_soon(self._follow_store)
+        following.start_soon(self._store_follower.follow, self._requests.ids)
         following.start_soon(self._shown.run)
         following.start_soon(self._timers.run, self._time_out, self._route)
         stack.callback(following.cancel_scope.cancel)
@@ -157,9 +137,8 @@ class Hub(AsyncLifetime):
         return len(self._requests)
 
     def pending_frames(self, sees: Sees | None = None) -> list[str]:
-        """The `question/requested` frame of every pending request `sees` accepts, oldest
-        first. Reading them records nothing: whoever shows them to a person calls
-        `record_shown()`."""
+        """The `question/requested` frame of every pending request `sees` accepts, oldest first
+        (recording nothing: whoever shows them to a person calls `record_shown()`)."""
         return [entry.frame for entry in self._seen(sees)]
 
     def own_frames(self, sees: Sees) -> list[str]:
@@ -167,13 +146,12 @@ class Hub(AsyncLifetime):
         return [
             entry.frame
             if entry.record.asker_rpc_id is None
-            else requested_frame(entry.record, self._rules.offer(entry.record), own=True)
+            else self._requested_frame(entry.record, own=True)
             for entry in self._seen(sees)
         ]
 
     def record_shown(self, sees: Sees | None = None) -> None:
-        """Record (in the background) that every pending request `sees` accepts has just been
-        shown; one shown before keeps its first time."""
+        """Record in the background that each pending request `sees` accepts was just shown."""
         self._show(self._seen(sees))
 
     def on_event(self, listener: EventListener) -> Disposer:
@@ -206,31 +184,25 @@ class Hub(AsyncLifetime):
         escalate: Sequence[Escalation] = (),
         remind: int | None = None,
     ) -> tuple[StoredQuestion, Disposer]:
-        """Store and show a request, or re-attach to the one this asker asked with this rpcId;
-        `asked_by` is the person whose token the asker presented, `origin` where the asker says
-        it comes from and `audience` whom it is routed to (both kept from the first submission:
-        a re-attachment does not change them). Each asking token has rpcIds of its own: one
-        another token asked with first is kept under another (`StoredQuestion.asker_rpc_id`),
-        so no answer tells an asker that another's request exists. `approval` says what an
-        approval card approves: the host writes the card a person sees from it
-        (`_hooks.approval_card.host_card_fields`), and a new one a rule decides is settled by it
-        (`via` `rule`, `by` `rule:<id>`) before any page or notifier hears of it.
-        `deadline` (seconds, the asker token's) ends it as `timed-out` if still pending then,
-        on whichever host sharing the store gets there first (the store's settle decides).
-        `escalate` (the asker token's steps) routes it to each step's target as well once it
-        has been pending that long, and `remind` (seconds) reminds its audience every so often
-        while it is pending; the store decides which host fires each.
+        """Store and show a request, or re-attach to the one this asker asked with this rpcId.
 
-        Returns the request as it is now and a function that stops `watcher`. When the request
-        is pending, `watcher` is called once it settles; when it has already settled (answered
-        while its asker was away), the record says how and `watcher` is never called.
+        `asked_by` is the asker's token, `origin` where it says it comes from, `audience` whom
+        it is routed to (kept from the first submission). Each token has rpcIds of its own
+        (`StoredQuestion.asker_rpc_id`), so no answer tells an asker of another's request. The
+        host writes an approval's card from `approval`, and a rule may settle it before anyone
+        hears of it (`via` `rule`). `deadline`, `escalate` and `remind` (the asker token's) are
+        the request's timetable (`_timetable`): whichever host sharing the store gets there
+        first fires each.
+
+        Returns the request as it is now and a function that stops `watcher`, which is called
+        once a pending request settles (never for one that settled while its asker was away).
 
         Raises:
             UserQuestionError: `BAD_REQUEST` (an id too long or not text, an origin not text,
                 an rpcId this asker used for another request, an approval with more than one
-                question), `TOO_MANY_PENDING`, `REQUEST_TOO_LARGE` (its frame would not fit in
-                `MAX_FRAME_BYTES`), or the request checks of `ask()` (`EMPTY_QUESTIONS`,
-                `BAD_INTENT`, `BAD_QUESTION`, `TOO_MANY_QUESTIONS`, `LIMIT_EXCEEDED`).
+                question), `TOO_MANY_PENDING`, `REQUEST_TOO_LARGE`, or the request checks of
+                `ask()` (`EMPTY_QUESTIONS`, `BAD_INTENT`, `BAD_QUESTION`, `TOO_MANY_QUESTIONS`,
+                `LIMIT_EXCEEDED`).
         """
         questions = checked_ask(rpc_id, session_id, origin, questions, approval)
         asking = Asking(rpc_id, session_id, questions, asked_by, origin, audience, approval)
@@ -325,15 +297,10 @@ class Hub(AsyncLifetime):
         origin: Origin | None = None,
         audience: tuple[str, ...] = (),
     ) -> StoredQuestion | None:
-        """Settle a new approval request by the rules alone: the request as the rule that
-        decided it settled it, or `None` when no rule decides it, and nothing is stored (a
-        person must be asked: `submit`). The quick path of a hook that sits in front of every
-        tool call (`POST /api/decide`).
-
-        Raises:
-            UserQuestionError: as `submit` does, and `BAD_REQUEST` for an rpcId this asker
-                asked with already.
-        """
+        """Settle a new approval request by the rules alone (`POST /api/decide`, a hook's
+        quick path): the request as the rule settled it, or `None` with nothing stored (a
+        person must be asked: `submit`). Raises as `submit` does, and `BAD_REQUEST` for an
+        rpcId this asker asked with already."""
         questions = checked_ask(rpc_id, session_id, origin, questions, approval)
         asking = Asking(rpc_id, session_id, questions, asked_by, origin, audience, approval)
         verdict = await self._rules.verdict(approval, asked_by)
@@ -360,9 +327,8 @@ class Hub(AsyncLifetime):
     async def _settled_by_rule(
         self, asked: NewQuestion, settled: StoredQuestion, found: Match
     ) -> None:
-        """Report a request a rule settled as it was stored (it was never pending anywhere, so
-        no page or notifier ever heard of it): its ask and its settlement, and the uses of the
-        rules that decided it."""
+        """Report a request a rule settled (never pending anywhere, so no page or notifier
+        heard of it): its ask, its settlement, and the rules' uses."""
         self.metrics.committed(pending_record(asked))
         self._apply(settled)
         self._listeners.tell(settled)
@@ -399,7 +365,7 @@ class Hub(AsyncLifetime):
         entry = self._requests.pending(rpc_id)
         if entry is None and self._requests.settled(rpc_id) is None:
             # Not cached: another host may have stored it a moment ago.
-            await self._refresh(rpc_id)
+            await self._store_follower.refresh(rpc_id)
             entry = self._requests.pending(rpc_id)
         if entry is None or (sees is not None and not sees(entry.record)):
             return not_pending(f"no pending question has rpcId {quoted(rpc_id)}")
@@ -410,7 +376,7 @@ class Hub(AsyncLifetime):
             return Receipt(accepted=False, reason="bad-response", message=str(error))
         settled = await self.store.settle(rpc_id, settlement, pending=entry.record)
         if settled is None:
-            await self._refresh(rpc_id)
+            await self._store_follower.refresh(rpc_id)
             return not_pending(f"question {quoted(rpc_id)} was settled by another response first")
         self._apply(settled)
         self._listeners.tell(settled)
@@ -424,12 +390,12 @@ class Hub(AsyncLifetime):
         """Bring the cache, the timetable, the pages and the waiting askers up to `record`
         (pending: with its `question/requested` frame when the caller has serialised it
         already). Idempotent."""
-        applied = self._requests.apply(record, functools.partial(self._frame, frame))
+        applied = self._requests.apply(record, lambda new: frame or self._requested_frame(new))
         if applied is not None:
             self._announce(applied, record)
 
-    def _frame(self, given: str | None, record: StoredQuestion) -> str:
-        return given or requested_frame(record, self._rules.offer(record))
+    def _requested_frame(self, record: StoredQuestion, *, own: bool = False) -> str:
+        return requested_frame(record, self._rules.offer(record), own=own)
 
     def _announce(self, applied: Applied, record: StoredQuestion) -> None:
         entry = applied.entry
@@ -455,55 +421,17 @@ class Hub(AsyncLifetime):
         if fresh:
             self._shown.note(fresh)
 
-    async def _load(self) -> list[StoredQuestion]:
-        """Read every pending request from the store and `_apply` it (when the hub starts, and
-        when a shared store reconnects); the garbage collector is paused meanwhile (see
-        `stores/collector.py`), so that it scans the new records once, afterwards."""
-        with collector_paused():
-            pending = await self.store.pending()
-            for record in pending:
-                self._apply(record)
-        return pending
-
-    async def _refresh(self, rpc_id: str) -> None:
-        record = await self.store.get(rpc_id)
-        if record is not None:
-            self._apply(record)
-
-    async def _follow_store(self) -> None:
-        """Apply what other hosts changed, as the store reports it.
-
-        A failed re-read is logged, not fatal: a store that reconnects says `None` afterwards,
-        and the full re-read then catches up.
-        """
-        async for rpc_id in self._changes:
-            try:
-                if rpc_id is not None:
-                    await self._refresh(rpc_id)
-                else:
-                    await self._resync()
-            except UserQuestionError as error:
-                logger.warning("could not re-read the store after a change: %s", error)
-
-    async def _resync(self) -> None:
-        still = {record.rpc_id for record in await self._load()}
-        for gone in [entry.record.rpc_id for entry in self._requests]:
-            if gone not in still:
-                await self._refresh(gone)
-
     # -- the timetable ------------------------------------------------------------------------
 
     async def _time_out(self, rpc_id: str) -> None:
-        """End the request as `timed-out` (`via` `host`) if it is still pending: its deadline is
-        stored with it, so a restarted host (or any node) ends one that passed while it was
-        away at once; of several nodes, the store's settle lets one win."""
+        """End the request as `timed-out` (`via` `host`) if it is still pending; of several
+        nodes, the store's settle lets one win."""
         if self._requests.pending(rpc_id) is not None:
             await self.withdraw(rpc_id, via=Surface.HOST, reason="timed-out", note=_DEADLINE_NOTE)
 
     async def _route(self, rpc_id: str) -> None:
-        """Fire the request's escalation step or reminder that is due, if this host wins it (the
-        store's conditional update decides), and tell the routed listeners; a host that lost
-        reads the request back, with what the winner wrote."""
+        """Fire the request's step or reminder that is due if this host wins it (the store
+        decides) and tell the routed listeners; a host that lost reads back what won."""
         entry = self._requests.pending(rpc_id)
         if entry is None:
             return
@@ -512,7 +440,7 @@ class Hub(AsyncLifetime):
             return
         routed, whom = fired
         if routed is None:
-            await self._refresh(rpc_id)
+            await self._store_follower.refresh(rpc_id)
         else:
             logger.info("question %s routed again to %s", rpc_id, ", ".join(whom) or "everyone")
             self._apply(routed)

@@ -141,6 +141,10 @@ class Requests:
     def __len__(self) -> int:
         return len(self._pending)
 
+    def ids(self) -> list[str]:
+        """The rpcIds of the pending requests, oldest first."""
+        return [entry.record.rpc_id for entry in self]
+
     def __iter__(self) -> Iterator[Entry]:
         return iter(self._pending.values())
 
