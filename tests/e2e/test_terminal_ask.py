@@ -505,3 +505,40 @@ def test_sigterm_withdraws_the_prompt_and_leaves_the_terminal_clean(shell: PtyTe
         "$",
     ]
     assert not shell.screen.cursor.hidden
+
+
+def test_a_form_is_asked_field_by_field_with_its_default_filled_in(
+    spawn: type[PtyTerminal], tmp_path: Path
+) -> None:
+    form = {
+        "id": "deploy",
+        "question": "How should it deploy?",
+        "schema": {
+            "type": "object",
+            "properties": {
+                "replicas": {
+                    "type": "integer",
+                    "title": "Replicas",
+                    "minimum": 1,
+                    "maximum": 10,
+                    "default": 2,
+                },
+                "canary": {"type": "boolean", "title": "Canary first"},
+            },
+            "required": ["replicas"],
+        },
+    }
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"questions": [form]}), encoding="utf-8")
+    terminal = ask(spawn, "--request", str(request), "--json")
+    assert "› 2" in terminal.display  # the default, ready to send or change
+    assert "A whole number from 1 to 10." in terminal.display
+    terminal.send("\x7f" + "12" + ENTER)
+    terminal.wait_for("Must be at most 10.")
+    terminal.send("\x7f\x7f" + "5" + ENTER)
+    terminal.wait_for("Canary first")
+    terminal.send("1" + ENTER)
+    assert terminal.wait_exit() == 0
+    assert json.loads(lines(terminal)[-1]) == {
+        "answers": [{"id": "deploy", "selected": [], "value": {"replicas": 5, "canary": True}}]
+    }

@@ -83,7 +83,7 @@ class ChoiceState:
         )
         if ticked and not draft.skipped:
             state.cursor = min(ticked)
-        elif draft.custom and not draft.skipped:
+        elif draft.custom and not draft.skipped and state.rows:
             state.cursor = state.rows.index(RowKind.OTHER)
         else:
             state.cursor = view.initial
