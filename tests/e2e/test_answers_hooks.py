@@ -32,13 +32,24 @@ def output(hook: subprocess.Popen[str]) -> dict[str, Any]:
     return printed
 
 
+def hook_asking(
+    host: HostProcess, hooks: list[subprocess.Popen[str]], folder: Path, client: str
+) -> tuple[subprocess.Popen[str], dict[str, Any], str]:
+    """The real `uq hook CLIENT` asking about the fixture's Bash call: the process, its card as
+    the host lists it, and the event."""
+    event = fixture_text(
+        "claude_code" if client == "claude" else "codex", "permission_request_bash"
+    )
+    asking = start_hook([UQ, "hook", client, "--url", host.asker_url], event, folder)
+    hooks.append(asking)
+    (card,) = host.wait_pending(1)
+    return asking, card, event
+
+
 def test_claude_code_gets_the_call_as_the_person_changed_it(
     host: HostProcess, hooks: list[subprocess.Popen[str]], tmp_path: Path
 ) -> None:
-    event = fixture_text("claude_code", "permission_request_bash")
-    asking = start_hook([UQ, "hook", "claude", "--url", host.asker_url], event, tmp_path)
-    hooks.append(asking)
-    (card,) = host.wait_pending(1)
+    asking, card, event = hook_asking(host, hooks, tmp_path, "claude")
     original = json.loads(event)["tool_input"]
     assert card["approval"]["input"] == original
     assert card["approval"]["editable"] is True
@@ -66,10 +77,7 @@ def test_claude_code_gets_the_call_as_the_person_changed_it(
 def test_claude_code_reads_a_note_beside_a_denial_in_the_message(
     host: HostProcess, hooks: list[subprocess.Popen[str]], tmp_path: Path
 ) -> None:
-    event = fixture_text("claude_code", "permission_request_bash")
-    asking = start_hook([UQ, "hook", "claude", "--url", host.asker_url], event, tmp_path)
-    hooks.append(asking)
-    (card,) = host.wait_pending(1)
+    asking, card, _ = hook_asking(host, hooks, tmp_path, "claude")
     too_long = respond(host, card, selected=["Deny"], note="x" * 4001)
     assert too_long["accepted"] is False
     assert "note is 4001 characters long" in too_long["message"]
@@ -83,10 +91,7 @@ def test_claude_code_reads_a_note_beside_a_denial_in_the_message(
 def test_a_codex_call_cannot_be_changed_and_a_note_reaches_codex(
     host: HostProcess, hooks: list[subprocess.Popen[str]], tmp_path: Path
 ) -> None:
-    event = fixture_text("codex", "permission_request_bash")
-    asking = start_hook([UQ, "hook", "codex", "--url", host.asker_url], event, tmp_path)
-    hooks.append(asking)
-    (card,) = host.wait_pending(1)
+    asking, card, _ = hook_asking(host, hooks, tmp_path, "codex")
     assert "editable" not in card["approval"]
     refused = respond(host, card, selected=["Allow"], edited={"command": "make"})
     assert refused["accepted"] is False
