@@ -69,7 +69,14 @@ HOST_LEVELS: dict[str, int] = {
 # package; `__init__` is the room's package module itself.
 ROOM_LEVELS: dict[str, dict[str, int]] = {
     "_lifecycle": {"__init__": 0, "disposer": 0, "lifetime": 0, "listeners": 1},
-    "_reading": {"__init__": 0, "text": 0, "json_reader": 1, "json_schema": 2, "wire": 2},
+    "_reading": {
+        "__init__": 0,
+        "text": 0,
+        "json_reader": 1,
+        "json_schema": 2,
+        "wire": 2,
+        "forms": 3,
+    },
     "_hooks": {
         "__init__": 0,
         "approval_card": 0,

@@ -294,6 +294,7 @@ PINNED: dict[str, list[str]] = {
         "DECISION_TIMEOUT",
         "DENY",
         "MAX_SHOWN_CHARACTERS",
+        "allowed_note",
         "approval_decision",
         "approval_of",
         "approval_question",

@@ -324,3 +324,18 @@ async def test_openai_export_of_ask_user_question_is_strict_and_answers_with_nul
     }
     result = await tools_ctx.tools.execute("ask_user_question", strict_style)
     assert result.text == '{"answers":[{"id":"a","selected":[],"custom":"yes"}]}'
+
+
+async def test_a_note_beside_the_choice_reaches_the_model_in_the_result(
+    tools_ctx: Context,
+) -> None:
+    tools_ctx.user_questions.register_provider(
+        ScriptedProvider({"pkg": {"selected": ["pnpm"], "note": "and pin the version"}})
+    )
+    result = await tools_ctx.tools.execute(
+        "ask_user_question",
+        {"questions": [{"id": "pkg", "question": "Which?", "options": [{"label": "pnpm"}]}]},
+    )
+    assert result.text == (
+        '{"answers":[{"id":"pkg","selected":["pnpm"],"note":"and pin the version"}]}'
+    )

@@ -12,17 +12,23 @@ Every check is linear in the size of the request.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+from user_questions._hooks.approval_card import ALLOW
+from user_questions._reading.forms import schema_problem, schema_texts, value_problem
+from user_questions._reading.json_reader import path_text
 from user_questions._reading.text import text_problem
 from user_questions.abort import AbortSignal, is_timeout
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.frames import MAX_ID_LENGTH
+from user_questions.frames import MAX_ID_LENGTH, Approval
 from user_questions.limits import (
+    MAX_ANSWER_NOTE_LENGTH,
     MAX_CUSTOM_LENGTH,
     MAX_DESCRIPTION_LENGTH,
     MAX_DETAIL_LENGTH,
+    MAX_EDITED_LENGTH,
+    MAX_FORM_FIELDS,
     MAX_HEADER_LENGTH,
     MAX_LABEL_LENGTH,
     MAX_OPTIONS_PER_QUESTION,
@@ -89,6 +95,7 @@ def check_request(
     _check_intents(questions)
     _check_unique(questions)
     check_limits(questions)
+    _check_forms(questions)
 
 
 def _check_caller(agent: Agent, agents: AgentRegistry | None) -> None:
@@ -143,6 +150,25 @@ def _check_unique(questions: Sequence[AskUserQuestionItem]) -> None:
             )
 
 
+def _check_forms(questions: Sequence[AskUserQuestionItem]) -> None:
+    """A question's form is one `_reading.forms` can ask, and a question has options or a form."""
+    for question in questions:
+        if question.schema_ is None:
+            continue
+        if question.options:
+            raise UserQuestionError(
+                f"question {question.id} has both options and a schema; a question has "
+                "options, a schema, or neither",
+                ErrorCode.BAD_QUESTION,
+            )
+        problem = schema_problem(question.schema_)
+        if problem is not None:
+            raise UserQuestionError(
+                f"question {question.id} asks for a form this package cannot ask: {problem}",
+                ErrorCode.BAD_QUESTION,
+            )
+
+
 def _first_repeated(values: Iterable[str]) -> str | None:
     """The first value that appeared before it, in one pass."""
     seen: set[str] = set()
@@ -172,6 +198,13 @@ def check_limits(questions: Sequence[AskUserQuestionItem]) -> None:
             raise UserQuestionError(
                 f'property "questions[{index}].options" holds {len(options)} options; '
                 f"at most {MAX_OPTIONS_PER_QUESTION} are allowed",
+                ErrorCode.LIMIT_EXCEEDED,
+            )
+        fields = _form_properties(question)
+        if len(fields) > MAX_FORM_FIELDS:
+            raise UserQuestionError(
+                f'property "questions[{index}].schema.properties" holds {len(fields)} fields; '
+                f"at most {MAX_FORM_FIELDS} are allowed",
                 ErrorCode.LIMIT_EXCEEDED,
             )
         for name, option, text, limit in _texts(question):
@@ -215,17 +248,28 @@ def _texts(question: AskUserQuestionItem) -> Iterator[tuple[str, int | None, str
             yield "description", index, option.description, MAX_DESCRIPTION_LENGTH
     if question.intent is not None:
         yield "intent.approve", None, question.intent.approve, MAX_LABEL_LENGTH
+    if question.schema_ is not None:
+        for where, text, limit in schema_texts(question.schema_):
+            yield where, None, text, limit
+
+
+def _form_properties(question: AskUserQuestionItem) -> Mapping[str, Any]:
+    properties = None if question.schema_ is None else question.schema_.get("properties")
+    return properties if isinstance(properties, Mapping) else {}
 
 
 def _bad_answer(problem: str) -> UserQuestionError:
     return UserQuestionError(f"provider answer {problem}", ErrorCode.BAD_ANSWER)
 
 
-def check_answer(questions: Sequence[AskUserQuestionItem], answer: object) -> AskUserQuestionAnswer:
+def check_answer(
+    questions: Sequence[AskUserQuestionItem], answer: object, approval: Approval | None = None
+) -> AskUserQuestionAnswer:
     """Check a provider's answer against its questions; return it with items in question order.
 
-    Multi-select labels are put in option order. Nothing else is changed: custom text is kept as
-    typed.
+    `approval` is what the request approves, when it is an approval card: only then, and only
+    when its agent takes a changed call, may the answer carry `edited`. Multi-select labels are
+    put in option order. Nothing else is changed: custom text and notes are kept as typed.
 
     Raises:
         UserQuestionError: `BAD_ANSWER`, naming the question and what is wrong.
@@ -248,32 +292,32 @@ def check_answer(questions: Sequence[AskUserQuestionItem], answer: object) -> As
         found = by_id.get(question.id)
         if found is None:
             raise _bad_answer(f"for question {question.id}: missing; answer every question once")
-        checked = _check_item(question, found)
+        checked = _check_item(question, found, approval)
         changed = changed or checked is not found or answer.answers[index] is not found
         items.append(checked)
     return AskUserQuestionAnswer(answers=items) if changed else answer
 
 
 def _check_item(
-    question: AskUserQuestionItem, item: AskUserQuestionAnswerItem
+    question: AskUserQuestionItem, item: AskUserQuestionAnswerItem, approval: Approval | None
 ) -> AskUserQuestionAnswerItem:
     selected, custom = item.selected, item.custom
     options = question.options or ()
-    if not selected and custom is None:
+    plain = item.note is None and item.value is None and item.edited is None
+    if plain and not selected and custom is None:
         return item
-    if len(selected) == 1 and custom is None and any(o.label == selected[0] for o in options):
+    if (
+        plain
+        and len(selected) == 1
+        and custom is None
+        and any(o.label == selected[0] for o in options)
+    ):
         return item  # the common case: one known label
     where = f"for question {question.id}"
-    if custom is not None and not custom.strip():
-        raise _bad_answer(f"{where}: custom text is blank; omit custom instead")
-    if custom is not None and len(custom) > MAX_CUSTOM_LENGTH:
-        raise _bad_answer(
-            f"{where}: custom text is {len(custom)} characters long; "
-            f"at most {MAX_CUSTOM_LENGTH} are allowed"
-        )
-    problem = None if custom is None else text_problem(custom)
-    if problem is not None:
-        raise _bad_answer(f"{where}: custom text {problem}")
+    _check_typed(where, "custom text", custom, MAX_CUSTOM_LENGTH)
+    _check_typed(where, "note", item.note, MAX_ANSWER_NOTE_LENGTH)
+    _check_value(question, item, where)
+    _check_edited(item, approval, where)
     if not selected:
         return item
     if not options:
@@ -297,3 +341,87 @@ def _check_item(
     if in_option_order == item.selected:
         return item
     return item.model_copy(update={"selected": in_option_order})
+
+
+def _check_typed(where: str, what: str, text: str | None, limit: int) -> None:
+    """Text a person typed (custom text, a note): not blank, within `limit`, text only."""
+    if text is None:
+        return
+    if not text.strip():
+        name = "custom" if what == "custom text" else what
+        raise _bad_answer(f"{where}: {what} is blank; omit {name} instead")
+    if len(text) > limit:
+        raise _bad_answer(
+            f"{where}: {what} is {len(text)} characters long; at most {limit} are allowed"
+        )
+    problem = text_problem(text)
+    if problem is not None:
+        raise _bad_answer(f"{where}: {what} {problem}")
+
+
+def _check_value(
+    question: AskUserQuestionItem, item: AskUserQuestionAnswerItem, where: str
+) -> None:
+    """A form is answered with its value (or skipped), and the value fits the form."""
+    schema = question.schema_
+    if schema is None:
+        if item.value is not None:
+            raise _bad_answer(f"{where}: the question asks for no form, so it takes no value")
+        return
+    if item.custom is not None:
+        raise _bad_answer(f"{where}: a form is answered with its value, not custom text")
+    if item.value is None:
+        return
+    problem = value_problem(schema, item.value)
+    if problem is not None:
+        raise _bad_answer(f"{where}: {problem}")
+
+
+def _check_edited(item: AskUserQuestionAnswerItem, approval: Approval | None, where: str) -> None:
+    """An edited call goes only with the approving option, on an approval whose agent takes a
+    changed call; it is the call's whole new input, a JSON object within `MAX_EDITED_LENGTH`,
+    holding text only, and not the call as it was."""
+    edited = item.edited
+    if edited is None:
+        return
+    if approval is None:
+        raise _bad_answer(f"{where}: edited goes with an approval card only")
+    if not approval.editable:
+        raise _bad_answer(
+            f"{where}: the agent cannot take a changed {approval.tool} call, so it cannot be edited"
+        )
+    if item.selected != [ALLOW] or item.custom is not None:
+        raise _bad_answer(f"{where}: edited goes with {quoted(ALLOW)}, the option that allows once")
+    text = json.dumps(edited, ensure_ascii=False, separators=(",", ":"))
+    if len(text) > MAX_EDITED_LENGTH:
+        raise _bad_answer(
+            f"{where}: the edited call is {len(text)} characters long as JSON; at most "
+            f"{MAX_EDITED_LENGTH} are allowed"
+        )
+    problem = _json_text_problem(edited, ("edited",))
+    if problem is not None:
+        raise _bad_answer(f"{where}: {problem}")
+    if edited == approval.input:
+        raise _bad_answer(f"{where}: the edited call is the call as asked; allow it without edited")
+
+
+def _json_text_problem(value: object, path: tuple[str | int, ...]) -> str | None:
+    """The first key or string inside `value` holding a NUL or a lone surrogate (no store keeps
+    one), named by its place."""
+    if isinstance(value, str):
+        problem = text_problem(value)
+        return None if problem is None else f"{path_text(path)} {problem}"
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            problem = text_problem(key) if isinstance(key, str) else None
+            if problem is not None:
+                return f"a key of {path_text(path)} {problem}"
+            found = _json_text_problem(inner, (*path, key))
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for index, inner in enumerate(value):
+            found = _json_text_problem(inner, (*path, index))
+            if found is not None:
+                return found
+    return None

@@ -10,9 +10,12 @@ The card shows what will run as the person needs to judge it: a shell command in
 `apply_patch`) as the patch, a file write as its content, a URL as text (never a live link), an
 MCP tool's arguments as JSON. Its options are `Allow`, `Deny` and, when the caller can remember the
 choice, `Allow and don't ask again`; text typed as "Other" denies the call and is the reason the
-agent reads. Anything but an explicit allow is a denial: a skipped card never runs the tool. The
-text itself is built in plain data (`_hooks.approval_card`), which `uq hook` sends without this
-module, and the answer is read in plain data too (`_hooks.settlement`), which `uq hook`'s quick path
+agent reads. A note beside any decision reaches the agent too (`denial_message`, `allowed_note`),
+and where the agent takes a changed call (`approval_of(..., editable=True)`) `Allow` may carry
+the call as the person changed it (`ApprovalDecision.edited`), which the agent runs instead.
+Anything but an explicit allow is a denial: a skipped card never runs the tool. The text itself
+is built in plain data (`_hooks.approval_card`), which `uq hook` sends without this module, and
+the answer is read in plain data too (`_hooks.settlement`), which `uq hook`'s quick path
 shares: every gate allows exactly the same answers.
 
 `DECISION_TIMEOUT` is how long a gate that asks on a card waits for the person when its caller
@@ -31,6 +34,7 @@ from user_questions._hooks.approval_card import (
     DENY,
     MAX_SHOWN_CHARACTERS,
     ApprovalDecision,
+    allowed_note,
     card_fields,
     decision_of,
     denial_message,
@@ -53,6 +57,7 @@ __all__ = [
     "DENY",
     "MAX_SHOWN_CHARACTERS",
     "ApprovalDecision",
+    "allowed_note",
     "approval_decision",
     "approval_of",
     "approval_question",
@@ -95,11 +100,15 @@ def approval_of(
     *,
     agent: str | None = None,
     cwd: str | None = None,
+    editable: bool = False,
 ) -> Approval:
     """What an approval card for this call approves, machine-readable: sent beside the card
     so that a host may decide it by a rule. `agent` names the agent program (`claude-code`),
-    `cwd` the folder the call runs in."""
-    return Approval(tool=tool_name, input=dict(arguments), agent=agent, cwd=cwd)
+    `cwd` the folder the call runs in; `editable` says that the agent takes a changed call, so a
+    person may allow it with changes (the answer's `edited`)."""
+    return Approval(
+        tool=tool_name, input=dict(arguments), agent=agent, cwd=cwd, editable=editable or None
+    )
 
 
 def decision_for(card: AskUserQuestionItem, answer: AskUserQuestionAnswer) -> ApprovalDecision:
@@ -129,4 +138,4 @@ def approval_decision(answer: AskUserQuestionAnswerItem) -> ApprovalDecision:
     """The decision an answer to `approval_question` gives: only a chosen `Allow` (or
     `Allow and don't ask again`) allows; typed text denies with that text as the reason; a
     skip denies."""
-    return decision_of(answer.selected, answer.custom)
+    return decision_of(answer.selected, answer.custom, answer.note, answer.edited)

@@ -165,6 +165,10 @@ class Approval(Frame):
     """The agent that asks (`claude-code`, `codex`, ...), when known."""
     cwd: Annotated[StrictStr, Field(min_length=1, max_length=MAX_ORIGIN_CWD)] | None = None
     """The folder the call runs in, when known: relative paths are read from it."""
+    editable: StrictBool | None = None
+    """Whether the agent takes a changed call: a person may then allow it with changes (the
+    answer's `edited`). Set by the bridges and adapters whose agent accepts one; absent means
+    it does not."""
 
 
 class RuleProposal(Frame):
@@ -220,6 +224,9 @@ class QuestionRequestedFrame(Frame):
     """On an approval card the host can remember: the rule an answer with `remember: true`
     makes. Absent on plain questions and on calls no rule can name exactly (a compound shell
     command, say)."""
+    approval: Approval | None = None
+    """On an approval card: the call it approves (tool, input, and whether it may be changed),
+    so that a page can offer "Edit and allow"."""
 
 
 class QuestionReplay(Frame):

@@ -15,9 +15,12 @@ bytes, ids, pending requests) are the host's (docs/host.md lists every limit in 
 from __future__ import annotations
 
 __all__ = [
+    "MAX_ANSWER_NOTE_LENGTH",
     "MAX_CUSTOM_LENGTH",
     "MAX_DESCRIPTION_LENGTH",
     "MAX_DETAIL_LENGTH",
+    "MAX_EDITED_LENGTH",
+    "MAX_FORM_FIELDS",
     "MAX_HEADER_LENGTH",
     "MAX_LABEL_LENGTH",
     "MAX_OPTIONS_PER_QUESTION",
@@ -43,4 +46,12 @@ MAX_LABEL_LENGTH = 1_000
 MAX_DESCRIPTION_LENGTH = 10_000
 """Characters in an option's `description`."""
 MAX_CUSTOM_LENGTH = 100_000
-"""Characters in an answer's `custom` text; more is `BAD_ANSWER`."""
+"""Characters in an answer's `custom` text, and in a text a form's value holds; more is
+`BAD_ANSWER`."""
+MAX_ANSWER_NOTE_LENGTH = 4_000
+"""Characters in an answer's `note`, the remark beside a choice; more is `BAD_ANSWER`."""
+MAX_EDITED_LENGTH = 500_000
+"""Characters in an answer's `edited` call, written as compact JSON: a changed call may be a
+whole file's content, and still fits in one frame; more is `BAD_ANSWER`."""
+MAX_FORM_FIELDS = 64
+"""Fields of one question's form (`schema.properties`), as many as its options could be."""

@@ -90,6 +90,8 @@ class AnswerDraft:
     """The "Other" text as typed."""
     skipped: bool = False
     """The user chose to skip the question."""
+    note: str = ""
+    """A remark beside the answer (the answer item's `note`), as typed."""
 
 
 def answer_from_drafts(
@@ -99,14 +101,16 @@ def answer_from_drafts(
 
     A skipped question (or one with no draft) is `{id, selected: []}`. Custom text is stripped
     and kept only when something remains; on a single-select question it replaces the choice.
+    A note is stripped and kept the same way, beside the choice (a skipped question's too).
     Labels are put in option order; one that is not an option is kept (last) so that the
     service's answer check reports the surface's mistake instead of hiding it.
     """
     items = []
     for question in questions:
         draft = drafts.get(question.id)
+        note = None if draft is None else draft.note.strip() or None
         if draft is None or draft.skipped:
-            items.append(AskUserQuestionAnswerItem(id=question.id, selected=[]))
+            items.append(AskUserQuestionAnswerItem(id=question.id, selected=[], note=note))
             continue
         custom = draft.custom.strip() or None
         order = {option.label: index for index, option in enumerate(question.options or ())}
@@ -116,5 +120,7 @@ def answer_from_drafts(
         )
         if not question.multi_select and custom is not None:
             selected = []
-        items.append(AskUserQuestionAnswerItem(id=question.id, selected=selected, custom=custom))
+        items.append(
+            AskUserQuestionAnswerItem(id=question.id, selected=selected, custom=custom, note=note)
+        )
     return AskUserQuestionAnswer(answers=items)

@@ -149,7 +149,7 @@ class UserQuestionService(Service):
                 answer = await provider.ask(request)
             else:
                 answer = await _ask_until_aborted(provider, request, signal)
-            answer = check_answer(request.questions, answer)
+            answer = check_answer(request.questions, answer, request.approval)
         except anyio.get_cancelled_exc_class():
             self._resolved(request, "aborted", error=abort_error(None))
             raise

@@ -73,25 +73,34 @@ def plan_question(plan: str) -> AskUserQuestionItem:
 
 
 def verdict(answer: AskUserQuestionAnswer) -> dict[str, Any]:
-    """`{"approved": bool}` plus `"feedback"` when the user typed some."""
+    """`{"approved": bool}` plus `"feedback"` when the user typed some, and `"note"` when they
+    added one beside their choice."""
     items = [item for item in answer.answers if item.id == PLAN_QUESTION_ID]
     approved = len(items) == 1 and items[0].selected == [APPROVE] and items[0].custom is None
     result: dict[str, Any] = {"approved": approved}
     if len(items) == 1 and items[0].custom is not None:
         result["feedback"] = items[0].custom
+    if len(items) == 1 and items[0].note is not None:
+        result["note"] = items[0].note
     return result
 
 
 def verdict_text(value: dict[str, Any]) -> str:
-    """What the model reads for a `verdict`: approved, or declined with the user's feedback."""
+    """What the model reads for a `verdict`: approved, or declined with the user's feedback;
+    and the user's note, when they added one."""
+    noted = f"\nThe user noted: {value['note']}" if "note" in value else ""
     if value["approved"]:
-        return "The user approved the plan. Leave plan mode and carry it out."
+        return f"The user approved the plan. Leave plan mode and carry it out.{noted}"
     if "feedback" in value:
         return (
             "The user did not approve the plan and said: "
-            f"{value['feedback']}\nKeep planning, then present a revised plan."
+            f"{value['feedback']}{noted}\nKeep planning, then present a revised plan."
         )
-    return "The user did not approve the plan. Keep planning, then present a revised plan."
+    return (
+        f"The user did not approve the plan.{noted}\nKeep planning, then present a revised plan."
+        if noted
+        else "The user did not approve the plan. Keep planning, then present a revised plan."
+    )
 
 
 def apply(ctx: Context) -> None:

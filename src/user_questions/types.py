@@ -26,6 +26,7 @@ from pydantic import (
     Field,
     StrictBool,
     StrictStr,
+    WithJsonSchema,
 )
 from pydantic.alias_generators import to_camel
 
@@ -165,6 +166,12 @@ class AskUserQuestionItem(WireModel):
     """Whether more than one option may be selected; absent means single-select."""
     intent: AskUserQuestionIntent | None = None
     """Optional presentation intent for capable UIs; absent asks for the generic option list."""
+    schema_: Annotated[dict[str, Any] | None, WithJsonSchema({"type": "object"})] = Field(
+        default=None, alias="schema"
+    )
+    """Optional form the answer fills in (JSON key `schema`): a JSON Schema for a flat object,
+    the subset MCP elicitation defines. A question has options, a schema, or neither (free
+    text); its answer's `value` holds the object."""
 
 
 class AskUserQuestionAnswerItem(WireModel):
@@ -176,6 +183,15 @@ class AskUserQuestionAnswerItem(WireModel):
     """Chosen option labels, in option order; empty when skipped or answered with custom text."""
     custom: StrictStr | None = None
     """Free "Other" text the user typed; on a single-select question it replaces the choice."""
+    note: StrictStr | None = None
+    """A remark the user added beside the answer, never instead of it: "approve, but don't
+    touch the lockfile". At most 4,000 characters."""
+    value: dict[str, Any] | None = None
+    """The object that fills in the question's form (`schema`); absent when it was skipped."""
+    edited: dict[str, Any] | None = None
+    """An approval allowed with changes: the call's whole new input, replacing the one asked
+    about (never merged into it). Only with the approving option, on an approval whose agent
+    takes a changed call (`approval.editable`)."""
 
 
 class AskUserQuestionAnswer(WireModel):

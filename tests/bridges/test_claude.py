@@ -330,3 +330,28 @@ async def test_a_provider_failure_is_denied_with_its_message() -> None:
     assert isinstance(result, PermissionDeny)
     assert result.message.startswith('Error: provider answer for question "nope"')
     assert not result.interrupt
+
+
+def answered_with(**fields: Any) -> ScriptedProvider:
+    """A person's answer to the approval card, with fields beyond a label."""
+    item = AskUserQuestionAnswerItem(id="approval", **fields)
+    return ScriptedProvider(lambda request: AskUserQuestionAnswer(answers=[item]))
+
+
+async def test_a_call_allowed_with_changes_runs_as_changed_and_a_note_reaches_a_denial() -> None:
+    tool, input = recorded("bash")
+    changed = {"command": "rm -rf build/tmp", "description": "Only the temporary files"}
+    provider = answered_with(selected=["Allow"], edited=changed)
+    assert await decide(provider, tool, input) == PermissionAllow(changed)
+    approval = provider.seen[0].approval
+    assert approval is not None
+    assert approval.editable is True
+    assert approval.input == input
+    noted = answered_with(selected=["Deny"], note="keep the cache")
+    assert await decide(noted, tool, input) == PermissionDeny(
+        "The user denied this Bash call and said: keep the cache"
+    )
+    always = answered_with(selected=["Allow and don't ask again"], edited=changed)
+    refused = await decide(always, tool, input, suggestions=[SUGGESTION])
+    assert isinstance(refused, PermissionDeny)  # no rule is ever made from an edited call
+    assert "edited goes with" in refused.message

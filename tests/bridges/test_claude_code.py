@@ -295,3 +295,85 @@ def test_an_mcp_tool_names_its_server_and_offers_no_dont_ask_again_without_sugge
 def test_events_the_hook_does_not_answer_are_left_to_claude_code(change: dict[str, Any]) -> None:
     claude_event = {**event("pre_tool_use_bash"), **change}
     assert hook_ask(claude_event) is None
+
+
+# -- notes and changed calls (issue 38) ------------------------------------------------------------
+
+
+def noted(item_id: str, selected: list[str], **fields: Any) -> AskUserQuestionAnswer:
+    return AskUserQuestionAnswer(
+        answers=[AskUserQuestionAnswerItem(id=item_id, selected=selected, **fields)]
+    )
+
+
+def test_a_note_beside_an_answer_is_in_the_annotations_claude_reads() -> None:
+    # `AskUserQuestionInput.annotations` (sdk-tools.d.ts): per question text, `{preview?, notes?}`.
+    hook = asked("pre_tool_use_ask_user_question")
+    output = valid(
+        hook.answered(
+            AskUserQuestionAnswer(
+                answers=[
+                    AskUserQuestionAnswerItem(id="q1", selected=["SQLite"], note="just for tests"),
+                    AskUserQuestionAnswerItem(id="q2", selected=["Search"]),
+                ]
+            )
+        )
+    )
+    updated = output["hookSpecificOutput"]["updatedInput"]
+    assert updated["answers"]["Which database should the shop use?"] == "SQLite"
+    assert updated["annotations"] == {
+        "Which database should the shop use?": {"notes": "just for tests"}
+    }
+
+
+def test_an_approved_plan_with_a_note_gives_the_note_as_context_the_model_reads() -> None:
+    output = valid(
+        asked("pre_tool_use_exit_plan_mode").answered(
+            noted("plan-review", ["Approve"], note="skip the migration step")
+        )
+    )
+    specific = output["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "allow"
+    assert specific["additionalContext"] == (
+        "The user approved the plan. Leave plan mode and carry it out.\n"
+        "The user noted: skip the migration step"
+    )
+
+
+def test_a_permission_prompt_is_sent_as_an_editable_approval() -> None:
+    hook = asked("permission_request_bash")
+    assert hook.approval is not None
+    assert hook.approval.editable is True
+
+
+def test_allowed_with_changes_the_decision_carries_the_whole_changed_call() -> None:
+    hook = asked("permission_request_bash")
+    changed = {"command": "npm test -- --runInBand", "description": "Run the tests, one by one"}
+    output = valid(hook.answered(noted("approval", ["Allow"], edited=changed)))
+    assert output["hookSpecificOutput"]["decision"] == {
+        "behavior": "allow",
+        "updatedInput": changed,
+    }
+    assert output["systemMessage"] == "The user changed this Bash call before allowing it."
+
+
+def test_a_note_beside_a_denial_is_in_the_message_and_beside_an_allow_in_the_system_message() -> (
+    None
+):
+    hook = asked("permission_request_bash")
+    denied = valid(hook.answered(noted("approval", ["Deny"], note="not on main")))
+    assert denied["hookSpecificOutput"]["decision"] == {
+        "behavior": "deny",
+        "message": "The user denied this Bash call and said: not on main",
+    }
+    allowed = valid(hook.answered(noted("approval", ["Allow"], note="once only")))
+    assert allowed["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+    assert allowed["systemMessage"] == "The user allowed this Bash call and noted: once only"
+
+
+def test_an_edit_with_anything_but_allow_is_no_decision() -> None:
+    hook = asked("permission_request_bash")
+    for selected in (["Deny"], ["Allow and don't ask again"], []):
+        with pytest.raises(UserQuestionError) as caught:
+            hook.answered(noted("approval", selected, edited={"command": "true"}))
+        assert caught.value.code == ErrorCode.BAD_ANSWER

@@ -17,6 +17,7 @@ import pytest
 from tests.bridges.conftest import hook_event
 from user_questions.bridges.codex import DISMISSED, hook_ask
 from user_questions.bridges.hook import HookAsk, HookOutput
+from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codex"
@@ -128,3 +129,30 @@ def test_an_mcp_tool_is_shown_with_its_arguments() -> None:
 )
 def test_events_other_than_a_permission_request_are_left_to_codex(change: dict[str, Any]) -> None:
     assert hook_ask({**event("permission_request_bash"), **change}) is None
+
+
+def test_codex_calls_are_not_editable_and_a_changed_one_is_no_decision() -> None:
+    # `decision.updatedInput` is "Reserved for a future input-rewrite capability" in Codex's
+    # output schema: a hook that sends it fails closed, so the card never offers an edit.
+    hook = asked("permission_request_bash")
+    assert hook.approval is not None
+    assert not hook.approval.editable
+    item = AskUserQuestionAnswerItem(id="approval", selected=["Allow"], edited={"command": "ls"})
+    with pytest.raises(UserQuestionError) as caught:
+        hook.answered(AskUserQuestionAnswer(answers=[item]))
+    assert caught.value.code == ErrorCode.BAD_ANSWER
+
+
+def test_a_note_reaches_codex_in_the_denial_message_or_beside_an_allow() -> None:
+    hook = asked("permission_request_bash")
+    item = AskUserQuestionAnswerItem(id="approval", selected=["Deny"], note="use make clean")
+    denied = hook.answered(AskUserQuestionAnswer(answers=[item]))
+    jsonschema.validate(denied, SCHEMAS["output"])
+    assert denied["hookSpecificOutput"]["decision"] == {
+        "behavior": "deny",
+        "message": "The user denied this Bash call and said: use make clean",
+    }
+    item = AskUserQuestionAnswerItem(id="approval", selected=["Allow"], note="last time")
+    allowed = hook.answered(AskUserQuestionAnswer(answers=[item]))
+    jsonschema.validate(allowed, SCHEMAS["output"])
+    assert allowed["systemMessage"] == "The user allowed this Bash call and noted: last time"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import mcp_types
@@ -13,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from user_questions import (
     AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
     AskUserQuestionRequest,
     Context,
     ScriptedProvider,
@@ -278,3 +280,62 @@ async def test_a_real_server_elicitation_is_answered_through_the_service(ctx: Co
     assert result.content[0].text == (  # type: ignore[union-attr]
         '{"action":"accept","data":{"guests":3,"breakfast":true}}'
     )
+
+
+FIELDS: dict[str, Any] = BOOKING["properties"]  # type: ignore[assignment]
+SIMPLE_BOOKING = {  # BOOKING without the number and the email
+    "type": "object",
+    "properties": {key: FIELDS[key] for key in ("guests", "breakfast", "room", "extras")},
+    "required": ["guests", "room"],
+}
+
+
+async def book_raw(ctx: MCPContext) -> str:
+    """A server asking with a raw requestedSchema, reporting the content exactly as it came."""
+    result = await ctx.session.elicit_form(
+        "Book the hotel", SIMPLE_BOOKING, related_request_id=ctx.request_context.request_id
+    )
+    return json.dumps({"action": result.action, "content": result.content})
+
+
+async def test_with_forms_a_whole_form_goes_to_the_provider_and_its_typed_value_comes_back() -> (
+    None
+):
+    value = {"guests": 3, "breakfast": False, "room": "twn", "extras": ["spa"]}
+
+    def person(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        (question,) = request.questions
+        return AskUserQuestionAnswer(
+            answers=[AskUserQuestionAnswerItem(id=question.id, selected=[], value=value)]
+        )
+
+    provider = ScriptedProvider(person)
+    server = MCPServer("hotel")
+    server.add_tool(book_raw)
+    async with Client(
+        server, mode="legacy", elicitation_callback=elicitation_handler(provider, forms=True)
+    ) as client:
+        result = await client.call_tool("book_raw", {})
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert json.loads(text) == {"action": "accept", "content": value}
+    assert '"guests": 3,' in text  # an integer, not "3"
+    (question,) = provider.seen[0].questions
+    assert question.question == "Book the hotel"
+    assert question.schema_ == SIMPLE_BOOKING
+
+
+async def test_with_forms_a_value_breaking_the_form_is_never_sent_and_a_skip_declines() -> None:
+    params = mcp_types.ElicitRequestFormParams(message="m", requested_schema=SIMPLE_BOOKING)
+
+    def answering(value: dict[str, Any] | None) -> ScriptedProvider:
+        item = AskUserQuestionAnswerItem(id="form", selected=[], value=value)
+        return ScriptedProvider(lambda request: AskUserQuestionAnswer(answers=[item]))
+
+    wrong = await elicitation_handler(answering({"guests": 9, "room": "twn"}), forms=True)(
+        None,  # type: ignore[arg-type]
+        params,
+    )
+    assert isinstance(wrong, mcp_types.ErrorData)
+    assert wrong.message.endswith("value.guests: must be at most 8")
+    skipped = await elicitation_handler(answering(None), forms=True)(None, params)  # type: ignore[arg-type]
+    assert skipped == mcp_types.ElicitResult(action="decline")

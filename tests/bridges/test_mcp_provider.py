@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 import anyio
@@ -202,3 +203,84 @@ async def test_withdrawing_the_question_cancels_the_clients_elicitation() -> Non
     with anyio.fail_after(10):
         assert await call(server, "gives_up", "legacy", slow_user) == "withdrawn"
         await withdrawn.wait()
+
+
+DEPLOY = AskUserQuestionItem.model_validate(
+    {
+        "id": "deploy",
+        "question": "How should it deploy?",
+        "schema": {
+            "type": "object",
+            "properties": {
+                "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 10},
+                "canary": {"type": "boolean", "title": "Canary first", "default": True},
+                "region": {
+                    "type": "string",
+                    "oneOf": [{"const": "eu", "title": "Europe"}, {"const": "us", "title": "US"}],
+                },
+                "checks": {
+                    "type": "array",
+                    "items": {"type": "string", "enum": ["lint", "test", "e2e"]},
+                    "minItems": 1,
+                },
+            },
+            "required": ["replicas", "region"],
+        },
+    }
+)
+DEPLOY_FORM = QuestionForm([DEPLOY])
+TYPED = {"replicas": 3, "canary": False, "region": "eu", "checks": ["lint", "e2e"]}
+
+
+async def deploy_in_flight(ctx: MCPContext) -> str:
+    request = AskUserQuestionRequest(questions=[DEPLOY])
+    try:
+        return (await ElicitationProvider(ctx).ask(request)).model_dump_json()
+    except UserQuestionError as error:
+        return as_text(error)
+
+
+def ask_deploy() -> Any:
+    return DEPLOY_FORM.elicit()
+
+
+async def deploy_by_resolver(
+    outcome: Annotated[ElicitationResult[BaseModel], Resolve(ask_deploy)],
+) -> str:
+    return DEPLOY_FORM.answer(outcome).model_dump_json()
+
+
+@pytest.mark.parametrize(
+    ("tool", "mode"),
+    [
+        ("deploy_in_flight", "legacy"),
+        ("deploy_by_resolver", "legacy"),
+        ("deploy_by_resolver", "2026-07-28"),
+    ],
+)
+async def test_a_form_is_the_clients_form_and_its_typed_content_the_value(
+    tool: str, mode: str
+) -> None:
+    server = MCPServer("deployer")
+    server.add_tool(deploy_in_flight)
+    server.add_tool(deploy_by_resolver)
+    seen: list[Any] = []
+    accepted = mcp_types.ElicitResult(action="accept", content=TYPED)
+    text = await call(server, tool, mode, replying(accepted, seen))
+    assert json.loads(text) == {"answers": [{"id": "deploy", "selected": [], "value": TYPED}]}
+    (params,) = seen
+    assert params.message == "How should it deploy?"
+    assert params.requested_schema["properties"] == DEPLOY_FORM.schema["properties"]
+    assert params.requested_schema["required"] == ["replicas", "region"]
+    assert params.requested_schema["properties"]["replicas"]["type"] == "integer"
+    assert params.requested_schema["properties"]["region"]["title"] == "region"  # the key, as shown
+
+
+async def test_a_forms_content_that_breaks_it_is_a_bad_answer_naming_the_field() -> None:
+    server = MCPServer("deployer")
+    server.add_tool(deploy_in_flight)
+    wrong = mcp_types.ElicitResult(action="accept", content={**TYPED, "replicas": 11})
+    text = await call(server, "deploy_in_flight", "legacy", replying(wrong, []))
+    assert text == (
+        "BAD_ANSWER: provider answer for question deploy: value.replicas: must be at most 10"
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +12,16 @@ import pytest
 
 from tests.cli.test_token import uq
 from tests.host.stores.test_store_contract import ANSWER, QUESTIONS, new
+from user_questions.approvals import approval_of, approval_question
 from user_questions.cli import _history
 from user_questions.host.stores import Settlement
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.outcomes import Outcome, Surface
+from user_questions.types import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+)
 
 SETTLED: list[tuple[str, str, Outcome, str | None]] = [
     ("r1", "agent-a", Outcome.ANSWERED, "alice"),
@@ -151,3 +158,52 @@ def test_a_withdrawals_note_is_shown_on_one_line_and_in_the_json(
     assert second == "  note: answered in the editor: [31mAllow once"
     (entry,) = lines(capsys, "--store", db)
     assert entry["note"] == "answered in the editor:\n\x1b[31mAllow once"
+
+
+def test_a_changed_call_is_a_diff_changed_by_its_person_beside_the_note_and_a_forms_value(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    call = {"command": "rm -rf build/", "description": "Clean the build"}
+    card = approval_question("Bash", call, agent="Claude")
+    form = AskUserQuestionItem.model_validate(
+        {
+            "id": "deploy",
+            "question": "How?",
+            "schema": {"type": "object", "properties": {"replicas": {"type": "integer"}}},
+        }
+    )
+
+    async def fill() -> None:
+        async with SQLiteStore(tmp_path / "host.db") as store:
+            asked = replace(new("edit", questions=(card,)), approval=approval_of("Bash", call))
+            await store.submit(asked)
+            item = AskUserQuestionAnswerItem(
+                id="approval",
+                selected=["Allow"],
+                note="keep the cache",
+                edited={**call, "command": "rm -rf build/tmp"},
+            )
+            changed = AskUserQuestionAnswer(answers=[item])
+            await store.settle("edit", Settlement(Outcome.ANSWERED, changed, Surface.WEB, "alice"))
+            await store.submit(new("form", questions=(form,)))
+            value = AskUserQuestionAnswerItem(id="deploy", selected=[], value={"replicas": 3})
+            answer = AskUserQuestionAnswer(answers=[value])
+            await store.settle("form", Settlement(Outcome.ANSWERED, answer, Surface.WEB, "bob"))
+
+    anyio.run(fill)
+    db = str(tmp_path / "host.db")
+    status, out, _ = uq(capsys, "history", "--store", db)
+    assert status is None
+    form_block, edit_block = out.split("\n\n")[:2]
+    assert form_block.splitlines()[1:] == ["  How?", "    → the form", "      replicas: 3"]
+    assert edit_block.splitlines()[2:] == [
+        "    → Allow",
+        "      changed by alice:",
+        "        - rm -rf build/",
+        "        + rm -rf build/tmp",
+        '      note: "keep the cache"',
+    ]
+    assert [entry["rpcId"] for entry in lines(capsys, "--store", db, "--edited")] == ["edit"]
+    assert [entry["rpcId"] for entry in lines(capsys, "--store", db, "--search", "cache")] == [
+        "edit"
+    ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,3 +37,31 @@ def host(tmp_path: Path) -> Iterator[HostProcess]:
     yield running
     if running.process is not None and running.process.poll() is None:
         assert running.stop() == 0
+
+
+def start_hook(command: list[str], event: str, folder: Path) -> subprocess.Popen[str]:
+    """The hook `command` as Claude Code runs it, with `event` on its stdin (a file, so that the
+    test may act while it waits); the environment's UQ_ variables left out."""
+    (folder / "event.json").write_text(event, encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("UQ_")}
+    with (folder / "event.json").open(encoding="utf-8") as stdin:
+        return subprocess.Popen(
+            command,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
+
+
+@pytest.fixture
+def hooks() -> Iterator[list[subprocess.Popen[str]]]:
+    """Hooks a test starts; any still running at its end is killed."""
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for process in started:
+        with process:
+            if process.poll() is None:
+                process.kill()

@@ -14,13 +14,13 @@ import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.e2e.conftest import start_hook
 from tests.e2e.host_process import HostProcess, answer_body
 from tests.e2e.test_uq_hook import fixture_text, hook
 from user_questions.approvals import ALLOW, APPROVAL_ID
@@ -53,34 +53,6 @@ def person_url(host: HostProcess, name: str = "ada") -> str:
     assert made.status_code == 201, made.text
     url: str = made.json()["url"]
     return url
-
-
-def start_hook(command: list[str], event: str, folder: Path) -> subprocess.Popen[str]:
-    """The hook `command` as Claude Code runs it, with `event` on its stdin (a file, so that the
-    test may act while it waits); the environment's UQ_ variables left out."""
-    (folder / "event.json").write_text(event, encoding="utf-8")
-    env = {key: value for key, value in os.environ.items() if not key.startswith("UQ_")}
-    with (folder / "event.json").open(encoding="utf-8") as stdin:
-        return subprocess.Popen(
-            command,
-            stdin=stdin,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            start_new_session=True,
-        )
-
-
-@pytest.fixture
-def hooks() -> Iterator[list[subprocess.Popen[str]]]:
-    """Hooks a test starts; any still running at its end is killed."""
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for process in started:
-        with process:
-            if process.poll() is None:
-                process.kill()
 
 
 def test_an_agent_cannot_approve_its_own_command_and_a_person_still_can(

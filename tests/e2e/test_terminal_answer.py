@@ -300,3 +300,25 @@ def _uq(
         env={**environment, **(env or {})},
         input=typed,
     )
+
+
+def test_n_adds_a_note_beside_the_choice_and_the_agent_receives_both(
+    host: HostProcess, asking: list[AskerProcess], spawn: type[PtyTerminal]
+) -> None:
+    agent = ask(host, asking, "note-bot", "release")
+    terminal = uq_answer(spawn, host)
+    assert "n note" in terminal.wait_for(HINT)
+    terminal.send("n")
+    terminal.wait_for("enter keep the note")
+    terminal.send("after the freeze" + ENTER)
+    screen = terminal.wait_for("Note: after the freeze")
+    assert "  Note: after the freeze" in screen.splitlines()
+    terminal.send("1" + ENTER)
+    assert terminal.wait_exit() == _answer.EXIT_ANSWERED
+    assert terminal.display.splitlines()[-2:] == [
+        "  ✔ yes (note: after the freeze)",
+        "uq answer: answer sent",
+    ]
+    assert agent.results() == {
+        "release": {"answers": [{"id": "release", "selected": ["yes"], "note": "after the freeze"}]}
+    }

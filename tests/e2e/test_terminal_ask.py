@@ -56,7 +56,7 @@ def test_enter_answers_with_the_recommended_option_highlighted_first(
         "  3. Other…",
         "  4. Skip",
         "",
-        "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
+        "  ↑↓ move · 1-4 jump · n note · enter choose · esc dismiss",
     ]
     terminal.send(ENTER)
     assert terminal.wait_exit() == 0
@@ -83,7 +83,7 @@ def test_a_list_taller_than_the_terminal_scrolls_to_keep_the_highlight_in_sight(
     screen = terminal.wait_for("❯ 42. Skip")
     assert screen.splitlines()[-2:] == [
         "❯ 42. Skip",
-        "  ↑↓ move · 1-9 jump · enter choose · esc dismiss",
+        "  ↑↓ move · 1-9 jump · n note · enter choose · esc dismiss",
     ]
     terminal.send(UP + UP + ENTER)  # past Other… to the last option
     assert terminal.wait_exit() == 0
@@ -98,7 +98,7 @@ def test_multi_select_ticks_with_space_and_digits_and_answers_in_option_order(
     terminal.wait_for("[x] 3. Docs")
     terminal.send(DOWN + DOWN + SPACE)  # from Docs, wrapping round to Lint
     terminal.wait_for("❯ [x] 1. Lint")
-    assert "space or 1-4 tick · enter submit" in terminal.display
+    assert "space or 1-4 tick · n note · enter submit" in terminal.display
     terminal.send(ENTER)
     assert terminal.wait_exit() == 0
     assert lines(terminal)[-3:] == ["  ✔ Lint, Docs", "Lint", "Docs"]
@@ -153,7 +153,7 @@ PLAN_TAIL = [
     "  3. Other… (feedback on the plan)",
     "  4. Skip",
     "",
-    "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
+    "  ↑↓ move · 1-4 jump · n note · enter choose · esc dismiss",
 ]
 """The last rows of a plan review's prompt."""
 
@@ -240,7 +240,7 @@ def test_long_labels_and_descriptions_wrap_under_their_text_at_60_columns(
         "  3. Other…",
         "  4. Skip",
         "",
-        "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
+        "  ↑↓ move · 1-4 jump · n note · enter choose · esc dismiss",
     ]
     terminal.send(ENTER)
     assert terminal.wait_exit() == 0
@@ -281,7 +281,7 @@ def test_korean_labels_wrap_at_spaces_by_display_width_at_60_columns(
         "  3. Other…",
         "  4. Skip",
         "",
-        "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
+        "  ↑↓ move · 1-4 jump · n note · enter choose · esc dismiss",
     ]
     terminal.send(ENTER)
     assert terminal.wait_exit() == 0
@@ -505,3 +505,40 @@ def test_sigterm_withdraws_the_prompt_and_leaves_the_terminal_clean(shell: PtyTe
         "$",
     ]
     assert not shell.screen.cursor.hidden
+
+
+def test_a_form_is_asked_field_by_field_with_its_default_filled_in(
+    spawn: type[PtyTerminal], tmp_path: Path
+) -> None:
+    form = {
+        "id": "deploy",
+        "question": "How should it deploy?",
+        "schema": {
+            "type": "object",
+            "properties": {
+                "replicas": {
+                    "type": "integer",
+                    "title": "Replicas",
+                    "minimum": 1,
+                    "maximum": 10,
+                    "default": 2,
+                },
+                "canary": {"type": "boolean", "title": "Canary first"},
+            },
+            "required": ["replicas"],
+        },
+    }
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"questions": [form]}), encoding="utf-8")
+    terminal = ask(spawn, "--request", str(request), "--json")
+    assert "› 2" in terminal.display  # the default, ready to send or change
+    assert "A whole number from 1 to 10." in terminal.display
+    terminal.send("\x7f" + "12" + ENTER)
+    terminal.wait_for("Must be at most 10.")
+    terminal.send("\x7f\x7f" + "5" + ENTER)
+    terminal.wait_for("Canary first")
+    terminal.send("1" + ENTER)
+    assert terminal.wait_exit() == 0
+    assert json.loads(lines(terminal)[-1]) == {
+        "answers": [{"id": "deploy", "selected": [], "value": {"replicas": 5, "canary": True}}]
+    }

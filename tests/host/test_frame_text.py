@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tests.host.conftest import MANY, PICK, PLAN
 from user_questions.frames import (
+    Approval,
     AskerReply,
     AskPending,
     AskSettled,
@@ -61,6 +62,16 @@ AWKWARD = 'quote " backslash \\ newline \n tab \t bell \x07 del \x7f é 漢字 �
 _TEXT = st.one_of(st.text(), st.sampled_from([AWKWARD, "", "\x00\x1f", "\ufeff", "\U0010ffff"]))
 _OPTIONAL = st.one_of(st.none(), _TEXT)
 _OPTIONS = st.builds(AskUserQuestionOption, label=_TEXT, description=_OPTIONAL)
+_OBJECTS = st.dictionaries(
+    _TEXT,
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _TEXT,
+        lambda inner: st.lists(inner, max_size=2) | st.dictionaries(_TEXT, inner, max_size=2),
+        max_leaves=6,
+    ),
+    max_size=3,
+)
+"""JSON objects: a form's schema or value, a call's input (the frames carry them as given)."""
 QUESTIONS = st.builds(
     AskUserQuestionItem,
     id=_TEXT,
@@ -70,6 +81,7 @@ QUESTIONS = st.builds(
     options=st.one_of(st.none(), st.lists(_OPTIONS, max_size=3)),
     multi_select=st.one_of(st.none(), st.booleans()),
     intent=st.one_of(st.none(), st.builds(PlanReviewIntent, approve=_TEXT)),
+    schema_=st.one_of(st.none(), _OBJECTS),
 )
 ANSWERS = st.builds(
     AskUserQuestionAnswer,
@@ -79,6 +91,9 @@ ANSWERS = st.builds(
             id=_TEXT,
             selected=st.lists(_TEXT, max_size=3),
             custom=_OPTIONAL,
+            note=_OPTIONAL,
+            value=st.one_of(st.none(), _OBJECTS),
+            edited=st.one_of(st.none(), _OBJECTS),
         ),
         max_size=3,
     ),
@@ -89,6 +104,16 @@ ORIGINS = st.one_of(
         Origin,
         client=st.one_of(st.none(), st.text(min_size=1, max_size=20)),
         cwd=st.one_of(st.none(), st.text(min_size=1, max_size=40)),
+    ),
+)
+APPROVALS = st.one_of(
+    st.none(),
+    st.builds(
+        Approval,
+        tool=st.text(min_size=1, max_size=20),
+        input=_OBJECTS,
+        agent=st.one_of(st.none(), st.text(min_size=1, max_size=20)),
+        editable=st.one_of(st.none(), st.booleans()),
     ),
 )
 MOMENTS = st.datetimes(
@@ -107,6 +132,7 @@ def new_questions(draw: st.DrawFn) -> NewQuestion:
         draw(MOMENTS),
         origin=draw(ORIGINS),
         rendered=rendered,
+        approval=draw(APPROVALS),
     )
 
 
@@ -126,6 +152,7 @@ def requested_model(record: StoredQuestion | NewQuestion) -> QuestionRequestedFr
         rendered=dict(record.rendered),
         asked_at=iso(record.asked_at),
         origin=record.origin,
+        approval=record.approval,
     )
 
 
@@ -164,6 +191,7 @@ def test_the_requested_frame_is_the_models_text_however_the_record_was_made(
         pending_record(asked).state,
         origin=asked.origin,
         rendered=asked.rendered,
+        approval=asked.approval,
     )
     assert requested_frame(made_outside) == expected  # no stored text: serialised here
 

@@ -16,6 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, StateGraph
 from langgraph.types import interrupt
+from pydantic import BaseModel, Field
 
 from tests.integrations.frameworks import (
     EVERYTHING,
@@ -28,6 +29,7 @@ from tests.integrations.frameworks import (
 )
 from user_questions import (
     AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
     ErrorCode,
     ScriptedProvider,
     UserQuestionError,
@@ -341,3 +343,28 @@ async def test_a_failure_of_the_host_is_raised_to_the_forwarder_and_the_question
     snapshot = await graph.aget_state(config())
     assert len(snapshot.interrupts) == 1
     assert snapshot.values == {}
+
+
+async def test_an_interrupt_with_a_response_schema_is_asked_as_its_form_and_resumed_typed() -> None:
+    class Deploy(BaseModel):
+        replicas: int = Field(ge=1, le=10)
+        canary: bool = False
+
+    def deploy(state: State) -> State:
+        value = interrupt("How should it deploy?", response_schema=Deploy)
+        return {"response": value.model_dump()}  # LangGraph validated it as a Deploy
+
+    graph = graph_of(deploy)
+    await graph.ainvoke({}, config())
+    typed = {"replicas": 3, "canary": True}
+    item = AskUserQuestionAnswerItem(id="input", selected=[], value=typed)
+    human = ScriptedProvider(lambda request: AskUserQuestionAnswer(answers=[item]))
+    async with connect(provider=human) as asker:
+        snapshot = await forward_interrupts(graph, config(), asker)
+    assert snapshot.values == {"response": typed}
+    (question,) = human.seen[0].questions
+    assert question.question == "How should it deploy?"
+    assert question.schema_ is not None
+    assert question.schema_["properties"]["replicas"]["type"] == "integer"
+    assert question.schema_["properties"]["canary"]["type"] == "boolean"
+    assert question.schema_["required"] == ["replicas"]

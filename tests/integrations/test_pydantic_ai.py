@@ -16,7 +16,14 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import RunContext
 
 from tests.integrations.frameworks import tool_failures
-from user_questions import ErrorCode, ScriptedProvider, UserQuestionError, connect
+from user_questions import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    ErrorCode,
+    ScriptedProvider,
+    UserQuestionError,
+    connect,
+)
 from user_questions.approvals import ALLOW, DENY
 from user_questions.integrations.pydantic_ai import approve_deferred, ask_user_toolset
 from user_questions.tool_ask_user import DESCRIPTION, PARAMETERS
@@ -153,3 +160,19 @@ async def test_approve_deferred_decides_within_the_run_as_a_deferred_tool_handle
         agent = file_agent(capabilities=[HandleDeferredToolCalls(handler=handler)])
         result = await agent.run("clean up")
     assert result.output == "tool said: deleted notes.txt"
+
+
+async def test_a_call_allowed_with_changes_runs_with_its_new_arguments() -> None:
+    agent = file_agent()
+    paused = await agent.run("clean up")
+    assert isinstance(paused.output, DeferredToolRequests)
+    item = AskUserQuestionAnswerItem(id="approval", selected=[ALLOW], edited={"path": "old.txt"})
+    human = ScriptedProvider(lambda request: AskUserQuestionAnswer(answers=[item]))
+    async with connect(provider=human) as asker:
+        results = await approve_deferred(paused.output, asker)
+    assert results.approvals == {"call-1": ToolApproved(override_args={"path": "old.txt"})}
+    approval = human.seen[0].approval
+    assert approval is not None
+    assert approval.editable is True
+    resumed = await agent.run(message_history=paused.all_messages(), deferred_tool_results=results)
+    assert resumed.output == "tool said: deleted old.txt"

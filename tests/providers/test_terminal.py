@@ -199,3 +199,49 @@ def test_importing_the_package_and_the_provider_loads_no_extra() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+DEPLOY_FORM = AskUserQuestionItem.model_validate(
+    {
+        "id": "deploy",
+        "question": "How should it deploy?",
+        "schema": {
+            "type": "object",
+            "properties": {
+                "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 10},
+                "canary": {"type": "boolean", "title": "Canary first"},
+                "region": {
+                    "type": "string",
+                    "oneOf": [{"const": "eu", "title": "Europe"}, {"const": "us", "title": "US"}],
+                },
+                "checks": {"type": "array", "items": {"enum": ["lint", "test", "e2e"]}},
+            },
+            "required": ["replicas"],
+        },
+    }
+)
+
+
+async def test_a_form_is_asked_field_by_field_and_its_value_keeps_its_types(
+    ctx: Context,
+) -> None:
+    answer, log = await _ask(ctx, "11\n3\n1\n2\n3, 1\n", DEPLOY_FORM)
+    assert answer == {
+        "answers": [
+            {
+                "id": "deploy",
+                "selected": [],
+                "value": {"replicas": 3, "canary": True, "region": "us", "checks": ["lint", "e2e"]},
+            }
+        ]
+    }
+    assert "A whole number from 1 to 10." in log
+    assert "Must be at most 10." in log  # 11 was refused, and the field asked again
+
+
+async def test_a_required_field_skipped_is_asked_again_and_optional_ones_are_left_out(
+    ctx: Context,
+) -> None:
+    answer, log = await _ask(ctx, "\n4\n\n\n\n", DEPLOY_FORM)
+    assert answer == {"answers": [{"id": "deploy", "selected": [], "value": {"replicas": 4}}]}
+    assert "This field is required." in log

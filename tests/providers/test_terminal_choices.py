@@ -180,10 +180,10 @@ def test_asking_again_starts_from_the_earlier_answer() -> None:
 
 def test_hints_name_the_keys_of_each_mode() -> None:
     assert choice_hint(ChoiceState.start(_view("a", "b"), AnswerDraft())) == (
-        "↑↓ move · 1-4 jump · enter choose · esc dismiss"
+        "↑↓ move · 1-4 jump · n note · enter choose · esc dismiss"
     )
     assert choice_hint(ChoiceState.start(_view("a", "b", multi=True), AnswerDraft())) == (
-        "↑↓ move · space or 1-3 tick · enter submit · esc dismiss"
+        "↑↓ move · space or 1-3 tick · n note · enter submit · esc dismiss"
     )
     many = _view(*"abcdefghij")
     assert "1-9 jump" in choice_hint(ChoiceState.start(many, AnswerDraft()))
@@ -223,3 +223,26 @@ def test_review_lists_submit_first_then_each_answer() -> None:
     assert _text(review_lines(views, drafts, 2, WIDTH)) == (
         "Review your answers\n  Submit answers\n  1. Target → prod\n❯ 2. Notes? → skipped\n"
     )
+
+
+def test_n_opens_the_note_field_and_the_note_goes_beside_the_choice() -> None:
+    state = ChoiceState.start(_view("Lint", "Tests"), AnswerDraft())
+    assert "n note" in choice_hint(state)
+    state.start_note()
+    assert (state.editing, state.noting, field_prompt(state)) == (True, True, "  Note: ")
+    assert choice_hint(state) == "enter keep the note · esc back to the options"
+    assert state.submit_text("  skip the e2e  ") is None  # back to the list, nothing answered
+    assert not state.editing
+    assert "  Note: skip the e2e" in _text(choice_lines(state, WIDTH)).splitlines()
+    assert "  Note: skip the e2e" in _text(choice_lines(state, WIDTH))
+    state.start_note()
+    state.leave_text()  # Esc in the note's field keeps the note as it was
+    assert state.note == "skip the e2e"
+    assert state.choose() == AnswerDraft(selected=["Lint"], note="skip the e2e")
+
+
+def test_an_optionless_question_has_no_note_key() -> None:
+    state = ChoiceState.start(_view(), AnswerDraft())
+    state.start_note()
+    assert not state.noting
+    assert "note" not in choice_hint(state)

@@ -147,7 +147,7 @@ async def test_the_question_shows_markdown_detail_and_the_recommended_option_fir
             "  3. Other…",
             "  4. Skip",
             "",
-            "  ↑↓ move · 1-4 jump · enter choose · esc dismiss",
+            "  ↑↓ move · 1-4 jump · n note · enter choose · esc dismiss",
         ]
         terminal.press(DOWN + ENTER)
     assert outcome[0] == AskUserQuestionAnswer.model_validate(

@@ -2,7 +2,8 @@
 // Generates src/wire.generated.ts from the Python package's JSON Schemas (schema/*.json), so the
 // TypeScript types of the wire vocabulary and of the two tools' arguments cannot drift from what
 // the host checks. No network, no dependency: the schemas use a small subset of JSON Schema
-// (objects, arrays, strings, booleans, `const`, `$ref` and a tagged `oneOf`), translated here.
+// (objects, maps, arrays, strings, numbers, booleans, `const`, `enum`, `$ref` and a tagged `oneOf`),
+// translated here.
 //
 //   node scripts/gen-wire.mjs            write src/wire.generated.ts
 //   node scripts/gen-wire.mjs --check    exit 1 when the committed file is stale
@@ -78,6 +79,9 @@ function typeOf(node, indent) {
     }
     case "object":
       return objectType(node, indent);
+    case undefined:
+      if (Object.keys(node).every((key) => key === "description")) return "unknown";
+      throw new Error(`unsupported schema node ${JSON.stringify(node).slice(0, 200)}`);
     default:
       throw new Error(`unsupported schema node ${JSON.stringify(node).slice(0, 200)}`);
   }
@@ -95,6 +99,8 @@ function objectType(node, indent) {
   if (node.additionalProperties === true) {
     body += `${inner}/** Other keys are allowed, and passed on as they are. */\n`;
     body += `${inner}[key: string]: unknown;\n`;
+  } else if (typeof node.additionalProperties === "object") {
+    body += `${inner}[key: string]: ${typeOf(node.additionalProperties, inner)};\n`;
   }
   return body ? `{\n${body}${indent}}` : "Record<string, never>";
 }

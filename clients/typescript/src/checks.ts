@@ -7,10 +7,13 @@
  */
 
 import { ErrorCode, UserQuestionError } from "./errors.js";
+import { schemaProblem, schemaTexts, valueProblem } from "./forms.js";
 import {
+  MAX_ANSWER_NOTE_LENGTH,
   MAX_CUSTOM_LENGTH,
   MAX_DESCRIPTION_LENGTH,
   MAX_DETAIL_LENGTH,
+  MAX_FORM_FIELDS,
   MAX_HEADER_LENGTH,
   MAX_LABEL_LENGTH,
   MAX_OPTIONS_PER_QUESTION,
@@ -89,6 +92,22 @@ export function checkRequest(questions: readonly AskUserQuestionItem[]): void {
     }
   }
   checkLimits(questions);
+  for (const question of questions) {
+    if (question.schema === undefined) continue;
+    if ((question.options ?? []).length > 0) {
+      throw new UserQuestionError(
+        `question ${question.id} has both options and a schema; a question has options, a schema, or neither`,
+        ErrorCode.BAD_QUESTION,
+      );
+    }
+    const problem = schemaProblem(question.schema);
+    if (problem !== undefined) {
+      throw new UserQuestionError(
+        `question ${question.id} asks for a form this package cannot ask: ${problem}`,
+        ErrorCode.BAD_QUESTION,
+      );
+    }
+  }
 }
 
 /** Check 7: the sizes of the limits, and text without NUL or lone surrogates. */
@@ -105,6 +124,15 @@ export function checkLimits(questions: readonly AskUserQuestionItem[]): void {
       throw new UserQuestionError(
         `property "questions[${index}].options" holds ${options.length} options; ` +
           `at most ${MAX_OPTIONS_PER_QUESTION} are allowed`,
+        ErrorCode.LIMIT_EXCEEDED,
+      );
+    }
+    const properties = question.schema?.properties;
+    const fields = typeof properties === "object" && properties !== null ? Object.keys(properties).length : 0;
+    if (fields > MAX_FORM_FIELDS) {
+      throw new UserQuestionError(
+        `property "questions[${index}].schema.properties" holds ${fields} fields; ` +
+          `at most ${MAX_FORM_FIELDS} are allowed`,
         ErrorCode.LIMIT_EXCEEDED,
       );
     }
@@ -139,6 +167,9 @@ function* texts(question: AskUserQuestionItem): Generator<[string, string, numbe
     index += 1;
   }
   if (question.intent !== undefined) yield ["intent.approve", question.intent.approve, MAX_LABEL_LENGTH];
+  if (typeof question.schema === "object" && question.schema !== null) {
+    yield* schemaTexts(question.schema as unknown as Record<string, unknown>);
+  }
 }
 
 function badAnswer(problem: string): UserQuestionError {
@@ -184,25 +215,26 @@ export function checkAnswer(questions: readonly AskUserQuestionItem[], answer: u
 function checkItem(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem): AskUserQuestionAnswerItem {
   const { selected, custom } = item;
   const options = question.options ?? [];
-  if (selected.length === 0 && custom === undefined) return item;
   const where = `for question ${question.id}`;
-  if (custom !== undefined && custom.trim() === "") {
-    throw badAnswer(`${where}: custom text is blank; omit custom instead`);
+  checkTyped(where, "custom text", custom, MAX_CUSTOM_LENGTH);
+  checkTyped(where, "note", item.note, MAX_ANSWER_NOTE_LENGTH);
+  if (question.schema === undefined) {
+    if (item.value !== undefined) throw badAnswer(`${where}: the question asks for no form, so it takes no value`);
+  } else {
+    if (custom !== undefined) throw badAnswer(`${where}: a form is answered with its value, not custom text`);
+    const problem = item.value === undefined ? undefined : valueProblem(question.schema, item.value);
+    if (problem !== undefined) throw badAnswer(`${where}: ${problem}`);
   }
-  if (custom !== undefined && longerThan(custom, MAX_CUSTOM_LENGTH)) {
-    throw badAnswer(
-      `${where}: custom text is ${characters(custom)} characters long; at most ${MAX_CUSTOM_LENGTH} are allowed`,
-    );
-  }
-  const problem = custom === undefined ? undefined : textProblem(custom);
-  if (problem !== undefined) throw badAnswer(`${where}: custom text ${problem}`);
-  if (selected.length === 0) return item;
-  if (options.length === 0) throw badAnswer(`${where}: the question has no options, so nothing can be selected`);
-  if (question.multiSelect !== true) {
-    if (selected.length > 1) {
-      throw badAnswer(`${where}: a single-select question takes one label, got ${selected.length}`);
+  // This client never sends an approval with its asks, so no answer to one may change a call.
+  if (item.edited !== undefined) throw badAnswer(`${where}: edited goes with an approval card only`);
+  if (selected.length > 0) {
+    if (options.length === 0) throw badAnswer(`${where}: the question has no options, so nothing can be selected`);
+    if (question.multiSelect !== true) {
+      if (selected.length > 1) {
+        throw badAnswer(`${where}: a single-select question takes one label, got ${selected.length}`);
+      }
+      if (custom !== undefined) throw badAnswer(`${where}: a single-select answer has both a label and custom text`);
     }
-    if (custom !== undefined) throw badAnswer(`${where}: a single-select answer has both a label and custom text`);
   }
   const positions = new Map(options.map((option, position) => [option.label, position]));
   const seen = new Set<string>();
@@ -212,5 +244,20 @@ function checkItem(question: AskUserQuestionItem, item: AskUserQuestionAnswerIte
     seen.add(label);
   }
   const ordered = [...selected].sort((a, b) => positions.get(a)! - positions.get(b)!);
-  return custom === undefined ? { id: item.id, selected: ordered } : { id: item.id, selected: ordered, custom };
+  const checked: AskUserQuestionAnswerItem = { id: item.id, selected: ordered };
+  if (custom !== undefined) checked.custom = custom;
+  if (item.note !== undefined) checked.note = item.note;
+  if (item.value !== undefined) checked.value = item.value;
+  return checked;
+}
+
+/** Text a person typed (custom text, a note): not blank, within `limit`, text only. */
+function checkTyped(where: string, what: string, text: string | undefined, limit: number): void {
+  if (text === undefined) return;
+  if (text.trim() === "") throw badAnswer(`${where}: ${what} is blank; omit ${what === "custom text" ? "custom" : what} instead`);
+  if (longerThan(text, limit)) {
+    throw badAnswer(`${where}: ${what} is ${characters(text)} characters long; at most ${limit} are allowed`);
+  }
+  const problem = textProblem(text);
+  if (problem !== undefined) throw badAnswer(`${where}: ${what} ${problem}`);
 }

@@ -24,6 +24,8 @@ export type { AskUserQuestionRequest, RemoteProviderOptions, UserQuestionProvide
 export { ErrorCode, UserQuestionError, isUserQuestionError } from "./errors.js";
 export type { ErrorCodeName } from "./errors.js";
 export { checkAnswer, checkRequest, readQuestions } from "./checks.js";
+export { FORMATS, fieldProblem, formFields, schemaProblem, valueProblem } from "./forms.js";
+export type { Choice, FieldKind, FormField } from "./forms.js";
 export { ALLOW, APPROVAL_ID, DENY, approvalDecision, approvalFailure, approvalQuestion } from "./approval.js";
 export type { ApprovalCall, ApprovalOutcome } from "./approval.js";
 export type {
@@ -47,6 +49,10 @@ export type {
   AskUserQuestionItem,
   AskUserQuestionOption,
   ExitPlanModeArgs,
+  FormChoice,
+  FormFieldSchema,
+  FormItemsSchema,
+  FormSchema,
   PlanReviewIntent,
 } from "./wire.generated.js";
 export { ASK_USER_QUESTION_ARGS_SCHEMA, EXIT_PLAN_MODE_ARGS_SCHEMA, WIRE_SCHEMA } from "./wire.generated.js";

@@ -23,8 +23,14 @@ export const MAX_DETAIL_LENGTH = 100_000;
 export const MAX_LABEL_LENGTH = 1_000;
 /** Characters in an option's `description`. */
 export const MAX_DESCRIPTION_LENGTH = 10_000;
-/** Characters in an answer's `custom` text; more is `BAD_ANSWER`. */
+/** Characters in an answer's `custom` text, and in a text a form's value holds; more is `BAD_ANSWER`. */
 export const MAX_CUSTOM_LENGTH = 100_000;
+/** Characters in an answer's `note`, the remark beside a choice; more is `BAD_ANSWER`. */
+export const MAX_ANSWER_NOTE_LENGTH = 4_000;
+/** Characters in an answer's `edited` call, written as compact JSON; more is `BAD_ANSWER`. */
+export const MAX_EDITED_LENGTH = 500_000;
+/** Fields of one question's form (`schema.properties`); more is `LIMIT_EXCEEDED`. */
+export const MAX_FORM_FIELDS = 64;
 /** Characters in an rpcId or a session id. */
 export const MAX_ID_LENGTH = 256;
 /** Characters in an origin's `client`. */

@@ -17,6 +17,25 @@ export interface AskUserQuestionAnswerItem {
   selected: string[];
   /** Free "Other" text the user typed; on a single-select question it replaces the choice. */
   custom?: string;
+  /**
+   * A remark the user added beside the answer, never instead of it: "approve, but don't
+   * touch the lockfile". At most 4,000 characters.
+   */
+  note?: string;
+  /** The object that fills in the question's form (`schema`); absent when it was skipped. */
+  value?: {
+    /** Other keys are allowed, and passed on as they are. */
+    [key: string]: unknown;
+  };
+  /**
+   * An approval allowed with changes: the call's whole new input, replacing the one asked
+   * about (never merged into it). Only with the approving option, on an approval whose agent
+   * takes a changed call (`approval.editable`).
+   */
+  edited?: {
+    /** Other keys are allowed, and passed on as they are. */
+    [key: string]: unknown;
+  };
 }
 
 /** One question in a request. */
@@ -35,6 +54,12 @@ export interface AskUserQuestionItem {
   multiSelect?: boolean;
   /** Optional presentation intent for capable UIs; absent asks for the generic option list. */
   intent?: PlanReviewIntent;
+  /**
+   * Optional form the answer fills in (JSON key `schema`): a JSON Schema for a flat object,
+   * the subset MCP elicitation defines. A question has options, a schema, or neither (free
+   * text); its answer's `value` holds the object.
+   */
+  schema?: FormSchema;
 }
 
 /** One selectable answer offered to the user. */
@@ -55,6 +80,50 @@ export interface PlanReviewIntent {
   kind: "plan-review";
   /** The option label that approves the plan; every other option declines it. */
   approve: string;
+}
+
+/** A question's form: a JSON Schema for a flat object, the subset MCP elicitation defines for its requestedSchema. Each property is one field. */
+export interface FormSchema {
+  type: "object";
+  /** The fields, in the order a surface asks them. */
+  properties: {
+    [key: string]: FormFieldSchema;
+  };
+  /** The fields the value must hold. */
+  required?: string[];
+}
+
+/** One field: a text (minLength, maxLength, format), a number or a whole number (minimum, maximum), a yes or no, one choice (enum, with enumNames, or oneOf of const and title), or several (type array, items enum or anyOf, minItems, maxItems). */
+export interface FormFieldSchema {
+  type: "string" | "number" | "integer" | "boolean" | "array";
+  title?: string;
+  description?: string;
+  /** The value a surface fills in first. */
+  default?: unknown;
+  minLength?: number;
+  maxLength?: number;
+  format?: "email" | "uri" | "date" | "date-time";
+  minimum?: number;
+  maximum?: number;
+  enum?: string[];
+  enumNames?: string[];
+  oneOf?: FormChoice[];
+  items?: FormItemsSchema;
+  minItems?: number;
+  maxItems?: number;
+}
+
+/** The choices of a field that takes several. */
+export interface FormItemsSchema {
+  type?: "string";
+  enum?: string[];
+  anyOf?: FormChoice[];
+}
+
+/** One entry of a choice: the value it sends and the title shown for it. */
+export interface FormChoice {
+  const: string;
+  title?: string;
 }
 
 // -- ask_user_question.json -----------------------------------------------------------------------
@@ -131,6 +200,20 @@ export const WIRE_SCHEMA = {
         "custom": {
           "description": "Free \"Other\" text the user typed; on a single-select question it replaces the choice.",
           "type": "string"
+        },
+        "note": {
+          "description": "A remark the user added beside the answer, never instead of it: \"approve, but don't\ntouch the lockfile\". At most 4,000 characters.",
+          "type": "string"
+        },
+        "value": {
+          "additionalProperties": true,
+          "description": "The object that fills in the question's form (`schema`); absent when it was skipped.",
+          "type": "object"
+        },
+        "edited": {
+          "additionalProperties": true,
+          "description": "An approval allowed with changes: the call's whole new input, replacing the one asked\nabout (never merged into it). Only with the approving option, on an approval whose agent\ntakes a changed call (`approval.editable`).",
+          "type": "object"
         }
       },
       "required": [
@@ -183,6 +266,10 @@ export const WIRE_SCHEMA = {
               "$ref": "#/$defs/PlanReviewIntent"
             }
           ]
+        },
+        "schema": {
+          "description": "Optional form the answer fills in (JSON key `schema`): a JSON Schema for a flat object,\nthe subset MCP elicitation defines. A question has options, a schema, or neither (free\ntext); its answer's `value` holds the object.",
+          "$ref": "#/$defs/FormSchema"
         }
       },
       "required": [
@@ -230,6 +317,143 @@ export const WIRE_SCHEMA = {
       ],
       "title": "PlanReviewIntent",
       "type": "object"
+    },
+    "FormSchema": {
+      "type": "object",
+      "description": "A question's form: a JSON Schema for a flat object, the subset MCP elicitation defines for its requestedSchema. Each property is one field.",
+      "properties": {
+        "type": {
+          "const": "object"
+        },
+        "properties": {
+          "type": "object",
+          "description": "The fields, in the order a surface asks them.",
+          "additionalProperties": {
+            "$ref": "#/$defs/FormFieldSchema"
+          }
+        },
+        "required": {
+          "type": "array",
+          "description": "The fields the value must hold.",
+          "items": {
+            "type": "string"
+          }
+        }
+      },
+      "required": [
+        "type",
+        "properties"
+      ]
+    },
+    "FormFieldSchema": {
+      "type": "object",
+      "description": "One field: a text (minLength, maxLength, format), a number or a whole number (minimum, maximum), a yes or no, one choice (enum, with enumNames, or oneOf of const and title), or several (type array, items enum or anyOf, minItems, maxItems).",
+      "properties": {
+        "type": {
+          "enum": [
+            "string",
+            "number",
+            "integer",
+            "boolean",
+            "array"
+          ]
+        },
+        "title": {
+          "type": "string"
+        },
+        "description": {
+          "type": "string"
+        },
+        "default": {
+          "description": "The value a surface fills in first."
+        },
+        "minLength": {
+          "type": "integer"
+        },
+        "maxLength": {
+          "type": "integer"
+        },
+        "format": {
+          "enum": [
+            "email",
+            "uri",
+            "date",
+            "date-time"
+          ]
+        },
+        "minimum": {
+          "type": "number"
+        },
+        "maximum": {
+          "type": "number"
+        },
+        "enum": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "enumNames": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "oneOf": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/FormChoice"
+          }
+        },
+        "items": {
+          "$ref": "#/$defs/FormItemsSchema"
+        },
+        "minItems": {
+          "type": "integer"
+        },
+        "maxItems": {
+          "type": "integer"
+        }
+      },
+      "required": [
+        "type"
+      ]
+    },
+    "FormItemsSchema": {
+      "type": "object",
+      "description": "The choices of a field that takes several.",
+      "properties": {
+        "type": {
+          "const": "string"
+        },
+        "enum": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "anyOf": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/FormChoice"
+          }
+        }
+      }
+    },
+    "FormChoice": {
+      "type": "object",
+      "description": "One entry of a choice: the value it sends and the title shown for it.",
+      "properties": {
+        "const": {
+          "type": "string"
+        },
+        "title": {
+          "type": "string"
+        }
+      },
+      "required": [
+        "const"
+      ]
     }
   },
   "title": "user-questions wire vocabulary"

@@ -39,6 +39,25 @@ const BAD_REQUESTS = {
   "an id that is a number": [{ id: 7, question: "A?" }],
   "a missing question": [{ id: "a" }],
   "an option without a label": [{ id: "a", question: "A?", options: [{ description: "d" }] }],
+  "a form with options": [
+    { id: "f", question: "F?", options: [{ label: "x" }], schema: { type: "object", properties: { n: { type: "integer" } } } },
+  ],
+  "a form that is not flat": [
+    { id: "f", question: "F?", schema: { type: "object", properties: { n: { type: "object" } } } },
+  ],
+  "a form with 65 fields": [
+    {
+      id: "f",
+      question: "F?",
+      schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`f${i}`, { type: "boolean" }])) },
+    },
+  ],
+  "a form field titled over 1,000 characters": [
+    { id: "f", question: "F?", schema: { type: "object", properties: { n: { type: "integer", title: long(1001) } } } },
+  ],
+  "a form's default out of its range": [
+    { id: "f", question: "F?", schema: { type: "object", properties: { n: { type: "integer", maximum: 3, default: 4 } } } },
+  ],
 };
 
 function localError(questions) {
@@ -126,11 +145,24 @@ describe("answer checks", () => {
     { id: "pick", question: "Which one?", options: [{ label: "A" }, { label: "B" }] },
     { id: "many", question: "Which ones?", multiSelect: true, options: [{ label: "X" }, { label: "Y" }, { label: "Z" }] },
     { id: "free", question: "Anything else?" },
+    {
+      id: "form",
+      question: "How many?",
+      schema: {
+        type: "object",
+        properties: {
+          replicas: { type: "integer", minimum: 1, maximum: 10 },
+          env: { type: "string", oneOf: [{ const: "prod", title: "Production" }, { const: "dev", title: "Dev" }] },
+        },
+        required: ["replicas"],
+      },
+    },
   ];
   const ok = [
     { id: "pick", selected: ["A"] },
     { id: "many", selected: [] },
     { id: "free", selected: [] },
+    { id: "form", selected: [] },
   ];
   const with_ = (id, item) => ok.map((one) => (one.id === id ? { id, ...item } : one));
   /** Answers the host refuses, each with the mistake in it. */
@@ -148,6 +180,17 @@ describe("answer checks", () => {
     "an unknown question": [...ok, { id: "nope", selected: [] }],
     "a label that is not a string": with_("pick", { selected: [1] }),
     "an item without selected": with_("pick", {}).map((one) => (one.id === "pick" ? { id: "pick" } : one)),
+    "a blank note": with_("pick", { selected: ["A"], note: " " }),
+    "a note over 4,000 characters": with_("pick", { selected: ["A"], note: long(4001) }),
+    "a NUL in a note": with_("free", { selected: [], note: "a\u0000b" }),
+    "a value out of its range": with_("form", { selected: [], value: { replicas: 11 } }),
+    "a value without a required field": with_("form", { selected: [], value: { env: "dev" } }),
+    "a value naming no field": with_("form", { selected: [], value: { replicas: 2, color: "red" } }),
+    "a value choosing what is not offered": with_("form", { selected: [], value: { replicas: 2, env: "staging" } }),
+    "a value that is a string": with_("form", { selected: [], value: "2" }),
+    "a value on a question without a form": with_("free", { selected: [], value: { a: 1 } }),
+    "custom text on a form": with_("form", { selected: [], custom: "two" }),
+    "an edited call on a plain question": with_("pick", { selected: ["A"], edited: { command: "ls" } }),
   };
 
   test("each bad answer is refused with the host's message, and a good one is put in order as the host puts it", TIMEOUT, async () => {
@@ -166,17 +209,20 @@ describe("answer checks", () => {
     }
     const shuffled = [
       { id: "free", selected: [], custom: "  keep my spaces " },
+      { id: "form", selected: [], value: { env: "dev", replicas: 3 }, note: "scale down at night" },
       { id: "many", selected: ["Z", "X"], custom: "and W" },
-      { id: "pick", selected: ["B"] },
+      { id: "pick", selected: ["B"], note: "and pin the version" },
     ];
     assert.deepEqual(await host.answer(rpcId, shuffled), { accepted: true });
     const answer = await asked;
     assert.deepEqual(answer, checkAnswer(QUESTIONS, { answers: shuffled }));
     assert.deepEqual(answer.answers, [
-      { id: "pick", selected: ["B"] },
+      { id: "pick", selected: ["B"], note: "and pin the version" },
       { id: "many", selected: ["X", "Z"], custom: "and W" },
       { id: "free", selected: [], custom: "  keep my spaces " },
+      { id: "form", selected: [], note: "scale down at night", value: { env: "dev", replicas: 3 } },
     ]);
+    assert.equal(typeof answer.answers[3].value.replicas, "number", "an integer stays a number");
     const [entry] = await host.history(session);
     assert.deepEqual(entry.answer, answer, "the host stored the same answer the client returned");
   });

@@ -94,6 +94,39 @@ describe("the plugin in the seed's harness", () => {
     await ctx.fiber.dispose();
   });
 
+  test("the provider gives harness code a note and a form's typed value as the host kept them", TIMEOUT, async () => {
+    const ctx = await harness();
+    const session = sessionName("more");
+    await ctx.plugin(uq, { url: host.askerUrl, session });
+    const form = {
+      id: "deploy",
+      question: "How should it deploy?",
+      schema: {
+        type: "object",
+        properties: {
+          replicas: { type: "integer", minimum: 1, maximum: 10 },
+          canary: { type: "boolean" },
+          regions: { type: "array", items: { anyOf: [{ const: "eu", title: "Europe" }, { const: "us" }] } },
+        },
+        required: ["replicas"],
+      },
+    };
+    const asked = ctx.userQuestions.ask({ questions: [PKG, form] });
+    const frame = await host.pendingOf(session);
+    assert.deepEqual(frame.payload.questions[1].schema, form.schema, "the form reaches the host as asked");
+    await host.answer(frame.rpcId, [
+      { id: "pkg", selected: ["npm"], note: "pin the version" },
+      { id: "deploy", selected: [], value: { replicas: 3, canary: true, regions: ["eu"] } },
+    ]);
+    assert.deepEqual(await asked, {
+      answers: [
+        { id: "pkg", selected: ["npm"], note: "pin the version" },
+        { id: "deploy", selected: [], value: { replicas: 3, canary: true, regions: ["eu"] } },
+      ],
+    });
+    await ctx.fiber.dispose();
+  });
+
   test("a dismissal reaches the model as { name: UserQuestionError, code: ASK_CANCELLED }", TIMEOUT, async () => {
     const ctx = await harness();
     const session = sessionName("dismissed");

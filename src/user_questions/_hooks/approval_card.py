@@ -26,6 +26,7 @@ __all__ = [
     "SHELL_TOOLS",
     "ApprovalDecision",
     "CardOptions",
+    "allowed_note",
     "card_fields",
     "decision_of",
     "host_card_fields",
@@ -62,6 +63,10 @@ class ApprovalDecision:
     """Allowed, and the person asked not to be asked again for calls like it."""
     feedback: str | None = None
     """What the person typed instead of choosing: the reason for a denial, for the agent."""
+    note: str | None = None
+    """The remark the person added beside the decision (an answer's `note`), for the agent."""
+    edited: dict[str, Any] | None = None
+    """Allowed with changes: the call's whole new input, which the agent runs instead."""
 
 
 class CardOptions(TypedDict, total=False):
@@ -147,24 +152,46 @@ def host_card_fields(
     return fields
 
 
-def decision_of(selected: Sequence[str] | None, custom: str | None) -> ApprovalDecision:
-    """The decision an answer to the card gives (its chosen labels, or its typed text): only a
-    chosen `Allow` (or `Allow and don't ask again`) allows; typed text denies with that text as
-    the reason; a skip denies."""
+def decision_of(
+    selected: Sequence[str] | None,
+    custom: str | None,
+    note: str | None = None,
+    edited: Mapping[str, Any] | None = None,
+) -> ApprovalDecision:
+    """The decision an answer to the card gives (its chosen labels, or its typed text, and the
+    note beside them): only a chosen `Allow` (or `Allow and don't ask again`) allows, `Allow`
+    with the changed call when the person edited it; typed text denies with that text as the
+    reason; a skip denies. An edit goes only with `Allow` (the host and `_hooks.settlement`
+    refuse it elsewhere); it is never carried into another decision."""
     if custom is not None:
-        return ApprovalDecision(allowed=False, feedback=custom)
+        return ApprovalDecision(allowed=False, feedback=custom, note=note)
     if list(selected or ()) == [ALLOW]:
-        return ApprovalDecision(allowed=True)
+        changed = None if edited is None else dict(edited)
+        return ApprovalDecision(allowed=True, note=note, edited=changed)
     if list(selected or ()) == [ALLOW_ALWAYS]:
-        return ApprovalDecision(allowed=True, always=True)
-    return ApprovalDecision(allowed=False)
+        return ApprovalDecision(allowed=True, always=True, note=note)
+    return ApprovalDecision(allowed=False, note=note)
 
 
 def denial_message(decision: ApprovalDecision, tool_name: str) -> str:
-    """What the agent reads when a person denied its call of `tool_name`."""
-    if decision.feedback:
-        return f"The user denied this {tool_name} call and said: {decision.feedback}"
+    """What the agent reads when a person denied its call of `tool_name`: their reason and
+    their note, each as they wrote it."""
+    said = [text for text in (decision.feedback, decision.note) if text]
+    if said:
+        return f"The user denied this {tool_name} call and said: " + "\n\n".join(said)
     return f"The user denied this {tool_name} call."
+
+
+def allowed_note(decision: ApprovalDecision, tool_name: str) -> str | None:
+    """What the agent (or, where the agent has no field for it, the person's own screen) reads
+    beside an allowed call of `tool_name`: the person's note, and that they changed the call;
+    `None` when there is neither."""
+    said = []
+    if decision.edited is not None:
+        said.append(f"The user changed this {tool_name} call before allowing it.")
+    if decision.note:
+        said.append(f"The user allowed this {tool_name} call and noted: {decision.note}")
+    return " ".join(said) or None
 
 
 def fenced(text: str, language: str = "") -> str:

@@ -5,7 +5,11 @@ Standard library only, so that `uq hook`'s quick path (`cli._hook_rule`, a call 
 builds exactly the card and the output the bridges do (`bridges.claude_code`, `bridges.codex`,
 which build theirs from this module) without loading pydantic. Claude Code's permission
 suggestions ride along: "Allow and don't ask again" gives them back as `updatedPermissions`;
-Codex has none (a hook that sends them fails closed).
+Codex has none (a hook that sends them fails closed). A call a person changed goes back to
+Claude Code as `updatedInput`; Codex reserves that field too, so its calls are not editable. A
+note beside a denial is in the `message` the model reads; beside an allow (whose decision has no
+field the model reads, in either CLI) it is the output's `systemMessage`, shown to the person in
+the agent's terminal.
 """
 
 from __future__ import annotations
@@ -14,7 +18,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from user_questions._hooks.approval_card import ApprovalDecision, card_fields, denial_message
+from user_questions._hooks.approval_card import (
+    ApprovalDecision,
+    allowed_note,
+    card_fields,
+    denial_message,
+)
 from user_questions._hooks.events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, Client
 from user_questions.errors import ErrorCode, UserQuestionError
 
@@ -53,20 +62,43 @@ class PermissionCall:
         always = describe_permission_updates(self.updates)
         return card_fields(self.tool, self.arguments, agent=AGENT_NAMES[self.client], always=always)
 
+    @property
+    def editable(self) -> bool:
+        """Whether the CLI takes a changed call (`updatedInput`): Claude Code does, Codex
+        reserves the field."""
+        return self.client == "claude"
+
     def allow(self, decision: ApprovalDecision) -> dict[str, Any]:
-        """The decision an allow sends back: with the suggestions when the person chose not to
-        be asked again."""
+        """The decision an allow sends back: with the call as the person changed it, or with
+        the suggestions when the person chose not to be asked again.
+
+        Raises:
+            UserQuestionError: `BAD_ANSWER` for a changed call the CLI cannot take (no decision:
+                the CLI asks in its own terminal).
+        """
+        if decision.edited is not None:
+            if not self.editable:
+                raise UserQuestionError(
+                    f"{AGENT_NAMES[self.client]} cannot take a changed {self.tool} call",
+                    ErrorCode.BAD_ANSWER,
+                )
+            return {"behavior": "allow", "updatedInput": decision.edited}
         if decision.always and self.updates:
             return {"behavior": "allow", "updatedPermissions": self.updates}
         return {"behavior": "allow"}
 
     def output(self, decision: ApprovalDecision) -> dict[str, Any]:
-        """The hook's output for `decision`: an allow, or a denial with the reason for the model."""
-        if decision.allowed:
-            return permission_decision(self.allow(decision))
-        return permission_decision(
-            {"behavior": "deny", "message": denial_message(decision, self.tool)}
-        )
+        """The hook's output for `decision`: an allow (its note, if any, as the output's
+        `systemMessage`), or a denial with the reason and the note for the model."""
+        if not decision.allowed:
+            return permission_decision(
+                {"behavior": "deny", "message": denial_message(decision, self.tool)}
+            )
+        output = permission_decision(self.allow(decision))
+        note = allowed_note(decision, self.tool)
+        if note is not None:
+            output["systemMessage"] = note
+        return output
 
 
 def permission_call(client: Client, event: Mapping[str, Any]) -> PermissionCall | None:

@@ -11,7 +11,8 @@ reads the answer it was given with the very same checks. A gate allows only what
 - `answer_decision`: exactly the card's one question answered (its id, once); a chosen label that
   is one of the card's own options (`Allow`, `Deny`, and `Allow and don't ask again` only where
   the card offers it), alone; or typed text alone (a reason for a denial); or nothing (a skip,
-  which denies).
+  which denies). Beside it, a note the host would keep (text, within `MAX_ANSWER_NOTE_LENGTH`),
+  and with `Allow` alone the call as the person changed it (`edited`, a JSON object).
 
 Anything else is `None`: no decision, never an allow and never a denial the person did not give.
 """
@@ -21,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from user_questions._hooks.approval_card import ApprovalDecision, decision_of
+from user_questions._hooks.approval_card import ALLOW, ApprovalDecision, decision_of
 from user_questions._reading.text import text_problem
-from user_questions.limits import MAX_CUSTOM_LENGTH
+from user_questions.limits import MAX_ANSWER_NOTE_LENGTH, MAX_CUSTOM_LENGTH
 
 __all__ = ["answer_decision", "settled_decision"]
 
@@ -53,25 +54,31 @@ def answer_decision(card: Mapping[str, Any], answer: object) -> ApprovalDecision
         return None
     item = items[0]
     selected, custom = item.get("selected"), item.get("custom")
+    note, edited = item.get("note"), item.get("edited")
     if item.get("id") != card.get("id") or not isinstance(selected, list):
         return None
+    if note is not None and not _typed(note, MAX_ANSWER_NOTE_LENGTH):
+        return None
+    if edited is not None and (not isinstance(edited, dict) or selected != [ALLOW] or custom):
+        return None
     if custom is not None:
-        if selected or not _reason(custom):
+        if selected or not _typed(custom, MAX_CUSTOM_LENGTH):
             return None
-        return decision_of([], custom)
+        return decision_of([], custom, note)
     labels = [
         option.get("label") for option in card.get("options") or () if isinstance(option, Mapping)
     ]
     if selected and (len(selected) != 1 or selected[0] not in labels):
         return None
-    return decision_of(selected, None)
+    return decision_of(selected, None, note, edited)
 
 
-def _reason(custom: object) -> bool:
-    """Whether `custom` is text a person could have typed as a reason, as the host keeps it."""
+def _typed(text: object, limit: int) -> bool:
+    """Whether `text` is text a person could have typed (a reason, a note), as the host keeps
+    it."""
     return (
-        isinstance(custom, str)
-        and bool(custom.strip())
-        and len(custom) <= MAX_CUSTOM_LENGTH
-        and text_problem(custom) is None
+        isinstance(text, str)
+        and bool(text.strip())
+        and len(text) <= limit
+        and text_problem(text) is None
     )

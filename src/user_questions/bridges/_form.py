@@ -12,7 +12,11 @@ vocabulary onto that shape once, for both bridges:
 - a question with options gets a companion free-text property `<id>.other` for "Other"; with
   `other_choice` the select also offers an explicit "Other" entry (ACP's convention);
 - an optionless question is a single string property;
-- nothing is required, so every question can be skipped, as in every surface of this package;
+- a question with a form (`schema`) brings its fields as they are, typed (an integer stays an
+  integer, a boolean a boolean, a multi-choice an array): named by their keys when the form is
+  the batch's only question, which then keeps its `required`, else `<id>.<key>`;
+- nothing else is required, so every question can be skipped, as in every surface of this
+  package;
 - headers, questions and details (a plan review's plan) go into the message.
 
 Reading the content back goes through `presentation.answer_from_drafts` and the service's answer
@@ -29,7 +33,12 @@ from user_questions._checks import check_answer, check_request, quoted
 from user_questions._reading.json_schema import json_type_name
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.presentation import AnswerDraft, answer_from_drafts
-from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem, AskUserQuestionOption
+from user_questions.types import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+    AskUserQuestionOption,
+)
 
 __all__ = ["OTHER_SUFFIX", "OTHER_TITLE", "Form", "FormQuestion", "build_form", "option_title"]
 
@@ -51,6 +60,8 @@ class FormQuestion:
     """The free-text "Other" property, for a question with options."""
     other_const: str | None
     """The select's explicit "Other" value, when the form offers one."""
+    form_keys: tuple[tuple[str, str], ...] = ()
+    """A question with a form: each of its fields, as (the property, the field's key)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +85,12 @@ class Form:
         """
         content = content or {}
         drafts = {field.question.id: _draft(field, content) for field in self.fields}
-        return check_answer(self.questions, answer_from_drafts(self.questions, drafts))
+        answer = answer_from_drafts(self.questions, drafts)
+        items = [
+            _with_value(item, field, content)
+            for item, field in zip(answer.answers, self.fields, strict=True)
+        ]
+        return check_answer(self.questions, AskUserQuestionAnswer(answers=items))
 
 
 def build_form(
@@ -91,7 +107,19 @@ def build_form(
     taken = {question.id for question in questions}
     fields: list[FormQuestion] = []
     properties: dict[str, Any] = {}
+    required: list[str] = []
     for question in questions:
+        if question.schema_ is not None:
+            only = len(questions) == 1
+            form_keys = []
+            for key, field in question.schema_["properties"].items():
+                name = key if only else _unique(f"{question.id}.{key}", taken)
+                properties[name] = {**field, "title": field.get("title") or key}
+                form_keys.append((name, key))
+            if only:
+                required = list(question.schema_.get("required") or ())
+            fields.append(FormQuestion(question, question.id, None, None, tuple(form_keys)))
+            continue
         if not question.options:
             fields.append(FormQuestion(question, question.id, None, None))
             properties[question.id] = {"type": "string", "title": question.question}
@@ -106,7 +134,8 @@ def build_form(
         questions=tuple(questions),
         fields=tuple(fields),
         message=_message(questions),
-        schema={"type": "object", "properties": properties},
+        schema={"type": "object", "properties": properties}
+        | ({"required": required} if required else {}),
     )
 
 
@@ -166,8 +195,19 @@ def _unique(name: str, taken: set[str]) -> str:
     return candidate
 
 
+def _with_value(
+    item: AskUserQuestionAnswerItem, field: FormQuestion, content: Mapping[str, object]
+) -> AskUserQuestionAnswerItem:
+    """A form question's item with the value its fields hold, typed as they came; skipped when
+    none holds one."""
+    value = {key: content[name] for name, key in field.form_keys if content.get(name) is not None}
+    return item.model_copy(update={"value": value}) if value else item
+
+
 def _draft(field: FormQuestion, content: Mapping[str, object]) -> AnswerDraft:
     question = field.question
+    if field.form_keys:
+        return AnswerDraft()  # the value is read by `_with_value`
     other = _text(question, field.other_key, content) if field.other_key else ""
     if not question.options:
         return AnswerDraft(custom=_text(question, field.key, content))

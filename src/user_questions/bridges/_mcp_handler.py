@@ -15,6 +15,12 @@ terminal, a host through `RemoteProvider`, `ctx.user_questions` itself), and the
 - a field this client cannot ask, or more than `MAX_FIELDS` of them: an `INVALID_PARAMS` error,
   so the server knows the client failed rather than the user declining.
 
+With `forms=True`, for a provider that shows a form itself (a host's page through
+`RemoteProvider`), a request whose schema is a form this package can ask (`_reading.forms`) is
+asked as one question carrying that schema, and its value goes back as the content as it came:
+an integer stays an integer, a boolean a boolean, a multi-choice an array; skipped: `decline`.
+Other schemas are asked field by field as above.
+
 A URL-mode request asks for consent to open the address: the question shows the URL, and
 `Open it` accepts (the user opens the address themselves), `Decline` declines.
 """
@@ -26,6 +32,7 @@ from urllib.parse import urlsplit
 import mcp_types
 from mcp.client.session import ClientRequestContext, ElicitationFnT
 
+from user_questions._reading.forms import schema_problem
 from user_questions.bridges._form_fields import (
     MAX_ATTEMPTS,
     Filled,
@@ -43,12 +50,14 @@ __all__ = ["DECLINE", "OPEN", "elicitation_handler"]
 
 OPEN, DECLINE = "Open it", "Decline"
 _URL_ID = "open-url"
+_FORM_ID = "form"
 
 
 def elicitation_handler(
-    provider: UserQuestionProvider, *, max_attempts: int = MAX_ATTEMPTS
+    provider: UserQuestionProvider, *, max_attempts: int = MAX_ATTEMPTS, forms: bool = False
 ) -> ElicitationFnT:
-    """An `elicitation_callback` for `mcp.Client` that asks through `provider`.
+    """An `elicitation_callback` for `mcp.Client` that asks through `provider`; with `forms`,
+    a form whole, as one question with its schema (the provider shows forms).
 
     A provider error other than a dismissal, an abort or a timeout (say `BAD_ANSWER`) reaches
     the server as an `INTERNAL_ERROR` naming its code; any other exception propagates.
@@ -60,6 +69,8 @@ def elicitation_handler(
         try:
             if isinstance(params, mcp_types.ElicitRequestURLParams):
                 return await _consent(provider, params)
+            if forms and schema_problem(params.requested_schema) is None:
+                return await _whole_form(provider, params)
             fields = form_fields(params.message, params.requested_schema)
             outcome = await fill_form(provider, fields, max_attempts)
         except Unsupported as error:
@@ -93,6 +104,26 @@ async def _consent(
     if selected == [DECLINE]:
         return mcp_types.ElicitResult(action="decline")
     return mcp_types.ElicitResult(action="cancel")
+
+
+async def _whole_form(
+    provider: UserQuestionProvider, params: mcp_types.ElicitRequestFormParams
+) -> mcp_types.ElicitResult:
+    """The form asked as one question with its schema; its value is the content."""
+    question = AskUserQuestionItem.model_validate(
+        {
+            "id": _FORM_ID,
+            "question": params.message or "The server asks:",
+            "schema": params.requested_schema,
+        }
+    )
+    answer = await ask_checked(provider, [question])
+    if isinstance(answer, Unfilled):
+        return mcp_types.ElicitResult(action=answer.action)
+    value = answer.answers[0].value
+    if value is None:
+        return mcp_types.ElicitResult(action="decline")
+    return mcp_types.ElicitResult(action="accept", content=value)
 
 
 def _host_of(url: str) -> str:

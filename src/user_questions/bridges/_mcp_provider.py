@@ -140,14 +140,25 @@ class QuestionForm:
         return self._form.answer(data.model_dump(by_alias=True, exclude_none=True))
 
 
+_KINDS: dict[str, Any] = {
+    "array": list[str] | None,
+    "integer": int | None,
+    "number": int | float | None,
+    "boolean": bool | None,
+}
+"""The Python type a field's content takes, so that a value keeps its type (3 stays 3)."""
+
+
 def _model_of(form: Form) -> type[BaseModel]:
     """A model whose properties render exactly as the form's; the form itself checks values."""
     fields: dict[str, Any] = {}
+    required = set(form.schema.get("required") or ())
     for index, (key, schema) in enumerate(form.schema["properties"].items()):
-        kind: Any = list[str] | None if schema["type"] == "array" else str | None
+        kind: Any = _KINDS.get(schema["type"], str | None)
+        default = ... if key in required else schema.get("default")
         fields[f"field_{index}"] = (
             Annotated[kind, WithJsonSchema(schema)],
-            Field(default=None, alias=key),
+            Field(default=default, alias=key, title=schema.get("title")),
         )
     model: type[BaseModel] = create_model("Questions", **fields)
     return model

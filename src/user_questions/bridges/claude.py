@@ -207,7 +207,9 @@ def answers_to_claude(input: Mapping[str, Any], answer: AskUserQuestionAnswer) -
     """The `updated_input` allowing `AskUserQuestion`: `input` plus `answers` keyed by question.
 
     A single choice is its label; several are joined with ", " in option order; custom text is
-    the value (after any labels, on a multi-select). A skipped question has no key.
+    the value (after any labels, on a multi-select). A skipped question has no key. A note
+    beside an answer is in `annotations`, keyed by question too (`{"notes": ...}`, the field
+    Claude's `AskUserQuestionInput` has for it).
 
     Raises:
         UserQuestionError: `BAD_REQUEST` for a malformed input; `BAD_ANSWER` when `answer` does
@@ -215,12 +217,17 @@ def answers_to_claude(input: Mapping[str, Any], answer: AskUserQuestionAnswer) -
     """
     questions = questions_from_claude(input)
     checked = check_answer(questions, answer)
-    answers = {}
+    answers: dict[str, str] = {}
+    annotations: dict[str, dict[str, str]] = {}
     for question, item in zip(questions, checked.answers, strict=True):
         parts = [*item.selected, *([item.custom] if item.custom is not None else [])]
         if parts:
             answers[question.question] = ANSWER_SEPARATOR.join(parts)
-    return {**input, "answers": answers}
+        if item.note is not None:
+            annotations[question.question] = {"notes": item.note}
+    if not annotations:
+        return {**input, "answers": answers}
+    return {**input, "answers": answers, "annotations": annotations}
 
 
 async def decide(
@@ -281,11 +288,18 @@ async def _decide(
         return PermissionDeny(verdict_text(result))
     always = describe_permission_updates(suggestions)
     card = approval_question(tool_name, input, agent=AGENT, always=always)
-    approval = approval_of(tool_name, input, agent="claude")
+    approval = approval_of(tool_name, input, agent="claude", editable=True)
     decision = decision_for(card, await _ask(provider, [card], approval, signal))
     if not decision.allowed:
         return PermissionDeny(denial_message(decision, tool_name))
-    return PermissionAllow(dict(input), list(suggestions) if decision.always else None)
+    if decision.note:
+        logger.info(
+            "the note beside the allowed %s call has no field in Claude's allow: %s",
+            tool_name,
+            decision.note,
+        )
+    call = dict(input) if decision.edited is None else decision.edited
+    return PermissionAllow(call, list(suggestions) if decision.always else None)
 
 
 def can_use_tool(
@@ -322,7 +336,7 @@ async def _ask(
 ) -> AskUserQuestionAnswer:
     check_request(questions, None, None, None)
     request = AskUserQuestionRequest(questions=questions, approval=approval, signal=signal)
-    return check_answer(questions, await provider.ask(request))
+    return check_answer(questions, await provider.ask(request), approval)
 
 
 def _previews(options: Sequence[_Option]) -> str | None:

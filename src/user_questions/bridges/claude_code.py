@@ -9,15 +9,19 @@ used and where it comes from.
 - `PreToolUse` of `AskUserQuestion`: the questions as `bridges.claude` maps them (ids from
   positions). Answered -> `permissionDecision: "allow"` with `updatedInput` = the input plus
   `answers` (Claude Code needs both to skip its own question: "allow" alone is not enough for a
-  tool that requires user interaction). Dismissed -> `"deny"`, the reason telling the model.
+  tool that requires user interaction), and the person's notes as `annotations` (`{"<question>":
+  {"notes": ...}}`). Dismissed -> `"deny"`, the reason telling the model.
 - `PreToolUse` of `ExitPlanMode`: the plan-review card (the plan is the input's `plan`, which
   Claude Code adds from its plan file). Approve -> `"allow"` with the input echoed as
-  `updatedInput`; "Keep planning" (with feedback) -> `"deny"` with `exit_plan_mode`'s text;
+  `updatedInput` (and a note as `additionalContext`, which the model reads); "Keep planning"
+  (with feedback) -> `"deny"` with `exit_plan_mode`'s text;
   "Chat about it" (a dismissal) -> `"deny"` and `continue: false`, which stops Claude's turn.
 - `PermissionRequest` of any other tool: the approval card (`user_questions.approvals`), offering
   "Allow and don't ask again" when the event carries `permission_suggestions`. Allow ->
   `decision.behavior: "allow"` (with `updatedPermissions` = the suggestions, for "don't ask
-  again"); Deny or a reason typed -> `"deny"` with the reason as `message`; a dismissal ->
+  again"), or with `updatedInput` = the call as the person changed it ("Edit and allow");
+  Deny or a reason typed -> `"deny"` with the reason (and a note) as `message`; a note beside an
+  allow is the output's `systemMessage` (the allow has no field the model reads); a dismissal ->
   `"deny"` with `interrupt: true`, as Esc at Claude Code's own prompt stops the turn.
 """
 
@@ -80,7 +84,8 @@ def _plan_review(input: dict[str, Any]) -> HookAsk:
     def answered(answer: AskUserQuestionAnswer) -> HookOutput:
         result = verdict(answer)
         if result["approved"]:
-            return _pre_tool_use("allow", ANSWERED_HERE, updated_input=input)
+            context = verdict_text(result) if "note" in result else None
+            return _pre_tool_use("allow", ANSWERED_HERE, updated_input=input, context=context)
         return _pre_tool_use("deny", verdict_text(result))
 
     def dismissed() -> HookOutput:
@@ -100,8 +105,14 @@ def _tool_input(event: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _pre_tool_use(
-    decision: str, reason: str, *, updated_input: dict[str, Any] | None = None
+    decision: str,
+    reason: str,
+    *,
+    updated_input: dict[str, Any] | None = None,
+    context: str | None = None,
 ) -> HookOutput:
+    """A `PreToolUse` output; `context` is `additionalContext`, which the model reads beside an
+    allowed call (an allow's `permissionDecisionReason` is shown to the person only)."""
     output: dict[str, Any] = {
         "hookEventName": PRE_TOOL_USE,
         "permissionDecision": decision,
@@ -109,4 +120,6 @@ def _pre_tool_use(
     }
     if updated_input is not None:
         output["updatedInput"] = updated_input
+    if context is not None:
+        output["additionalContext"] = context
     return {"hookSpecificOutput": output}

@@ -39,13 +39,16 @@ class HookAsk:
 
 def approval_ask(call: PermissionCall, *, dismissed: dict[str, Any]) -> HookAsk:
     """A permission prompt about `call`, asked on its approval card (sent beside it as its
-    `approval`): an allow gives the decision the call makes of it, a denial denies with the
-    person's reason for the model, a dismissal gives the `dismissed` decision, and an answer the
-    card does not offer is no decision (`BAD_ANSWER`: the CLI asks in its own terminal)."""
+    `approval`, editable where the CLI takes a changed call): an allow gives the decision the call
+    makes of it (with the changed call, if the person changed it), a denial denies with the
+    person's reason and note for the model, a dismissal gives the `dismissed` decision, and an
+    answer the card does not offer is no decision (`BAD_ANSWER`: the CLI asks in its own
+    terminal)."""
     card = AskUserQuestionItem.model_validate(call.card())
 
     def answered(answer: AskUserQuestionAnswer) -> HookOutput:
         return call.output(decision_for(card, answer))
 
     dismissal = permission_decision(dismissed)
-    return HookAsk([card], answered, lambda: dismissal, approval_of(call.tool, call.arguments))
+    approval = approval_of(call.tool, call.arguments, editable=call.editable)
+    return HookAsk([card], answered, lambda: dismissal, approval)

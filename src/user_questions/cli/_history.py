@@ -11,9 +11,11 @@ the host cannot be reached, 2 bad input (an unknown outcome, a bad limit, an unu
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Annotated
@@ -51,6 +53,7 @@ def history(
     outcome: str | None = None,
     search: str | None = None,
     by: str | None = None,
+    edited: Annotated[bool, Parameter(negative="")] = False,
     limit: int = 20,
     host: Annotated[str | None, Parameter(show=False)] = None,
 ) -> None:
@@ -71,6 +74,8 @@ def history(
         every one of these words, ignoring case.
     by
         Only questions answered or dismissed by this person (a token's name, or owner).
+    edited
+        Only the calls a person allowed with changes.
     limit
         How many questions to print at most.
     host
@@ -85,6 +90,7 @@ def history(
             search=search,
             by=by,
             limit=min(limit, MAX_LIMIT),
+            edited=edited,
         )
     except UserQuestionError as error:
         fail("history", error.message, 2)
@@ -130,6 +136,7 @@ def _from_host(
         "outcome": query.outcome or "",
         "q": " ".join(query.terms),
         "by": query.by or "",
+        "edited": "true" if query.edited else "false",
     }
 
     async def read() -> list[HistoryEntry]:
@@ -172,5 +179,38 @@ def _block(entry: HistoryEntry) -> list[str]:
         chosen = [*item.selected] if item is not None else []
         if item is not None and item.custom is not None:
             chosen.append(json.dumps(item.custom, ensure_ascii=False))
+        if item is not None and item.value is not None:
+            chosen.append("the form")
         lines.append(f"    → {', '.join(chosen) if chosen else '(skipped)'}")
+        if item is None:
+            continue
+        for key, value in (item.value or {}).items():
+            lines.append(f"      {key}: {json.dumps(value, ensure_ascii=False)}")
+        if item.edited is not None and entry.approval is not None:
+            lines.append(f"      changed by {entry.by or 'a person'}:")
+            lines += [f"        {line}" for line in _call_diff(entry.approval.input, item.edited)]
+        if item.note is not None:
+            lines.append(f"      note: {json.dumps(item.note, ensure_ascii=False)}")
     return [*lines, ""]
+
+
+def _call_diff(asked: Mapping[str, object], changed: Mapping[str, object]) -> list[str]:
+    """The lines that differ between a call as asked and as a person changed it (`-` asked,
+    `+` changed): the command itself for a shell command, else the arguments as JSON."""
+    before, after = _call_text(asked, changed), _call_text(changed, asked)
+    return [
+        line
+        for line in difflib.ndiff(before.splitlines(), after.splitlines())
+        if line.startswith(("- ", "+ "))
+    ]
+
+
+def _call_text(call: Mapping[str, object], other: Mapping[str, object]) -> str:
+    """A call as its diff reads it: its command when both calls are one command apart, else its
+    JSON (keys sorted, one per line)."""
+    command, theirs = call.get("command"), other.get("command")
+    rest = {key: value for key, value in call.items() if key != "command"}
+    others = {key: value for key, value in other.items() if key != "command"}
+    if isinstance(command, str) and isinstance(theirs, str) and rest == others:
+        return command
+    return json.dumps(call, ensure_ascii=False, indent=2, sort_keys=True)

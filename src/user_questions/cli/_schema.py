@@ -50,6 +50,74 @@ class _WireSchema(GenerateJsonSchema):
         return False
 
 
+_CHOICE = {
+    "type": "object",
+    "description": "One entry of a choice: the value it sends and the title shown for it.",
+    "properties": {"const": {"type": "string"}, "title": {"type": "string"}},
+    "required": ["const"],
+}
+_FORM_DEFINITIONS: dict[str, Any] = {
+    "FormSchema": {
+        "type": "object",
+        "description": (
+            "A question's form: a JSON Schema for a flat object, the subset MCP elicitation "
+            "defines for its requestedSchema. Each property is one field."
+        ),
+        "properties": {
+            "type": {"const": "object"},
+            "properties": {
+                "type": "object",
+                "description": "The fields, in the order a surface asks them.",
+                "additionalProperties": {"$ref": "#/$defs/FormFieldSchema"},
+            },
+            "required": {
+                "type": "array",
+                "description": "The fields the value must hold.",
+                "items": {"type": "string"},
+            },
+        },
+        "required": ["type", "properties"],
+    },
+    "FormFieldSchema": {
+        "type": "object",
+        "description": (
+            "One field: a text (minLength, maxLength, format), a number or a whole number "
+            "(minimum, maximum), a yes or no, one choice (enum, with enumNames, or oneOf of "
+            "const and title), or several (type array, items enum or anyOf, minItems, maxItems)."
+        ),
+        "properties": {
+            "type": {"enum": ["string", "number", "integer", "boolean", "array"]},
+            "title": {"type": "string"},
+            "description": {"type": "string"},
+            "default": {"description": "The value a surface fills in first."},
+            "minLength": {"type": "integer"},
+            "maxLength": {"type": "integer"},
+            "format": {"enum": ["email", "uri", "date", "date-time"]},
+            "minimum": {"type": "number"},
+            "maximum": {"type": "number"},
+            "enum": {"type": "array", "items": {"type": "string"}},
+            "enumNames": {"type": "array", "items": {"type": "string"}},
+            "oneOf": {"type": "array", "items": {"$ref": "#/$defs/FormChoice"}},
+            "items": {"$ref": "#/$defs/FormItemsSchema"},
+            "minItems": {"type": "integer"},
+            "maxItems": {"type": "integer"},
+        },
+        "required": ["type"],
+    },
+    "FormItemsSchema": {
+        "type": "object",
+        "description": "The choices of a field that takes several.",
+        "properties": {
+            "type": {"const": "string"},
+            "enum": {"type": "array", "items": {"type": "string"}},
+            "anyOf": {"type": "array", "items": {"$ref": "#/$defs/FormChoice"}},
+        },
+    },
+    "FormChoice": _CHOICE,
+}
+"""The form a question may ask (`AskUserQuestionItem.schema`), as `_reading.forms` reads it."""
+
+
 def _wire_schema() -> dict[str, Any]:
     _, top = models_json_schema(
         [(model, "validation") for model in WIRE_MODELS],
@@ -57,6 +125,10 @@ def _wire_schema() -> dict[str, Any]:
         title="user-questions wire vocabulary",
         schema_generator=_WireSchema,
     )
+    form = top["$defs"]["AskUserQuestionItem"]["properties"]["schema"]
+    form.pop("type")
+    form["$ref"] = "#/$defs/FormSchema"
+    top["$defs"].update(_FORM_DEFINITIONS)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **top}
 
 

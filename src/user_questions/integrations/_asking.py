@@ -56,10 +56,13 @@ async def decide(
     agent: str | None = None,
     always: str | None = None,
     question_timeout: float | None = None,
+    editable: bool = False,
 ) -> ApprovalDecision:
     """Ask a person to approve one call with the shared approval card, and read the decision
     as every gate reads it (`approvals.decision_for`). Without `question_timeout` the card waits
-    `approvals.DECISION_TIMEOUT` at most, as every approval card an `Asker` asks.
+    `approvals.DECISION_TIMEOUT` at most, as every approval card an `Asker` asks. `editable`:
+    the framework runs a changed call, so the person may allow it with changes (the decision's
+    `edited`).
 
     Raises:
         UserQuestionError: `ASK_CANCELLED` when the card was dismissed, `ASK_TIMED_OUT`,
@@ -70,6 +73,6 @@ async def decide(
     answer = await asker.ask(
         [card],
         signal=timeout_signal(question_timeout),
-        approval=approval_of(tool_name, arguments, agent=agent),
+        approval=approval_of(tool_name, arguments, agent=agent, editable=editable),
     )
     return decision_for(card, answer)

@@ -19,8 +19,11 @@ resume value. Nothing waits in memory, so a question survives the process that a
 
 Interrupt values it understands: ours; Agent Inbox's list of `HumanInterrupt`s (answered with
 its list of `HumanResponse`s); a string (asked as a free-text question, resumed with the text);
-any other value (shown as JSON, resumed with the text). docs/integrations/langgraph.md says what
-each mapping carries.
+any other value (shown as JSON, resumed with the text). An interrupt whose `response_schema`
+(`interrupt(value, response_schema=...)`) is a form this package can ask (`_reading.forms`: a flat
+object of texts, numbers, yes-or-no and choices) is asked as that form, and resumed with the
+object the person filled in, typed as the schema says (an integer stays an integer).
+docs/integrations/langgraph.md says what each mapping carries.
 
 A forward never loops on what comes back. An Agent Inbox card answered in a way its config does
 not allow (typed text without `allow_respond`, a skip without `allow_ignore`: anything but
@@ -54,6 +57,7 @@ except ImportError as error:  # pragma: no cover - exercised by hand without the
     ) from error
 
 from user_questions._checks import check_answer, check_request
+from user_questions._reading.forms import schema_problem
 from user_questions._reading.wire import parse_answer
 from user_questions.approvals import fenced
 from user_questions.asker import Asker, Question, questions_of
@@ -183,7 +187,7 @@ def _raise(error: UserQuestionError) -> Any:
     raise error
 
 
-def _mapping_of(value: object) -> _Mapping:
+def _mapping_of(value: object, response_schema: object = None) -> _Mapping:
     if isinstance(value, Mapping) and value.get("type") == ASK_INTERRUPT:
         questions = questions_of(value.get("questions") or [])
         return _Mapping(
@@ -194,6 +198,7 @@ def _mapping_of(value: object) -> _Mapping:
     inbox = _inbox_requests(value)
     if inbox is not None:
         return _inbox_mapping(inbox)
+    form = response_schema if schema_problem(response_schema) is None else None
     if isinstance(value, str):
         question = AskUserQuestionItem(id=_INPUT_ID, question=value)
     else:
@@ -203,7 +208,15 @@ def _mapping_of(value: object) -> _Mapping:
             question="The graph is waiting for your input.",
             detail=fenced(shown, "json"),
         )
-    return _Mapping([question], read=_text_of, failed=_raise)
+    if form is None:
+        return _Mapping([question], read=_text_of, failed=_raise)
+    question = question.model_copy(update={"schema_": form})
+    return _Mapping([question], read=_value_of, failed=_raise)
+
+
+def _value_of(answer: AskUserQuestionAnswer) -> dict[str, Any] | None:
+    """A form's resume value: the object the person filled in, typed; `None` when skipped."""
+    return answer.answers[0].value
 
 
 def _text_of(answer: AskUserQuestionAnswer) -> str | None:
@@ -313,7 +326,7 @@ def rpc_id_of(thread_id: str, interrupt_id: str, generation: int = 0) -> str:
 async def _resume_value(
     asker: Asker, thread_id: str, pending: Interrupt, question_timeout: float | None
 ) -> Any:
-    mapping = _mapping_of(pending.value)
+    mapping = _mapping_of(pending.value, getattr(pending, "response_schema", None))
     for generation in range(MAX_GENERATIONS + 1):
         signal = timeout_signal(question_timeout)
         try:

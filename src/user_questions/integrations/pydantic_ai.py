@@ -60,9 +60,10 @@ async def approve_deferred(
 ) -> DeferredToolResults:
     """Ask a person to approve each call in `requests.approvals`, all at once, one card each.
 
-    Only an explicit `Allow` approves; a skip or a typed reason denies, and the model reads
-    `denial_message` (with the reason). Calls waiting for external results (`requests.calls`)
-    are left out of the results.
+    Only an explicit `Allow` approves, with the call's new arguments (`override_args`) when the
+    person changed it ("Edit and allow"); a skip or a typed reason denies, and the model reads
+    `denial_message` (with the reason and any note). Calls waiting for external results
+    (`requests.calls`) are left out of the results.
 
     Args:
         question_timeout: Seconds each card may wait for the person; default
@@ -81,12 +82,13 @@ async def approve_deferred(
                 call.tool_name,
                 call.args_as_dict(),
                 question_timeout=question_timeout,
+                editable=True,
             )
             for call in calls
         ]
     )
     approvals: dict[str, bool | ToolApproved | ToolDenied] = {
-        call.tool_call_id: ToolApproved()
+        call.tool_call_id: ToolApproved(override_args=decision.edited)
         if decision.allowed
         else ToolDenied(denial_message(decision, call.tool_name))
         for call, decision in zip(calls, decisions, strict=True)

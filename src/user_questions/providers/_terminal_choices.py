@@ -62,6 +62,10 @@ class ChoiceState:
     """The "Other" text."""
     editing: bool = False
     """Whether the text field is open (and has the keyboard)."""
+    note: str = ""
+    """The note beside the answer (`n` opens its field)."""
+    noting: bool = False
+    """Whether the open text field is the note's rather than "Other"'s."""
     notice: str = ""
     """A one-line note shown under the list until the next key."""
 
@@ -70,10 +74,16 @@ class ChoiceState:
         """The list as first shown, or as it was left when the question is asked again."""
         labels = [row.label for row in view.options]
         ticked = {labels.index(label) for label in draft.selected if label in labels}
-        state = cls(view=view, ticked=ticked, custom=draft.custom, editing=not view.options)
+        state = cls(
+            view=view,
+            ticked=ticked,
+            custom=draft.custom,
+            editing=not view.options,
+            note=draft.note,
+        )
         if ticked and not draft.skipped:
             state.cursor = min(ticked)
-        elif draft.custom and not draft.skipped:
+        elif draft.custom and not draft.skipped and state.rows:
             state.cursor = state.rows.index(RowKind.OTHER)
         else:
             state.cursor = view.initial
@@ -90,6 +100,18 @@ class ChoiceState:
     def is_free_text(self) -> bool:
         """An optionless question: only the text field."""
         return not self.view.options
+
+    @property
+    def field_text(self) -> str:
+        """What the text field holds when it opens: the note, or the "Other" text."""
+        return self.note if self.noting else self.custom
+
+    def start_note(self) -> None:
+        """`n` on the list: open the note's field (a question with options only; an optionless
+        question's whole answer is its text)."""
+        if not self.is_free_text:
+            self.notice = ""
+            self.editing = self.noting = True
 
     def move(self, delta: int) -> None:
         """Move the highlight up or down, wrapping around."""
@@ -136,11 +158,15 @@ class ChoiceState:
             self.editing = True
             return None
         if row is RowKind.SKIP:
-            return AnswerDraft(skipped=True)
-        return AnswerDraft(selected=[self.view.options[self.cursor].label])
+            return AnswerDraft(skipped=True, note=self.note)
+        return AnswerDraft(selected=[self.view.options[self.cursor].label], note=self.note)
 
     def submit_text(self, text: str) -> AnswerDraft | None:
-        """Enter in the text field."""
+        """Enter in the text field: the note kept (back to the list), or the "Other" text."""
+        if self.noting:
+            self.note = text.strip()
+            self.editing = self.noting = False
+            return None
         if self.is_free_text:
             return AnswerDraft(custom=text) if text.strip() else AnswerDraft(skipped=True)
         self.editing = False
@@ -148,21 +174,24 @@ class ChoiceState:
             self.custom = text if text.strip() else ""
             return None
         if text.strip():
-            return AnswerDraft(custom=text)
+            return AnswerDraft(custom=text, note=self.note)
         self.notice = "nothing typed: choose an option, or type an answer under Other"
         return None
 
     def leave_text(self) -> bool:
         """Esc in the text field: back to the options. Returns True when there are none, which
         dismisses the question as Esc does on the list."""
+        if self.noting:  # the note's field: back to the list, the note as it was
+            self.editing = self.noting = False
+            return False
         self.editing = False
         return self.is_free_text
 
     def _ticked_draft(self) -> AnswerDraft:
         selected = [self.view.options[index].label for index in sorted(self.ticked)]
         if not selected and not self.custom.strip():
-            return AnswerDraft(skipped=True)
-        return AnswerDraft(selected=selected, custom=self.custom)
+            return AnswerDraft(skipped=True, note=self.note)
+        return AnswerDraft(selected=selected, custom=self.custom, note=self.note)
 
 
 def choice_lines(state: ChoiceState, width: int) -> Fragments:
@@ -185,6 +214,8 @@ def choice_lines(state: ChoiceState, width: int) -> Fragments:
         if description:
             indent = " " * text_width("".join(text for _, text in first))
             out += _joined(hang([("", indent)], [("class:description", description)], width))
+    if state.note.strip() and not state.noting:
+        out += _joined(hang([("", "  ")], [("class:description", f"Note: {state.note}")], width))
     if state.notice:
         out += _joined(hang([("", "  ")], [("class:notice", state.notice)], width))
     return out
@@ -215,6 +246,8 @@ def field_prompt(state: ChoiceState) -> str:
     """What stands before the text field."""
     if state.is_free_text:
         return "› "
+    if state.noting:
+        return "  Note: "
     return "  Feedback: " if state.view.plan_review else "  Your answer: "
 
 
@@ -227,12 +260,14 @@ def choice_hint(state: ChoiceState) -> str:
     """The key help under the list, for the current mode."""
     if state.is_free_text:
         return "enter submit · enter on nothing skips · esc dismiss"
+    if state.noting:
+        return "enter keep the note · esc back to the options"
     if state.editing:
         return "enter confirm · esc back to the options"
     keys = f"1-{min(len(state.rows), DIGIT_KEYS)}"
     if state.view.multi:
-        return f"↑↓ move · space or {keys} tick · enter submit · esc dismiss"
-    return f"↑↓ move · {keys} jump · enter choose · esc dismiss"
+        return f"↑↓ move · space or {keys} tick · n note · enter submit · esc dismiss"
+    return f"↑↓ move · {keys} jump · n note · enter choose · esc dismiss"
 
 
 def review_lines(

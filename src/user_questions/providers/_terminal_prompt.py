@@ -151,7 +151,7 @@ class PromptSurface:
         from rich.table import Table  # after the prompt: not on the way to drawing it
 
         words = describe(view, result)
-        mark, style = ("–", "dim") if words == "skipped" else ("✔", "green")
+        mark, style = ("–", "dim") if words.startswith("skipped") else ("✔", "green")
         record = Table.grid()  # a long answer wraps under its own first word
         record.add_column(no_wrap=True)
         record.add_column()
@@ -370,7 +370,7 @@ def _question_app(
         if done is not None:
             event.app.exit(result=done)
         elif state.editing and not event.app.layout.has_focus(field):
-            text.set_document(Document(state.custom))
+            text.set_document(Document(state.field_text))
             event.app.layout.focus(field)
         elif not state.editing and not event.app.layout.has_focus(listing):
             event.app.layout.focus(listing)
@@ -391,6 +391,11 @@ def _question_app(
         def _jump(event: KeyPressEvent, number: int = digit) -> None:
             state.jump(number)
             settle(event)
+
+    @keys.add("n", filter=listing_keys)
+    def _note(event: KeyPressEvent) -> None:
+        state.start_note()
+        settle(event)
 
     @keys.add("space", filter=listing_keys)
     def _toggle(event: KeyPressEvent) -> None:
@@ -417,7 +422,7 @@ def _question_app(
             settle(event)
 
     if state.editing:
-        text.set_document(Document(state.custom))
+        text.set_document(Document(state.field_text))
         layout.focus(field)
     return _application(layout, keys, terminal)
 

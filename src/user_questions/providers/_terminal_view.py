@@ -103,9 +103,11 @@ def describe(view: QuestionView, draft: AnswerDraft) -> str:
     chosen = [row.display for row in view.options if row.label in draft.selected]
     if custom and not view.multi:
         chosen = []
+    note = printable(draft.note.strip())
+    noted = f" (note: {note})" if note else ""
     if draft.skipped or not (chosen or custom):
-        return "skipped"
+        return f"skipped{noted}"
     parts = [", ".join(chosen)] if chosen else []
     if custom:
         parts.append(f"Other: {custom}" if view.options else custom)
-    return " + ".join(parts)
+    return " + ".join(parts) + noted

@@ -13,16 +13,21 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 import anyio
 
 from user_questions.presentation import AnswerDraft, answer_from_drafts
 from user_questions.providers._terminal_dialogue import LineDialogue
+from user_questions.providers._terminal_form import ask_form, value_text
 from user_questions.providers._terminal_reader import LineReader
 from user_questions.providers._terminal_view import QuestionView, views_of
 from user_questions.service import AskUserQuestionRequest
-from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
+from user_questions.types import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+)
 
 __all__ = ["INSTALL_HINT", "TerminalProvider", "ask_with"]
 
@@ -48,17 +53,36 @@ class TerminalSurface(Protocol):
 async def ask_with(
     surface: TerminalSurface, questions: Sequence[AskUserQuestionItem]
 ) -> AskUserQuestionAnswer:
-    """Ask `questions` one at a time on `surface`; a batch ends with a review before submitting."""
+    """Ask `questions` one at a time on `surface`; a batch ends with a review before submitting.
+    A question with a form is asked field by field (`_terminal_form`)."""
     views = views_of(questions)
     drafts = [AnswerDraft() for _ in views]
-    for index, view in enumerate(views):
-        drafts[index] = await surface.answer(view, drafts[index])
+    values: dict[int, dict[str, Any]] = {}
+
+    async def ask(index: int) -> None:
+        question = questions[index]
+        if question.schema_ is None:
+            drafts[index] = await surface.answer(views[index], drafts[index])
+            return
+        values[index] = await ask_form(surface, question)
+        # what the review shows; the answer carries the value itself
+        drafts[index] = AnswerDraft(custom=value_text(values[index]))
+
+    for index in range(len(views)):
+        await ask(index)
     if len(views) > 1:
         while (change := await surface.review(views, drafts)) is not None:
-            drafts[change] = await surface.answer(views[change], drafts[change])
-    return answer_from_drafts(
+            await ask(change)
+    answer = answer_from_drafts(
         questions, {view.id: draft for view, draft in zip(views, drafts, strict=True)}
     )
+    items = [
+        AskUserQuestionAnswerItem(id=item.id, selected=[], value=values[index] or None)
+        if index in values
+        else item
+        for index, item in enumerate(answer.answers)
+    ]
+    return AskUserQuestionAnswer(answers=items)
 
 
 class TerminalProvider:

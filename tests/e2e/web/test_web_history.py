@@ -14,6 +14,7 @@ from websockets.sync.client import connect
 
 from tests.e2e.host_process import answer_body
 from tests.e2e.web.conftest import DESKTOP, RESULTS, Host, Inbox, OpenInbox
+from user_questions.approvals import approval_question
 
 PICK: dict[str, Any] = {
     "id": "pick",
@@ -66,17 +67,25 @@ def settle(
     questions: Sequence[dict[str, Any]],
     answers: Sequence[Sequence[dict[str, Any]] | None],
     origin: dict[str, str] | None = None,
+    approval: dict[str, Any] | None = None,
 ) -> list[str]:
-    """Ask one request per answer (through the asker protocol, from `origin` if given), then
-    answer each over HTTP with its answer items (`None` dismisses it); the rpcIds, oldest
-    first."""
+    """Ask one request per answer (through the asker protocol, from `origin` if given, an approval
+    card of `approval` if given), then answer each over HTTP with its answer items (`None`
+    dismisses it); the rpcIds, oldest first."""
     rpc_ids = [f"{session}-{index}" for index in range(len(answers))]
     with connect(
         host.base.replace("http", "ws", 1) + "/ws/ask", additional_headers=host.auth
     ) as asker:
         for rpc_id in rpc_ids:
-            frame = {"type": "ask", "rpcId": rpc_id, "sessionId": session, "questions": questions}
-            asker.send(json.dumps(frame if origin is None else {**frame, "origin": origin}))
+            frame: dict[str, Any] = {
+                "type": "ask",
+                "rpcId": rpc_id,
+                "sessionId": session,
+                "questions": questions,
+            }
+            frame |= {} if origin is None else {"origin": origin}
+            frame |= {} if approval is None else {"approval": approval}
+            asker.send(json.dumps(frame))
             assert json.loads(asker.recv(timeout=10))["payload"]["type"] == "ask/pending"
     # The asker has left (its requests stay pending), so nobody has to read their settlements.
     with httpx.Client(base_url=host.base, headers=host.auth, timeout=10) as client:
@@ -212,3 +221,22 @@ def test_the_history_reads_well_on_a_phone_and_in_both_colour_schemes(
     expect(phone.locator(".entry")).to_have_count(1)
     assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     phone.screenshot(path=RESULTS / "history-phone.png", full_page=True)
+
+
+def test_a_changed_call_shows_its_diff_and_who_changed_it_beside_the_note(
+    open_history: OpenHistory, host: Host, session: str
+) -> None:
+    call = {"command": "rm -rf build/", "description": "Clean the build"}
+    card = approval_question("Bash", call, agent="Claude")
+    card_json = card.model_dump(mode="json", exclude_none=True)
+    approval = {"tool": "Bash", "input": call, "editable": True}
+    changed = {"command": "rm -rf build/tmp", "description": "Clean the build"}
+    item = {"id": "approval", "selected": ["Allow"], "edited": changed, "note": "keep the cache"}
+    settle(host, session, [card_json], [[item]], approval=approval)
+    history = open_history(f"session={session}")
+    entry = history.page.locator(".entry").first
+    expect(entry.locator(".entry-edited .hint")).to_have_text("changed by owner")
+    expect(entry.locator(".entry-edited del")).to_have_text("- rm -rf build/")
+    expect(entry.locator(".entry-edited ins")).to_have_text("+ rm -rf build/tmp")
+    expect(entry.locator(".entry-answer-note")).to_have_text("Note: keep the cache")
+    expect(entry.get_by_role("button", name="Make a rule")).to_have_count(0)

@@ -119,6 +119,19 @@ async def test_settled_notices_say_how_a_question_ended_when_asked_for(tmp_path:
     assert answer_links(settled.json["message"]) == []
 
 
+async def test_a_settled_notice_shows_the_note_beside_the_answer(tmp_path: Path) -> None:
+    with http_receiver() as receiver:
+        notifier = AppriseNotifier(
+            f"json://{receiver.netloc}/hook", address=ADDRESS, links=LINKS, settled=True
+        )
+        async with notifying_hub(tmp_path, notifier) as hub:
+            await hub.submit("r1", "ci-bot", [DEPLOY])
+            chosen = {"id": "deploy", "selected": ["No"], "note": "after the freeze"}
+            await hub.respond(answer("r1", "ci-bot", chosen), via=Surface.WEB, by="alice")
+            _, settled = await anyio.to_thread.run_sync(receiver.posts.wait_for, 2)
+    assert "Answered: No (note: “after the freeze”)" in settled.json["message"].splitlines()
+
+
 async def test_an_email_holds_the_question_and_its_links(tmp_path: Path) -> None:
     with smtp_receiver() as smtp:
         notifier = AppriseNotifier(smtp.mailto(), address=ADDRESS, links=LINKS)

@@ -6,8 +6,9 @@ has a role (the tokens already there become people, in no group, with no routes 
 notification URLs of their own) and every request an audience (the requests already there are
 everyone's). Version 10: every request is kept under the rpcId its asker knows it by (none
 differs yet), and the rules' version starts, moving with every rule added or revoked from then on,
-the rules made before kept. Migrations run one version after another, so a store of any earlier
-version reaches the current one."""
+the rules made before kept. Version 11: an answer that changed a call is found as such, and
+PostgreSQL keeps the order of a request's JSON keys (a form's fields). Migrations run one version
+after another, so a store of any earlier version reaches the current one."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from user_questions.host.stores import (
 from user_questions.host.stores import _postgres_schema as postgres_schema
 from user_questions.host.stores._sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from user_questions.outcomes import Outcome, RequestState, Surface
+from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
 pytestmark = pytest.mark.anyio
 
@@ -279,7 +281,7 @@ async def test_a_version_5_sqlite_file_gains_roles_and_audiences_and_loses_nothi
         before["tokens"], after["tokens"], ("person", "[]", "[]", "[]", None, "[]", None)
     )
     kept_with_defaults(
-        before["questions"], after["questions"], ("[]", None, None, "[]", 0, None, None, None)
+        before["questions"], after["questions"], ("[]", None, None, "[]", 0, None, None, None, 0)
     )
 
 
@@ -318,7 +320,7 @@ async def test_a_version_5_postgres_database_gains_roles_and_audiences_and_loses
         after = await postgres_rows(connection)
     kept_with_defaults(before["tokens"], after["tokens"], ("person", [], [], [], None, [], None))
     kept_with_defaults(
-        before["questions"], after["questions"], ([], None, None, [], 0, None, None, None)
+        before["questions"], after["questions"], ([], None, None, [], 0, None, None, None, False)
     )
 
 
@@ -381,9 +383,9 @@ async def test_a_version_6_sqlite_file_gains_approvals_and_rules_and_loses_nothi
     async with open_store(path) as store:
         await version_6_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
         after = sqlite_rows(connection)["questions"]
-    kept_with_defaults(before, after, (None, None, "[]", 0, None, None, None))
+    kept_with_defaults(before, after, (None, None, "[]", 0, None, None, None, 0))
 
 
 async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses_nothing(
@@ -407,9 +409,9 @@ async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses
         await version_6_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(10,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(11,)]
         after = (await postgres_rows(connection))["questions"]
-    kept_with_defaults(before, after, (None, None, [], 0, None, None, None))
+    kept_with_defaults(before, after, (None, None, [], 0, None, None, None, False))
 
 
 async def version_6_migrated_as_expected(store: Store) -> None:
@@ -441,9 +443,9 @@ async def test_a_version_9_sqlite_file_gains_the_rules_version_and_loses_nothing
     async with open_store(path) as store:
         await version_9_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
         after = sqlite_rows(connection)["questions"]
-    kept_with_defaults(before, after, (None,))
+    kept_with_defaults(before, after, (None, 0))
 
 
 async def test_a_version_9_postgres_database_gains_the_rules_version_and_loses_nothing(
@@ -466,9 +468,9 @@ async def test_a_version_9_postgres_database_gains_the_rules_version_and_loses_n
         await version_9_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(10,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(11,)]
         after = (await postgres_rows(connection))["questions"]
-    kept_with_defaults(before, after, (None,))
+    kept_with_defaults(before, after, (None, False))
 
 
 async def version_9_migrated_as_expected(store: Store) -> None:
@@ -488,3 +490,116 @@ async def version_9_migrated_as_expected(store: Store) -> None:
     moved = await store.rules_version()
     await store.revoke_rule(made.id)
     assert await store.rules_version() > moved
+
+
+# Version 11: answers that say more than a label. The rows a version 10 store holds are kept; an
+# answer that allowed a call with changes is found as such (the history lists the changed calls);
+# and on PostgreSQL a request's questions, answer and call keep the order of their keys from then
+# on (a form's fields are asked in the order the asker gave them).
+CALL = {"command": "rm -rf build/", "description": "Clean the build"}
+EDITED = AskUserQuestionAnswer.model_validate(
+    {
+        "answers": [
+            {"id": "approval", "selected": ["Allow"], "edited": {"command": "rm -rf build/tmp"}}
+        ]
+    }
+)
+CARD = json.dumps([{"id": "approval", "question": "Allow Bash?", "options": [{"label": "Allow"}]}])
+VERSION_10_QUESTIONS = [
+    ("answered-plain", QUESTIONS_JSON, None, ANSWER.model_dump_json()),
+    (
+        "answered-changed",
+        CARD,
+        json.dumps({"tool": "Bash", "input": CALL}),
+        EDITED.model_dump_json(),
+    ),
+]
+FORM = AskUserQuestionItem.model_validate(
+    {
+        "id": "deploy",
+        "question": "Deploy how?",
+        "schema": {
+            "type": "object",
+            "properties": {
+                "replicas": {"type": "integer"},
+                "environment": {"type": "string", "enum": ["prod", "dev"]},
+                "ok": {"type": "boolean"},
+            },
+        },
+    }
+)
+
+
+async def version_10_migrated_as_expected(store: Store) -> None:
+    """The changed call is listed as changed, with its original and its change; a form asked
+    now keeps its fields in order, however the backend sorts JSON."""
+    changed = await store.history(HistoryQuery(edited=True))
+    assert [record.rpc_id for record in changed.records] == ["answered-changed"]
+    (record,) = changed.records
+    assert record.answer == EDITED
+    assert record.approval is not None
+    assert record.approval.input == CALL
+    everything = await store.history(HistoryQuery())
+    assert {one.rpc_id for one in everything.records} == {"answered-plain", "answered-changed"}
+    asked = replace(new("form-now"), questions=(FORM,))
+    stored, _ = await store.submit(asked)
+    again = await store.get("form-now")
+    assert again is not None
+    assert again.questions == stored.questions == (FORM,)
+    assert again.questions[0].schema_ is not None
+    assert list(again.questions[0].schema_["properties"]) == ["replicas", "environment", "ok"]
+    assert list(json.loads(again.questions_json or "[]")[0]["schema"]["properties"]) == [
+        "replicas",
+        "environment",
+        "ok",
+    ]
+
+
+async def test_a_version_10_sqlite_file_finds_its_changed_calls_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "host.db"
+    with sqlite_at_version(path, 10) as connection:  # what the previous release created
+        connection.executemany(
+            "INSERT INTO questions (rpc_id, session_id, questions, asked_at, approval, state, "
+            "answer, settled_at, settled_via, settled_by) "
+            "VALUES (?, 'agent-1', ?, ?, ?, 'answered', ?, ?, 'web', 'alice')",
+            [
+                (rpc_id, questions, ASKED.isoformat(), approval, answer, SETTLED.isoformat())
+                for rpc_id, questions, approval, answer in VERSION_10_QUESTIONS
+            ],
+        )
+        before = sqlite_rows(connection)["questions"]
+    async with open_store(path) as store:
+        await version_10_migrated_as_expected(store)
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+        after = sqlite_rows(connection)["questions"][: len(before)]
+    assert [row[:-1] for row in after] == before
+    assert [row[-1] for row in after] == [0, 1]
+
+
+async def test_a_version_10_postgres_database_finds_its_changed_calls_and_loses_nothing(
+    pg_url: str,
+) -> None:
+    await postgres_at_version(pg_url, 10)  # what the previous release created
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        await connection.cursor().executemany(
+            "INSERT INTO user_questions.questions (rpc_id, session_id, questions, asked_at, "
+            "approval, state, answer, settled_at, settled_via, settled_by) "
+            "VALUES (%s, 'agent-1', %s::jsonb, %s, %s::jsonb, 'answered', %s::jsonb, %s, "
+            "'web', 'alice')",
+            [
+                (rpc_id, questions, ASKED, approval, answer, SETTLED)
+                for rpc_id, questions, approval, answer in VERSION_10_QUESTIONS
+            ],
+        )
+        before = (await postgres_rows(connection))["questions"]
+    async with open_store(pg_url) as store:
+        await version_10_migrated_as_expected(store)
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        version = await connection.execute("SELECT version FROM user_questions.schema_version")
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(11,)]
+        after = (await postgres_rows(connection))["questions"][: len(before)]
+    assert [row[:-1] for row in after] == before
+    assert [row[-1] for row in after] == [False, True]

@@ -406,6 +406,57 @@ async def test_history_search_finds_a_withdrawal_by_the_note_its_asker_gave(stor
     assert await history(store, terms=("editor", "approve")) == ["editor-answered"]
 
 
+async def test_history_finds_what_an_answer_says_and_lists_the_changed_calls(store: Store) -> None:
+    """A note, a form's value and a changed call are searched like typed text; `edited` lists
+    the answers that changed a call, keeping the call as asked and its change."""
+    form = AskUserQuestionItem.model_validate(
+        {
+            "id": "deploy",
+            "question": "Deploy how?",
+            "schema": {
+                "type": "object",
+                "properties": {"replicas": {"type": "integer", "title": "Replica count"}},
+            },
+        }
+    )
+    await settled(
+        store,
+        "formed",
+        questions=(form,),
+        answer=AskUserQuestionAnswer.model_validate(
+            {"answers": [{"id": "deploy", "selected": [], "value": {"replicas": 7}}]}
+        ),
+    )
+    noted = AskUserQuestionAnswer.model_validate(
+        {
+            "answers": [
+                {"id": "db", "selected": ["SQLite"], "note": "keep the lockfile"},
+                {"id": "name", "selected": []},
+            ]
+        }
+    )
+    await settled(store, "noted", answer=noted)
+    card = (
+        AskUserQuestionItem(
+            id="approval", question="Allow Bash?", options=[AskUserQuestionOption(label="Allow")]
+        ),
+    )
+    changed = AskUserQuestionAnswer.model_validate(
+        {
+            "answers": [
+                {"id": "approval", "selected": ["Allow"], "edited": {"command": "rm -rf build/tmp"}}
+            ]
+        }
+    )
+    await settled(store, "changed", questions=card, answer=changed)
+    assert await history(store, terms=("lockfile",)) == ["noted"]
+    assert await history(store, terms=("replica", "7")) == ["formed"]
+    assert await history(store, terms=("build/tmp",)) == ["changed"]
+    assert await history(store, edited=True) == ["changed"]
+    assert await history(store, edited=True, terms=("lockfile",)) == []
+    assert set(await history(store)) == {"formed", "noted", "changed"}
+
+
 async def test_history_search_takes_backslashes_and_wildcards_literally(store: Store) -> None:
     for rpc_id, text in (
         ("windows", "Clean c:\\temp first?"),

@@ -115,7 +115,7 @@ def settlement_of(
             f"not {quoted(named)}",
             ErrorCode.BAD_ANSWER,
         )
-    answer = check_answer(record.questions, result.value.answer)
+    answer = check_answer(record.questions, result.value.answer, record.approval)
     return Settlement(Outcome.ANSWERED, answer, via, by, channel)
 
 

@@ -156,7 +156,8 @@ def _answer_links(
 
 
 def _answer_text(answer: dict[str, object]) -> str:
-    """The first question's answer: its labels and any typed text."""
+    """The first question's answer: its labels and any typed text, a form filled in, a call
+    changed, and the note beside it."""
     items = answer.get("answers")
     item = items[0] if isinstance(items, list) and items else {}
     if not isinstance(item, dict):
@@ -164,4 +165,11 @@ def _answer_text(answer: dict[str, object]) -> str:
     chosen = [str(label) for label in item.get("selected") or []]
     if item.get("custom"):
         chosen.append(f"“{item['custom']}”")
-    return one_line(", ".join(chosen)) or "(skipped)"
+    if isinstance(item.get("value"), dict):
+        chosen.append("the form filled in")
+    if isinstance(item.get("edited"), dict):
+        chosen.append("with changes")
+    text = ", ".join(chosen) or "(skipped)"
+    if item.get("note"):
+        text += f" (note: “{item['note']}”)"
+    return one_line(text)

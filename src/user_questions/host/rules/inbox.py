@@ -119,6 +119,11 @@ class InboxRules:
             raise UserQuestionError(
                 "remember goes with an answer that allows the call", ErrorCode.BAD_ANSWER
             )
+        if any(item.edited is not None for item in result.value.answer.answers):
+            raise UserQuestionError(
+                "remember goes with the call as asked: no rule is made from an edited call",
+                ErrorCode.BAD_ANSWER,
+            )
         refusal = None if self._refusal is None else self._refusal(by, offer)
         if refusal is not None:
             raise UserQuestionError(f"{by} may not make this rule: {refusal}", ErrorCode.BAD_ANSWER)

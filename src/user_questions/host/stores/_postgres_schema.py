@@ -24,7 +24,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -201,6 +201,22 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
     $$;
     CREATE TRIGGER rules_changed AFTER INSERT OR UPDATE OF revoked_at ON {SCHEMA}.rules
         FOR EACH STATEMENT EXECUTE FUNCTION {SCHEMA}.rules_changed();
+    """,
+    # Version 11: answers that say more than a label. A request's questions, its answer and the
+    # call it approves are kept as `json`, as they were written, not as `jsonb`, which sorts an
+    # object's keys: a form's fields (`schema.properties`) keep the order they were asked in,
+    # and a call its arguments'. Whether a person allowed the call with changes (the answer's
+    # `edited`), so that the history can list the changed calls.
+    f"""
+    ALTER TABLE {SCHEMA}.questions
+        ALTER COLUMN questions TYPE json USING questions::json,
+        ALTER COLUMN answer TYPE json USING answer::json,
+        ALTER COLUMN approval TYPE json USING approval::json,
+        ADD COLUMN edited boolean NOT NULL DEFAULT false;
+    UPDATE {SCHEMA}.questions SET edited = true
+        WHERE json_typeof(answer -> 'answers') = 'array' AND EXISTS (
+            SELECT 1 FROM json_array_elements(answer -> 'answers') AS item
+            WHERE json_typeof(item -> 'edited') = 'object');
     """,
 )
 

@@ -43,6 +43,7 @@ __all__ = [
     "COLUMNS",
     "RULE_COLUMNS",
     "TOKEN_COLUMNS",
+    "answer_edited",
     "answer_text",
     "decode_cursor",
     "encode_cursor",
@@ -188,20 +189,54 @@ def render_stored(questions: str) -> str:
 
 
 def question_text(questions: Iterable[AskUserQuestionItem]) -> str:
-    """The searchable text of a request: headers, questions, details, labels, descriptions."""
+    """The searchable text of a request: headers, questions, details, labels, descriptions,
+    and the texts of a form (its fields' titles and descriptions, its choices' titles)."""
     parts: list[str] = []
     for question in questions:
         parts += [question.header or "", question.question, question.detail or ""]
         for option in question.options or ():
             parts += [option.label, option.description or ""]
+        if question.schema_ is not None:
+            parts += _leaves(
+                [
+                    {name: field.get(name) for name in ("title", "description", "oneOf")}
+                    for field in (question.schema_.get("properties") or {}).values()
+                    if isinstance(field, Mapping)
+                ]
+            )
     return _joined(parts)
 
 
 def answer_text(answer: AskUserQuestionAnswer | None) -> str:
-    """The searchable text an answer adds: its custom (typed) text."""
+    """The searchable text an answer adds: what a person typed (custom text, a note), a form's
+    value and the call as they changed it."""
     if answer is None:
         return ""
-    return _joined(item.custom or "" for item in answer.answers)
+    parts: list[str] = []
+    for item in answer.answers:
+        parts += [item.custom or "", item.note or "", *_leaves([item.value, item.edited])]
+    return _joined(parts)
+
+
+def answer_edited(answer: str | AskUserQuestionAnswer | None) -> bool:
+    """Whether an answer (or its JSON) allowed a call with changes (an item's `edited`)."""
+    if isinstance(answer, str):
+        answer = AskUserQuestionAnswer.model_validate_json(answer)
+    return answer is not None and any(item.edited is not None for item in answer.answers)
+
+
+def _leaves(value: object) -> list[str]:
+    """Every text and number inside a JSON value, as text (a form's value, a changed call)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, int | float):
+        return [str(value)]
+    inner = value.values() if isinstance(value, Mapping) else value
+    if isinstance(inner, Iterable):
+        return [text for one in inner for text in _leaves(one)]
+    return []
 
 
 def settlement_text(settlement: Settlement | None) -> str:
@@ -249,6 +284,9 @@ def history_filter(
         if value is not None:
             where.append(f"{column} = {mark}")
             parameters.append(str(value))
+    if query.edited:
+        where.append(f"edited = {mark}")
+        parameters.append(True)
     for term in query.terms:
         where.append(f"search LIKE {mark} ESCAPE '\\'")
         parameters.append(like_pattern(term))

@@ -12,11 +12,11 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores._rows import render_stored, search_text
+from user_questions.host.stores._rows import answer_edited, render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -67,6 +67,17 @@ def _own_ids_and_rules_version(connection: sqlite3.Connection) -> None:
         "BEGIN UPDATE rules_version SET version = version + 1; END",
     ):
         connection.execute(statement)
+
+
+def _edited(connection: sqlite3.Connection) -> None:
+    """Version 11: whether a person allowed the call with changes (the answer's `edited`), so
+    that the history can list the changed calls; read from the answers already kept."""
+    connection.execute("ALTER TABLE questions ADD COLUMN edited INTEGER NOT NULL DEFAULT 0")
+    rows = connection.execute("SELECT seq, answer FROM questions WHERE answer IS NOT NULL")
+    connection.executemany(
+        "UPDATE questions SET edited = 1 WHERE seq = ?",
+        [(seq,) for seq, answer in rows.fetchall() if answer_edited(answer)],
+    )
 
 
 MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
@@ -160,6 +171,7 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
         name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at TEXT NOT NULL);
     """,
     _own_ids_and_rules_version,
+    _edited,
 )
 
 

@@ -50,6 +50,7 @@ from user_questions.host.stores._rows import (
     COLUMNS,
     RULE_COLUMNS,
     TOKEN_COLUMNS,
+    answer_edited,
     encode_cursor,
     escalations_json,
     history_filter,
@@ -127,8 +128,8 @@ _SUBMIT = f"""
             (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search,
              rendered, audience, approval, deadline_at, escalate, remind, state, answer,
              settled_via, settled_by, settled_at, asker_rpc_id)
-        VALUES (%s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s,
-                %s::jsonb, %s, %s, %s::jsonb, %s, %s, %s, %s)
+        VALUES (%s, %s, %s::json, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb, %s::json, %s,
+                %s::jsonb, %s, %s, %s::json, %s, %s, %s, %s)
         ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )
     SELECT {_COLUMNS}, {_NOTIFY} FROM created
@@ -136,8 +137,9 @@ _SUBMIT = f"""
 _SETTLE = """
     WITH settled AS (
         UPDATE {schema}.questions
-        SET state = %s, answer = %s::jsonb, settled_at = coalesce(settled_at, now()),
+        SET state = %s, answer = %s::json, settled_at = coalesce(settled_at, now()),
             settled_via = %s, settled_by = %s, channel = %s, settle_id = %s,
+            edited = CASE WHEN state = 'pending' THEN %s ELSE edited END,
             search = CASE WHEN state = 'pending' THEN search || %s ELSE search END
         WHERE rpc_id = %s AND (state = 'pending' OR settle_id = %s)
         RETURNING *
@@ -367,6 +369,7 @@ class PostgresStore(AsyncLifetime):
             settlement.by,
             settlement.detail,
             settle_id,
+            answer_edited(settlement.answer),
             settlement_text(settlement),
             rpc_id,
             settle_id,

@@ -394,7 +394,10 @@ class HistoryQuery:
     """Only requests settled by this person."""
     terms: tuple[str, ...] = ()
     """Casefolded words that must all occur in a request's text: its questions' headers, texts,
-    details, option labels and descriptions, and the custom text of its answer."""
+    details, option labels and descriptions, its forms' titles, and what its answer says (custom
+    text, notes, a form's value, a changed call)."""
+    edited: bool = False
+    """Only approvals a person allowed with changes (an answer's `edited`)."""
     before: str | None = None
     """A cursor (`HistoryPage.next`): only requests settled before the last one of that page."""
     limit: int = 50

@@ -67,6 +67,7 @@ from user_questions.host.stores._rows import (
     COLUMNS,
     RULE_COLUMNS,
     TOKEN_COLUMNS,
+    answer_edited,
     encode_cursor,
     escalations_json,
     history_filter,
@@ -296,7 +297,7 @@ class SQLiteStore(AsyncLifetime):
         returning = _COLUMNS if pending is None else "shown_at"
         update = (
             "UPDATE questions SET state = ?, answer = ?, settled_at = ?, settled_via = ?, "
-            "settled_by = ?, channel = ?, search = search || ? "
+            "settled_by = ?, channel = ?, edited = ?, search = search || ? "
             f"WHERE rpc_id = ? AND state = 'pending' RETURNING {returning}"
         )
         parameters = (
@@ -306,6 +307,7 @@ class SQLiteStore(AsyncLifetime):
             settlement.via,
             settlement.by,
             settlement.detail,
+            answer_edited(settlement.answer),
             settlement_text(settlement),
             rpc_id,
         )

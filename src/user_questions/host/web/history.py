@@ -76,7 +76,7 @@ class HistoryEntry(WireModel):
     remember: RuleProposal | None = None
     """Answered by a person, an approval only: the rule that would decide the same call as it
     was decided (allow or deny), which the history page offers to make (`POST /api/rules`);
-    absent where no rule can name the call exactly."""
+    absent where no rule can name the call exactly, and for a call a person changed."""
     questions: list[JSONObject]
     """The `AskUserQuestionItem`s, as wire JSON."""
     answer: JSONObject | None = None
@@ -120,8 +120,11 @@ def entry_of(record: StoredQuestion, *, rendered: bool = False) -> HistoryEntry:
 
 
 def _remember(record: StoredQuestion) -> RuleProposal | None:
-    """The rule that decides the call of an answered approval as a person decided it."""
+    """The rule that decides the call of an answered approval as a person decided it; none for a
+    call a person changed (no rule is ever made from an edited call)."""
     if record.outcome is not Outcome.ANSWERED or record.settled_via is Surface.RULE:
+        return None
+    if record.answer is not None and any(item.edited is not None for item in record.answer.answers):
         return None
     decision = None if record.answer is None else answered_decision(record.questions, record.answer)
     if decision is None:
@@ -138,8 +141,10 @@ def history_query(
     by: str | None = None,
     before: str | None = None,
     limit: int = DEFAULT_LIMIT,
+    edited: bool = False,
 ) -> HistoryQuery:
-    """The store query for these filters; an empty string is no filter.
+    """The store query for these filters; an empty string is no filter. `edited`: only the
+    approvals a person allowed with changes.
 
     Raises:
         UserQuestionError: `BAD_REQUEST` for a filter holding a NUL or a lone surrogate (no
@@ -180,17 +185,25 @@ def history_query(
         terms=terms,
         before=before or None,
         limit=limit,
+        edited=edited,
     )
 
 
 def query_of(parameters: Mapping[str, str]) -> HistoryQuery:
     """The store query for `GET /api/history`'s parameters: `session`, `outcome`, `q`, `by`,
-    `before`, `limit` (others, such as `token`, are not filters and are ignored).
+    `before`, `limit`, `edited` (`true`: only the calls a person changed; others, such as
+    `token`, are not filters and are ignored).
 
     Raises:
         UserQuestionError: `BAD_REQUEST`, as `history_query`, or for a limit that is not a
-            whole number.
+            whole number, or an `edited` other than `true` or `false`.
     """
+    edited = parameters.get("edited") or "false"
+    if edited not in ("true", "false"):
+        raise UserQuestionError(
+            f"edited must be true or false, got {json.dumps(edited[:20], ensure_ascii=False)}",
+            ErrorCode.BAD_REQUEST,
+        )
     limit = parameters.get("limit") or str(DEFAULT_LIMIT)
     if not (limit.isascii() and limit.isdigit() and len(limit) <= 6):
         raise UserQuestionError(
@@ -205,4 +218,5 @@ def query_of(parameters: Mapping[str, str]) -> HistoryQuery:
         by=parameters.get("by"),
         before=parameters.get("before"),
         limit=int(limit),
+        edited=edited == "true",
     )

@@ -10,9 +10,10 @@ import { isObject } from "./dom.js";
 
 const STORAGE_KEY = "uq.drafts.v1";
 
-/** A fresh draft: nothing picked, no "Other" text. */
+/** A fresh draft: nothing picked, no "Other" text, no note; a form's `value` and a changed
+ * call's `edit` text appear once entered. */
 function emptyDraft() {
-  return { selected: [], custom: "", other: false, skipped: false };
+  return { selected: [], custom: "", other: false, skipped: false, note: "" };
 }
 
 // sessionStorage is the user's to edit: a stored draft is used only when it has the right shape.
@@ -23,7 +24,11 @@ function isDraft(value) {
     value.selected.every((label) => typeof label === "string") &&
     typeof value.custom === "string" &&
     typeof value.other === "boolean" &&
-    typeof value.skipped === "boolean"
+    typeof value.skipped === "boolean" &&
+    (value.note === undefined || typeof value.note === "string") &&
+    (value.value === undefined || isObject(value.value)) &&
+    (value.edit === undefined || typeof value.edit === "string") &&
+    (value.editing === undefined || typeof value.editing === "boolean")
   );
 }
 

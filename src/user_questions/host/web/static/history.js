@@ -17,6 +17,7 @@ import {
   timeAgo,
   trustedFragment,
 } from "./dom.js";
+import { diffView, editShape, lineDiff } from "./call-edit.js";
 import { makeRule } from "./rules-api.js";
 
 const PAGE_SIZE = 50;
@@ -173,7 +174,7 @@ function entryElement(entry) {
     metaElement(entry),
     typeof entry.note === "string" ? h("p", { class: "entry-note", text: entry.note }) : null,
     ...questions.map((question) =>
-      questionElement(question, rendered.get(question?.id), entry.answer ? answers : null),
+      questionElement(question, rendered.get(question?.id), entry.answer ? answers : null, entry),
     ),
     h("p", { class: "entry-times", text: timesOf(entry) }),
     isObject(entry.remember) && typeof entry.remember.text === "string"
@@ -256,7 +257,7 @@ function timeElement(iso) {
   return element;
 }
 
-function questionElement(question, html, answers) {
+function questionElement(question, html, answers, entry) {
   const parts = [];
   if (question.header) parts.push(h("span", { class: "chip", text: question.header }));
   parts.push(h("p", { class: "question-text", text: question.question }));
@@ -270,23 +271,64 @@ function questionElement(question, html, answers) {
       ),
     );
   }
-  if (answers !== null) parts.push(answerElement(answers.get(question.id)));
+  if (answers !== null) parts.push(...answerElements(answers.get(question.id), entry));
   return h("section", { class: "entry-question" }, ...parts);
 }
 
-function answerElement(item) {
+/** An answer: the choice or typed text, a form's value field by field, a call as it was changed
+ * (a diff against the call as asked, "changed by alice"), and the note beside it. */
+function answerElements(item, entry) {
   const chosen = Array.isArray(item?.selected) ? item.selected.map(String) : [];
   const custom = typeof item?.custom === "string" ? item.custom : null;
-  if (chosen.length === 0 && custom === null) {
-    return h("p", { class: "entry-answer skipped", text: "Skipped" });
+  const value = isObject(item?.value) ? item.value : null;
+  const parts = [];
+  if (chosen.length === 0 && custom === null && value === null) {
+    parts.push(h("p", { class: "entry-answer skipped", text: "Skipped" }));
+  } else if (chosen.length > 0 || custom !== null) {
+    parts.push(
+      h(
+        "p",
+        { class: "entry-answer" },
+        h("span", { class: "visually-hidden", text: "Answer: " }),
+        chosen.length ? h("span", { class: "chosen", text: chosen.join(", ") }) : null,
+        custom !== null ? h("q", { class: "custom", text: custom }) : null,
+      ),
+    );
   }
-  return h(
-    "p",
-    { class: "entry-answer" },
-    h("span", { class: "visually-hidden", text: "Answer: " }),
-    chosen.length ? h("span", { class: "chosen", text: chosen.join(", ") }) : null,
-    custom !== null ? h("q", { class: "custom", text: custom }) : null,
-  );
+  if (value !== null) {
+    parts.push(
+      h(
+        "dl",
+        { class: "entry-value" },
+        ...Object.entries(value).flatMap(([key, field]) => [
+          h("dt", { text: key }),
+          h("dd", { text: JSON.stringify(field) }),
+        ]),
+      ),
+    );
+  }
+  if (isObject(item?.edited) && isObject(entry.approval) && isObject(entry.approval.input)) {
+    const before = editShape(entry.approval);
+    const after = editShape({ ...entry.approval, input: item.edited });
+    const text = before.kind === after.kind && before.key === after.key ? after.text : null;
+    parts.push(
+      h(
+        "div",
+        { class: "entry-edited" },
+        h("p", { class: "hint", text: `changed by ${entry.by ?? "a person"}` }),
+        diffView(
+          lineDiff(
+            text === null ? JSON.stringify(entry.approval.input, null, 2) : before.text,
+            text ?? JSON.stringify(item.edited, null, 2),
+          ),
+        ),
+      ),
+    );
+  }
+  if (typeof item?.note === "string") {
+    parts.push(h("p", { class: "entry-answer-note" }, h("b", { text: "Note: " }), item.note));
+  }
+  return parts;
 }
 
 function timesOf(entry) {

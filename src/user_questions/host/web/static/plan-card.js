@@ -2,13 +2,14 @@
 
 import { Card, uid } from "./card.js";
 import { button, h } from "./dom.js";
+import { noteField, noteOf } from "./note-field.js";
 import { answerFromDrafts, parseRecommendedLabel } from "./presentation.js";
 import { answerFrame } from "./protocol.js";
 
 /**
  * A plan review: the plan, Approve as the primary action, the decline option, and "Chat about
  * it", which dismisses (the agent hears the user wants to talk, not decide). Feedback typed in
- * the box goes with the decline as custom text. Enter and the digit keys do nothing here, so a
+ * the box goes with the decline as custom text; a note ("Add a note") goes with either. Enter and the digit keys do nothing here, so a
  * stray key never approves a plan: Tab to a button instead.
  */
 export class PlanCard extends Card {
@@ -62,6 +63,7 @@ export class PlanCard extends Card {
             : "Sent instead of approving.",
         }),
       ),
+      noteField(draft, () => this.env.drafts.save()),
     );
     this.actions.append(this.approveButton, this.declineButton, this.chatButton);
     this.updateButtons();
@@ -76,6 +78,8 @@ export class PlanCard extends Card {
     const custom = selected.length === 0 ? this.feedback.value : "";
     const draft = { selected, custom, skipped: false };
     const answer = answerFromDrafts([question], { [question.id]: draft });
+    const note = noteOf(this.draftOf(question));
+    if (note !== null) answer.answers[0].note = note;
     this.send(answerFrame(this.rpcId, this.sessionId, answer), "answer");
   }
 

@@ -1,7 +1,12 @@
-// The generic card: a request's questions one at a time, with a pager, options, "Other" and Skip.
+// The generic card: a request's questions one at a time, with a pager, options, "Other" and Skip;
+// a form for a question that asks one (`schema`), a note beside any answer, and "Edit and allow"
+// on an approval whose agent takes a changed call (`approval.editable`).
 
+import { callEditor } from "./call-edit.js";
 import { Card, uid } from "./card.js";
 import { button, h, isObject } from "./dom.js";
+import { FormView } from "./form-fields.js";
+import { noteField, noteOf } from "./note-field.js";
 import { answerFromDrafts, parseRecommendedLabel } from "./presentation.js";
 import { answerFrame } from "./protocol.js";
 
@@ -53,6 +58,16 @@ function answerDraft(question, draft) {
   return { selected: single && draft.other ? [] : draft.selected, custom, skipped: false };
 }
 
+/** The frame's approval when the card may be allowed with changes: an editable approval on a
+ * card with one question offering "Allow"; null otherwise. */
+function editableApproval(frame, questions) {
+  const approval = frame.approval;
+  if (!isObject(approval) || approval.editable !== true || !isObject(approval.input)) return null;
+  if (questions.length !== 1) return null;
+  const labels = (questions[0].options ?? []).map((option) => option.label);
+  return labels.includes(ALLOW) ? approval : null;
+}
+
 /** The digit that picks the option at `index`, shown beside it (1 to 9 only). */
 function keyHint(index) {
   if (index >= 9) return null;
@@ -74,6 +89,17 @@ export class QuestionsCard extends Card {
       title: "Dismiss the whole request (Esc)",
     });
     this.actions.append(this.backButton, this.nextButton, this.skipButton, this.dismissButton);
+    this.approval = editableApproval(frame, this.questions);
+    this.edited = null;
+    this.editButton = null;
+    if (this.approval !== null) {
+      this.editButton = button("Edit and allow", "secondary", () => this.editOrAllow());
+      this.cancelEditButton = button("Cancel edit", "quiet", () => this.cancelEdit(), {
+        hidden: true,
+      });
+      this.actions.insertBefore(this.editButton, this.skipButton);
+      this.actions.insertBefore(this.cancelEditButton, this.skipButton);
+    }
     this.render();
   }
 
@@ -107,7 +133,11 @@ export class QuestionsCard extends Card {
     this.otherToggle = null;
     this.otherText = null;
     this.freeText = null;
-    if (options.length > 0) {
+    this.form = null;
+    if (isObject(question.schema)) {
+      this.form = new FormView(question.schema, draft, () => this.changed());
+      fieldset.append(this.form.element);
+    } else if (options.length > 0) {
       const name = uid("choice");
       const list = h("div", { class: "options" });
       options.forEach((option, index) => list.append(this.optionRow(option, index, name, multi)));
@@ -116,6 +146,15 @@ export class QuestionsCard extends Card {
     } else {
       fieldset.append(this.freeTextField(draft));
     }
+    if (this.approval !== null && draft.editing === true) {
+      const editor = callEditor(this.approval, draft, (result) => {
+        this.edited = result;
+        this.updateButtons();
+      });
+      fieldset.append(editor.panel);
+      editor.update();
+    }
+    fieldset.append(noteField(draft, () => this.changed()));
     this.body.replaceChildren(fieldset);
     this.sync();
     this.renderPager();
@@ -266,6 +305,7 @@ export class QuestionsCard extends Card {
   statusOf(question) {
     const draft = this.draftOf(question);
     if (draft.skipped) return "skipped";
+    if (isObject(question.schema)) return "answered"; // the form as it stands, defaults and all
     const drafts = { [question.id]: answerDraft(question, draft) };
     const [item] = answerFromDrafts([question], drafts).answers;
     return item.selected.length > 0 || item.custom !== undefined ? "answered" : "unanswered";
@@ -296,10 +336,55 @@ export class QuestionsCard extends Card {
     const busy = this.sending !== null;
     this.backButton.hidden = this.page === 0;
     this.nextButton.textContent = this.isLast ? "Submit" : "Next";
+    const editing = this.editButton !== null && this.draftOf(this.question).editing === true;
+    this.nextButton.hidden = editing; // while editing, the answer is "Allow with changes"
     for (const button of [this.backButton, this.nextButton, this.skipButton, this.dismissButton]) {
       button.disabled = busy;
     }
     this.confirmButton.disabled = busy;
+    if (this.editButton !== null) {
+      const editing = this.draftOf(this.question).editing === true;
+      this.editButton.textContent = editing ? "Allow with changes" : "Edit and allow";
+      this.editButton.disabled = busy || (editing && this.edited?.input === undefined);
+      this.cancelEditButton.hidden = !editing;
+      this.cancelEditButton.disabled = busy;
+    }
+  }
+
+  /** "Edit and allow" opens the editor; once the call is changed, "Allow with changes" sends it
+   * (`selected: ["Allow"]`, `edited`: the whole new input). */
+  editOrAllow() {
+    const draft = this.draftOf(this.question);
+    if (draft.editing !== true) {
+      draft.editing = true;
+      this.changed();
+      this.render();
+      this.body.querySelector(".edit-line, .edit-text")?.focus();
+      return;
+    }
+    if (this.edited?.input === undefined) return;
+    const item = { id: this.question.id, selected: [ALLOW], edited: this.edited.input };
+    const note = noteOf(draft);
+    if (note !== null) item.note = note;
+    this.send(answerFrame(this.rpcId, this.sessionId, { answers: [item] }), "answer");
+  }
+
+  cancelEdit() {
+    const draft = this.draftOf(this.question);
+    draft.editing = false;
+    delete draft.edit;
+    this.edited = null;
+    this.changed();
+    this.render();
+    this.editButton.focus();
+  }
+
+  /** A refused form value is shown beside the field the host named, as well as above. */
+  receipt(payload) {
+    super.receipt(payload);
+    if (payload.accepted !== true && this.form !== null && typeof payload.message === "string") {
+      this.form.showProblem(payload.message);
+    }
   }
 
   go(page) {
@@ -331,12 +416,26 @@ export class QuestionsCard extends Card {
       this.questions.map((each) => [each.id, answerDraft(each, this.draftOf(each))]),
     );
     const answer = answerFromDrafts(this.questions, drafts);
+    this.questions.forEach((question, index) => {
+      const draft = this.draftOf(question);
+      if (draft.skipped) return;
+      const sent = answer.answers[index];
+      if (isObject(question.schema)) sent.value = this.formValue(question, draft);
+      const note = noteOf(draft);
+      if (note !== null) sent.note = note;
+    });
     const [item] = answer.answers;
     const remember =
       this.remember !== null && item?.selected.length === 1 && item.selected[0] === ALLOW_ALWAYS;
     // Without an option of its own the card answers "Allow", and the host remembers.
     if (remember && !this.remember.own) item.selected = [ALLOW];
     this.send(answerFrame(this.rpcId, this.sessionId, answer, remember), "answer");
+  }
+
+  /** The value of a question's form: the shown one's, else what its draft holds. */
+  formValue(question, draft) {
+    if (question === this.question && this.form !== null) return this.form.value();
+    return isObject(draft.value) ? { ...draft.value } : {};
   }
 
   /** Pick option `index` (digit keys); the one after the options is "Other". */

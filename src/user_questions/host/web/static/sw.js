@@ -8,15 +8,18 @@
 // when the host cannot be reached, so a page served by a running host is always today's.
 // Anything else (the API, the history, answer links) is left to the browser.
 
-const CACHE = "uq-shell-v1";
+const CACHE = "uq-shell-v2";
 const SHELL = [
   "./",
   "manifest.webmanifest",
   "static/app.css",
   "static/app.js",
+  "static/call-edit.js",
   "static/card.js",
   "static/dom.js",
   "static/drafts.js",
+  "static/form-fields.js",
+  "static/note-field.js",
   "static/notify.js",
   "static/plan-card.js",
   "static/presentation.js",

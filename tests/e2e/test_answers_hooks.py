@@ -1,0 +1,104 @@
+"""The real `uq hook claude` and `uq hook codex` against a real `uq serve`, answered with more than
+a label: a call allowed with changes reaches Claude Code as `updatedInput`, a note beside a denial
+is in the `message` the model reads; the host refuses an edit that breaks the rules (with Deny, of
+a Codex call, which is not editable) with `bad-response`, the hook still waiting; history keeps the
+call as asked and as changed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.e2e.conftest import start_hook
+from tests.e2e.host_process import HostProcess, answer_body
+from tests.e2e.test_uq_hook import UQ, fixture_text
+
+CHANGED = {"command": "npm test -- --runInBand", "description": "Run the tests one by one"}
+
+
+def respond(host: HostProcess, card: dict[str, Any], **item: Any) -> dict[str, Any]:
+    rpc_id, session = card["rpcId"], card["payload"]["sessionId"]
+    return host.respond(answer_body(rpc_id, session, {"id": "approval", **item}))
+
+
+def output(hook: subprocess.Popen[str]) -> dict[str, Any]:
+    out, err = hook.communicate(timeout=30)
+    assert (hook.returncode, err) == (0, "")
+    printed: dict[str, Any] = json.loads(out)
+    return printed
+
+
+def hook_asking(
+    host: HostProcess, hooks: list[subprocess.Popen[str]], folder: Path, client: str
+) -> tuple[subprocess.Popen[str], dict[str, Any], str]:
+    """The real `uq hook CLIENT` asking about the fixture's Bash call: the process, its card as
+    the host lists it, and the event."""
+    event = fixture_text(
+        "claude_code" if client == "claude" else "codex", "permission_request_bash"
+    )
+    asking = start_hook([UQ, "hook", client, "--url", host.asker_url], event, folder)
+    hooks.append(asking)
+    (card,) = host.wait_pending(1)
+    return asking, card, event
+
+
+def test_claude_code_gets_the_call_as_the_person_changed_it(
+    host: HostProcess, hooks: list[subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    asking, card, event = hook_asking(host, hooks, tmp_path, "claude")
+    original = json.loads(event)["tool_input"]
+    assert card["approval"]["input"] == original
+    assert card["approval"]["editable"] is True
+
+    refused = respond(host, card, selected=["Deny"], edited=CHANGED)
+    assert refused["accepted"] is False
+    assert refused["reason"] == "bad-response"
+    assert "edited goes with" in refused["message"]
+    assert asking.poll() is None
+    assert [frame["rpcId"] for frame in host.pending()] == [card["rpcId"]]
+
+    assert respond(host, card, selected=["Allow"], edited=CHANGED) == {"accepted": True}
+    printed = output(asking)
+    assert printed["hookSpecificOutput"] == {
+        "hookEventName": "PermissionRequest",
+        "decision": {"behavior": "allow", "updatedInput": CHANGED},
+    }
+    history = httpx.get(f"{host.base}/api/history", headers=host.auth, timeout=10).json()
+    (entry,) = history["items"]
+    assert entry["approval"]["input"] == original
+    assert entry["answer"]["answers"][0]["edited"] == CHANGED
+    assert "remember" not in entry  # no rule is offered from an edited call
+
+
+def test_claude_code_reads_a_note_beside_a_denial_in_the_message(
+    host: HostProcess, hooks: list[subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    asking, card, _ = hook_asking(host, hooks, tmp_path, "claude")
+    too_long = respond(host, card, selected=["Deny"], note="x" * 4001)
+    assert too_long["accepted"] is False
+    assert "note is 4001 characters long" in too_long["message"]
+    assert respond(host, card, selected=["Deny"], note="not while CI is red") == {"accepted": True}
+    assert output(asking)["hookSpecificOutput"]["decision"] == {
+        "behavior": "deny",
+        "message": "The user denied this Bash call and said: not while CI is red",
+    }
+
+
+def test_a_codex_call_cannot_be_changed_and_a_note_reaches_codex(
+    host: HostProcess, hooks: list[subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    asking, card, _ = hook_asking(host, hooks, tmp_path, "codex")
+    assert "editable" not in card["approval"]
+    refused = respond(host, card, selected=["Allow"], edited={"command": "make"})
+    assert refused["accepted"] is False
+    assert "cannot be edited" in refused["message"]
+    assert asking.poll() is None
+    assert respond(host, card, selected=["Deny"], note="use make clean") == {"accepted": True}
+    assert output(asking)["hookSpecificOutput"]["decision"] == {
+        "behavior": "deny",
+        "message": "The user denied this Bash call and said: use make clean",
+    }
