@@ -1,7 +1,8 @@
 """`WebhookNotifier`: POST each host event as JSON to a URL, signed, retried, never blocking.
 
 httpx is imported when a notifier starts (so `uq serve` without webhooks never pays its import, a
-tenth of a second). The body is the event's JSON (`host/notify/events.py`); `X-UQ-Signature:
+tenth of a second; `notify/posting.py` posts and retries). The body is the event's JSON
+(`host/notify/events.py`); `X-UQ-Signature:
 sha256=<hex>` is the HMAC-SHA256 of the exact body bytes under the host's notify secret, so a
 receiver can tell the host's deliveries from anyone else's (docs/notify.md has a receiver's check in
 Python). A delivery is a success on any 2xx answer. A connection failure, a timeout, 408, 429 or a
@@ -21,21 +22,14 @@ import contextlib
 import hashlib
 import hmac
 import logging
-import random
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import anyio
-
-from user_questions._version import __version__
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.gate.people import new_token
 from user_questions.host.notify.events import HostEvent
 from user_questions.host.notify.notifier import QUEUE_CAPACITY, Notifier
+from user_questions.host.notify.posting import BACKOFF_FIRST, BACKOFF_MAX, Poster
 from user_questions.host.stores import Store
-
-if TYPE_CHECKING:
-    import httpx
 
 __all__ = [
     "BACKOFF_FIRST",
@@ -65,10 +59,6 @@ DELIVERY_HEADER = "X-UQ-Delivery"
 """The event's id; the same on every retry of one event."""
 WEBHOOK_TRIES = 6
 """Attempts per event, the first included, before it is dropped."""
-BACKOFF_FIRST = 1.0
-"""Seconds before the second attempt; doubled before each later one (with jitter)."""
-BACKOFF_MAX = 60.0
-"""The longest pause between two attempts."""
 WEBHOOK_TIMEOUT = 10.0
 """Seconds one attempt may take (connect, send, answer); longer counts as a failed attempt."""
 WEBHOOK_CONCURRENCY = 4
@@ -77,8 +67,6 @@ MIN_SECRET_LENGTH = 16
 """The shortest notify secret accepted."""
 NOTIFY_SECRET_SETTING = "notify-secret"
 """The store setting that keeps the secret."""
-
-_RETRIED_STATUSES = frozenset({408, 429})
 
 
 def check_webhook(url: str) -> str:
@@ -169,26 +157,13 @@ class WebhookNotifier(Notifier):
         port = f":{parts.port}" if parts.port else ""
         self.target = f"webhook {parts.scheme}://{parts.hostname}{port}"
         self._secret = check_secret(secret)
-        self._tries = max(1, tries)
-        self._backoff = backoff
-        self._backoff_max = backoff_max
-        self._timeout = timeout
-        self._client: httpx.AsyncClient | None = None
+        self._poster = Poster(
+            tries=tries, backoff=backoff, backoff_max=backoff_max, timeout=timeout
+        )
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
-        import httpx
-
-        self._client = client = httpx.AsyncClient(
-            timeout=self._timeout,
-            follow_redirects=False,
-            headers={"user-agent": f"user-questions/{__version__}"},
-        )
-        stack.push_async_callback(self._close, client)  # last: after the deliveries
+        await stack.enter_async_context(self._poster)  # closed last: after the deliveries
         await super()._start(stack)
-
-    async def _close(self, client: httpx.AsyncClient) -> None:
-        with anyio.CancelScope(shield=True):  # the host's cancellation must not leak it
-            await client.aclose()
 
     async def deliver(self, event: HostEvent) -> bool:
         body = event.model_dump_json().encode()
@@ -198,38 +173,15 @@ class WebhookNotifier(Notifier):
             EVENT_HEADER: event.type,
             DELIVERY_HEADER: event.id,
         }
-        attempt = 1
-        while (outcome := await self._post(body, headers)) is not None:
-            failure, again = outcome
-            if not again or attempt == self._tries:
-                logger.warning(
-                    "%s: dropped %s of question %s after %d %s (%s)",
-                    self.target,
-                    event.type,
-                    event.rpc_id,
-                    attempt,
-                    "try" if attempt == 1 else "tries",
-                    failure,
-                )
-                return False
-            pause = min(self._backoff_max, self._backoff * 2 ** (attempt - 1))
-            await anyio.sleep(pause * random.uniform(0.5, 1.0))
-            attempt += 1
-        return True
-
-    async def _post(self, body: bytes, headers: dict[str, str]) -> tuple[str, bool] | None:
-        """One attempt: `None` on success, else what failed and whether to try again."""
-        import httpx  # loaded by `_start`
-
-        assert self._client is not None
-        try:
-            response = await self._client.post(self.url, content=body, headers=headers)
-        except httpx.TimeoutException:
-            return f"no answer within {self._timeout:g} s", True
-        except httpx.HTTPError as error:
-            return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__, True
-        status = response.status_code
-        if 200 <= status < 300:
-            return None
-        again = status >= 500 or status in _RETRIED_STATUSES
-        return f"HTTP {status}", again
+        posted = await self._poster.post(self.url, body, headers)
+        if not posted.ok:
+            logger.warning(
+                "%s: dropped %s of question %s after %d %s (%s)",
+                self.target,
+                event.type,
+                event.rpc_id,
+                posted.attempts,
+                "try" if posted.attempts == 1 else "tries",
+                posted.failure,
+            )
+        return posted.ok
