@@ -104,6 +104,8 @@ PINNED: dict[str, list[str]] = {
         "HistoryQuery",
         "HistoryStore",
         "NewQuestion",
+        "PushStore",
+        "PushSubscription",
         "QUESTIONS",
         "QuestionStore",
         "Role",

@@ -21,6 +21,7 @@ where error codes become HTTP statuses. What each route does is in its own modul
     GET  /api/me        who the token is: its name and role    `protocols.http_api`
     *    /api/tokens...  the tokens, for admins                 `protocols.tokens_api`
     *    /api/rules...   the rules, for people and admins; a check `protocols.rules_api`
+    *    /api/push/...   Web Push: key, subscriptions, worker's taps `protocols.push_api`
     GET  /metrics       Prometheus' text format    `protocols.http_api`, `telemetry.metrics`
     GET  /healthz       `{"ok": true}`, without a token        `protocols.http_api`
     GET  /readyz        200 while the store answers, else 503  `protocols.http_api`
@@ -63,7 +64,7 @@ from user_questions.host.gate.security import SecurityMiddleware
 from user_questions.host.hub import Hub
 from user_questions.host.notify import link_pages
 from user_questions.host.notify.assembly import check_addressed, notifications
-from user_questions.host.protocols import http_api, rules_api, tokens_api
+from user_questions.host.protocols import http_api, push_api, rules_api, tokens_api
 from user_questions.host.protocols.asker import AskerConnection
 from user_questions.host.protocols.page import PageConnection
 from user_questions.host.retention import keep_records
@@ -134,6 +135,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
                 running.start_soon(keep_records, opened, config.retain_days)
             told = await notifications(config.notifications, opened, address, people)
             app.state.answer_links = told.links
+            app.state.web_push = told.push
             chats = []
             if config.telegram is not None:
                 chats.append(telegram_bot(config.telegram, config.telegram_api, opened, people))
@@ -177,6 +179,12 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             Route("/api/rules", rules_api.create_rule, methods=["POST"]),
             Route("/api/rules/check", rules_api.check_rule_call, methods=["POST"]),
             Route("/api/rules/{id}", rules_api.delete_rule, methods=["DELETE"]),
+            Route("/api/push/key", push_api.public_key, methods=["GET"]),
+            Route("/api/push/subscriptions", push_api.add_subscription, methods=["POST"]),
+            Route("/api/push/subscriptions", push_api.list_subscriptions, methods=["GET"]),
+            Route("/api/push/subscriptions/{id}", push_api.remove_subscription, methods=["DELETE"]),
+            Route("/api/push/worker/answer", push_api.worker_answer, methods=["POST"]),
+            Route("/api/push/worker/card/{rpc_id:path}", push_api.worker_card, methods=["GET"]),
             Route("/metrics", http_api.metrics, methods=["GET"]),
             Route("/healthz", http_api.healthz, methods=["GET"]),
             Route("/readyz", http_api.readyz, methods=["GET"]),
@@ -200,6 +208,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
     )
     app.state.public_url = public
     app.state.answer_links = None
+    app.state.web_push = None
     return app
 
 

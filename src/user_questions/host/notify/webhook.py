@@ -32,8 +32,6 @@ from user_questions.host.notify.posting import BACKOFF_FIRST, BACKOFF_MAX, Poste
 from user_questions.host.stores import Store
 
 __all__ = [
-    "BACKOFF_FIRST",
-    "BACKOFF_MAX",
     "DELIVERY_HEADER",
     "EVENT_HEADER",
     "MIN_SECRET_LENGTH",
