@@ -72,6 +72,13 @@ class HostEvent(WireModel):
         says (whether it is an approval); never part of the JSON."""
         return self._record
 
+    def __eq__(self, other: object) -> bool:
+        """Events are equal when they say the same: the record kept beside one is not compared
+        (a receiver reading an event back has only what it says)."""
+        if not isinstance(other, HostEvent):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
 
 def event_of(record: StoredQuestion) -> HostEvent:
     """The event for a request just committed: pending, or settled."""
