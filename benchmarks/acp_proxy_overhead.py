@@ -89,7 +89,7 @@ def main() -> None:
     added = [report("through uq acp, host down", times, direct)]
     with tempfile.TemporaryDirectory() as folder:
         host = subprocess.Popen(
-            [*SERVE, "--db", str(Path(folder) / "host.db")],
+            [*SERVE, "--store", str(Path(folder) / "host.db")],
             stdout=subprocess.PIPE,
             text=True,
             cwd=ROOT,

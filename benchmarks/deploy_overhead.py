@@ -26,7 +26,7 @@ import httpx
 import trustme
 from websockets.sync.client import connect
 
-from user_questions._tls import client_context
+from user_questions._host_link.tls import client_context
 
 PENDING = 2_000
 
@@ -34,7 +34,7 @@ PENDING = 2_000
 def start(folder: Path, name: str, *args: str) -> tuple[subprocess.Popen[str], str]:
     """`uq serve` on a store of its own; the process and the URL it printed."""
     command = [sys.executable, "-m", "user_questions.cli", "serve", "--port", "0"]
-    command += ["--db", str(folder / f"{name}.db"), *args]
+    command += ["--store", str(folder / f"{name}.db"), *args]
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )

@@ -1,7 +1,7 @@
 """History queries over many settled questions, on a real store.
 
-Run: `.venv/bin/python benchmarks/history_query.py [--rows N] [--db STORE] [--runs R]`. Fills a
-store (a temporary SQLite file unless `--db` names one: use a scratch PostgreSQL database, the
+Run: `.venv/bin/python benchmarks/history_query.py [--rows N] [--store STORE] [--runs R]`. Fills a
+store (a temporary SQLite file unless `--store` names one: use a scratch PostgreSQL database, the
 run leaves its rows in it) with N settled requests through the store's own `submit` and
 `settle` (20 sessions, 5 people, every outcome, a plan with a long detail in one request of 10,
 a typed answer in one of 4), then times each kind of history query R times and prints the
@@ -107,7 +107,7 @@ async def timed(runs: int, work: Callable[[], Awaitable[object]]) -> tuple[float
 
 async def run(arguments: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        url = arguments.db or str(Path(folder) / "host.db")
+        url = arguments.store or str(Path(folder) / "host.db")
         async with open_store(url) as store:
             seconds = await fill(store, arguments.rows)
             print(
@@ -177,7 +177,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rows", type=int, default=10_000, help="settled requests (10,000)")
     parser.add_argument("--runs", type=int, default=20, help="runs of each query (20)")
-    parser.add_argument("--db", help="the store (default: a temporary SQLite file)")
+    parser.add_argument("--store", help="the store (default: a temporary SQLite file)")
     anyio.run(run, parser.parse_args())
 
 

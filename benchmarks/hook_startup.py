@@ -112,7 +112,7 @@ def ruled(runs: int, environ: dict[str, str]) -> list[float]:
     times: list[float] = []
     with tempfile.TemporaryDirectory() as folder, serving(folder) as (_, agents):
         rule = ["rule", "add", "--tool", "Bash", "--command", "git status", "--allow"]
-        timed([UQ, *rule, "--db", str(Path(folder) / "uq.db")], "", environ)  # in force now
+        timed([UQ, *rule, "--store", str(Path(folder) / "uq.db")], "", environ)  # in force now
         for index in range(runs):
             event = json.dumps({**CODEX, "session_id": f"bench-{index}"})
             elapsed, out = timed([UQ, "hook", "codex", "--url", agents], event, environ)

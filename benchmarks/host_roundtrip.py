@@ -1,8 +1,8 @@
 """Round trips through a real host: agents in other processes, a scripted page answering.
 
 Run: `.venv/bin/python benchmarks/host_roundtrip.py [--askers N] [--asks M] [--concurrency C]
-[--pending P] [--db STORE] [--nodes K]`. Starts `uq serve` in a subprocess (on a temporary
-SQLite file unless `--db` names a store; `--profile FILE` runs it under cProfile), connects one
+[--pending P] [--store STORE] [--nodes K]`. Starts `uq serve` in a subprocess (on a temporary
+SQLite file unless `--store` names a store; `--profile FILE` runs it under cProfile), connects one
 scripted page over `/ws` that answers every request the moment it appears, and starts N asker
 processes, each asking M requests through `RemoteProvider` and the real service. Two phases,
 each printing latency from `ask()` to the answer received (p50 / p99 over every ask), answered
@@ -15,7 +15,7 @@ per answered request:
 Then P requests are left pending (no page answers, askers waiting): the host's resident memory,
 and how long a page that connects then takes to receive all P.
 
-With `--nodes 2 --db postgresql://...`, two hosts share the database (docs/multinode.md): the
+With `--nodes 2 --store postgresql://...`, two hosts share the database (docs/multinode.md): the
 askers ask through node A and the page answers on node B, so every round trip crosses nodes
 (a NOTIFY wakes B, B's answer wakes A). The latency phase then runs twice, with the page on node
 A (same node) and on node B (cross-node); the pending phase weighs both nodes and replays from B.
@@ -158,7 +158,7 @@ def start_host(
         [sys.executable] if profile is None else [sys.executable, "-m", "cProfile", "-o", profile]
     )
     host = subprocess.Popen(
-        [*python, "-m", "user_questions.cli", "serve", "--port", "0", "--db", store],
+        [*python, "-m", "user_questions.cli", "serve", "--port", "0", "--store", store],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -204,11 +204,13 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 async def run(arguments: argparse.Namespace) -> None:
-    if arguments.nodes > 1 and not str(arguments.db).startswith(("postgresql://", "postgres://")):
-        raise SystemExit("--nodes above 1 needs a shared store: --db postgresql://...")
+    if arguments.nodes > 1 and not str(arguments.store).startswith(
+        ("postgresql://", "postgres://")
+    ):
+        raise SystemExit("--nodes above 1 needs a shared store: --store postgresql://...")
     print(pace("before"), flush=True)
     with tempfile.TemporaryDirectory(prefix="uq-bench-") as folder:
-        store = arguments.db or str(Path(folder) / "host.db")
+        store = arguments.store or str(Path(folder) / "host.db")
         hosts: list[subprocess.Popen[str]] = []
         try:
             urls = []
@@ -217,7 +219,9 @@ async def run(arguments: argparse.Namespace) -> None:
                 hosts.append(host)
                 urls.append(url)
             pids = [host.pid for host in hosts]
-            print(f"host store: {arguments.db or 'SQLite (temporary file)'}; {len(hosts)} node(s)")
+            print(
+                f"host store: {arguments.store or 'SQLite (temporary file)'}; {len(hosts)} node(s)"
+            )
             print(f"host RSS idle: {rss_list(pids)}")
             cross = " (cross-node: ask on A, answer on B)" if len(urls) > 1 else ""
             phases = [(1, "latency", urls[0])]
@@ -344,12 +348,12 @@ def main() -> None:
     parser.add_argument(
         "--pending", type=int, default=10_000, help="pending requests for the memory figure"
     )
-    parser.add_argument("--db", help="the host's store (default: a temporary SQLite file)")
+    parser.add_argument("--store", help="the host's store (default: a temporary SQLite file)")
     parser.add_argument(
         "--nodes",
         type=int,
         default=1,
-        help="hosts sharing --db (a postgresql:// URL); askers on the first, page on the last",
+        help="hosts sharing --store (a postgresql:// URL); askers on the first, page on the last",
     )
     parser.add_argument("--profile", help="write the host's cProfile statistics to this file")
     anyio.run(run, parser.parse_args())

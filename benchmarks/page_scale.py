@@ -1,10 +1,10 @@
 """The inbox page at scale: N pending requests in a real host, the page in Chromium.
 
-Run: `.venv/bin/python benchmarks/page_scale.py [--pending N] [--db STORE] [--sessions S]
-[--trace FILE]`. Fills a store with N pending requests (default 10,000) from S sessions
-(default 20) through the store's own `submit`, as the host stores an ask; starts `uq serve` on it
-(a temporary SQLite file unless `--db` names a store, such as `postgresql://...`), SIGKILLs it and
-starts it again, and prints:
+Run: `.venv/bin/python benchmarks/page_scale.py [--pending N] [--store STORE] [--sessions S]
+[--trace FILE]`. Fills a store with N pending requests (default 10,000) from S sessions (default 20)
+through the store's own `submit`, as the host stores an ask; starts `uq serve` on it (a temporary
+SQLite file unless `--store` names a store, such as `postgresql://...`), SIGKILLs it and starts it
+again, and prints:
 
 - restart replay: from the restart's beginning until a scripted page on `/ws` has received all N
   requests (as `benchmarks/host_roundtrip.py`'s page does);
@@ -16,7 +16,7 @@ starts it again, and prints:
   JavaScript function, and the main thread's trace events by name, inclusive).
 
 Each figure is printed beside its target (docs/performance.md). The host, the page and this
-script share the machine's cores, so run it on a quiet machine. A store named by `--db` keeps
+script share the machine's cores, so run it on a quiet machine. A store named by `--store` keeps
 its pending requests between runs: a later run only tops it up to N (the run answers ten).
 """
 
@@ -334,8 +334,8 @@ async def run(arguments: argparse.Namespace) -> None:
     count = arguments.pending
     print(pace("before"), flush=True)
     with tempfile.TemporaryDirectory(prefix="uq-page-") as folder:
-        store = arguments.db or str(Path(folder) / "host.db")
-        print(f"store: {arguments.db or 'SQLite (temporary file)'}; {count} pending requests")
+        store = arguments.store or str(Path(folder) / "host.db")
+        print(f"store: {arguments.store or 'SQLite (temporary file)'}; {count} pending requests")
         began = time.perf_counter()
         await fill(store, count, arguments.sessions)
         print(f"filled the store in {time.perf_counter() - began:.1f} s")
@@ -382,7 +382,7 @@ def main() -> None:
         "--pending", type=int, default=10_000, help="pending requests (default 10,000)"
     )
     parser.add_argument("--sessions", type=int, default=20, help="sessions asking (default 20)")
-    parser.add_argument("--db", help="the host's store (default: a temporary SQLite file)")
+    parser.add_argument("--store", help="the host's store (default: a temporary SQLite file)")
     parser.add_argument("--trace", help="also write the page's Chromium trace (JSON) to this file")
     arguments = parser.parse_args()
     if not Path(CHROMIUM).exists():

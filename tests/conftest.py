@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Generator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +26,27 @@ from tests.standin import StandIn
 from user_questions import AgentRegistry, Context, ToolRegistry, UserQuestionService
 
 profiles.register()  # before the hypothesis plugin loads one (`--hypothesis-profile long`)
+
+
+MARKED_FOLDERS: dict[str, tuple[str, ...]] = {
+    "e2e": ("e2e",),
+    "e2e/web": ("e2e", "browser"),
+    "faults": ("faults",),
+    "fuzz": ("fuzz",),
+}
+"""The markers each folder of tests/ gives its tests (pyproject.toml describes them): the quick
+loop, `pytest -m "not e2e and not faults"`, leaves out what starts whole systems or breaks them."""
+
+_TESTS = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = item.path.parent.relative_to(_TESTS).as_posix()
+        for marked, names in MARKED_FOLDERS.items():
+            if folder == marked or folder.startswith(marked + "/"):
+                for name in names:
+                    item.add_marker(name)
 
 
 @pytest.fixture

@@ -192,4 +192,4 @@ def test_any_leaves_no_listener_on_its_sources_once_it_is_gone() -> None:
     for _ in range(100):
         AbortSignal.any([source.signal])
     gc.collect()
-    assert source.signal._listeners == []
+    assert len(source.signal._listeners) == 0

@@ -91,5 +91,5 @@ def test_its_execstart_is_uq_serve_with_options_uq_serve_has() -> None:
     assert (program, command) == (DOC_UQ, "serve")
     called, bound, _ = app.parse_args(["serve", *options], exit_on_error=False, print_error=False)
     assert called is serve
-    assert bound.arguments["db"] == "/var/lib/user-questions/host.db"  # in its StateDirectory=
+    assert bound.arguments["store"] == "/var/lib/user-questions/host.db"  # in its StateDirectory=
     assert bound.arguments["public_url"] == "https://uq.example.com/"

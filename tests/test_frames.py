@@ -167,8 +167,9 @@ def test_an_answer_may_leave_out_the_session() -> None:
 
 
 def test_questions_and_answers_are_carried_typed_under_their_own_names() -> None:
-    """`_wire.frame_refusal` tells a problem inside a frame's `questions` or `answer` as reading
-    them alone would: in every frame those names carry the vocabulary, and nothing else does."""
+    """`_reading.wire.frame_refusal` tells a problem inside a frame's `questions` or `answer` as
+    reading them alone would: in every frame those names carry the vocabulary, and nothing else
+    does."""
     carried = {
         "questions": list[AskUserQuestionItem],
         "answer": AskUserQuestionAnswer,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from user_questions._hook_events import Client, HookOrigin, answers, hook_origin, parse_event
+from user_questions._hooks.events import Client, HookOrigin, answers, hook_origin, parse_event
 
 
 @pytest.mark.parametrize(

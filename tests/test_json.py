@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from user_questions._json import MAX_JSON_DEPTH, JSONRefused, load_json
-from user_questions._text import text_problem
+from user_questions._reading.json_reader import MAX_JSON_DEPTH, JSONRefused, load_json
+from user_questions._reading.text import text_problem
 from user_questions.errors import UserQuestionError
 
 

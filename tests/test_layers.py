@@ -3,44 +3,36 @@
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "user_questions"
 
-# The levels of the package (README "Concepts"). A new module must be placed here: that is the
-# point.
+# The levels of the package (the README draws them; a test below holds the drawing to them). A new
+# module or room must be placed here: that is the point.
 LEVELS: dict[str, int] = {
     "types": 0,
     "frames": 0,
     "outcomes": 0,
-    "_jsonschema": 0,
-    "_json": 0,
-    "_text": 0,
     "limits": 0,
     "_version": 0,
-    "_hook_events": 0,
-    "_approval_card": 0,
-    "_disposer": 0,
-    "_lifetime": 0,
+    "_lifecycle": 0,
     "errors": 1,
-    "_wire": 1,
-    "_tls": 1,
-    "_permission_call": 1,
-    "_host_url": 1,
-    "_settlement": 1,
+    "_reading": 1,
+    "_hooks": 1,
     "abort": 2,
     "kernel": 3,
     "agents": 4,
     "_checks": 5,
     "service": 5,
-    "ask_endings": 5,
+    "_host_link": 5,
     "tools": 6,
     "context": 6,
     "tool_ask_user": 6,
     "tool_exit_plan_mode": 6,
     "presentation": 6,
     "approvals": 6,
-    "_schema": 6,
     "providers": 7,
     "asker": 7,
     "host": 8,
@@ -54,19 +46,17 @@ LEVELS: dict[str, int] = {
 # tested and replaced on its own (the host's package docstring draws the same plan).
 HOST_LEVELS: dict[str, int] = {
     "markdown": 0,
-    "_collector": 0,
     "_reloader": 0,
     "stores": 1,
     "gate": 2,
     "_frame_text": 2,
     "shown": 2,
-    "retention": 2,
     "rules": 2,
     "telemetry": 3,
     "web": 3,
     "hub": 4,
     "in_process": 5,
-    "protocols": 5,
+    "endpoints": 5,
     "notify": 5,
     "chat": 5,
     "config": 6,
@@ -74,35 +64,48 @@ HOST_LEVELS: dict[str, int] = {
     "server": 8,
 }
 
-# The levels inside each room; `__init__` is the room's package module itself.
+# The levels inside each room (the root's private rooms, and the host's), by its path below the
+# package; `__init__` is the room's package module itself.
 ROOM_LEVELS: dict[str, dict[str, int]] = {
-    "markdown": {"_parser": 0, "__init__": 1},
-    "stores": {
+    "_lifecycle": {"__init__": 0, "disposer": 0, "lifetime": 0, "listeners": 1},
+    "_reading": {"__init__": 0, "text": 0, "json_reader": 1, "json_schema": 2, "wire": 2},
+    "_hooks": {
+        "__init__": 0,
+        "approval_card": 0,
+        "events": 0,
+        "permission_call": 1,
+        "settlement": 1,
+    },
+    "_host_link": {"__init__": 0, "url": 0, "tls": 0, "ask_endings": 0},
+    "host.markdown": {"_parser": 0, "__init__": 1},
+    "host.stores": {
         "records": 0,
+        "collector": 0,
         "_group_commit": 0,
         "_sqlite_worker": 0,
         "_sqlite_backup": 0,
-        "protocol": 1,
+        "base": 1,
         "_postgres_pool": 1,
-        "_shared": 1,
+        "_rows": 1,
         "__init__": 2,
         "_postgres_listen": 2,
         "_postgres_schema": 2,
         "_sqlite_schema": 2,
         "_sqlite_file": 3,
         "postgres": 3,
+        "retention": 3,
         "sqlite": 4,
     },
-    "gate": {
+    "host.gate": {
         "__init__": 0,
         "security": 0,
         "proxy": 0,
         "public_url": 0,
-        "people": 1,
+        "durations": 0,
+        "tokens": 1,
         "roles": 1,
     },
-    "rules": {
-        "durations": 0,
+    "host.rules": {
         "shell": 0,
         "patches": 0,
         "urls": 0,
@@ -112,11 +115,23 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "matching": 3,
         "offers": 4,
         "cache": 4,
+        "inbox": 5,
+        "__init__": 6,
+    },
+    "host.hub": {
+        "_timetable": 0,
+        "_pages": 0,
+        "_events": 0,
+        "_following": 0,
+        "_requests": 1,
+        "_checks": 2,
+        "_intake": 3,
+        "_hub": 4,
         "__init__": 5,
     },
-    "telemetry": {"__init__": 0, "logs": 0, "metrics": 0},
-    "web": {"__init__": 0, "history": 0, "pages": 0},
-    "protocols": {
+    "host.telemetry": {"__init__": 0, "logs": 0, "metrics": 0},
+    "host.web": {"__init__": 0, "history": 0, "pages": 0},
+    "host.endpoints": {
         "__init__": 0,
         "decoding": 0,
         "websocket": 0,
@@ -128,7 +143,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "page": 2,
         "asker": 2,
     },
-    "notify": {
+    "host.notify": {
         "__init__": 0,
         "events": 0,
         "links": 0,
@@ -147,7 +162,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "personal": 4,
         "assembly": 5,
     },
-    "chat": {
+    "host.chat": {
         "__init__": 0,
         "pairing": 0,
         "cards": 0,
@@ -170,8 +185,10 @@ def level_of(module: str) -> int:
     return LEVELS[parts[1]]
 
 
+@functools.cache
 def imports_of(path: Path) -> list[tuple[str, bool]]:
-    """Every `user_questions` import of a file, and whether it is for the type checker only."""
+    """Every `user_questions` import of a file, and whether it is for the type checker only (read
+    once per run: every guard walks every file)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     type_only: set[int] = set()
     for node in ast.walk(tree):
@@ -206,15 +223,18 @@ def host_level_of(module: str) -> int | None:
 
 
 def room_level_of(module: str) -> tuple[str, int] | None:
-    """The room of a module inside one of the host's rooms, and its level there."""
-    parts = module.split(".")
-    if parts[:2] != ["user_questions", "host"] or parts[2:3] == [] or parts[2] not in ROOM_LEVELS:
-        return None
-    room, name = parts[2], parts[3] if len(parts) > 3 else "__init__"
-    assert name in ROOM_LEVELS[room], f"{module} has no level in ROOM_LEVELS[{room!r}]"
-    return room, ROOM_LEVELS[room][name]
+    """The room (`ROOM_LEVELS`) a module is in, and its level there; `None` outside every room."""
+    parts = module.split(".")[1:]
+    for length in (2, 1):
+        room = ".".join(parts[:length])
+        if len(parts) >= length and room in ROOM_LEVELS:
+            name = parts[length] if len(parts) > length else "__init__"
+            assert name in ROOM_LEVELS[room], f"{module} has no level in ROOM_LEVELS[{room!r}]"
+            return room, ROOM_LEVELS[room][name]
+    return None
 
 
+@functools.cache
 def modules() -> list[tuple[str, Path]]:
     """Every module of the package but its root, with its file."""
     found = []
@@ -262,13 +282,20 @@ def test_no_module_of_a_room_imports_a_higher_one_of_its_room() -> None:
     assert upward == []
 
 
-def test_every_room_and_module_of_the_host_has_a_level() -> None:
+def test_every_room_and_module_has_a_level() -> None:
     """A new room or module must be placed in the plan: that is the point."""
     for module, _ in modules():
+        level_of(module)
         host_level_of(module)
         room_level_of(module)
-    rooms = {path.name for path in (PACKAGE / "host").iterdir() if (path / "__init__.py").exists()}
-    assert rooms == set(ROOM_LEVELS)
+    private_rooms = {path.parent.name for path in PACKAGE.glob("_*/__init__.py")}
+    host_rooms = {f"host.{path.parent.name}" for path in (PACKAGE / "host").glob("*/__init__.py")}
+    assert private_rooms | host_rooms == set(ROOM_LEVELS)
+
+
+def test_the_root_keeps_at_most_21_modules() -> None:
+    """The root holds the public modules and a few private ones; helpers live in rooms."""
+    assert len(list(PACKAGE.glob("*.py"))) <= 21
 
 
 def test_the_host_never_imports_a_client() -> None:
@@ -289,3 +316,69 @@ def test_the_wire_vocabulary_imports_nothing_but_itself() -> None:
         ("user_questions.outcomes", False),
         ("user_questions.types", False),
     }
+
+
+# -- the maps: the README's diagram, the host's docstring and docs/host.md's table are LEVELS --
+
+
+def drawn_levels(lines: list[str], width: int) -> dict[str, int]:
+    """The names a map draws left of column `width` (where its words start), each at the level
+    its line (or the line it continues) starts with: `3 kernel` draws `kernel` at 3; a package
+    is drawn with a slash (`host/`)."""
+    drawn: dict[str, int] = {}
+    level = -1
+    for line in lines:
+        number, _, names = line[:width].strip().partition(" ")
+        if number.isdigit():
+            level = int(number)
+        else:
+            names = line[:width].strip()
+        for name in filter(None, (part.strip() for part in names.split(","))):
+            assert name not in drawn, f"{name} is drawn twice"
+            drawn[name] = level
+    return drawn
+
+
+def planned(levels: dict[str, int], folder: Path) -> dict[str, int]:
+    """`levels` as a map draws them: a package with a slash after its name."""
+    return {name + "/" * (folder / name).is_dir(): level for name, level in levels.items()}
+
+
+def test_the_readme_draws_every_module_and_room_of_the_package_at_its_level() -> None:
+    readme = (PACKAGE.parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("```\n0 ") + 4 :].split("```", 1)[0]
+    assert drawn_levels(block.splitlines(), 32) == planned(LEVELS, PACKAGE)
+
+
+def test_the_host_docstring_draws_every_room_and_module_of_the_host_at_its_level() -> None:
+    docstring = ast.get_docstring(ast.parse((PACKAGE / "host" / "__init__.py").read_text()))
+    assert docstring is not None
+    lines = [line[4:] for line in docstring.splitlines() if line.startswith("    ")]
+    assert drawn_levels(lines, 28) == planned(HOST_LEVELS, PACKAGE / "host")
+
+
+def test_the_hub_docstring_draws_every_module_of_the_hub_at_its_level() -> None:
+    docstring = ast.get_docstring(ast.parse((PACKAGE / "host" / "hub" / "__init__.py").read_text()))
+    assert docstring is not None
+    lines = [line[4:] for line in docstring.splitlines() if line.startswith("    ")]
+    behind_the_door = {k: v for k, v in ROOM_LEVELS["host.hub"].items() if k != "__init__"}
+    assert drawn_levels(lines, 28) == behind_the_door
+
+
+def test_the_host_docs_name_every_room_and_module_of_the_host_lowest_first() -> None:
+    """docs/host.md's table of the host's rooms: each once, in an order the levels allow."""
+    host_md = (PACKAGE.parents[1] / "docs" / "host.md").read_text(encoding="utf-8")
+    table = host_md[host_md.index("| Room or module | Job |") :].split("\n\n", 1)[0]
+    named = [
+        name.removesuffix(".py").removesuffix("/")
+        for row in table.splitlines()[2:]
+        for name in re.findall(r"`([^`]+)`", row.split("|")[1])
+    ]
+    assert sorted(named) == sorted(HOST_LEVELS)
+    assert [HOST_LEVELS[name] for name in named] == sorted(HOST_LEVELS[name] for name in named)
+
+
+def test_a_map_that_leaves_a_module_out_or_misplaces_one_is_caught() -> None:
+    drawn = drawn_levels(["0 types, frames,    the vocabulary", "  limits"], 20)
+    assert drawn == {"types": 0, "frames": 0, "limits": 0}
+    assert drawn != {"types": 0, "frames": 0, "limits": 1}

@@ -118,6 +118,7 @@ PINNED: dict[str, list[str]] = {
         "Store",
         "StoreStats",
         "StoredQuestion",
+        "TokenChange",
         "TokenRecord",
         "TokenStore",
         "TokensListener",
@@ -138,6 +139,7 @@ PINNED: dict[str, list[str]] = {
         "serve",
     ],
     "user_questions.host.hub": [
+        "Clock",
         "EventListener",
         "HostTask",
         "Hub",
@@ -147,6 +149,7 @@ PINNED: dict[str, list[str]] = {
         "RENDER_WORKERS",
         "RoutedListener",
         "Sees",
+        "SystemClock",
         "Watcher",
     ],
     "user_questions.host.in_process": ["HostProvider"],
@@ -245,7 +248,7 @@ GROUPING_PACKAGES = [
     "user_questions.host.chat",
     "user_questions.host.gate",
     "user_questions.host.notify",
-    "user_questions.host.protocols",
+    "user_questions.host.endpoints",
     "user_questions.host.telemetry",
     "user_questions.host.web",
 ]

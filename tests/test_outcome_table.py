@@ -28,7 +28,7 @@ from user_questions import (
     UserQuestionError,
     UserQuestionService,
 )
-from user_questions.ask_endings import settled_answer
+from user_questions._host_link.ask_endings import settled_answer
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig
 from user_questions.host.hub import Hub
@@ -126,10 +126,10 @@ def test_every_surface_names_the_ending_as_the_table_says(
     assert events[1]["outcome"] == plain(row["event `outcome`"])
 
     db = str(tmp_path / "host.db")
-    status, out, err = uq(capsys, "history", "--db", db, "--json")
+    status, out, err = uq(capsys, "history", "--store", db, "--json")
     assert (status, err) == (None, "")
     assert json.loads(out)["outcome"] == plain(row["`uq history`"])
-    status, out, err = uq(capsys, "history", "--db", db)
+    status, out, err = uq(capsys, "history", "--store", db)
     assert (status, err) == (None, "")
     assert f"  {plain(row['`uq history`'])}" in out.splitlines()[0]
 

@@ -75,3 +75,70 @@ def test_a_public_module_re_exports_only_what_a_private_one_defines() -> None:
             and _holder(imported[name]) is None
         ]
     assert borrowed == []
+
+
+def _private_attributes_defined(node: ast.AST) -> set[str]:
+    """The underscored attributes the classes in `node` define: methods, fields, and what their
+    methods assign to an attribute."""
+    defined = set()
+    for found in ast.walk(node):
+        if isinstance(found, ast.ClassDef):
+            for child in ast.walk(found):
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                    defined.add(child.name)
+                elif isinstance(child, ast.AnnAssign) and isinstance(child.target, ast.Name):
+                    defined.add(child.target.id)
+                elif isinstance(child, ast.Assign):
+                    defined |= {t.id for t in child.targets if isinstance(t, ast.Name)}
+                elif isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Store):
+                    defined.add(child.attr)
+    return {name for name in defined if name.startswith("_") and not name.startswith("__")}
+
+
+def _private_reads(node: ast.AST, own: set[str]) -> list[ast.Attribute]:
+    """Reads in `node` of an underscored attribute not in `own`, on anything but `self`, `cls`
+    or `super()`."""
+    reads = []
+    for found in ast.walk(node):
+        if not isinstance(found, ast.Attribute) or found.attr in own:
+            continue
+        if not found.attr.startswith("_") or found.attr.startswith("__"):
+            continue
+        value = found.value
+        if isinstance(value, ast.Name) and value.id in ("self", "cls"):
+            continue
+        if isinstance(value, ast.Call) and ast.unparse(value.func) == "super":
+            continue
+        reads.append(found)
+    return reads
+
+
+def _foreign_private_reads(tree: ast.Module) -> list[str]:
+    """Where a class reads another class's underscored attributes (one it does not define
+    itself), or a function outside every class reads one no class of its module defines."""
+    reached = []
+    for node in tree.body:
+        own = _private_attributes_defined(node if isinstance(node, ast.ClassDef) else tree)
+        reached += _private_reads(node, own)
+    return [f"{read.lineno} {ast.unparse(read)}" for read in reached]
+
+
+def test_no_module_of_the_host_reads_the_private_fields_of_another_modules_class() -> None:
+    """A class's underscored fields and methods are its own (and its module's): the hub sends a
+    frame to a page through the page's methods, never by reaching into it."""
+    reached = [
+        f"{module}:{read}"
+        for module, path in modules()
+        if module.startswith("user_questions.host")
+        for read in _foreign_private_reads(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert reached == []
+
+
+def test_a_read_of_another_classs_private_field_is_caught() -> None:
+    source = (
+        "class Page:\n    _sees = None\n    def wants(self, other):\n        return other._sees\n"
+        "class Hub:\n    def send(self, page):\n        super()._start\n        page._sees\n"
+        "def send(page, hub):\n    page._sees\n    hub._pages\n"
+    )
+    assert _foreign_private_reads(ast.parse(source)) == ["8 page._sees", "11 hub._pages"]

@@ -13,7 +13,7 @@ import pytest
 import trustme
 from cryptography.hazmat.primitives import serialization
 
-from user_questions._tls import client_context, server_context, untrusted, wants_tls
+from user_questions._host_link.tls import client_context, server_context, untrusted, wants_tls
 from user_questions.errors import ErrorCode, UserQuestionError
 
 

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from user_questions import UserQuestionError
-from user_questions._wire import frame_refusal, parse_answer, parse_questions
+from user_questions._reading.wire import frame_refusal, parse_answer, parse_questions
 from user_questions.frames import Ask, AskerReply, ClientResponse, QuestionRequestedFrame
 from user_questions.types import WireModel
 

@@ -3,8 +3,9 @@ README's "Errors" table.
 
 Pure functions over the wire models. Bad requests are caught here, at the asker where the mistake
 is, rather than in each UI; bad answers are caught before they reach the agent. Check 7, the sizes
-of `limits` and the characters text may hold (`_text`), comes after the seam's own checks, so every
-surface that checks a request (the service, the host, the bridges) refuses an oversized one alike.
+of `limits` and the characters text may hold (`_reading.text`), comes after the seam's own
+checks, so every surface that checks a request (the service, the host, the bridges) refuses an
+oversized one alike.
 Every check is linear in the size of the request.
 """
 
@@ -14,7 +15,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from user_questions._text import text_problem
+from user_questions._reading.text import text_problem
 from user_questions.abort import AbortSignal, is_timeout
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_ID_LENGTH

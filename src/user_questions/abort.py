@@ -16,7 +16,6 @@ its outcome is a typed `ASK_TIMED_OUT`, never an invented answer.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 import weakref
@@ -24,7 +23,8 @@ from collections.abc import Callable, Iterable
 
 import anyio
 
-from user_questions._disposer import nothing
+from user_questions._lifecycle.disposer import nothing
+from user_questions._lifecycle.listeners import Listeners
 from user_questions.errors import AbortError, ErrorCode
 
 __all__ = ["AbortController", "AbortSignal", "is_timeout"]
@@ -57,7 +57,7 @@ class AbortSignal:
         self._aborted = False
         """Whether the abort has happened: its reason set, its listeners told."""
         self._reason: object = None
-        self._listeners: list[Listener] = []
+        self._listeners: Listeners[[]] = Listeners(logger, "an abort listener raised")
         self._deadline: float | None = None
         self._sources: tuple[AbortSignal, ...] = ()
         self._timeout: TimeoutError | None = None
@@ -109,13 +109,7 @@ class AbortSignal:
         if self._aborted:
             listener()
             return nothing
-        self._listeners.append(listener)
-
-        def remove() -> None:
-            with contextlib.suppress(ValueError):
-                self._listeners.remove(listener)
-
-        return remove
+        return self._listeners.add(listener)
 
     async def wait(self) -> None:
         """Return once the signal has aborted; wakes at the deadline of a timeout signal."""
@@ -204,13 +198,8 @@ class AbortSignal:
             reason = self._timeout_reason()
         self._aborted = True
         self._reason = reason
-        listeners, self._listeners = self._listeners, []
-        for listener in listeners:
-            try:
-                listener()
-            except Exception:
-                # One broken listener must not keep the others from learning of the abort.
-                logger.exception("an abort listener raised")
+        self._listeners.tell()
+        self._listeners.clear()
 
 
 def _forward(ref: weakref.ReferenceType[AbortSignal], source: AbortSignal) -> Listener:

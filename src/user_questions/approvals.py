@@ -11,9 +11,9 @@ The card shows what will run as the person needs to judge it: a shell command in
 MCP tool's arguments as JSON. Its options are `Allow`, `Deny` and, when the caller can remember the
 choice, `Allow and don't ask again`; text typed as "Other" denies the call and is the reason the
 agent reads. Anything but an explicit allow is a denial: a skipped card never runs the tool. The
-text itself is built in plain data (`_approval_card`), which `uq hook` sends without this module,
-and the answer is read in plain data too (`_settlement`), which `uq hook`'s quick path shares:
-every gate allows exactly the same answers.
+text itself is built in plain data (`_hooks.approval_card`), which `uq hook` sends without this
+module, and the answer is read in plain data too (`_hooks.settlement`), which `uq hook`'s quick path
+shares: every gate allows exactly the same answers.
 
 `DECISION_TIMEOUT` is how long a gate that asks on a card waits for the person when its caller
 gives no deadline (`bridges.claude.decide`, `uq mcp --permission-tool`, `Asker.ask` of a card).
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from user_questions._approval_card import (
+from user_questions._hooks.approval_card import (
     ALLOW,
     ALLOW_ALWAYS,
     APPROVAL_ID,
@@ -36,7 +36,7 @@ from user_questions._approval_card import (
     denial_message,
     fenced,
 )
-from user_questions._settlement import answer_decision
+from user_questions._hooks.settlement import answer_decision
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval
 from user_questions.types import (
@@ -104,7 +104,7 @@ def approval_of(
 
 def decision_for(card: AskUserQuestionItem, answer: AskUserQuestionAnswer) -> ApprovalDecision:
     """The decision `answer` gives the approval card `card`, read as every gate reads it
-    (`_settlement.answer_decision`, shared with `uq hook`'s quick path): only the card's own
+    (`_hooks.settlement.answer_decision`, shared with `uq hook`'s quick path): only the card's own
     `Allow` (or `Allow and don't ask again`, where the card offers it) allows; typed text denies
     with that text as the reason; a skip or `Deny` denies.
 

@@ -31,7 +31,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from user_questions import tool_ask_user
-from user_questions._wire import parse_questions
+from user_questions._reading.wire import parse_questions
 from user_questions.abort import AbortSignal
 from user_questions.approvals import DECISION_TIMEOUT
 from user_questions.context import Context

@@ -1,8 +1,8 @@
 """Errors with stable codes: what callers, tools and models branch on.
 
-A message may quote what it was given, so it is made deliverable (`_text.deliverable`): a lone
-surrogate in it is written as its escape, and every message can be sent to a model, a socket or a
-log as it is.
+A message may quote what it was given, so it is made deliverable (`_reading.text.deliverable`): a
+lone surrogate in it is written as its escape, and every message can be sent to a model, a socket or
+a log as it is.
 
     Exception
      └── HarnessError(message, code, *, cause=None)   .code, .name, __cause__
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import enum
 
-from user_questions._text import deliverable
+from user_questions._reading.text import deliverable
 
 __all__ = ["AbortError", "ErrorCode", "HarnessError", "ToolArgsError", "UserQuestionError"]
 

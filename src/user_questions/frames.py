@@ -3,9 +3,9 @@
 It imports only `types` and `outcomes` (which import nothing from the package), so a page's tests,
 another process or another language's binding can load the protocol with pydantic alone. The
 questions and the answer inside a frame are the vocabulary's own models (`AskUserQuestionItem`,
-`AskUserQuestionAnswer`), read once with the frame that carries them; `user_questions._wire` tells
-a problem inside them as reading them alone would. docs/protocol.md describes every frame, field,
-error and limit, in enough detail to implement a page or an asker in another language.
+`AskUserQuestionAnswer`), read once with the frame that carries them; `user_questions._reading.wire`
+tells a problem inside them as reading them alone would. docs/protocol.md describes every frame,
+field, error and limit, in enough detail to implement a page or an asker in another language.
 
 Two conversations run over WebSockets:
 

@@ -23,7 +23,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Self, TypeAlias
 
-from user_questions._disposer import Disposer, nothing
+from user_questions._lifecycle.disposer import Disposer, nothing
+from user_questions._lifecycle.listeners import Listeners
 from user_questions.errors import ErrorCode, HarnessError
 
 __all__ = ["Context", "Disposer", "Fiber", "Service"]
@@ -70,7 +71,7 @@ class _App:
 
     def __init__(self) -> None:
         self.services: dict[str, object] = {}
-        self.listeners: dict[str, list[Callable[..., object]]] = {}
+        self.listeners: dict[str, Listeners[...]] = {}
         self.gated: list[Fiber] = []
         self._refreshing = False
         self._dirty = False
@@ -286,15 +287,17 @@ class Context:
 
     def on(self, event: str, listener: Callable[..., object]) -> Disposer:
         """Listen to `event` on the whole app while this context's fiber lives."""
-        listeners = self._app.listeners.setdefault(event, [])
-        listeners.append(listener)
+        listeners = self._app.listeners.get(event)
+        if listeners is None:
+            listeners = self._app.listeners[event] = Listeners(
+                logger, f"a listener of {event} raised"
+            )
+        stop = listeners.add(_synchronous(event, listener))
 
         def remove() -> None:
-            registered = self._app.listeners.get(event, [])
-            if listener in registered:
-                registered.remove(listener)
-            if not registered:
-                self._app.listeners.pop(event, None)
+            stop()
+            if not listeners and self._app.listeners.get(event) is listeners:
+                del self._app.listeners[event]
 
         return self._fiber.own(remove)
 
@@ -305,17 +308,8 @@ class Context:
         audit log or a notifier must never break the operation it observes.
         """
         listeners = self._app.listeners.get(event)
-        if not listeners:
-            return
-        for listener in tuple(listeners):
-            try:
-                result = listener(*args)
-            except Exception:
-                logger.exception("a listener of %s raised", event)
-                continue
-            if inspect.iscoroutine(result):
-                result.close()
-                logger.error("a listener of %s is async; listeners must be synchronous", event)
+        if listeners:
+            listeners.tell(*args)
 
     def provide(self, name: str, service: object) -> Disposer:
         """Make `service` the app's `name` while this context's fiber lives."""
@@ -349,3 +343,16 @@ class Context:
         if service is None:
             raise AttributeError(f"no service named {name!r} is provided in this context")
         return service
+
+
+def _synchronous(event: str, listener: Callable[..., object]) -> Callable[..., None]:
+    """`listener`, refusing to run as a coroutine: an `async def` listener is logged, its
+    coroutine closed unrun (nothing would ever await it)."""
+
+    def told(*args: object) -> None:
+        result = listener(*args)
+        if inspect.iscoroutine(result):
+            result.close()
+            logger.error("a listener of %s is async; listeners must be synchronous", event)
+
+    return told

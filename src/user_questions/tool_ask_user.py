@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from user_questions._jsonschema import SchemaViolation, compile_schema
+from user_questions._reading.json_schema import SchemaViolation, compile_schema
 from user_questions.context import Context
 from user_questions.errors import ToolArgsError
 from user_questions.service import AskUserQuestionRequest

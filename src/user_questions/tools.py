@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from user_questions._json import JSONRefused, load_json
-from user_questions._jsonschema import Check, JSONSchema, SchemaViolation, compile_schema
+from user_questions._reading.json_reader import JSONRefused, load_json
+from user_questions._reading.json_schema import Check, JSONSchema, SchemaViolation, compile_schema
 from user_questions.abort import AbortSignal
 from user_questions.agents import Agent
 from user_questions.errors import ErrorCode, HarnessError, ToolArgsError
@@ -242,7 +242,7 @@ class ToolRegistry(Service):
 
 
 def _parsed(args: object) -> object:
-    """Arguments given as JSON text, read within the bounds of `_json.load_json`."""
+    """Arguments given as JSON text, read within the bounds of `_reading.json_reader.load_json`."""
     if not isinstance(args, str | bytes):
         return args
     try:

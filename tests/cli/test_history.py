@@ -50,7 +50,7 @@ def lines(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, Any]
 def test_json_prints_one_entry_per_line_newest_first(
     capsys: pytest.CaptureFixture[str], db: str
 ) -> None:
-    entries = lines(capsys, "--db", db)
+    entries = lines(capsys, "--store", db)
     assert [entry["rpcId"] for entry in entries] == ["r4", "r3", "r2", "r1"]
     newest = entries[0]
     assert (newest["outcome"], newest["by"], newest["via"]) == ("answered", "bob", "web")
@@ -64,7 +64,7 @@ def test_json_prints_one_entry_per_line_newest_first(
 
 def test_filters_narrow_the_entries(capsys: pytest.CaptureFixture[str], db: str) -> None:
     def ids(*args: str) -> list[str]:
-        return [entry["rpcId"] for entry in lines(capsys, "--db", db, *args)]
+        return [entry["rpcId"] for entry in lines(capsys, "--store", db, *args)]
 
     assert ids("--session", "agent-a") == ["r3", "r1"]
     assert ids("--outcome", "dismissed") == ["r2"]
@@ -77,14 +77,17 @@ def test_a_limit_beyond_one_page_reads_page_after_page(
     capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_history, "MAX_LIMIT", 1)
-    assert [entry["rpcId"] for entry in lines(capsys, "--db", db)] == ["r4", "r3", "r2", "r1"]
-    assert [entry["rpcId"] for entry in lines(capsys, "--db", db, "--limit", "2")] == ["r4", "r3"]
+    assert [entry["rpcId"] for entry in lines(capsys, "--store", db)] == ["r4", "r3", "r2", "r1"]
+    assert [entry["rpcId"] for entry in lines(capsys, "--store", db, "--limit", "2")] == [
+        "r4",
+        "r3",
+    ]
 
 
 def test_people_get_a_block_per_question_with_who_answered_and_the_answers(
     capsys: pytest.CaptureFixture[str], db: str
 ) -> None:
-    status, out, _ = uq(capsys, "history", "--db", db, "--limit", "2")
+    status, out, _ = uq(capsys, "history", "--store", db, "--limit", "2")
     assert status is None
     blocks = out.split("\n\n")
     newest = blocks[0].splitlines()
@@ -108,13 +111,13 @@ def test_people_get_a_block_per_question_with_who_answered_and_the_answers(
 def test_bad_filters_are_bad_input(
     capsys: pytest.CaptureFixture[str], db: str, args: tuple[str, ...], message: str
 ) -> None:
-    status, out, err = uq(capsys, "history", "--db", db, *args)
+    status, out, err = uq(capsys, "history", "--store", db, *args)
     assert (status, out) == (2, "")
     assert err.startswith(message)
 
 
 def test_nothing_matching_says_so_on_stderr(capsys: pytest.CaptureFixture[str], db: str) -> None:
-    assert uq(capsys, "history", "--db", db, "--session", "nobody") == (
+    assert uq(capsys, "history", "--store", db, "--session", "nobody") == (
         None,
         "",
         "no settled questions match\n",
@@ -124,9 +127,9 @@ def test_nothing_matching_says_so_on_stderr(capsys: pytest.CaptureFixture[str], 
 def test_a_store_and_a_host_at_once_are_bad_input(
     capsys: pytest.CaptureFixture[str], db: str
 ) -> None:
-    status, out, err = uq(capsys, "history", "--db", db, "--url", "http://127.0.0.1:8765/")
+    status, out, err = uq(capsys, "history", "--store", db, "--url", "http://127.0.0.1:8765/")
     assert (status, out) == (2, "")
-    assert err == "uq history: give --db (a store) or --url (a running host), not both\n"
+    assert err == "uq history: give --store (a store) or --url (a running host), not both\n"
 
 
 def test_a_withdrawals_note_is_shown_on_one_line_and_in_the_json(
@@ -141,10 +144,10 @@ def test_a_withdrawals_note_is_shown_on_one_line_and_in_the_json(
 
     anyio.run(fill)
     db = str(tmp_path / "host.db")
-    status, out, _ = uq(capsys, "history", "--db", db)
+    status, out, _ = uq(capsys, "history", "--store", db)
     assert status is None
     first, second, *_ = out.splitlines()
     assert first.endswith("  withdrawn via asker  ·  session agent-1")
     assert second == "  note: answered in the editor: [31mAllow once"
-    (entry,) = lines(capsys, "--db", db)
+    (entry,) = lines(capsys, "--store", db)
     assert entry["note"] == "answered in the editor:\n\x1b[31mAllow once"

@@ -21,8 +21,8 @@ import anyio
 import pytest
 
 from user_questions.cli import app
-from user_questions.host.gate.people import add_person, hash_token, host_token
-from user_questions.host.stores import Role, TokenRecord, default_store_path
+from user_questions.host.gate.tokens import add_token, hash_token, host_token
+from user_questions.host.stores import Role, TokenChange, TokenRecord, default_store_path
 from user_questions.host.stores.sqlite import SQLiteStore
 
 SETTINGS: dict[str, Any] = {
@@ -54,7 +54,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     monkeypatch.setenv("HOME", str(folder))
     monkeypatch.setenv("XDG_STATE_HOME", str(folder / ".local" / "state"))
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "UQ_DB", "UQ_URL"):
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "UQ_STORE", "UQ_DB", "UQ_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     default_store_path().parent.mkdir(parents=True)
@@ -255,7 +255,10 @@ def test_the_install_writes_an_asker_token_and_never_one_that_can_answer(
 ) -> None:
     async def people() -> list[str]:
         async with SQLiteStore(default_store_path(), host=False) as store:
-            return [await host_token(store), await add_person(store, "ada", role=Role.PERSON)]
+            return [
+                await host_token(store),
+                await add_token(store, "ada", TokenChange(role=Role.PERSON)),
+            ]
 
     answering = anyio.run(people)
     before = {path: path.stat().st_mtime_ns for path in tmp_path.rglob("*") if path.is_file()}
@@ -297,7 +300,7 @@ def test_a_token_of_the_name_is_replaced_only_if_it_is_an_askers(
 
     async def person() -> None:
         async with SQLiteStore(default_store_path(), host=False) as store:
-            await add_person(store, "ada", role=Role.PERSON)
+            await add_token(store, "ada", TokenChange(role=Role.PERSON))
 
     anyio.run(person)
     code, out, err = uq(capsys, "install", "codex", "--name", "ada")
@@ -310,7 +313,7 @@ def test_a_token_of_the_name_is_replaced_only_if_it_is_an_askers(
 def test_without_a_store_nothing_is_written(
     home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = uq(capsys, "install", "claude", "--db", str(tmp_path / "none.db"))
+    code, out, err = uq(capsys, "install", "claude", "--store", str(tmp_path / "none.db"))
     assert (code, out) == (2, "")
     assert err.startswith(f"uq hook install: there is no store at {tmp_path / 'none.db'}")
     assert not (home / ".claude").exists()

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tests.e2e.test_fail_closed_hooks import event_of
-from user_questions._approval_card import ALLOW, ALLOW_ALWAYS, DENY, ApprovalDecision
 from user_questions._checks import check_answer
-from user_questions._hook_events import Client
-from user_questions._permission_call import PermissionCall, permission_call
+from user_questions._hooks.approval_card import ALLOW, ALLOW_ALWAYS, DENY, ApprovalDecision
+from user_questions._hooks.events import Client
+from user_questions._hooks.permission_call import PermissionCall, permission_call
 from user_questions.approvals import decision_for
 from user_questions.cli._hook_options import HookOptions
 from user_questions.cli._hook_rule import rule_output

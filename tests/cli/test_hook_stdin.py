@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from user_questions._hook_events import MAX_EVENT_BYTES
+from user_questions._hooks.events import MAX_EVENT_BYTES
 from user_questions.cli import _hook_stdin
 from user_questions.cli._hook_stdin import event_text, hook_run_client
 

@@ -21,9 +21,9 @@ def test_list_shows_one_aligned_row_per_rule(capsys: pytest.CaptureFixture[str],
         ["--tool", "Bash", "--command", "npm run test", "--allow"],
         ["--tool", "*", "--command", "rm -rf", "--deny"],
     ):
-        status, _, err = uq(capsys, "rule", "add", *rule, "--db", db)
+        status, _, err = uq(capsys, "rule", "add", *rule, "--store", db)
         assert status in (0, None), err
-    status, out, _ = uq(capsys, "rule", "list", "--db", db)
+    status, out, _ = uq(capsys, "rule", "list", "--store", db)
     assert status in (0, None)
     header, *rows = out.splitlines()
     assert header.split() == [
@@ -47,12 +47,12 @@ def test_list_shows_one_aligned_row_per_rule(capsys: pytest.CaptureFixture[str],
     made_by = header.index("MADE BY")
     maker = f"cli:{getpass.getuser()}"
     assert {row[made_by:].split()[0] for row in rows} == {maker}
-    status, out, _ = uq(capsys, "rule", "list", "--json", "--db", db)
+    status, out, _ = uq(capsys, "rule", "list", "--json", "--store", db)
     assert [json.loads(line)["createdBy"] for line in out.splitlines()] == [maker, maker]
 
 
 def test_an_empty_list_says_how_to_add_one(capsys: pytest.CaptureFixture[str], db: str) -> None:
-    status, out, err = uq(capsys, "rule", "list", "--db", db)
+    status, out, err = uq(capsys, "rule", "list", "--store", db)
     assert (status in (0, None), out) == (True, "")
     assert "uq rule add" in err
 
@@ -70,11 +70,11 @@ def test_an_empty_list_says_how_to_add_one(capsys: pytest.CaptureFixture[str], d
 def test_a_field_that_does_not_fit_the_tool_exits_2_naming_its_kind_and_makes_nothing(
     capsys: pytest.CaptureFixture[str], db: str, rule: list[str], says: str
 ) -> None:
-    status, out, err = uq(capsys, "rule", "add", *rule, "--allow", "--db", db)
+    status, out, err = uq(capsys, "rule", "add", *rule, "--allow", "--store", db)
     assert (status, out) == (2, "")
     assert err.startswith("uq rule: invalid rule: ")
     assert says in err
-    status, out, _ = uq(capsys, "rule", "list", "--json", "--db", db)
+    status, out, _ = uq(capsys, "rule", "list", "--json", "--store", db)
     assert out == ""
 
 
@@ -86,10 +86,10 @@ def test_check_says_which_rule_decides_a_call_or_why_none_can(
         ["--tool", "*", "--command", "rm -rf", "--deny"],
         ["--tool", "apply_patch", "--path", "/home/dev/shop/**", "--allow"],
     ):
-        uq(capsys, "rule", "add", *rule, "--db", db)
+        uq(capsys, "rule", "add", *rule, "--store", db)
 
     def check(*args: str) -> tuple[object, str]:
-        status, out, _ = uq(capsys, "rule", "check", *args, "--db", db)
+        status, out, _ = uq(capsys, "rule", "check", *args, "--store", db)
         return status, out.strip()
 
     assert check("--tool", "Bash", "--command", "git status -s", "--cwd", "/home/dev/shop") == (
@@ -125,6 +125,6 @@ def test_check_says_which_rule_decides_a_call_or_why_none_can(
     shown = json.loads(out)
     assert (status, shown["decision"], shown["rule"]["id"]) == (None, "allow", 1)
     status, _, err = uq(capsys, "rule", "check", "--tool", "Bash", "--command", "ls", "--url",
-                        "https://x", "--db", db)  # fmt: skip
+                        "https://x", "--store", db)  # fmt: skip
     assert status == 2
     assert "give one of" in err

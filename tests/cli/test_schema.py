@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from user_questions import __version__
-from user_questions._schema import render, schema_documents
+from user_questions.cli._schema import render, schema_documents
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -24,13 +24,13 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 
 
 def test_a_bad_token_is_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    status, err = run(capsys, "--db", str(tmp_path / "h.db"), "--token", "two words")
+    status, err = run(capsys, "--store", str(tmp_path / "h.db"), "--token", "two words")
     assert status == 2
     assert err == "uq serve: a host token must be 8 to 512 characters from A-Z a-z 0-9 . _ ~ -\n"
 
 
 def test_an_unknown_store_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
-    status, err = run(capsys, "--db", "redis://localhost/0")
+    status, err = run(capsys, "--store", "redis://localhost/0")
     assert status == 2
     assert err.startswith("uq serve: unknown store 'redis://localhost/0'")
 
@@ -41,7 +41,7 @@ def test_a_store_in_use_is_a_failure_to_start(
     async def hold_and_serve() -> tuple[int, str]:
         async with SQLiteStore(tmp_path / "h.db"):
             return await anyio.to_thread.run_sync(
-                run, capsys, "--db", str(tmp_path / "h.db"), "--port", "0"
+                run, capsys, "--store", str(tmp_path / "h.db"), "--port", "0"
             )
 
     status, err = anyio.run(hold_and_serve)
@@ -61,7 +61,7 @@ def test_a_bad_token_is_refused_before_the_default_store_is_created(
 def test_a_retention_that_is_not_a_positive_number_of_days_is_bad_input(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    status, err = run(capsys, "--db", str(tmp_path / "h.db"), "--retain-days", "0")
+    status, err = run(capsys, "--store", str(tmp_path / "h.db"), "--retain-days", "0")
     assert status == 2
     assert err.startswith("uq serve: --retain-days must be a whole number of days from 1 to")
     assert not (tmp_path / "h.db").exists()
@@ -70,7 +70,7 @@ def test_a_retention_that_is_not_a_positive_number_of_days_is_bad_input(
 def test_a_public_url_that_cannot_be_used_is_bad_input(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    status, err = run(capsys, "--db", str(tmp_path / "h.db"), "--public-url", "uq.example.com")
+    status, err = run(capsys, "--store", str(tmp_path / "h.db"), "--public-url", "uq.example.com")
     assert status == 2
     assert err.startswith("uq serve: --public-url 'uq.example.com' cannot be used: ")
     assert not (tmp_path / "h.db").exists()
@@ -95,7 +95,7 @@ def test_a_deployment_flag_that_cannot_be_used_is_one_line_before_anything_start
     files = {"missing": str(tmp_path / "missing.pem"), "junk": str(tmp_path / "junk.pem")}
     (tmp_path / "junk.pem").write_text("junk\n")
     given = [flag.format(**files) for flag in flags]
-    status, err = run(capsys, "--db", str(tmp_path / "h.db"), *given)
+    status, err = run(capsys, "--store", str(tmp_path / "h.db"), *given)
     assert status == 2
     assert message.format(**files) in err
     assert err.startswith("uq serve: ")
@@ -111,7 +111,7 @@ def test_a_busy_metrics_address_is_a_failure_to_start(
         busy.listen()
         port = busy.getsockname()[1]
         status, err = run(
-            capsys, "--db", str(tmp_path / "h.db"), "--port", "0", "--metrics-bind", str(port)
+            capsys, "--store", str(tmp_path / "h.db"), "--port", "0", "--metrics-bind", str(port)
         )
     assert status == 1
     assert err == (

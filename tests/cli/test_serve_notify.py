@@ -73,6 +73,7 @@ def test_an_unusable_notify_flag_is_bad_input_before_the_store_is_touched(
     message: str,
 ) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    monkeypatch.delenv("UQ_STORE", raising=False)
     monkeypatch.delenv("UQ_DB", raising=False)
     monkeypatch.delenv("UQ_NOTIFY", raising=False)
     status, out, err = run(capsys, "--port", "0", *flags)
@@ -85,10 +86,10 @@ def test_the_notify_secret_is_made_once_and_kept(
 ) -> None:
     monkeypatch.delenv("UQ_NOTIFY_SECRET", raising=False)
     db = str(tmp_path / "host.db")
-    status, first, err = run(capsys, "--db", db, "--print-notify-secret")
+    status, first, err = run(capsys, "--store", db, "--print-notify-secret")
     assert (status, err) == (0, "")
     assert len(first.strip()) >= 16
-    assert run(capsys, "--db", db, "--print-notify-secret")[1] == first
+    assert run(capsys, "--store", db, "--print-notify-secret")[1] == first
 
 
 def test_a_given_notify_secret_replaces_the_stored_one(
@@ -96,10 +97,10 @@ def test_a_given_notify_secret_replaces_the_stored_one(
 ) -> None:
     db = str(tmp_path / "host.db")
     monkeypatch.setenv("UQ_NOTIFY_SECRET", "from-the-environment-1")
-    assert run(capsys, "--db", db, "--print-notify-secret")[1] == "from-the-environment-1\n"
+    assert run(capsys, "--store", db, "--print-notify-secret")[1] == "from-the-environment-1\n"
     monkeypatch.delenv("UQ_NOTIFY_SECRET")
     given = run(
-        capsys, "--db", db, "--notify-secret", "from-the-flag-0001", "--print-notify-secret"
+        capsys, "--store", db, "--notify-secret", "from-the-flag-0001", "--print-notify-secret"
     )
     assert given[1] == "from-the-flag-0001\n"
-    assert run(capsys, "--db", db, "--print-notify-secret")[1] == "from-the-flag-0001\n"
+    assert run(capsys, "--store", db, "--print-notify-secret")[1] == "from-the-flag-0001\n"

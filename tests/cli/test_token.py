@@ -8,8 +8,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from user_questions.cli import app
-from user_questions.host.gate.people import hash_token
+from user_questions.cli import _store_option, app
+from user_questions.host.gate.tokens import hash_token
 from user_questions.host.stores import TokenRecord
 from user_questions.host.stores.sqlite import SQLiteStore
 
@@ -47,7 +47,7 @@ def tokens(db: str) -> list[TokenRecord]:
 def test_add_prints_the_token_once_and_the_page_url_with_it(
     capsys: pytest.CaptureFixture[str], db: str
 ) -> None:
-    status, out, err = uq(capsys, "token", "add", "alice", "--db", db, "--url", "http://h:9/")
+    status, out, err = uq(capsys, "token", "add", "alice", "--store", db, "--url", "http://h:9/")
     assert status in (None, 0)
     token, url = out.splitlines()
     assert url == f"http://h:9/?token={token}"
@@ -62,15 +62,15 @@ def test_add_prints_the_token_once_and_the_page_url_with_it(
 def test_a_token_gets_its_role_groups_and_routes_and_they_can_change(
     capsys: pytest.CaptureFixture[str], db: str
 ) -> None:
-    uq(capsys, "token", "add", "alice", "--group", "oncall", "--group", "ops", "--db", db)
-    uq(capsys, "token", "add", "pager", "--role", "asker", "--route", "@oncall", "--db", db)
+    uq(capsys, "token", "add", "alice", "--group", "oncall", "--group", "ops", "--store", db)
+    uq(capsys, "token", "add", "pager", "--role", "asker", "--route", "@oncall", "--store", db)
     alice, pager = tokens(db)
     assert (alice.role, alice.groups, alice.routes) == ("person", ("oncall", "ops"), ())
     assert (pager.role, pager.groups, pager.routes) == ("asker", (), ("@oncall",))
-    status, _, err = uq(capsys, "token", "change", "alice", "--role", "admin", "--db", db)
+    status, _, err = uq(capsys, "token", "change", "alice", "--role", "admin", "--store", db)
     assert status in (None, 0)
     assert err == "alice is now: admin in oncall, ops\n"
-    status, _, err = uq(capsys, "token", "change", "pager", "--route", "alice", "--db", db)
+    status, _, err = uq(capsys, "token", "change", "pager", "--route", "alice", "--store", db)
     assert err == "pager is now: asker routed to alice\n"
     assert [(t.name, t.role, t.groups, t.routes) for t in tokens(db)] == [
         ("alice", "admin", ("oncall", "ops"), ()),
@@ -90,7 +90,7 @@ def test_a_token_gets_its_role_groups_and_routes_and_they_can_change(
 def test_what_a_role_cannot_have_is_bad_input(
     capsys: pytest.CaptureFixture[str], db: str, args: tuple[str, ...], says: str
 ) -> None:
-    status, out, err = uq(capsys, "token", *args, "--db", db)
+    status, out, err = uq(capsys, "token", *args, "--store", db)
     assert (status, out) == (2, "")
     assert says in err
     assert tokens(db) == []
@@ -99,17 +99,17 @@ def test_what_a_role_cannot_have_is_bad_input(
 def test_a_name_that_is_taken_or_unusable_is_bad_input(
     capsys: pytest.CaptureFixture[str], db: str
 ) -> None:
-    uq(capsys, "token", "add", "alice", "--db", db)
-    status, out, err = uq(capsys, "token", "add", "alice", "--db", db)
+    uq(capsys, "token", "add", "alice", "--store", db)
+    status, out, err = uq(capsys, "token", "add", "alice", "--store", db)
     assert (status, out) == (2, "")
     assert err == (
         'uq token: a token named "alice" exists; revoke it first (uq token revoke) '
         "or choose another name\n"
     )
-    status, _, err = uq(capsys, "token", "add", "owner", "--db", db)
+    status, _, err = uq(capsys, "token", "add", "owner", "--store", db)
     assert status == 2
     assert err.startswith('uq token: "owner" is the host\'s start-up token')
-    status, _, err = uq(capsys, "token", "add", "two words", "--db", db)
+    status, _, err = uq(capsys, "token", "add", "two words", "--store", db)
     assert status == 2
     assert err.startswith("uq token: a token name must be 1 to 64 characters")
 
@@ -117,7 +117,7 @@ def test_a_name_that_is_taken_or_unusable_is_bad_input(
 def test_list_shows_names_and_times_but_never_a_token(
     capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("UQ_DB", db)
+    monkeypatch.setenv("UQ_STORE", db)
     _, alice, _ = uq(capsys, "token", "add", "alice")
     uq(capsys, "token", "add", "bob")
     uq(capsys, "token", "revoke", "bob")
@@ -142,7 +142,7 @@ def test_list_shows_names_and_times_but_never_a_token(
 
 
 def test_an_empty_list_says_how_to_add_one(capsys: pytest.CaptureFixture[str], db: str) -> None:
-    assert uq(capsys, "token", "list", "--db", db) == (
+    assert uq(capsys, "token", "list", "--store", db) == (
         None,
         "",
         "no named tokens yet; add one with `uq token add NAME`\n",
@@ -152,13 +152,13 @@ def test_an_empty_list_says_how_to_add_one(capsys: pytest.CaptureFixture[str], d
 def test_revoking_twice_says_there_is_no_such_token(
     capsys: pytest.CaptureFixture[str], db: str
 ) -> None:
-    uq(capsys, "token", "add", "alice", "--db", db)
-    assert uq(capsys, "token", "revoke", "alice", "--db", db) == (
+    uq(capsys, "token", "add", "alice", "--store", db)
+    assert uq(capsys, "token", "revoke", "alice", "--store", db) == (
         None,
         "",
         "revoked alice's token; hosts refuse it from now on\n",
     )
-    status, _, err = uq(capsys, "token", "revoke", "alice", "--db", db)
+    status, _, err = uq(capsys, "token", "revoke", "alice", "--store", db)
     assert status == 2
     assert err == 'uq token: no active token is called "alice" (uq token list shows them)\n'
     assert not tokens(db)[0].active
@@ -167,7 +167,7 @@ def test_revoking_twice_says_there_is_no_such_token(
 def test_a_store_that_does_not_exist_is_never_created(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    status, _, err = uq(capsys, "token", "add", "alice", "--db", str(tmp_path / "typo.db"))
+    status, _, err = uq(capsys, "token", "add", "alice", "--store", str(tmp_path / "typo.db"))
     assert status == 2
     assert err.startswith(f"uq token: there is no store at {tmp_path / 'typo.db'}")
     assert not (tmp_path / "typo.db").exists()
@@ -176,7 +176,7 @@ def test_a_store_that_does_not_exist_is_never_created(
 def test_an_askers_escalation_steps_and_reminders_are_listed_as_written(
     capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("UQ_DB", db)
+    monkeypatch.setenv("UQ_STORE", db)
     argv = ["token", "add", "ci", "--role", "asker", "--escalate", "1h:admin"]
     status, _, _ = uq(capsys, *argv, "--escalate", "10m:@oncall", "--remind", "5m")
     assert status in (None, 0)
@@ -191,3 +191,66 @@ def test_an_askers_escalation_steps_and_reminders_are_listed_as_written(
     status, _, err = uq(capsys, "token", "add", "bob", "--remind", "5m")
     assert status == 2
     assert "a reminder period is an asker's" in err
+
+
+# -- --store, and its deprecated old names --db and UQ_DB ------------------------------------
+
+DB_LINE = "uq token: --db is deprecated and will be removed in the next release; use --store\n"
+ENV_LINE = "uq token: UQ_DB is deprecated and will be removed in the next release; use UQ_STORE\n"
+
+
+@pytest.fixture
+def fresh_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test is a new `uq` process: nothing said yet, no store in the environment."""
+    monkeypatch.setattr(_store_option, "_said", set())
+    monkeypatch.delenv("UQ_STORE", raising=False)
+    monkeypatch.delenv("UQ_DB", raising=False)
+
+
+@pytest.mark.usefixtures("fresh_process")
+def test_the_old_flag_still_names_the_store_and_says_so_once(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    status, _, err = uq(capsys, "token", "add", "alice", "--db", db)
+    assert status in (None, 0)
+    assert err.startswith(DB_LINE)
+    status, _, err = uq(capsys, "token", "add", "bob", "--db", db)
+    assert status in (None, 0)
+    assert "deprecated" not in err
+    assert [token.name for token in tokens(db)] == ["alice", "bob"]
+
+
+@pytest.mark.usefixtures("fresh_process")
+def test_the_old_variable_still_names_the_store_and_says_so_once(
+    capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UQ_DB", db)
+    status, _, err = uq(capsys, "token", "add", "alice")
+    assert status in (None, 0)
+    assert err.startswith(ENV_LINE)
+    assert uq(capsys, "token", "revoke", "alice")[2].count("deprecated") == 0
+    assert [token.name for token in tokens(db)] == ["alice"]
+
+
+@pytest.mark.usefixtures("fresh_process")
+def test_the_new_names_win_and_say_nothing(
+    capsys: pytest.CaptureFixture[str],
+    db: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    elsewhere = str(tmp_path_factory.mktemp("elsewhere") / "other.db")
+    monkeypatch.setenv("UQ_DB", elsewhere)
+    monkeypatch.setenv("UQ_STORE", db)
+    status, _, err = uq(capsys, "token", "add", "alice")
+    assert (status in (None, 0), "deprecated" in err) == (True, False)
+    status, _, err = uq(capsys, "token", "add", "bob", "--store", db, "--db", elsewhere)
+    assert (status in (None, 0), "deprecated" in err) == (True, False)
+    assert [token.name for token in tokens(db)] == ["alice", "bob"]
+
+
+@pytest.mark.usefixtures("fresh_process")
+def test_the_old_flag_is_not_shown_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = uq(capsys, "token", "add", "--help")
+    assert "--store" in out
+    assert "--db" not in out

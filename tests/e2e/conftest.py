@@ -27,11 +27,11 @@ def spawn() -> Iterator[type[PtyTerminal]]:
 
 
 @pytest.fixture
-def serving_host(tmp_path: Path) -> Iterator[HostProcess]:
-    """`uq serve` on a store of its own, for this test alone; stopped after it unless the test
-    stopped it already."""
+def host(tmp_path: Path) -> Iterator[HostProcess]:
+    """`uq serve` on a store of its own, for this test alone: the e2e tests' one host. Stopped
+    after the test, cleanly (exit status 0), unless the test stopped it already."""
     running = HostProcess(tmp_path / "uq.db")
     running.start()
     yield running
     if running.process is not None and running.process.poll() is None:
-        running.stop()
+        assert running.stop() == 0

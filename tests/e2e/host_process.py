@@ -96,7 +96,7 @@ class HostProcess:
         command = [*self.wrapper, sys.executable, "-m", "user_questions.cli", self.command]
         command += ["--port", str(self.port), *self.args]
         if self.db is not None:
-            command += ["--db", str(self.db)]
+            command += ["--store", str(self.db)]
         with contextlib.ExitStack() as files:  # the process keeps its own copy of the log's
             log = None if self.log is None else files.enter_context(self.log.open("a"))
             self.process = subprocess.Popen(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from pydantic import BaseModel
 from tests.bridges.acp_peers import FORM_CAPABLE, Editor, ask, over_stdio, start_session
 from tests.e2e.host_process import HostProcess, answer_body, free_port
 
-pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+pytestmark = pytest.mark.anyio
 
 PKG = {
     "id": "pkg",
@@ -49,14 +49,6 @@ def chosen(option_id: str) -> RequestPermissionResponse:
     return RequestPermissionResponse(
         outcome=AllowedOutcome(outcome="selected", option_id=option_id)
     )
-
-
-@pytest.fixture
-def host(tmp_path: Path) -> Iterator[HostProcess]:
-    running = HostProcess(tmp_path / "host.db")
-    running.start()
-    yield running
-    assert running.stop() == 0
 
 
 @pytest.fixture

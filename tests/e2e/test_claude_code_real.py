@@ -23,8 +23,6 @@ import pytest
 
 from tests.e2e.host_process import HostProcess, answer_body, free_port
 
-pytestmark = pytest.mark.e2e
-
 CLAUDE = os.environ.get("UQ_CLAUDE_CODE", "")
 UQ = str(Path(sys.executable).with_name("uq"))
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +51,7 @@ def run_claude(
     home, project = tmp_path / "home", tmp_path / "project"
     (project / "build").mkdir(parents=True, exist_ok=True)
     environ = {**os.environ, "HOME": str(home), "UQ_URL": host.asker_url}
-    install = [UQ, "hook", "install", "claude", "--db", str(host.db), "--url", host.base]
+    install = [UQ, "hook", "install", "claude", "--store", str(host.db), "--url", host.base]
     subprocess.run(install, env=environ, check=True, timeout=60)  # an asker token of its own
     (tmp_path / "script.json").write_text(json.dumps(script), encoding="utf-8")
     port, log = free_port(), tmp_path / "api.log"
@@ -128,9 +126,7 @@ def _results(log: Path) -> list[Any]:
     return list(found.values())
 
 
-def test_claude_code_gets_the_answer_given_in_the_inbox(
-    tmp_path: Path, serving_host: HostProcess
-) -> None:
+def test_claude_code_gets_the_answer_given_in_the_inbox(tmp_path: Path, host: HostProcess) -> None:
     script: list[dict[str, Any]] = [
         {"tool_use": {"name": "AskUserQuestion", "input": {"questions": [QUESTION]}}},
         {"text": "Noted."},
@@ -142,13 +138,11 @@ def test_claude_code_gets_the_answer_given_in_the_inbox(
             frame["rpcId"], frame["payload"]["sessionId"], {"id": "q1", "selected": ["SQLite"]}
         )
 
-    (result,) = run_claude(tmp_path, serving_host, script, pick_sqlite)
+    (result,) = run_claude(tmp_path, host, script, pick_sqlite)
     assert '"Which database should the shop use?"="SQLite"' in str(result["content"])
 
 
-def test_dont_ask_again_writes_claude_codes_own_rule(
-    tmp_path: Path, serving_host: HostProcess
-) -> None:
+def test_dont_ask_again_writes_claude_codes_own_rule(tmp_path: Path, host: HostProcess) -> None:
     script: list[dict[str, Any]] = [
         {"tool_use": {"name": "Bash", "input": BASH}},
         {"text": "Done."},
@@ -158,15 +152,13 @@ def test_dont_ask_again_writes_claude_codes_own_rule(
         item = {"id": "approval", "selected": ["Allow and don't ask again"]}
         return answer_body(frame["rpcId"], frame["payload"]["sessionId"], item)
 
-    (result,) = run_claude(tmp_path, serving_host, script, always)
+    (result,) = run_claude(tmp_path, host, script, always)
     assert result["content"] == "removed"
     local = json.loads((tmp_path / "project" / ".claude" / "settings.local.json").read_text())
     assert local["permissions"]["allow"] == [f"Bash({BASH['command']})"]
 
 
-def test_keep_planning_sends_the_feedback_to_the_model(
-    tmp_path: Path, serving_host: HostProcess
-) -> None:
+def test_keep_planning_sends_the_feedback_to_the_model(tmp_path: Path, host: HostProcess) -> None:
     script: list[dict[str, Any]] = [
         {"write_plan": "# Add a cache\n\n1. Put a Cache in front of the store.\n"},
         {"tool_use": {"name": "ExitPlanMode", "input": {}}},
@@ -178,6 +170,6 @@ def test_keep_planning_sends_the_feedback_to_the_model(
         item = {"id": "plan-review", "selected": [], "custom": "Cache reads only."}
         return answer_body(frame["rpcId"], frame["payload"]["sessionId"], item)
 
-    results = run_claude(tmp_path, serving_host, script, feedback, "--permission-mode", "plan")
+    results = run_claude(tmp_path, host, script, feedback, "--permission-mode", "plan")
     assert "said: Cache reads only." in str(results[-1]["content"])
     assert results[-1]["is_error"] is True

@@ -20,8 +20,6 @@ import pytest
 
 from tests.e2e.host_process import HostProcess, answer_body, free_port
 
-pytestmark = pytest.mark.e2e
-
 CODEX = os.environ.get("UQ_CODEX", "")
 UQ = str(Path(sys.executable).with_name("uq"))
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +50,7 @@ def run_codex(tmp_path: Path, host: HostProcess, answer: dict[str, Any]) -> list
         encoding="utf-8",
     )
     environ = {**os.environ, "CODEX_HOME": str(codex_home), "UQ_URL": host.asker_url}
-    install = [UQ, "hook", "install", "codex", "--db", str(host.db), "--url", host.base]
+    install = [UQ, "hook", "install", "codex", "--store", str(host.db), "--url", host.base]
     subprocess.run(install, env=environ, check=True, timeout=60)  # an asker token of its own
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"call": ESCALATED}, {"text": "Done."}]), encoding="utf-8")
@@ -95,17 +93,13 @@ def run_codex(tmp_path: Path, host: HostProcess, answer: dict[str, Any]) -> list
     ]
 
 
-def test_codex_runs_the_command_allowed_in_the_inbox(
-    tmp_path: Path, serving_host: HostProcess
-) -> None:
-    outputs = run_codex(tmp_path, serving_host, {"selected": ["Allow"]})
+def test_codex_runs_the_command_allowed_in_the_inbox(tmp_path: Path, host: HostProcess) -> None:
+    outputs = run_codex(tmp_path, host, {"selected": ["Allow"]})
     assert "removed" in outputs[-1]
     assert not (tmp_path / "project" / "build").exists()
 
 
-def test_codex_tells_the_model_the_reason_for_a_denial(
-    tmp_path: Path, serving_host: HostProcess
-) -> None:
-    outputs = run_codex(tmp_path, serving_host, {"selected": [], "custom": "keep the build"})
+def test_codex_tells_the_model_the_reason_for_a_denial(tmp_path: Path, host: HostProcess) -> None:
+    outputs = run_codex(tmp_path, host, {"selected": [], "custom": "keep the build"})
     assert "The user denied this Bash call and said: keep the build" in outputs[-1]
     assert (tmp_path / "project" / "build").exists()

@@ -23,8 +23,6 @@ from tests.e2e.test_uq_hook import UQ, fixture_text
 from tests.standin import StandIn
 from user_questions.providers.remote import CLOSE_TIMEOUT
 
-pytestmark = pytest.mark.e2e
-
 TIMEOUT = 2.5
 """`--timeout`: what the hook may take in all."""
 CONNECT = 0.5

@@ -28,7 +28,7 @@ from tests.e2e.test_uq_hook import UQ
 from tests.standin import StandIn
 from user_questions.providers.remote import BACKOFF_MAX
 
-pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+pytestmark = pytest.mark.anyio
 
 LIMIT = 1.0
 """`--unreachable-limit`, and so the connect timeout (`min(10 s, LIMIT)`)."""

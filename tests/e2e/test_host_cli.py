@@ -10,11 +10,8 @@ import sys
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.e2e.host_process import ROOT, HostProcess, answer_body, free_port
-
-pytestmark = pytest.mark.e2e
 
 URL = re.compile(r"^http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9._~-]+)$")
 
@@ -75,7 +72,7 @@ def test_listening_beyond_loopback_warns_loudly(tmp_path: Path) -> None:
 
 
 def test_start_up_problems_are_one_line_with_an_exit_status(tmp_path: Path) -> None:
-    bad_token = uq("serve", "--db", str(tmp_path / "a.db"), "--token", "no spaces please")
+    bad_token = uq("serve", "--store", str(tmp_path / "a.db"), "--token", "no spaces please")
     assert bad_token.returncode == 2
     assert (
         bad_token.stderr
@@ -86,11 +83,11 @@ def test_start_up_problems_are_one_line_with_an_exit_status(tmp_path: Path) -> N
     host = HostProcess(tmp_path / "host.db")
     host.start()
     try:
-        locked = uq("serve", "--db", str(tmp_path / "host.db"), "--port", "0")
+        locked = uq("serve", "--store", str(tmp_path / "host.db"), "--port", "0")
         assert locked.returncode == 1
         assert "another host is using the store" in locked.stderr
         port = host.base.rsplit(":", 1)[1]
-        busy = uq("serve", "--db", str(tmp_path / "other.db"), "--port", port)
+        busy = uq("serve", "--store", str(tmp_path / "other.db"), "--port", port)
         assert busy.returncode == 1
         assert busy.stderr.startswith(f"uq serve: cannot listen on 127.0.0.1:{port}")
         for result in (locked, busy):
@@ -98,7 +95,7 @@ def test_start_up_problems_are_one_line_with_an_exit_status(tmp_path: Path) -> N
             assert result.stdout == ""
     finally:
         assert host.stop() == 0
-    unknown = uq("serve", "--db", "mysql://example/questions")
+    unknown = uq("serve", "--store", "mysql://example/questions")
     assert unknown.returncode == 2
     assert unknown.stderr.count("\n") == 1
 

@@ -11,12 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from websockets.sync.client import connect
 
 from tests.e2e.host_process import AskerProcess, HostProcess, free_port
-
-pytestmark = pytest.mark.e2e
 
 
 def page_frames(host: HostProcess, count: int) -> list[dict[str, Any]]:

@@ -14,18 +14,11 @@ from websockets.sync.client import ClientConnection, connect
 
 from tests.e2e.host_process import HostProcess, answer_body
 
-pytestmark = pytest.mark.e2e
-
 HEALTHZ_WITHIN = 0.1
 """Seconds `/healthz` may take, whatever else the host is doing."""
 SLOW_DETAIL = "[" * 100_000
 """Within the detail limit; markdown-it needs seconds to parse it (unclosed link labels)."""
 REPLY_SECONDS = 15.0
-
-
-@pytest.fixture
-def host(serving_host: HostProcess) -> HostProcess:
-    return serving_host
 
 
 def asker(host: HostProcess) -> ClientConnection:

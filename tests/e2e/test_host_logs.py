@@ -17,8 +17,6 @@ from websockets.sync.client import connect
 from tests.e2e.host_process import HostProcess, answer_body
 from tests.receivers import serving
 
-pytestmark = pytest.mark.e2e
-
 NOTIFY_SECRET = "notify-secret-0123456789abcdef"
 HOOK_PATH = "/hooks/T0123/B0456/path-secret-7f3a"
 HOOK_QUERY = "key=query-secret-9c1e"

@@ -8,13 +8,10 @@ import time
 from pathlib import Path
 
 import httpx
-import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.host_process import HostProcess, free_port
 from tests.pg import PostgresCluster
-
-pytestmark = pytest.mark.e2e
 
 BACK_SECONDS = 30.0
 """How long a node may take to answer again once its database is back."""
@@ -33,7 +30,7 @@ def store_counters(node: HostProcess) -> dict[str, float]:
 def test_readiness_follows_the_database_and_health_stays(
     pg_url: str, pg_cluster: PostgresCluster
 ) -> None:
-    node = HostProcess(None, args=("--db", pg_url))
+    node = HostProcess(None, args=("--store", pg_url))
     node.start()
     try:
         ready = httpx.get(f"{node.base}/readyz", timeout=10)

@@ -7,13 +7,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import pytest
 from websockets.sync.client import ClientConnection, connect
 from websockets.sync.connection import Connection
 
 from tests.e2e.host_process import AskerProcess, HostProcess, answer_body
-
-pytestmark = pytest.mark.e2e
 
 
 def open_page(host: HostProcess) -> ClientConnection:
@@ -26,14 +23,6 @@ def open_page(host: HostProcess) -> ClientConnection:
 def receive(page: Connection) -> dict[str, Any]:
     frame: dict[str, Any] = json.loads(page.recv(timeout=15))
     return frame
-
-
-@pytest.fixture
-def host(tmp_path: Path) -> Any:
-    running = HostProcess(tmp_path / "host.db")
-    running.start()
-    yield running
-    assert running.stop() == 0
 
 
 def test_two_pages_answering_at_once_exactly_one_wins(host: HostProcess) -> None:

@@ -25,8 +25,6 @@ from tests.e2e.host_process import AskerProcess, HostProcess, answer_body
 from tests.e2e.test_host_cli import uq
 from tests.pg import PostgresCluster
 
-pytestmark = pytest.mark.e2e
-
 YES = {"id": "deploy", "selected": ["yes"]}
 QUESTION = {
     "id": "during",
@@ -43,7 +41,7 @@ class Nodes:
         self._stack = stack
 
     def start(self) -> HostProcess:
-        node = HostProcess(None, args=("--db", self.url))
+        node = HostProcess(None, args=("--store", self.url))
         node.start()
         self._stack.callback(_stop, node)
         return node
@@ -227,13 +225,15 @@ def test_nodes_and_askers_ride_out_a_database_restart(
 
 
 def test_a_node_that_cannot_use_its_database_says_why_in_one_line(tmp_path: Path) -> None:
-    unreachable = uq("serve", "--port", "0", "--db", f"postgresql://uq:s3cret@/q?host={tmp_path}")
+    unreachable = uq(
+        "serve", "--port", "0", "--store", f"postgresql://uq:s3cret@/q?host={tmp_path}"
+    )
     assert unreachable.returncode == 1
     assert unreachable.stderr.startswith(
         f"uq serve: the store postgresql://uq@/q?host={tmp_path} is unavailable ("
     )
     assert unreachable.stderr.endswith("; check that PostgreSQL is running and reachable\n")
-    unreadable = uq("serve", "--port", "0", "--db", "postgresql://uq:s3cret@db/q?colour=blue")
+    unreadable = uq("serve", "--port", "0", "--store", "postgresql://uq:s3cret@db/q?colour=blue")
     assert unreadable.returncode == 2
     assert unreadable.stderr.startswith(
         "uq serve: the store URL postgresql://uq@db/q?colour=blue is not a valid PostgreSQL URL"
@@ -252,7 +252,7 @@ def test_a_node_killed_mid_wait_leaves_the_escalation_and_the_deadline_to_anothe
     target, then times it out at its deadline; the asker, re-attached there, is told so."""
 
     def token(name: str, *args: str) -> str:
-        made = uq("token", "add", name, *args, "--db", pg_url)
+        made = uq("token", "add", name, *args, "--store", pg_url)
         assert made.returncode == 0, made.stderr
         return made.stdout.splitlines()[0]
 

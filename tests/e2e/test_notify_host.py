@@ -25,8 +25,6 @@ from tests.e2e.host_process import (
     free_port,
 )
 
-pytestmark = pytest.mark.e2e
-
 EXAMPLE = ROOT / "docs" / "examples" / "webhook_receiver.py"
 APPEND_STDIN = "import sys; open(sys.argv[1], 'ab').write(sys.stdin.buffer.read())"
 
@@ -47,7 +45,7 @@ def uq(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def receiver(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """The documented receiver, listening with the secret of the host's store in tmp_path."""
-    shown = uq("serve", "--db", str(tmp_path / "host.db"), "--print-notify-secret")
+    shown = uq("serve", "--store", str(tmp_path / "host.db"), "--print-notify-secret")
     assert shown.returncode == 0, shown.stderr
     secret = shown.stdout.strip()
     port = free_port()

@@ -1,4 +1,4 @@
-"""People and answer records as they are used: `uq serve` running, `uq token` and `uq history`
+"""Tokens and answer records as they are used: `uq serve` running, `uq token` and `uq history`
 run beside it in other processes, askers in other processes.
 
 Who answered is recorded for the named token used on each surface; records and history survive
@@ -23,14 +23,12 @@ from websockets.sync.connection import Connection
 from tests.e2e.host_process import AskerProcess, HostProcess, answer_body
 from tests.e2e.test_host_cli import uq
 
-pytestmark = pytest.mark.e2e
-
 YES = {"selected": ["yes"]}
 
 
 def add_token(db: str, name: str) -> str:
     """`uq token add NAME` in its own process: the token it printed."""
-    done = uq("token", "add", name, "--db", db)
+    done = uq("token", "add", name, "--store", db)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()[0]
 
@@ -71,11 +69,6 @@ def history(host: HostProcess) -> list[dict[str, Any]]:
     response.raise_for_status()
     items: list[dict[str, Any]] = response.json()["items"]
     return items
-
-
-@pytest.fixture
-def host(serving_host: HostProcess) -> HostProcess:
-    return serving_host
 
 
 def test_answers_are_attributed_and_the_records_survive_a_restart(host: HostProcess) -> None:
@@ -127,14 +120,14 @@ def test_answers_are_attributed_and_the_records_survive_a_restart(host: HostProc
         assert [item["questions"][0]["id"] for item in items][:1] == ["dismissed"]
         assert all(item["askedBy"] == "bob" for item in items if item["sessionId"] == "asker")
         assert all("shownAt" in item for item in items if item["sessionId"] == "asker")
-        done = uq("history", "--json", "--db", db)  # beside the running host
+        done = uq("history", "--json", "--store", db)  # beside the running host
         assert done.returncode == 0, done.stderr
         printed = [json.loads(line) for line in done.stdout.splitlines()]
         assert [item["rpcId"] for item in printed] == [item["rpcId"] for item in items]
         assert printed[0] == {key: value for key, value in items[0].items() if key != "rendered"}
         for output in (["--json"], []):  # a running host by URL: the very same output
             by_url = uq("history", *output, "--url", again.url, "--limit", "3")
-            by_db = uq("history", *output, "--db", db, "--limit", "3")
+            by_db = uq("history", *output, "--store", db, "--limit", "3")
             assert (by_url.returncode, by_url.stderr) == (0, "")
             assert by_url.stdout == by_db.stdout
         from_env = uq("history", "--json", env={**os.environ, "UQ_URL": again.url})
@@ -148,7 +141,7 @@ def test_a_token_revoked_in_another_process_is_refused_and_its_sockets_closed(
     backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     db = str(tmp_path / "host.db") if backend == "sqlite" else request.getfixturevalue("pg_url")
-    host = HostProcess(None, args=("--db", db))
+    host = HostProcess(None, args=("--store", db))
     host.start()
     try:
         alice, bob = add_token(db, "alice"), add_token(db, "bob")
@@ -161,7 +154,7 @@ def test_a_token_revoked_in_another_process_is_refused_and_its_sockets_closed(
             for socket in (alices_page, alices_asker, bobs_page):
                 socket.send(json.dumps({"type": "ping"}))
                 assert json.loads(socket.recv(timeout=10)) == {"payload": {"type": "pong"}}
-            done = uq("token", "revoke", "alice", "--db", db)
+            done = uq("token", "revoke", "alice", "--store", db)
             assert done.returncode == 0, done.stderr
             for socket in (alices_page, alices_asker):
                 with pytest.raises(ConnectionClosed) as closed:
@@ -172,7 +165,7 @@ def test_a_token_revoked_in_another_process_is_refused_and_its_sockets_closed(
             assert json.loads(bobs_page.recv(timeout=10)) == {"payload": {"type": "pong"}}
         refused = httpx.get(f"{host.base}/api/pending", headers=bearer(alice))
         assert refused.status_code == 401
-        listed = uq("token", "list", "--json", "--db", db)
+        listed = uq("token", "list", "--json", "--store", db)
         by_name = {item["name"]: item for item in map(json.loads, listed.stdout.splitlines())}
         assert "revokedAt" in by_name["alice"]
         assert "lastUsedAt" in by_name["bob"]

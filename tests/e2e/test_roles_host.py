@@ -22,8 +22,6 @@ from tests.e2e.host_process import HostProcess, answer_body
 from tests.e2e.test_host_cli import uq
 from tests.e2e.test_people_history import wait_until_accepted
 
-pytestmark = pytest.mark.e2e
-
 QUESTION = {"id": "go", "question": "Go ahead?", "options": [{"label": "yes"}, {"label": "no"}]}
 
 
@@ -36,7 +34,7 @@ class Inbox:
         self.tokens = {"owner": host.token, "agents": host.asker_url.partition("?token=")[2]}
 
     def add(self, name: str, *flags: str) -> None:
-        made = uq("token", "add", name, *flags, "--db", self.db, "--url", self.host.base)
+        made = uq("token", "add", name, *flags, "--store", self.db, "--url", self.host.base)
         assert made.returncode == 0, made.stderr
         self.tokens[name] = made.stdout.splitlines()[0]
         wait_until_accepted(self.host, self.tokens[name])  # made beside it: heard of shortly
@@ -80,7 +78,7 @@ def inbox(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Inbox]:
         if request.param == "sqlite"
         else request.getfixturevalue("pg_url")
     )
-    host = HostProcess(None, args=("--db", db))
+    host = HostProcess(None, args=("--store", db))
     host.start()
     try:
         inbox = Inbox(host, db)
@@ -124,7 +122,7 @@ def test_every_surface_follows_the_tokens_role_and_routes(inbox: Inbox) -> None:
     with pytest.raises(InvalidStatus) as no_page:
         inbox.page("pager").close()
     assert no_page.value.response.status_code == 403
-    # People see what is routed to them; the admin everything.
+    # Tokens see what is routed to them; the admin everything.
     assert inbox.pending("alice") == ["paged", "for-all"]
     assert inbox.pending("bob") == ["for-all"]
     assert inbox.pending("owner") == ["paged", "for-all"]
@@ -149,16 +147,16 @@ def test_every_surface_follows_the_tokens_role_and_routes(inbox: Inbox) -> None:
 
 def test_a_role_change_beside_one_node_is_applied_by_another_at_once(pg_url: str) -> None:
     with ExitStack() as stack:
-        first = HostProcess(None, args=("--db", pg_url))
+        first = HostProcess(None, args=("--store", pg_url))
         first.start()
         stack.callback(first.stop)
-        second = HostProcess(None, args=("--db", pg_url))
+        second = HostProcess(None, args=("--store", pg_url))
         second.start()
         stack.callback(second.stop)
         inbox = Inbox(first, pg_url)
         inbox.add("alice")
         with inbox.page("alice", second) as page:
-            changed = uq("token", "change", "alice", "--role", "asker", "--db", pg_url)
+            changed = uq("token", "change", "alice", "--role", "asker", "--store", pg_url)
             assert changed.returncode == 0, changed.stderr
             with pytest.raises(ConnectionClosed) as closed:
                 read_until_closed(page)

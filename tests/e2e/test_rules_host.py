@@ -25,13 +25,11 @@ from user_questions.cli._hook_options import HookOptions
 from user_questions.cli._hook_rule import rule_output
 from user_questions.frames import Ask
 
-pytestmark = pytest.mark.e2e
-
 
 def rule_add(host: HostProcess, *args: str) -> int:
     assert host.db is not None
     made = subprocess.run(
-        [UQ, "rule", "add", *args, "--db", str(host.db)],
+        [UQ, "rule", "add", *args, "--store", str(host.db)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -43,7 +41,7 @@ def rule_add(host: HostProcess, *args: str) -> int:
 def rule_revoke(host: HostProcess, rule_id: int) -> None:
     assert host.db is not None
     subprocess.run(
-        [UQ, "rule", "revoke", str(rule_id), "--db", str(host.db)],
+        [UQ, "rule", "revoke", str(rule_id), "--store", str(host.db)],
         capture_output=True,
         timeout=60,
         check=True,
@@ -54,7 +52,7 @@ def token_add(host: HostProcess, name: str, *args: str) -> str:
     """Make a token with `uq token add` beside the host's store; its page's URL."""
     assert host.db is not None
     made = subprocess.run(
-        [UQ, "token", "add", name, *args, "--db", str(host.db), "--url", host.base],
+        [UQ, "token", "add", name, *args, "--store", str(host.db), "--url", host.base],
         capture_output=True,
         text=True,
         timeout=60,
@@ -79,19 +77,17 @@ def history(host: HostProcess) -> list[dict[str, object]]:
 
 
 @pytest.mark.parametrize("client", ["codex", "claude"])
-def test_an_allow_rule_answers_the_hook_with_no_card_shown(
-    serving_host: HostProcess, client: str
-) -> None:
-    rule_id = rule_add(serving_host, "--tool", "Bash", "--command", "npm run test", "--allow")
-    ended = hook(client, event(client, "npm run test -- --ci"), url=serving_host.asker_url)
+def test_an_allow_rule_answers_the_hook_with_no_card_shown(host: HostProcess, client: str) -> None:
+    rule_id = rule_add(host, "--tool", "Bash", "--command", "npm run test", "--allow")
+    ended = hook(client, event(client, "npm run test -- --ci"), url=host.asker_url)
     assert ended.returncode == 0, ended.stderr
     output = json.loads(ended.stdout)
     assert output["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
-    (entry,) = history(serving_host)
+    (entry,) = history(host)
     assert (entry["via"], entry["by"], entry["outcome"]) == ("rule", f"rule:{rule_id}", "answered")
     assert "shownAt" not in entry  # no page, notification or person ever saw it
     listed = subprocess.run(
-        [UQ, "rule", "list", "--json", "--db", str(serving_host.db)],
+        [UQ, "rule", "list", "--json", "--store", str(host.db)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -101,51 +97,49 @@ def test_an_allow_rule_answers_the_hook_with_no_card_shown(
     assert rule["hits"] == 1
 
 
-def test_a_deny_rule_denies_the_codex_hook_with_its_reason(serving_host: HostProcess) -> None:
-    rule_add(serving_host, "--tool", "Bash", "--command", "rm", "--allow")
-    deny = rule_add(serving_host, "--tool", "*", "--command", "rm -rf", "--deny")
-    ended = hook(
-        "codex", event("codex", "rm -rf dist && npm run build"), url=serving_host.asker_url
-    )
+def test_a_deny_rule_denies_the_codex_hook_with_its_reason(host: HostProcess) -> None:
+    rule_add(host, "--tool", "Bash", "--command", "rm", "--allow")
+    deny = rule_add(host, "--tool", "*", "--command", "rm -rf", "--deny")
+    ended = hook("codex", event("codex", "rm -rf dist && npm run build"), url=host.asker_url)
     decision = json.loads(ended.stdout)["hookSpecificOutput"]["decision"]
     assert decision["behavior"] == "deny"
     assert f"denied by rule {deny}: rm -rf" in decision["message"]
 
 
-def test_a_revoked_rule_no_longer_answers(serving_host: HostProcess) -> None:
-    rule_id = rule_add(serving_host, "--tool", "Bash", "--command", "ls", "--allow")
-    rule_revoke(serving_host, rule_id)
+def test_a_revoked_rule_no_longer_answers(host: HostProcess) -> None:
+    rule_id = rule_add(host, "--tool", "Bash", "--command", "ls", "--allow")
+    rule_revoke(host, rule_id)
     # In force once the command returned (the host reads the rules' version before deciding):
     # the hook then waits for a person, and leaves the prompt to Codex at its timeout.
-    ended = hook("codex", event("codex", "ls"), "--timeout", "1.5", url=serving_host.asker_url)
+    ended = hook("codex", event("codex", "ls"), "--timeout", "1.5", url=host.asker_url)
     assert (ended.returncode, ended.stdout) == (0, "")
-    (entry,) = history(serving_host)
+    (entry,) = history(host)
     assert entry["outcome"] == "timed-out"
 
 
 def test_an_asker_tokens_deadline_times_the_hook_out_and_nothing_is_allowed(
-    serving_host: HostProcess,
+    host: HostProcess,
 ) -> None:
-    url = token_add(serving_host, "ci", "--role", "asker", "--deadline", "2s")
+    url = token_add(host, "ci", "--role", "asker", "--deadline", "2s")
     started = time.monotonic()
     ended = hook("codex", event("codex", "make deploy"), url=url)
     assert (ended.returncode, ended.stdout) == (0, "")  # Codex asks in its own terminal
     assert 2.0 <= time.monotonic() - started < 20
-    (entry,) = history(serving_host)
+    (entry,) = history(host)
     assert (entry["outcome"], entry["via"]) == ("timed-out", "host")
     assert entry["note"] == "its asker's deadline passed"
 
 
 def test_an_asker_tokens_escalation_step_shows_the_hooks_card_to_its_target(
-    serving_host: HostProcess,
+    host: HostProcess,
 ) -> None:
-    token_add(serving_host, "alice")
-    bobs = {"Authorization": f"Bearer {token_add(serving_host, 'bob').partition('?token=')[2]}"}
+    token_add(host, "alice")
+    bobs = {"Authorization": f"Bearer {token_add(host, 'bob').partition('?token=')[2]}"}
     asking = ["--role", "asker", "--route", "alice", "--escalate", "2s:bob", "--deadline", "8s"]
-    url = token_add(serving_host, "ci", *asking)
+    url = token_add(host, "ci", *asking)
 
     def bobs_pending() -> list[object]:
-        answer = httpx.get(f"{serving_host.base}/api/pending", headers=bobs, timeout=10)
+        answer = httpx.get(f"{host.base}/api/pending", headers=bobs, timeout=10)
         pending: list[object] = answer.json()["pending"]
         return pending
 
@@ -154,7 +148,7 @@ def test_an_asker_tokens_escalation_step_shows_the_hooks_card_to_its_target(
         target=lambda: ended.append(hook("codex", event("codex", "ls"), url=url))
     )
     run.start()
-    serving_host.wait_pending(1)  # asked: alice's (and the admin's), not yet bob's
+    host.wait_pending(1)  # asked: alice's (and the admin's), not yet bob's
     asked = time.monotonic()
     assert bobs_pending() == []
     while not bobs_pending():
@@ -163,30 +157,30 @@ def test_an_asker_tokens_escalation_step_shows_the_hooks_card_to_its_target(
     assert time.monotonic() - asked >= 0.5  # not before its step
     run.join(30)
     assert [(done.returncode, done.stdout) for done in ended] == [(0, "")]  # timed out after all
-    answer = httpx.get(f"{serving_host.base}/api/history", headers=bobs, timeout=10)
+    answer = httpx.get(f"{host.base}/api/history", headers=bobs, timeout=10)
     (entry,) = answer.json()["items"]  # in bob's history too, as it was routed to him
     assert entry["outcome"] == "timed-out"
 
 
 def test_the_quick_path_decides_what_a_rule_decides_and_leaves_the_rest_to_the_full_path(
-    serving_host: HostProcess,
+    host: HostProcess,
 ) -> None:
     """`uq hook`'s quick path (one HTTP request, standard library only): the output of a call
     a rule decides, and `None` (nothing stored) for one no rule decides or a token that could
     answer, which the full path then asks about or refuses as it always does."""
-    rule_add(serving_host, "--tool", "Bash", "--command", "git status", "--allow")
-    asking = HookOptions(serving_host.asker_url, None, None, None)
+    rule_add(host, "--tool", "Bash", "--command", "git status", "--allow")
+    asking = HookOptions(host.asker_url, None, None, None)
     allowed = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {}}}
     allowed["hookSpecificOutput"]["decision"] = {"behavior": "allow"}
     assert rule_output("codex", asking, event("codex", "git status -s")) == allowed
     assert rule_output("claude", asking, event("claude", "git status")) == allowed
     assert rule_output("codex", asking, event("codex", "git push")) is None
-    answering = HookOptions(serving_host.url, None, None, None)  # the admin's URL
+    answering = HookOptions(host.url, None, None, None)  # the admin's URL
     assert rule_output("codex", answering, event("codex", "git status")) is None
     down = HookOptions(f"http://127.0.0.1:{free_port()}/?token=x", None, None, None, 0.5)
     assert rule_output("codex", down, event("codex", "git status")) is None
-    assert [entry["via"] for entry in history(serving_host)] == ["rule", "rule"]
-    assert serving_host.pending() == []
+    assert [entry["via"] for entry in history(host)] == ["rule", "rule"]
+    assert host.pending() == []
 
 
 # -- issue 35: a rule allows exactly what it names ------------------------------------------------
@@ -382,20 +376,20 @@ def test_a_call_no_rule_may_allow_reaches_a_person_as_the_hosts_card(
 
 
 def test_a_rule_is_in_force_when_the_command_that_made_it_returns(
-    serving_host: HostProcess,
+    host: HostProcess,
 ) -> None:
     """Issue 35: an allow of `rm`, then a deny of `rm -rf`, made beside a running host, then a
     hook at once: before, the host had the allow but not yet the deny in 3 runs of 4. No wait
     anywhere: each command's return is the moment its rule decides."""
-    asking = HookOptions(serving_host.asker_url, None, None, None)
+    asking = HookOptions(host.asker_url, None, None, None)
     for run in range(4):
-        rule_add(serving_host, "--tool", "Bash", "--command", "rm", "--allow")
-        deny = rule_add(serving_host, "--tool", "Bash", "--command", "rm -rf", "--deny")
-        ended = hook("codex", event("codex", f"rm -rf build{run}"), url=serving_host.asker_url)
+        rule_add(host, "--tool", "Bash", "--command", "rm", "--allow")
+        deny = rule_add(host, "--tool", "Bash", "--command", "rm -rf", "--deny")
+        ended = hook("codex", event("codex", f"rm -rf build{run}"), url=host.asker_url)
         decision = json.loads(ended.stdout)["hookSpecificOutput"]["decision"]
         assert decision["behavior"] == "deny", run
         assert f"denied by rule {deny}: rm -rf" in decision["message"]
-        rule_revoke(serving_host, deny)
+        rule_revoke(host, deny)
     allowed = rule_output("codex", asking, event("codex", "rm -rf build"))
     assert allowed is not None  # the deny revoked a moment ago decides nothing any more
     assert allowed["hookSpecificOutput"]["decision"] == {"behavior": "allow"}

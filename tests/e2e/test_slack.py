@@ -18,8 +18,6 @@ from tests.e2e.test_people_history import history
 from tests.e2e.test_telegram import PICK, Ask, answer_through_api, ask_approval
 from tests.slack_fake import APP_TOKEN, BOT_TOKEN, FakeSlack, Message, View, fake_slack
 
-pytestmark = pytest.mark.e2e
-
 OWNER = "U0OWNER"
 STRANGER = "U0STRANGER"
 REFUSAL = "You are not paired to answer this question."
@@ -35,7 +33,7 @@ def fake() -> Iterator[FakeSlack]:
 def slack_host(fake: FakeSlack, db: Path | str, stack: ExitStack) -> HostProcess:
     host = HostProcess(
         None,
-        args=("--db", str(db), "--slack-api", fake.url),
+        args=("--store", str(db), "--slack-api", fake.url),
         env={"UQ_SLACK_APP_TOKEN": APP_TOKEN, "UQ_SLACK_BOT_TOKEN": BOT_TOKEN},
     )
     host.start()
@@ -52,7 +50,7 @@ def host(fake: FakeSlack, tmp_path: Path) -> Iterator[HostProcess]:
 
 
 def pair(fake: FakeSlack, db: Path | str, person: str = "owner", user: str = OWNER) -> None:
-    made = uq("chat", "pair", "slack", person, "--db", str(db))
+    made = uq("chat", "pair", "slack", person, "--store", str(db))
     assert made.returncode == 0, made.stderr
     (code,) = made.stdout.split()  # no link: Slack has none
     assert "pair CODE" in made.stderr
@@ -119,14 +117,14 @@ def test_a_stranger_writing_or_a_wrong_code_pairs_nobody(
     fake.wait(lambda: any("unknown or expired" in m.text for m in fake.messages_in(dm(STRANGER))))
     fake.dm(STRANGER, "hello")
     fake.wait(lambda: any("not paired" in m.text for m in fake.messages_in(dm(STRANGER))))
-    listed = uq("chat", "list", "--db", str(tmp_path / "host.db"))
+    listed = uq("chat", "list", "--store", str(tmp_path / "host.db"))
     assert (listed.returncode, listed.stdout) == (0, "")
     pair(fake, tmp_path / "host.db")
-    listed = uq("chat", "list", "--db", str(tmp_path / "host.db"))
+    listed = uq("chat", "list", "--store", str(tmp_path / "host.db"))
     assert listed.stdout.split("\t")[:3] == ["slack", "owner", OWNER]
     ask = Ask(host.asker_url, [PICK])
     message = request_message(fake)
-    unpaired = uq("chat", "unpair", "slack", "owner", "--db", str(tmp_path / "host.db"))
+    unpaired = uq("chat", "unpair", "slack", "owner", "--store", str(tmp_path / "host.db"))
     assert unpaired.returncode == 0
     fake.click(OWNER, message, "npm")
     fake.wait(lambda: fake.ephemerals_for(OWNER) == [REFUSAL])
@@ -275,7 +273,7 @@ def test_bad_tokens_are_refused_before_the_host_starts_and_tokens_are_never_logg
          "begins with xapp-"),
         (("--slack-app-token", APP_TOKEN), "Slack needs both tokens"),
     ):  # fmt: skip
-        refused = uq("serve", "--db", db, *args)
+        refused = uq("serve", "--store", db, *args)
         assert refused.returncode == 2
         assert says in refused.stderr
         assert "Traceback" not in refused.stderr
@@ -319,7 +317,7 @@ def test_a_token_slack_refuses_is_logged_and_retried_and_the_host_goes_on(
     with ExitStack() as stack:
         host = HostProcess(
             None,
-            args=("--db", str(tmp_path / "host.db"), "--slack-api", fake.url),
+            args=("--store", str(tmp_path / "host.db"), "--slack-api", fake.url),
             env={"UQ_SLACK_APP_TOKEN": APP_TOKEN, "UQ_SLACK_BOT_TOKEN": "xoxb-1-2-revoked"},
         )
         host.start()

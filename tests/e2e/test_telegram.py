@@ -20,8 +20,6 @@ from tests.telegram_fake import TOKEN, USERNAME, FakeBotApi, Message, fake_bot_a
 from user_questions import UserQuestionError, connect
 from user_questions.approvals import approval_question
 
-pytestmark = pytest.mark.e2e
-
 OWNER_USER = 1001
 STRANGER = 666
 ALICE, BOB = 2002, 3003
@@ -60,7 +58,7 @@ def telegram_host(fake: FakeBotApi, db: Path | str, stack: ExitStack, port: int 
     host = HostProcess(
         None,
         port=port,
-        args=("--db", str(db), "--telegram-api", fake.url),
+        args=("--store", str(db), "--telegram-api", fake.url),
         env={"UQ_TELEGRAM_TOKEN": TOKEN},
     )
     host.start()
@@ -77,7 +75,7 @@ def host(fake: FakeBotApi, tmp_path: Path) -> Iterator[HostProcess]:
 
 
 def pair(fake: FakeBotApi, db: Path | str, person: str = "owner", user: int = OWNER_USER) -> None:
-    made = uq("chat", "pair", "telegram", person, "--db", str(db))
+    made = uq("chat", "pair", "telegram", person, "--store", str(db))
     assert made.returncode == 0, made.stderr
     code, link = made.stdout.split()
     assert link == f"https://t.me/{USERNAME}?start={code}"
@@ -257,12 +255,12 @@ def test_a_person_pairing_gets_what_waits_and_dismisses_it_unpaired_taps_nothing
     assert message.buttons == []
     second = Ask(host.asker_url, [PICK])
     message = request_message(fake)  # the first has no buttons left
-    unpaired = uq("chat", "unpair", "telegram", "owner", "--db", str(tmp_path / "host.db"))
+    unpaired = uq("chat", "unpair", "telegram", "owner", "--store", str(tmp_path / "host.db"))
     assert unpaired.returncode == 0
     refused = fake.tap(OWNER_USER, message, "npm")
     assert fake.answer_to(refused)["text"] == "You are not paired to answer this question."
     assert len(host.pending()) == 1
-    again = uq("chat", "unpair", "telegram", "owner", "--db", str(tmp_path / "host.db"))
+    again = uq("chat", "unpair", "telegram", "owner", "--store", str(tmp_path / "host.db"))
     assert again.returncode == 2
     answer_through_api(host)
     assert second.result() == {"answers": [{"id": "pkg", "selected": ["npm"]}]}
@@ -278,10 +276,10 @@ def test_an_escalation_step_sends_the_request_to_its_paired_target_once(
 ) -> None:
     db = str(tmp_path / "host.db")
     for name, user in (("alice", ALICE), ("bob", BOB)):
-        assert uq("token", "add", name, "--db", db).returncode == 0
+        assert uq("token", "add", name, "--store", db).returncode == 0
         pair(fake, db, name, user)
     made = uq("token", "add", "ci", "--role", "asker", "--route", "alice",
-              "--escalate", "2s:bob", "--db", db, "--url", host.base)  # fmt: skip
+              "--escalate", "2s:bob", "--store", db, "--url", host.base)  # fmt: skip
     token, url = made.stdout.splitlines()
     wait_until_accepted(host, token)
     ask = Ask(url, [PICK])
@@ -341,10 +339,10 @@ def test_a_stranger_writing_or_a_wrong_code_pairs_nobody(
     fake.wait(lambda: any("unknown or expired" in m.shown for m in fake.messages_in(STRANGER)))
     fake.send(STRANGER, "hello")
     fake.wait(lambda: any("not paired" in m.shown for m in fake.messages_in(STRANGER)))
-    listed = uq("chat", "list", "--db", str(tmp_path / "host.db"))
+    listed = uq("chat", "list", "--store", str(tmp_path / "host.db"))
     assert listed.returncode == 0
     assert listed.stdout == ""
-    refused = uq("chat", "pair", "telegram", "nobody", "--db", str(tmp_path / "host.db"))
+    refused = uq("chat", "pair", "telegram", "nobody", "--store", str(tmp_path / "host.db"))
     assert refused.returncode == 2
     assert "nobody is called 'nobody'" in refused.stderr
 
@@ -370,7 +368,7 @@ def test_two_nodes_on_one_database_poll_one_at_a_time(fake: FakeBotApi, pg_url: 
 def test_a_bad_bot_token_is_refused_before_the_host_starts_and_the_token_is_never_logged(
     fake: FakeBotApi, tmp_path: Path
 ) -> None:
-    refused = uq("serve", "--db", str(tmp_path / "host.db"), "--telegram", "not a token")
+    refused = uq("serve", "--store", str(tmp_path / "host.db"), "--telegram", "not a token")
     assert refused.returncode == 2
     assert "a Telegram bot token is the bot's id, a colon and its secret" in refused.stderr
     with ExitStack() as stack:

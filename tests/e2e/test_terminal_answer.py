@@ -25,8 +25,6 @@ from user_questions import AskUserQuestionAnswer
 from user_questions.cli import _answer
 from user_questions.frames import AnswerResult, ClientResponse, QuestionRequestedFrame
 
-pytestmark = pytest.mark.e2e
-
 HINT = "esc dismiss"
 
 

@@ -26,8 +26,6 @@ from tests.e2e.pty_terminal import (
     PtyTerminal,
 )
 
-pytestmark = pytest.mark.e2e
-
 HINT = "esc dismiss"
 DEPLOY = ["Deploy to production?", "-o", "Yes (Recommended)", "-o", "No"]
 

@@ -12,11 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.e2e.pty_terminal import ENTER, UQ, PtyTerminal
-
-pytestmark = pytest.mark.e2e
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "terminal.md"
 _BLOCK = re.compile(r"<!-- (?:recorded|file|command): (\S+) -->\n```\w*\n(.*?)```", re.S)

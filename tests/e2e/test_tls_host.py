@@ -26,15 +26,13 @@ from tests.e2e.certificates import Certificates, make_certificates
 from tests.e2e.host_process import HostProcess, answer_body
 from tests.e2e.test_uq_hook import fixture_text, hook
 from user_questions import AbortController, ErrorCode, UserQuestionError, connect
-from user_questions._tls import client_context
+from user_questions._host_link.tls import client_context
 from user_questions.cli._acp_proxy import HostInbox
 from user_questions.cli._hook_options import HookOptions
 from user_questions.cli._hook_rule import rule_output
 from user_questions.cli._host_client import host_address
 from user_questions.service import AskUserQuestionRequest
 from user_questions.types import AskUserQuestionItem
-
-pytestmark = pytest.mark.e2e
 
 UQ = str(Path(sys.executable).with_name("uq"))
 PICK = {"id": "pick", "question": "Which?", "options": [{"label": "a"}, {"label": "b"}]}
@@ -258,7 +256,7 @@ def test_a_rule_answers_the_hook_of_a_tls_host_it_trusts_on_its_quick_path(
         "--command",
         "make lint",
         "--allow",
-        "--db",
+        "--store",
         str(tls_host.db),
     )
     assert made.returncode == 0, made.stderr

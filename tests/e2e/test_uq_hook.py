@@ -17,8 +17,6 @@ import pytest
 
 from tests.e2e.host_process import HostProcess
 
-pytestmark = pytest.mark.e2e
-
 UQ = str(Path(sys.executable).with_name("uq"))
 FIXTURES = Path(__file__).resolve().parents[1] / "bridges" / "fixtures"
 DOWN = "http://127.0.0.1:9/?token=t"  # nothing listens on the discard port
@@ -88,12 +86,12 @@ def test_a_host_that_never_answers_is_left_after_the_connect_timeout() -> None:
     assert "did not answer" in ended.stderr
 
 
-def test_a_refused_token_prints_nothing(serving_host: HostProcess) -> None:
-    url = f"{serving_host.base}/?token=not-the-token"
+def test_a_refused_token_prints_nothing(host: HostProcess) -> None:
+    url = f"{host.base}/?token=not-the-token"
     ended = hook("codex", fixture_text("codex", "permission_request_bash"), url=url)
     assert (ended.returncode, ended.stdout) == (0, "")
     assert "refused the token (HTTP 401)" in ended.stderr
-    assert serving_host.pending() == []
+    assert host.pending() == []
 
 
 def test_without_a_host_url_it_says_how_to_give_one() -> None:

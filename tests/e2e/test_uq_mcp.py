@@ -16,7 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from user_questions import tool_ask_user
 
-pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+pytestmark = pytest.mark.anyio
 UQ = str(Path(sys.executable).with_name("uq"))
 ARGS = {"questions": [{"id": "pkg", "question": "Which?", "options": [{"label": "pnpm"}]}]}
 

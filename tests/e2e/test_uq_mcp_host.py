@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+pytestmark = pytest.mark.anyio
 UQ = str(Path(sys.executable).with_name("uq"))
 SESSION = "mcp-e2e"
 ARGS = {"questions": [{"id": "pkg", "question": "Which?", "options": [{"label": "pnpm"}]}]}

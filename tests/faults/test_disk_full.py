@@ -29,7 +29,7 @@ from tests.faults.harness import (
 from user_questions import AskUserQuestionItem, AskUserQuestionOption, AskUserQuestionRequest
 from user_questions.providers.remote import RemoteProvider
 
-pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+pytestmark = pytest.mark.anyio
 
 DETAIL = "x" * 20_000
 """A detail that makes each ask a row of some 60 KB (its text, search text, rendered HTML)."""

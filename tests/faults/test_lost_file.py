@@ -34,7 +34,7 @@ from tests.faults.harness import (
     until_ready,
 )
 
-pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+pytestmark = pytest.mark.anyio
 
 WITHOUT_OVERRIDE = (
     "setpriv",

@@ -31,7 +31,7 @@ from tests.pg import PostgresCluster, database_of
 from user_questions import AskUserQuestionItem, AskUserQuestionOption, AskUserQuestionRequest
 from user_questions.providers.remote import RemoteProvider
 
-pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+pytestmark = pytest.mark.anyio
 
 
 class Asks:
@@ -68,8 +68,8 @@ async def nodes(
     """Node A, reaching the database through a proxy, and node B, directly; stopped after."""
     async with Proxy(cluster.base / ".s.PGSQL.5432").serving() as proxy:
         through = f"postgresql://postgres@127.0.0.1:{proxy.port}/{database_of(pg_url)}"
-        node_a = HostProcess(None, args=("--db", through), log=tmp_path / "a.log")
-        node_b = HostProcess(None, args=("--db", pg_url), log=tmp_path / "b.log")
+        node_a = HostProcess(None, args=("--store", through), log=tmp_path / "a.log")
+        node_b = HostProcess(None, args=("--store", pg_url), log=tmp_path / "b.log")
         # The nodes start in threads: the proxy node A goes through runs on this event loop.
         await anyio.to_thread.run_sync(node_a.start)
         await anyio.to_thread.run_sync(node_b.start)

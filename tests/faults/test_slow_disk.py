@@ -26,7 +26,7 @@ from tests.faults.harness import (
     until_ready,
 )
 
-pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+pytestmark = pytest.mark.anyio
 
 ASKERS = 8
 SLOW_SECONDS = 8.0

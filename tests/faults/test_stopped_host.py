@@ -18,7 +18,7 @@ from tests.faults.harness import SESSION, Page, health
 from tests.faults.test_postgres import Asks, stored_sqlite
 from user_questions.providers.remote import RemoteProvider
 
-pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+pytestmark = pytest.mark.anyio
 
 STOPPED = 30.0
 """Seconds the host is stopped (the issue's figure): longer than a WebSocket keepalive's 20 s."""

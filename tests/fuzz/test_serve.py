@@ -28,7 +28,7 @@ CHANNELS = st.sampled_from(["ask", "page", "http"]).flatmap(
 @pytest.fixture(params=["sqlite", "postgresql"])
 def host(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[HostProcess]:
     if request.param == "postgresql":
-        running = HostProcess(None, args=("--db", request.getfixturevalue("pg_url")))
+        running = HostProcess(None, args=("--store", request.getfixturevalue("pg_url")))
     else:
         running = HostProcess(tmp_path / "uq.db")
     running.start()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,63 +10,27 @@ import pytest
 from starlette.testclient import TestClient, WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 
-from tests.host.conftest import MANY, PICK, PLAN
+from tests.host.conftest import (
+    AUTH,
+    MANY,
+    PICK,
+    PLAN,
+    TOKEN,
+    answer_frame,
+    ask,
+    ask_frame,
+    dismiss_frame,
+)
 from user_questions import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_FRAME_BYTES
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig
+from user_questions.host.endpoints import page as page_connection
+from user_questions.host.endpoints.page import REPLAY_BATCH, replay_batches
 from user_questions.host.gate.security import CONTENT_SECURITY_POLICY
-from user_questions.host.protocols import page as page_connection
-from user_questions.host.protocols.page import REPLAY_BATCH, replay_batches
 from user_questions.host.stores import Settlement, StoredQuestion
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.host.web import pages
-from user_questions.types import AskUserQuestionItem
-
-TOKEN = "test-token-123"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as test_client:
-        yield test_client
-
-
-def ask_frame(rpc_id: str, *questions: AskUserQuestionItem, session: str = "s") -> dict[str, Any]:
-    return {
-        "type": "ask",
-        "rpcId": rpc_id,
-        "sessionId": session,
-        "questions": [question.model_dump(mode="json") for question in questions],
-    }
-
-
-def answer_frame(rpc_id: str, session: str, *items: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "client-response",
-        "rpcId": rpc_id,
-        "result": {"ok": True, "value": {"sessionId": session, "answer": {"answers": list(items)}}},
-    }
-
-
-def dismiss_frame(rpc_id: str) -> dict[str, Any]:
-    return {
-        "type": "client-response",
-        "rpcId": rpc_id,
-        "result": {
-            "ok": False,
-            "error": {"code": "cancelled", "message": "dismissed in the browser"},
-        },
-    }
-
-
-def ask(client: TestClient, rpc_id: str, *questions: AskUserQuestionItem) -> None:
-    """Submit a request through the asker socket, as a `RemoteProvider` would."""
-    with client.websocket_connect("/ws/ask", headers=AUTH) as asker:
-        asker.send_json(ask_frame(rpc_id, *questions))
-        assert asker.receive_json() == {"rpcId": rpc_id, "payload": {"type": "ask/pending"}}
-
 
 # -- HTTP -----------------------------------------------------------------------------------
 

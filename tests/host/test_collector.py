@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.host.conftest import PICK
-from user_questions.host._collector import collector_paused
 from user_questions.host.hub import Hub
 from user_questions.host.stores import NewQuestion, StoredQuestion
+from user_questions.host.stores.collector import collector_paused
 from user_questions.host.stores.sqlite import SQLiteStore
 
 

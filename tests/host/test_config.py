@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from tests.host.test_app import TOKEN, ask
+from tests.host.conftest import TOKEN, ask
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig

@@ -34,8 +34,7 @@ from user_questions.frames import (
     Receipt,
     iso,
 )
-from user_questions.host import hub as hub_module
-from user_questions.host.hub import Hub
+from user_questions.host.hub import Hub, _hub, _pages
 from user_questions.host.in_process import HostProvider
 from user_questions.host.stores import ChangeListener, NewQuestion, Settlement, StoredQuestion
 from user_questions.host.stores.sqlite import SQLiteStore
@@ -231,7 +230,7 @@ async def test_request_checks_and_limits_apply_to_every_asker(
         with pytest.raises(UserQuestionError) as caught:
             await hub.submit(rpc_id, session, questions)
         assert caught.value.code == code
-    monkeypatch.setattr(hub_module, "MAX_PENDING", 2)
+    monkeypatch.setattr(_hub, "MAX_PENDING", 2)
     await hub.submit("one", "s", [PICK])
     await hub.submit("two", "s", [PICK])
     with pytest.raises(UserQuestionError) as caught:
@@ -343,7 +342,7 @@ async def test_withdraw_settles_a_pending_request_and_reports_a_settled_one(hub:
 async def test_a_page_that_falls_too_far_behind_is_dropped(
     hub: Hub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(hub_module, "MAX_CLIENT_BACKLOG", 2)
+    monkeypatch.setattr(_pages, "MAX_CLIENT_BACKLOG", 2)
     page = hub.subscribe()
     for rpc_id in ("r1", "r2", "r3"):
         await hub.submit(rpc_id, "s", [PICK])

@@ -14,8 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from tests.host.conftest import PICK
-from tests.host.test_app import AUTH, TOKEN, answer_frame, ask, ask_frame, dismiss_frame
+from tests.host.conftest import AUTH, PICK, TOKEN, answer_frame, ask, ask_frame, dismiss_frame
 from user_questions import UserQuestionError
 from user_questions.frames import MAX_MESSAGE_LENGTH
 from user_questions.host.app import create_app

@@ -15,17 +15,16 @@ import anyio
 import pytest
 from starlette.testclient import TestClient
 
-from tests.host.conftest import answer, next_frame
-from tests.host.protocols.conftest import TOKEN
-from tests.host.protocols.test_rules_api import ADMIN, asker, person
+from tests.host.conftest import TOKEN, answer, next_frame
+from tests.host.endpoints.test_rules_api import ADMIN, asker, person
 from user_questions.approvals import ALLOW, ALLOW_ALWAYS, DENY, approval_of, approval_question
 from user_questions.frames import Approval, Ask, ClientResponse
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig
-from user_questions.host.gate.people import People, add_person
+from user_questions.host.gate.tokens import Tokens, add_token
 from user_questions.host.hub import Hub
 from user_questions.host.rules import Rules, proposed_rule, rule_text
-from user_questions.host.stores import Decision, Role, RuleRecord, open_store
+from user_questions.host.stores import Decision, Role, RuleRecord, TokenChange, open_store
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.host.web.history import entry_of
 from user_questions.outcomes import Outcome, Surface
@@ -316,13 +315,13 @@ async def test_a_remembered_rule_is_made_only_by_someone_who_may_answer_what_it_
     when the person who answered may make it: bob sees ci's card (an escalation step routed it
     to him), but ci's requests are routed to alice, so its rules are hers (or an admin's)."""
     async with SQLiteStore(tmp_path / "host.db") as store:
-        await add_person(store, "alice")
-        await add_person(store, "bob")
-        await add_person(store, "ci", role=Role.ASKER, routes=["alice"])
+        await add_token(store, "alice")
+        await add_token(store, "bob")
+        await add_token(store, "ci", TokenChange(role=Role.ASKER, routes=["alice"]))
         async with (
-            People(store, "owner-token-123", "agents-token-123") as people,
+            Tokens(store, "owner-token-123", "agents-token-123") as tokens,
             Rules(store) as rules,
-            Hub(store, rules=rules, people=people) as hub,
+            Hub(store, rules=rules, tokens=tokens) as hub,
         ):
             card, approval = codex_call("npm run test")
             audience = ("alice", "bob")

@@ -14,8 +14,8 @@ import pytest
 from tests.host.conftest import PICK, answer, next_frame
 from user_questions import ErrorCode, UserQuestionError
 from user_questions.host.hub import Hub
-from user_questions.host.retention import MAX_RETAIN_DAYS, check_retain_days, keep_records
 from user_questions.host.stores import Settlement
+from user_questions.host.stores.retention import MAX_RETAIN_DAYS, check_retain_days, keep_records
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.outcomes import Outcome, Surface
 

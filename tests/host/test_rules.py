@@ -15,7 +15,8 @@ from tests.host.rules.test_shell import DENIED_FORMS
 from user_questions.approvals import ALLOW, DENY, approval_decision, approval_question
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval
-from user_questions.host.rules import check_rule, explain, match, parse_duration, rule_answer
+from user_questions.host.gate.durations import parse_duration
+from user_questions.host.rules import check_rule, explain, match, rule_answer
 from user_questions.host.stores import Decision, Rule, RuleRecord
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

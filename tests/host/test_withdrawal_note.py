@@ -4,15 +4,11 @@ text the host stores; a refused note leaves the request pending and watched."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import anyio
 import pytest
 from starlette.testclient import TestClient
 
-from tests.host.conftest import PICK, next_frame
-from tests.host.test_app import AUTH, TOKEN, answer_frame, ask_frame
+from tests.host.conftest import AUTH, PICK, answer_frame, ask_frame, next_frame
 from user_questions import (
     AbortController,
     AskUserQuestionRequest,
@@ -20,18 +16,10 @@ from user_questions import (
     UserQuestionError,
 )
 from user_questions.frames import MAX_NOTE_LENGTH
-from user_questions.host.app import create_app
-from user_questions.host.config import HostConfig
 from user_questions.host.hub import Hub
 from user_questions.host.in_process import HostProvider
 
 NOTE = "answered in the editor: Allow once"
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as test_client:
-        yield test_client
 
 
 def agents(client: TestClient) -> dict[str, str]:

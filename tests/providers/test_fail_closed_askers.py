@@ -20,7 +20,7 @@ from tests.e2e.host_process import free_port
 from tests.standin import CASES, StandIn
 from user_questions import Context, ErrorCode, UserQuestionError, UserQuestionService, connect
 from user_questions.bridges.claude import PermissionAllow, PermissionDeny, decide
-from user_questions.integrations import _shared
+from user_questions.integrations import _asking
 from user_questions.providers.remote import BACKOFF_MAX, RemoteProvider
 
 pytestmark = pytest.mark.anyio
@@ -31,7 +31,7 @@ LIMIT = 0.6
 """`unreachable_limit`: how long a host may give nothing useful."""
 DECIDE = 1.2
 """The decision's own deadline (`question_timeout`, `decision_timeout`)."""
-MARGIN = 1.0
+MARGIN = 2.0
 """Seconds for the event loop and a loaded machine."""
 AT_ONCE = 2 * CONNECT + MARGIN
 UNREACHABLE = LIMIT + BACKOFF_MAX + 2 * CONNECT + MARGIN
@@ -109,7 +109,7 @@ async def test_an_approval_nobody_answers_ends_at_its_deadline_and_is_withdrawn(
     started = time.monotonic()
     async with connect(stand_in.url("pending"), connect_timeout=CONNECT) as asker:
         with pytest.raises(UserQuestionError) as failed:
-            await _shared.decide(asker, TOOL, INPUT, question_timeout=DECIDE)
+            await _asking.decide(asker, TOOL, INPUT, question_timeout=DECIDE)
     assert failed.value.code == ErrorCode.ASK_TIMED_OUT
     assert time.monotonic() - started < UNDECIDED
     assert [frame["type"] for frame in seen[earlier:]] == ["ask", "withdraw"]
@@ -126,11 +126,11 @@ async def test_connects_decide_never_allows_on_a_failure_and_ends_in_time(
         stand_in.url(case), unreachable_limit=LIMIT, connect_timeout=CONNECT
     ) as asker:
         if expected.code is None:
-            decision = await _shared.decide(asker, TOOL, INPUT, question_timeout=DECIDE)
+            decision = await _asking.decide(asker, TOOL, INPUT, question_timeout=DECIDE)
             assert decision.allowed == (case == "allow")
         else:
             with pytest.raises(UserQuestionError) as failed:
-                await _shared.decide(asker, TOOL, INPUT, question_timeout=DECIDE)
+                await _asking.decide(asker, TOOL, INPUT, question_timeout=DECIDE)
             assert failed.value.code == expected.code, failed.value.message
     took = time.monotonic() - started
     assert took < expected.bound, f"took {took:.2f} s, more than {expected.bound:g} s"

@@ -30,8 +30,8 @@ from user_questions import (
     Context,
     ErrorCode,
     UserQuestionError,
-    ask_endings,
 )
+from user_questions._host_link import ask_endings
 from user_questions.frames import MAX_FRAME_BYTES, Origin
 from user_questions.providers import remote
 from user_questions.providers.remote import RemoteProvider

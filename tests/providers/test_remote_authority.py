@@ -24,9 +24,9 @@ from user_questions import (
     Context,
     ErrorCode,
     UserQuestionError,
-    ask_endings,
     connect,
 )
+from user_questions._host_link import ask_endings
 from user_questions.frames import MAX_NOTE_LENGTH, ROLE_HEADER
 from user_questions.providers.remote import RemoteProvider
 

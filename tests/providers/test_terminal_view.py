@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from user_questions._text import printable
+from user_questions._reading.text import printable
 from user_questions.presentation import AnswerDraft
 from user_questions.providers._terminal_view import describe, views_of
 from user_questions.types import AskUserQuestionItem, AskUserQuestionOption, PlanReviewIntent

@@ -42,7 +42,7 @@ from acp.schema import (
 from pydantic import ValidationError
 
 from user_questions._checks import cancelled_error, check_request, quoted
-from user_questions._wire import describe_validation_error
+from user_questions._reading.wire import describe_validation_error
 from user_questions.bridges._acp_form import answer_from_elicitation, questions_to_elicitation
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.service import AskUserQuestionRequest

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from user_questions._checks import check_answer, check_request, quoted
-from user_questions._jsonschema import json_type_name
+from user_questions._reading.json_schema import json_type_name
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.presentation import AnswerDraft, answer_from_drafts
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem, AskUserQuestionOption

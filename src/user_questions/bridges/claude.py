@@ -33,12 +33,12 @@ import anyio
 from pydantic import StrictBool, StrictStr
 
 from user_questions._checks import check_answer, check_request, quoted
-from user_questions._permission_call import (
+from user_questions._hooks.permission_call import (
     AGENT_NAMES,
     as_update_dict,
     describe_permission_updates,
 )
-from user_questions._wire import parse_wire
+from user_questions._reading.wire import parse_wire
 from user_questions.abort import AbortSignal
 from user_questions.approvals import (
     DECISION_TIMEOUT,

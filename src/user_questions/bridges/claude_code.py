@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from user_questions._hook_events import ASK_TOOL, PLAN_TOOL, PRE_TOOL_USE, answers
-from user_questions._permission_call import permission_call
+from user_questions._hooks.events import ASK_TOOL, PLAN_TOOL, PRE_TOOL_USE, answers
+from user_questions._hooks.permission_call import permission_call
 from user_questions.bridges.claude import DISMISSED, answers_to_claude, questions_from_claude
 from user_questions.bridges.hook import HookAsk, HookOutput, approval_ask
 from user_questions.errors import ErrorCode, UserQuestionError
@@ -46,7 +46,7 @@ _APPROVAL_DISMISSED = {"behavior": "deny", "message": DISMISSED, "interrupt": Tr
 
 def hook_ask(event: Mapping[str, Any]) -> HookAsk | None:
     """What to ask about a Claude Code hook event; `None` for an event the hook leaves to
-    Claude Code (see `_hook_events.answers`).
+    Claude Code (see `_hooks.events.answers`).
 
     Raises:
         UserQuestionError: `BAD_REQUEST` for a tool input that cannot be asked (no plan in an

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from user_questions._hook_events import answers
-from user_questions._permission_call import AGENT_NAMES, permission_call
+from user_questions._hooks.events import answers
+from user_questions._hooks.permission_call import AGENT_NAMES, permission_call
 from user_questions.bridges.hook import HookAsk, approval_ask
 
 __all__ = ["AGENT", "DISMISSED", "hook_ask"]

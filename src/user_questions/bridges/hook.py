@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from user_questions._permission_call import PermissionCall, permission_decision
+from user_questions._hooks.permission_call import PermissionCall, permission_decision
 from user_questions.approvals import approval_of, decision_for
 from user_questions.frames import Approval
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem

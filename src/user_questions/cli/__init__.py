@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from cyclopts import App
 
-    from user_questions._hook_events import Client
+    from user_questions._hooks.events import Client
     from user_questions.cli._hook_options import HookOptions
 
     app: App

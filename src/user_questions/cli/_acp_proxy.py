@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 import anyio
 import anyio.abc
 
-from user_questions._json import JSONRefused, load_json
+from user_questions._reading.json_reader import JSONRefused, load_json
 from user_questions.abort import AbortController
 from user_questions.bridges.acp import (
     AcpPrompt,

@@ -22,7 +22,7 @@ from typing import Annotated, TextIO
 import anyio
 from cyclopts import Parameter
 
-from user_questions._wire import parse_questions
+from user_questions._reading.wire import parse_questions
 from user_questions.abort import AbortSignal
 from user_questions.cli._stopping import StoppedError, until_stopped
 from user_questions.context import Context

@@ -10,12 +10,9 @@ store).
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from cyclopts import Parameter
-
-from user_questions.cli._beside import DB_HELP, with_store
+from user_questions.cli._beside import with_store
 from user_questions.cli._serve import fail
+from user_questions.cli._store_option import OldDb, StoreOption, chosen_store
 from user_questions.errors import UserQuestionError
 from user_questions.host.stores import Store, default_store_path, open_store
 from user_questions.host.stores.sqlite import BackupSummary, SQLiteStore
@@ -27,7 +24,8 @@ def backup(
     destination: str,
     /,
     *,
-    db: Annotated[str | None, Parameter(env_var="UQ_DB", help=DB_HELP)] = None,
+    store: StoreOption = None,
+    db: OldDb = None,
 ) -> None:
     """Copy a host's SQLite store to DESTINATION, a new file, while the host runs.
 
@@ -36,18 +34,19 @@ def backup(
     destination
         The file to write; it must not exist.
     """
+    chosen = chosen_store("backup", store, db)
     try:
-        kind = open_store(db or str(default_store_path()), host=False)
+        kind = open_store(chosen or str(default_store_path()), host=False)
     except UserQuestionError as error:
         fail("backup", error.message, 2)
     if not isinstance(kind, SQLiteStore):
         fail("backup", f"{kind.url} is not a SQLite store: back it up with pg_dump", 2)
 
-    async def work(store: Store) -> BackupSummary:
-        assert isinstance(store, SQLiteStore)
-        return await store.backup(destination)
+    async def work(opened: Store) -> BackupSummary:
+        assert isinstance(opened, SQLiteStore)
+        return await opened.backup(destination)
 
-    summary = with_store("backup", db, work)
+    summary = with_store("backup", chosen, work)
     print(
         f"backed up {summary.requests} requests ({summary.pending} pending) to "
         f"{summary.destination}",

@@ -1,9 +1,9 @@
 """What `uq token` and `uq history` share: opening a host's store beside the running host.
 
-The store is the one `uq serve` uses (`--db`, `UQ_DB`, else the default state folder), opened with
-`host=False`: no lock and no listening, so the host keeps running while a command reads or changes
-the store. Errors become one line on stderr and an exit status: 2 for bad input (an unknown or
-unusable store, a bad name, ...), 1 for a store that cannot be reached.
+The store is the one `uq serve` uses (`--store`, `UQ_STORE`, else the default state folder), opened
+with `host=False`: no lock and no listening, so the host keeps running while a command reads or
+changes the store. Errors become one line on stderr and an exit status: 2 for bad input (an unknown
+or unusable store, a bad name, ...), 1 for a store that cannot be reached.
 """
 
 from __future__ import annotations
@@ -18,14 +18,10 @@ from user_questions.cli._serve import fail
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores import Store, default_store_path, open_store
 
-__all__ = ["DB_HELP", "local_time", "print_columns", "with_store"]
+__all__ = ["local_time", "print_columns", "with_store"]
 
 T = TypeVar("T")
 
-DB_HELP = (
-    "The host's store, as given to uq serve: a SQLite file or a store URL. Default: host.db in "
-    "$XDG_STATE_HOME/user-questions (~/.local/state/user-questions)."
-)
 _UNREACHABLE = frozenset({ErrorCode.STORE_UNAVAILABLE})
 
 

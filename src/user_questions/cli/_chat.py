@@ -10,11 +10,12 @@ or person, an asker, no such pairing).
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Literal
+from typing import Literal
 
-from cyclopts import App, Parameter
+from cyclopts import App
 
-from user_questions.cli._beside import DB_HELP, local_time, with_store
+from user_questions.cli._beside import local_time, with_store
+from user_questions.cli._store_option import OldDb, StoreOption, chosen_store
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.chat.pairing import CODE_LIFETIME, PairCode, new_pair_code
 from user_questions.host.stores import ChatPairing, Store
@@ -25,12 +26,11 @@ chat_app = App(
     name="chat", help="Pair people's Telegram or Slack users with the host, to answer there."
 )
 
-Db = Annotated[str | None, Parameter(env_var="UQ_DB", help=DB_HELP)]
 Service = Literal["telegram", "slack"]
 
 
 @chat_app.command(name="pair")
-def pair(service: Service, person: str, *, db: Db = None) -> None:
+def pair(service: Service, person: str, *, store: StoreOption = None, db: OldDb = None) -> None:
     """Print a one-time code (and Telegram's link) that pairs a chat user with PERSON.
 
     Parameters
@@ -44,7 +44,7 @@ def pair(service: Service, person: str, *, db: Db = None) -> None:
     async def work(store: Store) -> PairCode:
         return await new_pair_code(store, service, person)
 
-    made = with_store("chat", db, work)
+    made = with_store("chat", chosen_store("chat", store, db), work)
     print(made.code)
     if made.link is not None:
         print(made.link)
@@ -58,20 +58,20 @@ def pair(service: Service, person: str, *, db: Db = None) -> None:
 
 
 @chat_app.command(name="list")
-def list_pairings(*, db: Db = None) -> None:
+def list_pairings(*, store: StoreOption = None, db: OldDb = None) -> None:
     """List the pairings: service, person, chat user, when paired."""
 
     async def work(store: Store) -> list[ChatPairing]:
         return await store.pairings()
 
-    for pairing in with_store("chat", db, work):
+    for pairing in with_store("chat", chosen_store("chat", store, db), work):
         print(
             f"{pairing.service}\t{pairing.person}\t{pairing.user}\t{local_time(pairing.paired_at)}"
         )
 
 
 @chat_app.command(name="unpair")
-def unpair(service: Service, person: str, *, db: Db = None) -> None:
+def unpair(service: Service, person: str, *, store: StoreOption = None, db: OldDb = None) -> None:
     """Forget PERSON's pairings with SERVICE: their taps there answer nothing from now on."""
 
     async def work(store: Store) -> int:
@@ -80,7 +80,7 @@ def unpair(service: Service, person: str, *, db: Db = None) -> None:
             raise UserQuestionError(f"{person} is not paired with {service}", ErrorCode.NOT_FOUND)
         return removed
 
-    removed = with_store("chat", db, work)
+    removed = with_store("chat", chosen_store("chat", store, db), work)
     print(
         f"unpaired {person} from {service} ({removed} chat user{'s' * (removed != 1)})",
         file=sys.stderr,

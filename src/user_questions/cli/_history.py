@@ -1,12 +1,12 @@
 """`uq history`: settled questions, newest first, with their answers and who gave them.
 
 Reads either a running host, by URL (`--url`, else `$UQ_URL`; through `GET /api/history`, extra
-`web`), or the host's store beside it (`--db`, else `$UQ_DB`, else the default store; `_beside`).
-Both give the same `HistoryEntry` objects, so the output is the same: without `--json` a short block
-per request for people; with `--json`, one `HistoryEntry` object per line (the objects `GET
-/api/history` lists, without `rendered`), for scripts. Exit statuses: 0 done, 1 the store or the
-host cannot be reached, 2 bad input (an unknown outcome, a bad limit, an unusable store, both `--db`
-and `--url`).
+`web`), or the host's store beside it (`--store`, else `$UQ_STORE`, else the default store;
+`_beside`). Both give the same `HistoryEntry` objects, so the output is the same: without `--json` a
+short block per request for people; with `--json`, one `HistoryEntry` object per line (the objects
+`GET /api/history` lists, without `rendered`), for scripts. Exit statuses: 0 done, 1 the store or
+the host cannot be reached, 2 bad input (an unknown outcome, a bad limit, an unusable store, both
+`--store` and `--url`).
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from typing import Annotated
 import anyio
 from cyclopts import Parameter
 
-from user_questions._wire import parse_questions
-from user_questions.cli._beside import DB_HELP, local_time, with_store
+from user_questions._reading.wire import parse_questions
+from user_questions.cli._beside import local_time, with_store
 from user_questions.cli._host_client import CA_HELP, HostClient, chosen_url, host_address
 from user_questions.cli._pending import asker_text, one_line
 from user_questions.cli._serve import fail
+from user_questions.cli._store_option import OldDb, StoreOption, chosen_store, given_store
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores import HistoryQuery, HistoryStore
 from user_questions.host.web.history import MAX_LIMIT, HistoryEntry, entry_of, history_query
@@ -34,13 +35,14 @@ from user_questions.types import AskUserQuestionAnswer
 
 __all__ = ["history"]
 
-_URL_HELP = "URL of a running host to read (its ?token= is used). Default: $UQ_URL, else --db."
+_URL_HELP = "URL of a running host to read (its ?token= is used). Default: $UQ_URL, else --store."
 _BAD_INPUT = frozenset({ErrorCode.BAD_REQUEST, ErrorCode.BAD_TOKEN})
 
 
 def history(
     *,
-    db: Annotated[str | None, Parameter(help=DB_HELP)] = None,
+    store: StoreOption = None,
+    db: OldDb = None,
     url: Annotated[str | None, Parameter(help=_URL_HELP)] = None,
     token: str | None = None,
     ca: Annotated[str | None, Parameter(help=CA_HELP)] = None,
@@ -87,16 +89,17 @@ def history(
     except UserQuestionError as error:
         fail("history", error.message, 2)
     given_url = chosen_url("history", url, host)
-    if db is not None and given_url is not None:
-        fail("history", "give --db (a store) or --url (a running host), not both", 2)
-    if db is None and (given_url or os.environ.get("UQ_URL")):
+    named_store = given_store("history", store, db)
+    if named_store is not None and given_url is not None:
+        fail("history", "give --store (a store) or --url (a running host), not both", 2)
+    if named_store is None and (given_url or os.environ.get("UQ_URL")):
         entries = _from_host(given_url or os.environ["UQ_URL"], token, ca, query, limit)
     else:
 
-        async def work(store: HistoryStore) -> list[HistoryEntry]:
-            return await _from_store(store, query, limit)
+        async def work(opened: HistoryStore) -> list[HistoryEntry]:
+            return await _from_store(opened, query, limit)
 
-        entries = with_store("history", db or os.environ.get("UQ_DB"), work)
+        entries = with_store("history", chosen_store("history", named_store, None), work)
     if json_:
         for entry in entries:
             print(entry.model_dump_json())

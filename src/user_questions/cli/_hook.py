@@ -29,7 +29,7 @@ from typing import Annotated
 
 from cyclopts import App, Parameter
 
-from user_questions._hook_events import Client
+from user_questions._hooks.events import Client
 from user_questions.cli._hook_options import CLIENT_NAMES, CONNECT_TIMEOUT, HookOptions
 from user_questions.cli._hook_run import run
 

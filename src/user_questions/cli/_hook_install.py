@@ -47,14 +47,15 @@ from typing import Annotated, Any, Literal
 import anyio
 from cyclopts import Parameter
 
-from user_questions._hook_events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, PRE_TOOL_USE
-from user_questions._json import load_json
-from user_questions._tls import client_context
-from user_questions.cli._beside import DB_HELP, with_store
+from user_questions._hooks.events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, PRE_TOOL_USE
+from user_questions._host_link.tls import client_context
+from user_questions._reading.json_reader import load_json
+from user_questions.cli._beside import with_store
 from user_questions.cli._host_client import CA_HELP, DEFAULT_URL, HostAddress, HostClient
+from user_questions.cli._store_option import OldDb, chosen_store
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.gate.people import add_person, check_name, hash_token, revoke_person
-from user_questions.host.stores import Role, Store
+from user_questions.host.gate.tokens import add_token, check_name, hash_token, revoke_token
+from user_questions.host.stores import Role, Store, TokenChange
 from user_questions.providers.remote import parse_host_url
 
 __all__ = ["DEFAULT_TIMEOUT", "MIN_TIMEOUT", "WITHDRAW_MARGIN", "install", "uninstall"]
@@ -131,7 +132,8 @@ def install(
     scope: Scope = "user",
     timeout: int = DEFAULT_TIMEOUT,
     url: str | None = None,
-    db: Annotated[str | None, Parameter(env_var="UQ_DB", help=DB_HELP)] = None,
+    store: Annotated[str | None, Parameter(name="--store")] = None,
+    db: OldDb = None,
     name: str | None = None,
     ca: Annotated[str | None, Parameter(help=CA_HELP)] = None,
     project: Path | None = None,
@@ -150,11 +152,12 @@ def install(
         before, and the CLI then asks in its own terminal.
     url
         The host the hook asks through [default: http://127.0.0.1:8765/]. Without a token, an
-        asker's token is made in the host's store (--db); with an admin's token, one is made
+        asker's token is made in the host's store (--store); with an admin's token, one is made
         through the host; an asker's token is written as it is; a person's is refused. The
         project scope writes no URL with a token: its hook reads $UQ_URL.
-    db
-        With a URL without a token: the host's store, where the hook's asker token is made.
+    store
+        With a URL without a token: the host's store, where the hook's asker token is made
+        (a SQLite file or a store URL). Default: $UQ_STORE, else the default store.
     name
         The name of the asker token made for the hook [default: claude-hook or codex-hook;
         with --scope local, the project folder's name after it].
@@ -165,7 +168,16 @@ def install(
     project
         The project folder, for the project and local scopes. Default: the current folder.
     """
-    _main("install", lambda: _install(client, scope, timeout, _Host(url, db, name, ca), project))
+    _main(
+        "install",
+        lambda: _install(
+            client,
+            scope,
+            timeout,
+            _Host(url, chosen_store("hook install", store, db), name, ca),
+            project,
+        ),
+    )
 
 
 def uninstall(client: ClientName, /, *, scope: Scope = "user", project: Path | None = None) -> None:
@@ -196,7 +208,7 @@ class _Host:
     """The host the hook asks through, as `uq hook install` was told of it."""
 
     url: str | None
-    db: str | None
+    store: str | None
     name: str | None
     ca: str | None
 
@@ -334,7 +346,9 @@ def _asker_url(
         if token:
             made = anyio.run(_through_host, HostAddress(base, token, ca), name, kept)
         else:
-            made = with_store("hook install", host.db, lambda store: _in_store(store, name, kept))
+            made = with_store(
+                "hook install", host.store, lambda store: _in_store(store, name, kept)
+            )
     except UserQuestionError as error:
         raise _Refused(error.message, 1 if error.code in _UNREACHABLE else 2) from None
     return f"{base}?token={made}"
@@ -350,8 +364,8 @@ async def _in_store(store: Store, name: str, kept: str | None) -> str:
     taken = next((token for token in tokens if token.name == name), None)
     if taken is not None:
         _check_replaceable(name, str(taken.role))
-        await revoke_person(store, name)
-    made = await add_person(store, name, role=Role.ASKER)
+        await revoke_token(store, name)
+    made = await add_token(store, name, TokenChange(role=Role.ASKER))
     _made(name, taken is not None)
     return made
 

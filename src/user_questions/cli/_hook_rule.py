@@ -3,7 +3,7 @@
 A hook that sits in front of every tool call must cost little when the host already knows the
 answer (a rule: docs/rules.md). So, before anything heavy is loaded, a permission prompt is sent
 to `POST /api/decide` with the standard library alone: the same card and approval the full path
-would send (`_permission_call`), one request, one answer. When a rule decided it, its output is
+would send (`permission_call`), one request, one answer. When a rule decided it, its output is
 printed here; in every other case (no rule, a plain question, no host, a refusal, a redirect,
 anything odd) nothing was stored and `None` sends the hook down its full path (`_hook_run`),
 which asks a person and says what went wrong as it always does.
@@ -11,7 +11,7 @@ which asks a person and says what went wrong as it always does.
 Nothing here ever allows, or denies, on a doubt. The request as a whole (connection, TLS, sending,
 the reply) has `connect_budget()` seconds, however slowly the host answers. Only a reply that is
 HTTP/1.1 `200` with a JSON body of exactly its `Content-Length` is read, and only as
-`_settlement.settled_decision` reads every settlement: the answered settlement of this very
+`settlement.settled_decision` reads every settlement: the answered settlement of this very
 request, answering exactly its card with one of the card's own options.
 """
 
@@ -25,11 +25,11 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from user_questions._hook_events import Client, hook_origin, parse_event
-from user_questions._host_url import parse_host_url
-from user_questions._json import load_json
-from user_questions._permission_call import permission_call
-from user_questions._settlement import settled_decision
+from user_questions._hooks.events import Client, hook_origin, parse_event
+from user_questions._hooks.permission_call import permission_call
+from user_questions._hooks.settlement import settled_decision
+from user_questions._host_link.url import parse_host_url
+from user_questions._reading.json_reader import load_json
 from user_questions.cli._hook_options import HookOptions
 
 __all__ = ["DECIDE_PATH", "MAX_REPLY_BYTES", "read_reply", "rule_output"]
@@ -134,7 +134,7 @@ def _post(url: str, token: str, body: str, ca: str | None, deadline: float) -> b
     ).encode("latin-1") + data
     with _connect(parts.hostname, parts.port or (443 if https else 80), deadline) as raw:
         if https:
-            from user_questions._tls import client_context  # ssl only when it is needed
+            from user_questions._host_link.tls import client_context  # ssl only when it is needed
 
             raw.settimeout(_left(deadline))  # the whole handshake, not each of its reads
             with client_context(ca).wrap_socket(raw, server_hostname=parts.hostname) as tls:

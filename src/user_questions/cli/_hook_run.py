@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from user_questions._hook_events import Client, hook_origin, parse_event
+from user_questions._hooks.events import Client, hook_origin, parse_event
 from user_questions.abort import AbortSignal
 from user_questions.bridges.hook import HookAsk, HookOutput
 from user_questions.cli._hook_options import CLIENT_NAMES, HookOptions

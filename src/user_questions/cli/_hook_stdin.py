@@ -3,7 +3,7 @@ else is loaded.
 
 Standard library only. `main` calls `hook_run_client` first: for `uq hook claude` or `uq hook codex`
 (run by the CLI with the event on stdin) it reads the event and leaves at once, printing nothing,
-when the event is not one `uq hook` asks about (`_hook_events.answers`); only an event it answers
+when the event is not one `uq hook` asks about (`_hooks.events.answers`); only an event it answers
 goes on to the command line parser and the ask (`cli._hook`), which reads the same text again
 through `event_text`.
 """
@@ -14,7 +14,7 @@ import functools
 import sys
 from collections.abc import Sequence
 
-from user_questions._hook_events import CLIENTS, MAX_EVENT_BYTES, Client, answers, parse_event
+from user_questions._hooks.events import CLIENTS, MAX_EVENT_BYTES, Client, answers, parse_event
 
 __all__ = ["event_text", "hook_run_client", "is_answered"]
 

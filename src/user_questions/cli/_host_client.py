@@ -12,7 +12,7 @@ The host is found as `RemoteProvider` finds it: `--url` (else `$UQ_URL`, else `D
 the token is `--token`, else the URL's `?token=`, else `$UQ_TOKEN`. `--host`, the option's old
 name, still works for one release, with a line on stderr (`chosen_url`). An `https://` host's
 certificate is verified against the system's authorities, `SSL_CERT_FILE` and `--ca FILE`
-(`_tls.client_context`).
+(`_host_link.tls.client_context`).
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from pydantic import BaseModel, StrictStr, ValidationError
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, WebSocketException
 
-from user_questions._json import JSONRefused, load_json
-from user_questions._tls import client_context, untrusted, wants_tls
-from user_questions._wire import describe_validation_error
+from user_questions._host_link.tls import client_context, untrusted, wants_tls
+from user_questions._reading.json_reader import JSONRefused, load_json
+from user_questions._reading.wire import describe_validation_error
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import ClientResponse, QuestionRequestedFrame, Receipt
 from user_questions.host.web.history import HistoryResponse

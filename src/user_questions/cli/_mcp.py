@@ -32,7 +32,7 @@ import anyio
 from cyclopts import Parameter
 
 from user_questions import tool_ask_user
-from user_questions._json import load_json
+from user_questions._reading.json_reader import load_json
 from user_questions.agents import AgentRegistry
 from user_questions.approvals import DECISION_TIMEOUT
 from user_questions.context import Context

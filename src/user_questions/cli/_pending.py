@@ -19,7 +19,7 @@ from typing import Annotated
 import anyio
 from cyclopts import Parameter
 
-from user_questions._text import printable
+from user_questions._reading.text import printable
 from user_questions.cli._host_client import (
     CA_HELP,
     URL_HELP,

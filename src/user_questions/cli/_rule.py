@@ -21,8 +21,9 @@ from typing import Annotated, Any
 
 from cyclopts import App, Parameter
 
-from user_questions.cli._beside import DB_HELP, local_time, print_columns, with_store
+from user_questions.cli._beside import local_time, print_columns, with_store
 from user_questions.cli._serve import fail
+from user_questions.cli._store_option import OldDb, StoreOption, chosen_store
 from user_questions.errors import UserQuestionError
 from user_questions.frames import Approval
 from user_questions.host.rules import (
@@ -42,7 +43,6 @@ rule_app = App(
     help="Rules: decisions about agents' tool calls, remembered so nobody is asked again.",
 )
 
-Db = Annotated[str | None, Parameter(env_var="UQ_DB", help=DB_HELP)]
 _Flag = Annotated[bool, Parameter(negative="")]
 
 
@@ -67,7 +67,8 @@ def add(
     asker: str | None = None,
     cwd: str | None = None,
     expires: str | None = None,
-    db: Db = None,
+    store: StoreOption = None,
+    db: OldDb = None,
 ) -> None:
     """Make a rule: calls it matches are allowed (or denied) by the host, nobody asked.
 
@@ -119,7 +120,7 @@ def add(
     async def work(store: Store) -> RuleRecord:
         return await store.add_rule(rule)
 
-    made = with_store("rule", db, work)
+    made = with_store("rule", chosen_store("rule", store, db), work)
     print(made.id)
     print(
         f"rule {made.id}: {rule_text(made.rule)}; it decides every call asked from now on",
@@ -130,7 +131,8 @@ def add(
 @rule_app.command(name="list")
 def list_rules(
     *,
-    db: Db = None,
+    store: StoreOption = None,
+    db: OldDb = None,
     json_: Annotated[bool, Parameter(name="--json", negative="")] = False,
 ) -> None:
     """List the rules: id, what each decides, who made it, hits, last used, expiry, revocation.
@@ -144,7 +146,7 @@ def list_rules(
     async def work(store: Store) -> list[RuleRecord]:
         return await store.rules()
 
-    rules = with_store("rule", db, work)
+    rules = with_store("rule", chosen_store("rule", store, db), work)
     if json_:
         for rule in rules:
             print(json.dumps(rule_json(rule), ensure_ascii=False))
@@ -169,7 +171,7 @@ def list_rules(
 
 
 @rule_app.command(name="revoke")
-def revoke(rule_id: int, /, *, db: Db = None) -> None:
+def revoke(rule_id: int, /, *, store: StoreOption = None, db: OldDb = None) -> None:
     """Revoke rule ID: running hosts stop applying it at once.
 
     Parameters
@@ -181,7 +183,7 @@ def revoke(rule_id: int, /, *, db: Db = None) -> None:
     async def work(store: Store) -> RuleRecord:
         return await revoke_rule(store, rule_id)
 
-    with_store("rule", db, work)
+    with_store("rule", chosen_store("rule", store, db), work)
     print(f"revoked rule {rule_id}; it decides no call asked from now on", file=sys.stderr)
 
 
@@ -196,7 +198,8 @@ def check(
     input_: Annotated[str | None, Parameter(name="--input")] = None,
     cwd: str | None = None,
     asker: str | None = None,
-    db: Db = None,
+    store: StoreOption = None,
+    db: OldDb = None,
     json_: Annotated[bool, Parameter(name="--json", negative="")] = False,
 ) -> None:
     """Say which rule decides a call, or why none can (a person is then asked).
@@ -231,7 +234,7 @@ def check(
     async def work(store: Store) -> Verdict:
         return explain(await store.rules(), approval, asker, datetime.now(UTC))
 
-    verdict = with_store("rule", db, work)
+    verdict = with_store("rule", chosen_store("rule", store, db), work)
     found = verdict.match
     if json_:
         shown: dict[str, Any] = {"decision": "ask", "reason": verdict.reason}

@@ -14,6 +14,7 @@ from typing import Annotated, NoReturn
 import anyio
 from cyclopts import Parameter
 
+from user_questions.cli._store_option import OldDb, StoreOption, chosen_store
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.chat.bot_api import DEFAULT_API
 from user_questions.host.chat.slack_api import DEFAULT_SLACK_API
@@ -34,7 +35,8 @@ def serve(
     *,
     host: str = "127.0.0.1",
     port: int = 8765,
-    db: Annotated[str | None, Parameter(env_var="UQ_DB")] = None,
+    store: StoreOption = None,
+    db: OldDb = None,
     token: Annotated[str | None, Parameter(env_var="UQ_TOKEN")] = None,
     retain_days: int | None = None,
     public_url: Annotated[str | None, Parameter(env_var="UQ_PUBLIC_URL")] = None,
@@ -66,9 +68,6 @@ def serve(
         machines (a warning says so).
     port
         Port to listen on; 0 picks a free one (the printed URL has it).
-    db
-        The store: a SQLite file, or a store URL. Default: host.db in
-        $XDG_STATE_HOME/user-questions (~/.local/state/user-questions).
     token
         The secret every browser and asker must present; kept in the store. Default: the stored
         one, or a new random one.
@@ -134,7 +133,7 @@ def serve(
     slack_api
         Slack's Web API. Default: https://slack.com/api.
     """
-    store = db or str(default_store_path())
+    store = chosen_store("serve", store, db) or str(default_store_path())
     try:
         if print_notify_secret:
             print(anyio.run(stored_secret, store, notify_secret), flush=True)

@@ -14,10 +14,16 @@ from typing import Annotated
 
 from cyclopts import App, Parameter
 
-from user_questions.cli._beside import DB_HELP, local_time, print_columns, with_store
-from user_questions.host.gate.people import add_person, change_person, revoke_person, token_json
-from user_questions.host.rules import duration_text, escalation_text, timer_seconds, timer_steps
-from user_questions.host.stores import Role, Store, TokenRecord
+from user_questions.cli._beside import local_time, print_columns, with_store
+from user_questions.cli._store_option import OldDb, StoreOption, chosen_store
+from user_questions.host.gate.durations import (
+    duration_text,
+    escalation_text,
+    timer_seconds,
+    timer_steps,
+)
+from user_questions.host.gate.tokens import add_token, change_token, revoke_token, token_json
+from user_questions.host.stores import Role, Store, TokenChange, TokenRecord
 
 __all__ = ["token_app"]
 
@@ -25,8 +31,6 @@ token_app = App(
     name="token",
     help="Named tokens: one per person, recorded with every answer they give.",
 )
-
-Db = Annotated[str | None, Parameter(env_var="UQ_DB", help=DB_HELP)]
 
 
 Many = Annotated[list[str] | None, Parameter(negative="")]
@@ -43,7 +47,8 @@ def add(
     deadline: str | None = None,
     escalate: Many = None,
     remind: str | None = None,
-    db: Db = None,
+    store: StoreOption = None,
+    db: OldDb = None,
     url: str = "http://127.0.0.1:8765/",
 ) -> None:
     """Make a token for NAME; print it (shown this once) and the page's URL with it.
@@ -79,19 +84,10 @@ def add(
 
     async def work(store: Store) -> str:
         _check_notify(notify)
-        return await add_person(
-            store,
-            name,
-            role=role,
-            groups=group or (),
-            routes=route or (),
-            notify=notify or (),
-            deadline=timer_seconds(deadline),
-            escalate=timer_steps(escalate) or (),
-            remind=timer_seconds(remind),
-        )
+        grants = _change(role, group, route, notify, deadline, escalate, remind)
+        return await add_token(store, name, grants)
 
-    token = with_store("token", db, work)
+    token = with_store("token", chosen_store("token", store, db), work)
     print(token)
     print(f"{url.rstrip('/')}/?token={token}")
     print(
@@ -112,7 +108,8 @@ def change(
     deadline: str | None = None,
     escalate: Many = None,
     remind: str | None = None,
-    db: Db = None,
+    store: StoreOption = None,
+    db: OldDb = None,
 ) -> None:
     """Change what NAME's token may do; running hosts apply it at once (its open pages and
     askers reconnect with the new permissions).
@@ -140,19 +137,10 @@ def change(
 
     async def work(store: Store) -> TokenRecord:
         _check_notify(notify)
-        return await change_person(
-            store,
-            name,
-            role=role,
-            groups=group,
-            routes=route,
-            notify=notify,
-            deadline=timer_seconds(deadline),
-            escalate=timer_steps(escalate),
-            remind=timer_seconds(remind),
-        )
+        change = _change(role, group, route, notify, deadline, escalate, remind)
+        return await change_token(store, name, change)
 
-    changed = with_store("token", db, work)
+    changed = with_store("token", chosen_store("token", store, db), work)
     timers = _timers(changed)
     said = _grants(changed) if timers == "-" else f"{_grants(changed)}; {timers}"
     print(f"{name} is now: {said}", file=sys.stderr)
@@ -161,7 +149,8 @@ def change(
 @token_app.command(name="list")
 def list_tokens(
     *,
-    db: Db = None,
+    store: StoreOption = None,
+    db: OldDb = None,
     json_: Annotated[bool, Parameter(name="--json", negative="")] = False,
 ) -> None:
     """List the named tokens: name, role, groups or routes, created, last used, revoked (never
@@ -176,7 +165,7 @@ def list_tokens(
     async def work(store: Store) -> list[TokenRecord]:
         return await store.tokens()
 
-    tokens = with_store("token", db, work)
+    tokens = with_store("token", chosen_store("token", store, db), work)
     if json_:
         for token in tokens:
             print(json.dumps(token_json(token), ensure_ascii=False))
@@ -201,7 +190,7 @@ def list_tokens(
 
 
 @token_app.command(name="revoke")
-def revoke(name: str, *, db: Db = None) -> None:
+def revoke(name: str, *, store: StoreOption = None, db: OldDb = None) -> None:
     """Revoke NAME's token: running hosts refuse it at once and close its connections.
 
     Parameters
@@ -211,9 +200,9 @@ def revoke(name: str, *, db: Db = None) -> None:
     """
 
     async def work(store: Store) -> TokenRecord:
-        return await revoke_person(store, name)
+        return await revoke_token(store, name)
 
-    with_store("token", db, work)
+    with_store("token", chosen_store("token", store, db), work)
     print(f"revoked {name}'s token; hosts refuse it from now on", file=sys.stderr)
 
 
@@ -235,6 +224,28 @@ def _timers(token: TokenRecord) -> str:
     if token.remind is not None:
         parts.append(f"remind {duration_text(token.remind)}")
     return ", ".join(parts) or "-"
+
+
+def _change(
+    role: Role | None,
+    groups: list[str] | None,
+    routes: list[str] | None,
+    notify: list[str] | None,
+    deadline: str | None,
+    escalate: list[str] | None,
+    remind: str | None,
+) -> TokenChange:
+    """The options of `uq token add|change` as one change, its times read (`BAD_REQUEST`, exit
+    status 2, for one not written as `30s`, `10m`, `2h`, `7d` or `none`)."""
+    return TokenChange(
+        role=role,
+        groups=groups,
+        routes=routes,
+        notify=notify,
+        deadline=timer_seconds(deadline),
+        escalate=timer_steps(escalate),
+        remind=timer_seconds(remind),
+    )
 
 
 def _check_notify(urls: list[str] | None) -> None:

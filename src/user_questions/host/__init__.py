@@ -1,24 +1,29 @@
 """The host: a durable inbox of questions that humans answer from a web page.
 
 `create_app()` (`app`) builds the Starlette app that `uq serve` runs (`server`), both from one
-`HostConfig` (`config`); `Hub` (`hub`) holds the pending requests over the store, first answer wins;
-`HostProvider` (`in_process`) lets an agent in the host's own process ask through it. Nothing is
-re-exported here, so importing one part never loads the web stack of another.
+`HostConfig` (`config`); `Hub` (`hub`) is the inbox: the pending requests over the store, first
+answer wins; `HostProvider` (`in_process`) lets an agent in the host's own process ask through it.
+Nothing is re-exported here, so importing one part never loads the web stack of another.
 
 The rooms, lowest first (each imports only from its own level or a lower one;
-`tests/test_layers.py` checks it, room by room):
+`tests/test_layers.py` checks it, room by room, and that this map names each at its level):
 
-    markdown/    question details rendered to safe HTML (markdown-it, raw HTML off)
-    stores/      the records and their storage: SQLite (embedded) and PostgreSQL (several hosts)
-    gate/        who may come in: the security middleware, tokens and people, trusted proxies,
-                 the public address
-    telemetry/   what an operator reads: the access log, the numbers /metrics renders
-    web/         what a browser is served: the inbox and history pages, static/, history's JSON
-    hub          the pending requests, fan-out to pages, first answer wins
-                 (with `shown`, `retention`, `_frame_text`, `_collector` below it)
-    protocols/   what the host speaks: the page and asker WebSockets, the HTTP API, decoding
-    notify/      telling people: events, notifiers (apprise, webhook, command), answer links
-    in_process   the provider of agents in the host's process
-    config       `HostConfig`, everything a host is started with
-    app, server  composition: the routes and middleware; the server that runs them
+    0 markdown/, _reloader      question details rendered to safe HTML (markdown-it, raw HTML
+                                off); a copy of what the store holds, reloaded when it changes
+    1 stores/                   the records and their storage: SQLite (embedded) and
+                                PostgreSQL (several hosts); retention; the collector's pause
+    2 gate/, rules/, shown,     who may come in: the security middleware, tokens and roles,
+      _frame_text               trusted proxies, the public address; the rules that settle
+                                approvals; first-shown times; the frames sent most, as text
+    3 telemetry/, web/          what an operator reads: the access log, the numbers /metrics
+                                renders; what a browser is served: the pages, static/, history
+    4 hub/                      the inbox: the pending requests over the store, fan-out to
+                                pages, first answer wins (`Hub`); their timetable on a clock
+    5 endpoints/, notify/,      the routes a client reaches (the page and asker WebSockets,
+      chat/, in_process         the HTTP API, decoding); telling people (notifiers, answer
+                                links); answering in Telegram and Slack; the provider of
+                                agents in the host's process
+    6 config                    `HostConfig`, everything a host is started with
+    7 app                       composition: the routes and middleware
+    8 server                    the server that runs them (uvicorn, TLS, the log format)
 """

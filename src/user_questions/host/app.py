@@ -12,19 +12,19 @@ where error codes become HTTP statuses. What each route does is in its own modul
     GET  /static/...    the pages' modules and styles          `web.pages`
     GET  /manifest.webmanifest, /sw.js   the installable inbox `web.pages`
     GET/POST /a/<link>  an answer link: look, then send        `notify.link_pages`
-    WS   /ws            the page protocol                      `protocols.page`
-    WS   /ws/ask        the asker protocol                     `protocols.asker`
-    POST /api/respond   a client-response; the receipt         `protocols.http_api`
-    POST /api/decide    an approval a rule settles, or 204     `protocols.http_api`
-    GET  /api/pending   every pending request's frame          `protocols.http_api`
-    GET  /api/history   settled requests, paginated            `protocols.http_api`
-    GET  /api/me        who the token is: its name and role    `protocols.http_api`
-    *    /api/tokens...  the tokens, for admins                 `protocols.tokens_api`
-    *    /api/rules...   the rules, for people and admins; a check `protocols.rules_api`
-    *    /api/push/...   Web Push: key, subscriptions, worker's taps `protocols.push_api`
-    GET  /metrics       Prometheus' text format    `protocols.http_api`, `telemetry.metrics`
-    GET  /healthz       `{"ok": true}`, without a token        `protocols.http_api`
-    GET  /readyz        200 while the store answers, else 503  `protocols.http_api`
+    WS   /ws            the page protocol                      `endpoints.page`
+    WS   /ws/ask        the asker protocol                     `endpoints.asker`
+    POST /api/respond   a client-response; the receipt         `endpoints.http_api`
+    POST /api/decide    an approval a rule settles, or 204     `endpoints.http_api`
+    GET  /api/pending   every pending request's frame          `endpoints.http_api`
+    GET  /api/history   settled requests, paginated            `endpoints.http_api`
+    GET  /api/me        who the token is: its name and role    `endpoints.http_api`
+    *    /api/tokens...  the tokens, for admins                 `endpoints.tokens_api`
+    *    /api/rules...   the rules, for people and admins; a check `endpoints.rules_api`
+    *    /api/push/...   Web Push: key, subscriptions, worker's taps `endpoints.push_api`
+    GET  /metrics       Prometheus' text format    `endpoints.http_api`, `telemetry.metrics`
+    GET  /healthz       `{"ok": true}`, without a token        `endpoints.http_api`
+    GET  /readyz        200 while the store answers, else 503  `endpoints.http_api`
 
 Around the routes, outermost first: `ForwardedMiddleware` (only with `trust_proxy`: who the
 client is behind a reverse proxy), `AccessLogMiddleware` (request and connection ids, a log line
@@ -56,20 +56,20 @@ from user_questions.frames import brief
 from user_questions.host.chat.slack import slack_bot
 from user_questions.host.chat.telegram import telegram_bot
 from user_questions.host.config import HostConfig
-from user_questions.host.gate.people import People, agents_token, host_token
+from user_questions.host.endpoints import http_api, push_api, rules_api, tokens_api
+from user_questions.host.endpoints.asker import AskerConnection
+from user_questions.host.endpoints.page import PageConnection
 from user_questions.host.gate.proxy import ForwardedMiddleware
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.gate.roles import refusal_of
 from user_questions.host.gate.security import SecurityMiddleware
+from user_questions.host.gate.tokens import Tokens, agents_token, host_token
 from user_questions.host.hub import Hub
 from user_questions.host.notify import link_pages
 from user_questions.host.notify.assembly import check_addressed, notifications
-from user_questions.host.protocols import http_api, push_api, rules_api, tokens_api
-from user_questions.host.protocols.asker import AskerConnection
-from user_questions.host.protocols.page import PageConnection
-from user_questions.host.retention import keep_records
 from user_questions.host.rules import Rules
 from user_questions.host.stores import open_store
+from user_questions.host.stores.retention import keep_records
 from user_questions.host.telemetry.logs import AccessLogMiddleware
 from user_questions.host.web import pages
 
@@ -99,8 +99,8 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
 
     `address` is where people reach the host (`serve()` passes the bound address); the config's
     public URL wins over it, and notifications link to it. Once the app has started,
-    `app.state.token`, `app.state.store`, `app.state.hub` and `app.state.people` hold the token,
-    the open store, the `Hub` and the `People`; `app.state.answer_links` the links notifications
+    `app.state.token`, `app.state.store`, `app.state.hub` and `app.state.tokens` hold the token,
+    the open store, the `Hub` and the `Tokens`; `app.state.answer_links` the links notifications
     carry (`None`: every answer link is refused). Each of the config's tasks, and the notifiers,
     run with the hub while the app serves, and are cancelled when it stops. The public URL's
     origin is accepted as the host's own; the trusted proxies' forwarding headers say who the
@@ -123,22 +123,22 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             app.state.store = await stack.enter_async_context(opened)
             app.state.token = await host_token(opened, config.token)
             app.state.asker_token = await agents_token(opened)
-            people = People(opened, app.state.token, app.state.asker_token)
-            app.state.people = await stack.enter_async_context(people)
+            tokens = Tokens(opened, app.state.token, app.state.asker_token)
+            app.state.tokens = await stack.enter_async_context(tokens)
             app.state.rules = rules = await stack.enter_async_context(Rules(opened))
-            hub = Hub(opened, rules=rules, people=people)
+            hub = Hub(opened, rules=rules, tokens=tokens)
             app.state.hub = hub = await stack.enter_async_context(hub)
             hub.metrics.watch_store(opened.stats)
             running = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(running.cancel_scope.cancel)
             if config.retain_days is not None:
                 running.start_soon(keep_records, opened, config.retain_days)
-            told = await notifications(config.notifications, opened, address, people)
+            told = await notifications(config.notifications, opened, address, tokens)
             app.state.answer_links = told.links
             app.state.web_push = told.push
             chats = []
             if config.telegram is not None:
-                chats.append(telegram_bot(config.telegram, config.telegram_api, opened, people))
+                chats.append(telegram_bot(config.telegram, config.telegram_api, opened, tokens))
             if config.slack_app_token is not None and config.slack_bot_token is not None:
                 chats.append(
                     slack_bot(
@@ -146,7 +146,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
                         config.slack_bot_token,
                         config.slack_api,
                         opened,
-                        people,
+                        tokens,
                     )
                 )
             for task in (*config.tasks, *told.tasks, *chats):
@@ -172,9 +172,9 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             Route("/api/history", http_api.history, methods=["GET"]),
             Route("/api/me", http_api.me, methods=["GET"]),
             Route("/api/tokens", tokens_api.list_tokens, methods=["GET"]),
-            Route("/api/tokens", tokens_api.add_token, methods=["POST"]),
-            Route("/api/tokens/{name}", tokens_api.change_token, methods=["PATCH"]),
-            Route("/api/tokens/{name}", tokens_api.revoke_token, methods=["DELETE"]),
+            Route("/api/tokens", tokens_api.post_token, methods=["POST"]),
+            Route("/api/tokens/{name}", tokens_api.patch_token, methods=["PATCH"]),
+            Route("/api/tokens/{name}", tokens_api.delete_token, methods=["DELETE"]),
             Route("/api/rules", rules_api.list_rules, methods=["GET"]),
             Route("/api/rules", rules_api.create_rule, methods=["POST"]),
             Route("/api/rules/check", rules_api.check_rule_call, methods=["POST"]),
@@ -194,7 +194,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             Middleware(AccessLogMiddleware),
             Middleware(
                 SecurityMiddleware,
-                authenticate=lambda given: app.state.people.authenticate(given),
+                authenticate=lambda given: app.state.tokens.authenticate(given),
                 authorize=refusal_of,
                 deny=_deny,
                 public_origin=None if public is None else public.origin,

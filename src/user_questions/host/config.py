@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from user_questions._tls import server_context
+from user_questions._host_link.tls import server_context
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.chat.bot_api import DEFAULT_API, check_bot_token
 from user_questions.host.chat.slack_api import (
@@ -23,17 +23,17 @@ from user_questions.host.chat.slack_api import (
     check_slack_tokens,
     require_slack_extra,
 )
-from user_questions.host.gate.people import check_token
 from user_questions.host.gate.proxy import TrustedProxies, trusted_proxies
 from user_questions.host.gate.public_url import PublicUrl, public_url
+from user_questions.host.gate.tokens import check_token
 from user_questions.host.hub import HostTask
 from user_questions.host.notify.apprise import check_apprise_url
 from user_questions.host.notify.assembly import Notifications
 from user_questions.host.notify.command import command_argv
 from user_questions.host.notify.links import lifetime
 from user_questions.host.notify.webhook import check_secret, check_webhook
-from user_questions.host.retention import check_retain_days
 from user_questions.host.stores import Store
+from user_questions.host.stores.retention import check_retain_days
 from user_questions.host.telemetry.logs import LogFormat, url_secrets
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "HostConfig", "metrics_address"]

@@ -2,7 +2,7 @@
 
 `HostProvider(hub)` asks through a running `Hub`; the hub knows nothing of it, as it knows nothing
 of its other clients (the page and asker connections). It behaves as `RemoteProvider` does, without
-the network, and shares with it the module below both (`user_questions.ask_endings`).
+the network, and shares with it the module below both (`user_questions._host_link.ask_endings`).
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from user_questions._disposer import Disposer, nothing
-from user_questions.ask_endings import (
+from user_questions._host_link.ask_endings import (
     WITHDRAW_TIMEOUT,
     settled_answer,
     withdraw_note,
     withdraw_reason,
 )
+from user_questions._lifecycle.disposer import Disposer, nothing
 from user_questions.errors import UserQuestionError
 from user_questions.frames import Origin
 from user_questions.host.hub import Hub

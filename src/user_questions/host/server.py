@@ -38,9 +38,9 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_FRAME_BYTES
 from user_questions.host.app import create_app, create_metrics_app
 from user_questions.host.config import HostConfig
-from user_questions.host.gate.people import agents_token, host_token
+from user_questions.host.endpoints.websocket import WebSocketProtocol
 from user_questions.host.gate.public_url import PublicUrl, public_url
-from user_questions.host.protocols.websocket import WebSocketProtocol
+from user_questions.host.gate.tokens import agents_token, host_token
 from user_questions.host.stores import open_store
 from user_questions.host.telemetry import logs
 from user_questions.host.telemetry.logs import LogFormat

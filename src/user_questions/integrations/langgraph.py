@@ -54,11 +54,11 @@ except ImportError as error:  # pragma: no cover - exercised by hand without the
     ) from error
 
 from user_questions._checks import check_answer, check_request
-from user_questions._wire import parse_answer
+from user_questions._reading.wire import parse_answer
 from user_questions.approvals import fenced
 from user_questions.asker import Asker, Question, questions_of
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.integrations._shared import all_or_none, timeout_signal
+from user_questions.integrations._asking import all_or_none, timeout_signal
 from user_questions.types import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,

@@ -31,10 +31,10 @@ except ImportError as error:  # pragma: no cover - exercised by hand without the
         "pip install 'user-questions[openai-agents]'"
     ) from error
 
-from user_questions._json import JSONRefused, load_json
+from user_questions._reading.json_reader import JSONRefused, load_json
 from user_questions.approvals import denial_message
 from user_questions.asker import Asker
-from user_questions.integrations._shared import all_or_none, decide, timeout_signal
+from user_questions.integrations._asking import all_or_none, decide, timeout_signal
 
 __all__ = ["ask_user_tool", "resolve_interruptions"]
 

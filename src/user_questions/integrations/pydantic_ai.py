@@ -29,7 +29,7 @@ except ImportError as error:  # pragma: no cover - exercised by hand without the
 
 from user_questions.approvals import denial_message
 from user_questions.asker import Asker
-from user_questions.integrations._shared import all_or_none, decide, timeout_signal
+from user_questions.integrations._asking import all_or_none, decide, timeout_signal
 from user_questions.tool_ask_user import DESCRIPTION, PARAMETERS, TOOL_NAME
 
 __all__ = ["approve_deferred", "ask_user_toolset"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from user_questions._checks import cancelled_error
-from user_questions._text import printable
+from user_questions._reading.text import printable
 from user_questions.presentation import AnswerDraft
 from user_questions.providers._terminal_reader import MAX_LINE_CHARS, LineReader, LineTooLongError
 from user_questions.providers._terminal_view import QuestionView, describe

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from user_questions._text import printable
+from user_questions._reading.text import printable
 from user_questions.presentation import AnswerDraft, parse_recommended_label, plan_review_of
 from user_questions.types import AskUserQuestionItem
 

@@ -52,7 +52,7 @@ A host that answers `STORE_UNAVAILABLE` (its database is down), `STORE_FULL` (it
 host first, until it can store the ask or the unreachable limit passes: that is an outage to wait
 out, not an outcome.
 
-An `https://` host is reached over wss, its certificate verified (`_tls.client_context`: the
+An `https://` host is reached over wss, its certificate verified (`tls.client_context`: the
 system's authorities, `SSL_CERT_FILE`, and `ca`); a certificate that cannot be verified fails
 the asks at once with `HOST_UNREACHABLE`, saying so, since retrying cannot change it.
 
@@ -85,16 +85,16 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 from websockets.http11 import Response
 
-from user_questions._host_url import ASK_PATH, parse_host_url
-from user_questions._json import JSONRefused, load_json
-from user_questions._tls import client_context, untrusted, wants_tls
-from user_questions._wire import frame_refusal
-from user_questions.ask_endings import (
+from user_questions._host_link.ask_endings import (
     WITHDRAW_TIMEOUT,
     settled_answer,
     withdraw_note,
     withdraw_reason,
 )
+from user_questions._host_link.tls import client_context, untrusted, wants_tls
+from user_questions._host_link.url import ASK_PATH, parse_host_url
+from user_questions._reading.json_reader import JSONRefused, load_json
+from user_questions._reading.wire import frame_refusal
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
     MAX_FRAME_BYTES,

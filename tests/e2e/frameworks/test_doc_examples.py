@@ -16,7 +16,7 @@ import pytest
 from tests.e2e.frameworks.conftest import WAIT_SECONDS
 from tests.e2e.host_process import ROOT, HostProcess, answer_body
 
-pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+pytestmark = pytest.mark.anyio
 
 EXAMPLES = ROOT / "docs" / "examples"
 

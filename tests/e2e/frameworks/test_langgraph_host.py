@@ -14,7 +14,7 @@ from tests.integrations.frameworks import EVERYTHING, PKG, choose, graph_of, inb
 from user_questions import connect
 from user_questions.integrations.langgraph import forward_interrupts, rpc_id_of
 
-pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+pytestmark = pytest.mark.anyio
 
 
 async def forwarded(

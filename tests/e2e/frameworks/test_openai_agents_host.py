@@ -16,7 +16,7 @@ from tests.integrations.frameworks import no_tracing, reports  # noqa: F401
 from user_questions import connect
 from user_questions.integrations.openai_agents import ask_user_tool, resolve_interruptions
 
-pytestmark = [pytest.mark.e2e, pytest.mark.anyio, pytest.mark.usefixtures("no_tracing")]
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_tracing")]
 
 
 async def test_the_agents_question_is_answered_on_the_host(

@@ -16,7 +16,7 @@ from tests.e2e.host_process import HostProcess
 from user_questions import connect
 from user_questions.integrations.pydantic_ai import approve_deferred, ask_user_toolset
 
-pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+pytestmark = pytest.mark.anyio
 
 QUESTION = {
     "id": "env",

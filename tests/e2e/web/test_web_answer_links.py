@@ -27,8 +27,6 @@ from user_questions.host.notify.links import AnswerLinks, Grant, answer_link_sec
 from user_questions.host.stores import open_store
 from user_questions.types import AskUserQuestionAnswer
 
-pytestmark = pytest.mark.e2e
-
 REFUSED = "This link cannot be used"
 LINK = re.compile(r"^  (.+): (http://\S+/a/\S+)$", re.M)
 DEPLOY = {

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.web.conftest import Asker, OpenInbox, answer_of, error_of
-
-pytestmark = pytest.mark.e2e
 
 DATABASE = {
     "id": "db",

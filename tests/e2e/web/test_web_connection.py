@@ -6,15 +6,12 @@ import json
 import secrets
 from collections.abc import Callable
 
-import pytest
 from playwright.sync_api import Page, WebSocketRoute, expect
 
 from tests.e2e.host_process import answer_body
 from tests.e2e.web.conftest import PAGE_SOCKET, Asker, Host, OpenInbox, answer_of, error_of
 from user_questions import ErrorCode
 from user_questions.frames import Origin
-
-pytestmark = pytest.mark.e2e
 
 DATABASE = {
     "id": "db",

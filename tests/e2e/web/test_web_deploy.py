@@ -35,9 +35,7 @@ from websockets.sync.client import connect
 from tests.e2e.certificates import Certificates, make_certificates
 from tests.e2e.host_process import ROOT, free_port
 from tests.e2e.web.conftest import CHROMIUM, CHROMIUM_ARGS, Asker, Host, answer_of, inboxes
-from user_questions._tls import client_context
-
-pytestmark = pytest.mark.e2e
+from user_questions._host_link.tls import client_context
 
 DEPLOY = ROOT / "docs" / "deploy.md"
 STARTUP_SECONDS = 15.0

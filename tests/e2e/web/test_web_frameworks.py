@@ -26,7 +26,7 @@ from user_questions.integrations.langgraph import forward_interrupts
 from user_questions.integrations.openai_agents import ask_user_tool
 from user_questions.integrations.pydantic_ai import approve_deferred
 
-pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("no_tracing")]
+pytestmark = pytest.mark.usefixtures("no_tracing")
 
 
 def deletes(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

@@ -15,8 +15,6 @@ from websockets.sync.client import connect
 from tests.e2e.host_process import answer_body
 from tests.e2e.web.conftest import DESKTOP, RESULTS, Host, Inbox, OpenInbox
 
-pytestmark = pytest.mark.e2e
-
 PICK: dict[str, Any] = {
     "id": "pick",
     "header": "Release",

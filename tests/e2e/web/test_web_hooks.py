@@ -24,8 +24,6 @@ from playwright.sync_api import expect
 
 from tests.e2e.web.conftest import Host, OpenInbox
 
-pytestmark = pytest.mark.e2e
-
 UQ = str(Path(sys.executable).with_name("uq"))
 FIXTURES = Path(__file__).resolve().parents[2] / "bridges" / "fixtures"
 HOOK_SECONDS = 30.0

@@ -20,8 +20,6 @@ from tests.e2e.web.conftest import Host
 from user_questions.host.gate.security import CONTENT_SECURITY_POLICY
 from user_questions.host.web.pages import STATIC_DIR
 
-pytestmark = pytest.mark.e2e
-
 
 @pytest.fixture
 def own_host(tmp_path: Path) -> Iterator[Host]:

@@ -17,13 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.host_process import ROOT, read_line
 from tests.e2e.web.conftest import ANSWER_SECONDS, Host, OpenInbox
-
-pytestmark = pytest.mark.e2e
 
 
 def start_agent(host: Host, session: str, tmp_path: Path) -> subprocess.Popen[str]:

@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 from playwright.sync_api import WebSocketRoute, expect
 
 from tests.e2e.web.conftest import PAGE_SOCKET, RESULTS, Asker, Host, OpenInbox, answer_of, error_of
 from user_questions.tool_exit_plan_mode import plan_question
-
-pytestmark = pytest.mark.e2e
 
 BATCH: list[dict[str, Any]] = [
     {

@@ -13,8 +13,6 @@ from tests.e2e.host_process import free_port
 from tests.e2e.web.conftest import DESKTOP, RESULTS, Asker, Host, OpenInbox, answer_of
 from tests.pg import PostgresCluster
 
-pytestmark = pytest.mark.e2e
-
 DATABASE = {
     "id": "db",
     "question": "Which database?",
@@ -29,7 +27,7 @@ def nodes(pg_cluster: PostgresCluster) -> Iterator[tuple[Host, Host]]:
     started: list[Host] = []
     try:
         for _ in range(2):
-            node = Host(None, port=free_port(), args=("--db", pg_cluster.url(database)))
+            node = Host(None, port=free_port(), args=("--store", pg_cluster.url(database)))
             node.start()
             started.append(node)
         yield started[0], started[1]

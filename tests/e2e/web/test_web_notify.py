@@ -9,12 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.web.conftest import Asker, Inbox, OpenInbox, answer_of
-
-pytestmark = pytest.mark.e2e
 
 RECORD_AND_HIDE = """
 (() => {

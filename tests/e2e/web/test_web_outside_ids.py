@@ -14,8 +14,6 @@ from websockets.sync.client import ClientConnection, connect
 
 from tests.e2e.web.conftest import PAGE_SOCKET, Host, OpenInbox
 
-pytestmark = pytest.mark.e2e
-
 REPLY_SECONDS = 15.0
 FREE = [
     {"id": "__proto__", "question": "What goes first?"},

@@ -3,14 +3,11 @@
 
 from __future__ import annotations
 
-import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.e2e.test_host_cli import uq
 from tests.e2e.test_people_history import wait_until_accepted
 from tests.e2e.web.conftest import DESKTOP, Asker, Host, Inbox, answer_of
-
-pytestmark = pytest.mark.e2e
 
 QUESTION = {
     "id": "go",
@@ -23,7 +20,7 @@ def test_a_page_opened_with_a_named_token_answers_as_that_person_until_it_is_rev
     browser: Browser, host: Host, asker: Asker, session: str
 ) -> None:
     assert host.db is not None
-    added = uq("token", "add", "dana", "--db", str(host.db), "--url", host.base)
+    added = uq("token", "add", "dana", "--store", str(host.db), "--url", host.base)
     assert added.returncode == 0, added.stderr
     token, link = added.stdout.splitlines()
     assert link == f"{host.base}/?token={token}"
@@ -55,7 +52,7 @@ def test_a_page_opened_with_a_named_token_answers_as_that_person_until_it_is_rev
 
         page.get_by_role("link", name="Inbox").click()
         inbox.expect_connected()
-        revoked = uq("token", "revoke", "dana", "--db", str(host.db))
+        revoked = uq("token", "revoke", "dana", "--store", str(host.db))
         assert revoked.returncode == 0, revoked.stderr
         expect(page.locator("body")).to_have_attribute("data-connection", "unauthorized")
         expect(page.locator("#status-text")).to_have_text(

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 from playwright.sync_api import Dialog, expect
 
 from tests.e2e.web.conftest import Asker, OpenInbox, answer_of, error_of
 from user_questions.tool_exit_plan_mode import plan_question, verdict
 from user_questions.types import AskUserQuestionAnswer
-
-pytestmark = pytest.mark.e2e
 
 PLAN = """# Add a cache
 

@@ -25,8 +25,6 @@ from user_questions.presentation import (
 )
 from user_questions.types import AskUserQuestionItem
 
-pytestmark = pytest.mark.e2e
-
 ORIGIN = "http://page.test"
 STATIC = files("user_questions.host.web").joinpath("static")
 MIRROR = settings(max_examples=60, deadline=None)

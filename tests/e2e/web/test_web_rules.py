@@ -9,15 +9,12 @@ import secrets
 from typing import Any
 
 import httpx
-import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.web.conftest import RESULTS, Asker, Host, Inbox, OpenInbox, answer_of, inboxes
 from tests.e2e.web.test_web_hooks import fixture_event
 from tests.e2e.web.test_web_hooks import run_hook as run_hook  # the fixture
 from user_questions.approvals import approval_of, approval_question
-
-pytestmark = pytest.mark.e2e
 
 ALLOWED = {
     "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}

@@ -10,19 +10,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from starlette.applications import Starlette
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.testclient import TestClient, WebSocketDenialResponse
 
-from user_questions.host.app import create_app
-from user_questions.host.config import HostConfig
+from tests.host.conftest import TOKEN
 from user_questions.host.gate.security import MAX_BODY_BYTES
 
-TOKEN = "test-token-123"
 WRONG = "wrong-token-456"
 PRESENTED = {
     "header": ({"Authorization": f"Bearer {WRONG}"}, ""),
@@ -51,12 +47,6 @@ WITHOUT_TOKEN = {
 }
 """What answers a request without an accepted token: the shell and the probes, which
 reveal nothing, and the routes that check a permission of their own; every other route is 401."""
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as test_client:
-        yield test_client
 
 
 def endpoints(client: TestClient) -> tuple[list[tuple[str, str]], list[str]]:

@@ -6,19 +6,14 @@ through the admin's HTTP API: people in groups, an admin, askers routed to a per
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient, WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 
-from tests.host.conftest import PICK
-from tests.host.test_app import AUTH, TOKEN, answer_frame, ask_frame
-from user_questions.host.app import create_app
-from user_questions.host.config import HostConfig
+from tests.host.conftest import AUTH, PICK, TOKEN, answer_frame, ask_frame
 
 ALLOW = answer_frame("approve", "agent", {"id": "pick", "selected": ["a"]})["result"]
 
@@ -62,14 +57,13 @@ PEOPLE: dict[str, dict[str, Any]] = {
 
 
 @pytest.fixture
-def host(tmp_path: Path) -> Iterator[Host]:
-    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as client:
-        tokens = {"agents": client.app.state.asker_token}  # type: ignore[attr-defined]
-        for name, grants in PEOPLE.items():
-            made = client.post("/api/tokens", json={"name": name, **grants}, headers=AUTH)
-            assert made.status_code == 201, made.text
-            tokens[name] = made.json()["token"]
-        yield Host(client, tokens)
+def host(client: TestClient) -> Host:
+    tokens = {"agents": client.app.state.asker_token}  # type: ignore[attr-defined]
+    for name, grants in PEOPLE.items():
+        made = client.post("/api/tokens", json={"name": name, **grants}, headers=AUTH)
+        assert made.status_code == 201, made.text
+        tokens[name] = made.json()["token"]
+    return Host(client, tokens)
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from tests.host.conftest import MANY, PICK, PLAN
-from tests.host.test_app import AUTH, TOKEN, ask, dismiss_frame
+from tests.host.conftest import AUTH, MANY, PICK, PLAN, TOKEN, ask, dismiss_frame
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig
 from user_questions.host.gate.security import CONTENT_SECURITY_POLICY

@@ -1,4 +1,4 @@
-"""People's own notifications: what is routed to a person reaches their URLs, and only that;
+"""Tokens's own notifications: what is routed to a person reaches their URLs, and only that;
 the answer links in them answer as that person, while their token may."""
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from tests.host.conftest import PICK
-from tests.host.test_app import AUTH, TOKEN, ask_frame
+from tests.host.conftest import AUTH, PICK, TOKEN, ask_frame
 from tests.receivers import HttpReceiver, http_receiver
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig

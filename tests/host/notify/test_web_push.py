@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient, WebSocketTestSession
 
-from tests.host.conftest import PICK
-from tests.host.test_app import AUTH, TOKEN, ask_frame
+from tests.host.conftest import AUTH, PICK, TOKEN, ask_frame
 from tests.push_fake import FakePushService, push_service, unb64
 from user_questions.approvals import approval_question
 from user_questions.host.app import create_app

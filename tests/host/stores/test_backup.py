@@ -66,7 +66,7 @@ async def test_a_backup_taken_under_load_holds_every_committed_request(
                 await enough.wait()
             before = dict(committed)
             backing_up.set()
-            status = await anyio.to_thread.run_sync(uq, "backup", "--db", str(db), str(copy))
+            status = await anyio.to_thread.run_sync(uq, "backup", "--store", str(db), str(copy))
             during = written_during_backup
             writers.cancel_scope.cancel()
 
@@ -112,16 +112,16 @@ def test_a_backup_never_overwrites_and_says_what_to_do_instead(
     db, copy = tmp_path / "host.db", tmp_path / "backup.db"
     anyio.run(_create, db)
     copy.write_text("something precious")
-    assert uq("backup", "--db", str(db), str(copy)) == 2
+    assert uq("backup", "--store", str(db), str(copy)) == 2
     assert capsys.readouterr().err == (
         f"uq backup: {copy} exists already; give a new file name (a backup never overwrites)\n"
     )
     assert copy.read_text() == "something precious"
-    assert uq("backup", "--db", str(db), str(tmp_path / "no" / "such" / "folder.db")) == 2
+    assert uq("backup", "--store", str(db), str(tmp_path / "no" / "such" / "folder.db")) == 2
     assert "there is no folder" in capsys.readouterr().err
-    assert uq("backup", "--db", "postgresql://uq@/uq?host=/nowhere", str(copy) + "2") == 2
+    assert uq("backup", "--store", "postgresql://uq@/uq?host=/nowhere", str(copy) + "2") == 2
     assert "is not a SQLite store: back it up with pg_dump" in capsys.readouterr().err
-    assert uq("backup", "--db", str(tmp_path / "missing.db"), str(copy) + "3") == 2
+    assert uq("backup", "--store", str(tmp_path / "missing.db"), str(copy) + "3") == 2
     assert "there is no store at" in capsys.readouterr().err
     assert sorted(path.name for path in tmp_path.iterdir() if "partial" in path.name) == []
 

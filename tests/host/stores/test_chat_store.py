@@ -11,7 +11,7 @@ import anyio
 import psycopg
 import pytest
 
-from tests.host.stores.conftest import StoreFactory
+from tests.host.conftest import StoreFactory
 from tests.host.stores.test_migrations import postgres_at_version, sqlite_at_version
 from tests.host.stores.test_store_contract import ANSWER, new
 from user_questions.host.stores import (

@@ -25,6 +25,7 @@ from user_questions.host.stores import (
     Role,
     Settlement,
     StoreStats,
+    TokenChange,
     TokenRecord,
     open_store,
 )
@@ -239,7 +240,7 @@ async def test_a_token_change_or_revocation_on_one_node_reaches_the_other_at_onc
         added = TokenRecord("ci", "c" * 64, CREATED)
         assert await seen_by_b(node_a.add_token(added)) == [added]
         changed = replace(added, role=Role.ASKER, routes=("@oncall",))
-        change = node_a.change_token("ci", role=Role.ASKER, routes=["@oncall"])
+        change = node_a.change_token("ci", TokenChange(role=Role.ASKER, routes=["@oncall"]))
         assert await seen_by_b(change) == [changed]
         (revoked,) = await seen_by_b(node_a.revoke_token("ci"))
         assert (revoked.role, revoked.routes, revoked.active) == (Role.ASKER, ("@oncall",), False)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import anyio
 import pytest
 
-from tests.host.stores.conftest import StoreFactory
+from tests.host.conftest import StoreFactory
 from user_questions.approvals import approval_question
 from user_questions.frames import Approval
 from user_questions.host.hub import Hub

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import anyio
 import pytest
 
-from tests.host.stores.conftest import StoreFactory
+from tests.host.conftest import StoreFactory
 from user_questions import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
@@ -25,6 +25,7 @@ from user_questions.host.stores import (
     Settlement,
     Store,
     StoredQuestion,
+    TokenChange,
     TokenRecord,
 )
 from user_questions.outcomes import Outcome, RequestState, Surface
@@ -499,10 +500,10 @@ async def test_a_store_tells_its_own_tokens_listeners_of_its_changes(store: Stor
     heard: list[None] = []
     remove = store.on_tokens_change(lambda: heard.append(None))
     await store.add_token(TokenRecord("alice", "a" * 64, CREATED))
-    await store.change_token("alice", role=Role.ADMIN)
+    await store.change_token("alice", TokenChange(role=Role.ADMIN))
     await store.revoke_token("alice")
     await store.revoke_token("alice")  # nothing changed
-    await store.change_token("alice", role=Role.PERSON)
+    await store.change_token("alice", TokenChange(role=Role.PERSON))
     assert len(heard) == 3
     remove()
     remove()
@@ -525,7 +526,7 @@ async def test_a_hosts_store_hears_of_token_changes_made_by_a_command_beside_it(
             await changed.wait()
         assert [token.name for token in await host.tokens() if token.active] == ["alice"]
         changed = anyio.Event()
-        await command.change_token("alice", role=Role.ADMIN, groups=["oncall"])
+        await command.change_token("alice", TokenChange(role=Role.ADMIN, groups=["oncall"]))
         with anyio.fail_after(5):
             await changed.wait()
         (alice,) = await host.tokens()
@@ -574,31 +575,35 @@ async def test_change_token_replaces_the_fields_given_and_keeps_the_others(store
         return expected
 
     token = await changed(
-        replace(token, role=Role.ADMIN), await store.change_token("alice", role=Role.ADMIN)
+        replace(token, role=Role.ADMIN),
+        await store.change_token("alice", TokenChange(role=Role.ADMIN)),
     )
     token = await changed(
         replace(token, groups=("db", "oncall")),
-        await store.change_token("alice", groups=["db", "oncall"]),
+        await store.change_token("alice", TokenChange(groups=["db", "oncall"])),
     )
     token = await changed(
-        replace(token, routes=("@db",)), await store.change_token("alice", routes=("@db",))
+        replace(token, routes=("@db",)),
+        await store.change_token("alice", TokenChange(routes=("@db",))),
     )
     token = await changed(
         replace(token, notify=("ntfy://ntfy.sh/alice",)),
-        await store.change_token("alice", notify=["ntfy://ntfy.sh/alice"]),
+        await store.change_token("alice", TokenChange(notify=["ntfy://ntfy.sh/alice"])),
     )
     token = await changed(  # several at once; an empty list empties the field
         replace(token, role=Role.ASKER, groups=()),
-        await store.change_token("alice", role=Role.ASKER, groups=[]),
+        await store.change_token("alice", TokenChange(role=Role.ASKER, groups=[])),
     )
-    await changed(token, await store.change_token("alice"))  # nothing given: nothing changes
+    await changed(
+        token, await store.change_token("alice", TokenChange())
+    )  # nothing given: nothing changes
 
 
 async def test_change_token_refuses_an_unknown_or_revoked_name(store: Store) -> None:
     await store.add_token(TokenRecord("alice", "a" * 64, CREATED))
     revoked = await store.revoke_token("alice")
-    assert await store.change_token("alice", role=Role.ADMIN) is None
-    assert await store.change_token("nobody", groups=["oncall"]) is None
+    assert await store.change_token("alice", TokenChange(role=Role.ADMIN)) is None
+    assert await store.change_token("nobody", TokenChange(groups=["oncall"])) is None
     assert await store.tokens() == [revoked]
 
 

@@ -6,17 +6,13 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient, WebSocketDenialResponse
 
-from tests.host.conftest import PICK
-from tests.host.test_app import AUTH, TOKEN, answer_frame, ask_frame
-from user_questions.host.app import create_app
-from user_questions.host.config import HostConfig
+from tests.host.conftest import AUTH, PICK, TOKEN, answer_frame, ask_frame
 from user_questions.host.telemetry.logs import (
     ACCESS_LOGGER,
     REDACTED,
@@ -38,12 +34,6 @@ def lines(caplog: pytest.LogCaptureFixture) -> Lines:
     caplog.handler.addFilter(ContextIds())
     caplog.set_level(logging.INFO, logger="user_questions")
     return lambda: [json.loads(FORMAT.format(record)) for record in caplog.records]
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as test_client:
-        yield test_client
 
 
 def record(message: str, *args: object, exc: bool = False) -> logging.LogRecord:

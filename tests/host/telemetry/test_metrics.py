@@ -13,10 +13,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
 
-from tests.host.conftest import PICK
+from tests.host.conftest import AUTH, PICK, TOKEN, answer_frame, ask_frame, dismiss_frame
 from tests.host.notify.helpers import notifying_hub
 from tests.host.notify.test_notifier import GatedNotifier
-from tests.host.test_app import AUTH, TOKEN, answer_frame, ask_frame, dismiss_frame
 from user_questions import (
     AbortSignal,
     AskUserQuestionRequest,

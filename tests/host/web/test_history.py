@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
-from tests.host.conftest import PICK, PLAN
-from tests.host.test_app import AUTH, TOKEN, answer_frame, ask, ask_frame, dismiss_frame
+from tests.host.conftest import AUTH, PICK, PLAN, TOKEN, answer_frame, ask, ask_frame, dismiss_frame
 from user_questions import AskUserQuestionAnswer, ErrorCode, UserQuestionError
-from user_questions.host.app import create_app
-from user_questions.host.config import HostConfig
 from user_questions.host.stores import HistoryQuery, StoredQuestion
 from user_questions.host.web.history import (
     MAX_LIMIT,
@@ -127,12 +122,6 @@ def test_an_answered_entry_carries_its_answer_and_on_request_its_details_as_stor
 
 
 # -- GET /api/history -------------------------------------------------------------------------
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as test_client:
-        yield test_client
 
 
 def settle(client: TestClient, rpc_id: str, *, dismiss: bool = False, session: str = "s") -> None:

@@ -62,7 +62,7 @@ export class Host {
 
   /** Start `uq serve` (on the port it had, after a restart) and wait until it serves. */
   async start({ timeoutMs = 30_000 } = {}) {
-    const args = ["serve", "--host", "127.0.0.1", "--port", String(this.port), "--db", this.db];
+    const args = ["serve", "--host", "127.0.0.1", "--port", String(this.port), "--store", this.db];
     if (this.token) args.push("--token", this.token);
     args.push(...this.args);
     const child = spawn(findUq(), args, { env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] });

@@ -32,8 +32,8 @@ from user_questions.host.chat.cards import (
     too_late,
 )
 from user_questions.host.chat.pairing import check_code
-from user_questions.host.gate.people import People
 from user_questions.host.gate.roles import may_answer, sees, viewer
+from user_questions.host.gate.tokens import Tokens
 from user_questions.host.hub import Hub
 from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQuestion
 from user_questions.outcomes import Surface
@@ -105,16 +105,16 @@ class Reaction:
 class Answering:
     """One service's view of the pairings, the sent messages and the hub."""
 
-    def __init__(self, hub: Hub, store: Store, people: People, surface: Surface) -> None:
+    def __init__(self, hub: Hub, store: Store, tokens: Tokens, surface: Surface) -> None:
         self.hub = hub
         self.store = store
-        self.people = people
+        self.tokens = tokens
         self.surface = surface
         self.service = surface.value
 
     def may_answer(self, person: str, record: StoredQuestion) -> bool:
         """Whether `person` (an active token) may answer `record`."""
-        identity = self.people.named(person)
+        identity = self.tokens.named(person)
         return identity is not None and may_answer(identity) and sees(identity, record)
 
     async def pairings(self) -> list[ChatPairing]:
@@ -183,7 +183,7 @@ class Answering:
 
     async def respond(self, tap: Tap, step: Answered | Dismissed) -> str:
         """Give the answer or the dismissal `step` as the tap's person; what to tell them."""
-        identity = self.people.named(tap.pairing.person)
+        identity = self.tokens.named(tap.pairing.person)
         if identity is None:
             return REFUSAL
         result: AnswerResult | ErrorResult

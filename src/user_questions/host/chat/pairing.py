@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.gate.people import OWNER
+from user_questions.host.gate.tokens import OWNER
 from user_questions.host.stores import Role, Store
 
 __all__ = [

@@ -1,7 +1,7 @@
 """The Slack app of a host: questions as Block Kit messages in direct messages, answered with a
 click, over Socket Mode (outbound only: no public URL).
 
-`slack_bot(app_token, bot_token, api, store, people)` is a host task. Every host sharing a store
+`slack_bot(app_token, bot_token, api, store, tokens)` is a host task. Every host sharing a store
 sends the requests it commits to the paired direct messages of the people they are routed to
 (`roles.sees`) with `chat.postMessage`, and edits every message sent for a request it settles
 with `chat.update`. One host at a time holds the Socket Mode connection: the store's lease
@@ -41,7 +41,7 @@ from user_questions.host.chat.slack_blocks import (
     modal_view,
     settled_blocks,
 )
-from user_questions.host.gate.people import People
+from user_questions.host.gate.tokens import Tokens
 from user_questions.host.hub import HostTask, Hub
 from user_questions.host.stores import ChatMessage, Store, StoredQuestion
 from user_questions.outcomes import Surface
@@ -66,14 +66,14 @@ _NOT_PAIRED = (
 )
 
 
-def slack_bot(app_token: str, bot_token: str, api: str, store: Store, people: People) -> HostTask:
+def slack_bot(app_token: str, bot_token: str, api: str, store: Store, tokens: Tokens) -> HostTask:
     """The host task running the Slack app of `app_token` (Socket Mode) and `bot_token` (its
-    messages) at the Web API `api` for `people`, keeping what it must in `store`."""
+    messages) at the Web API `api` for `tokens`, keeping what it must in `store`."""
 
     async def run(hub: Hub) -> None:
         async with httpx.AsyncClient() as client:
             app, bot = SlackApi(app_token, api, client), SlackApi(bot_token, api, client)
-            await _SlackBot(app, bot, hub, store, people).run()
+            await _SlackBot(app, bot, hub, store, tokens).run()
 
     return run
 
@@ -83,11 +83,11 @@ class SocketFailed(Exception):
 
 
 class _SlackBot:
-    def __init__(self, app: SlackApi, bot: SlackApi, hub: Hub, store: Store, people: People):
+    def __init__(self, app: SlackApi, bot: SlackApi, hub: Hub, store: Store, tokens: Tokens):
         self.app = app
         self.bot = bot
         self.store = store
-        self.room = Answering(hub, store, people, Surface.SLACK)
+        self.room = Answering(hub, store, tokens, Surface.SLACK)
         self.node = secrets.token_hex(8)
         self.lease: str | None = None
         """`slack:<bot id>`, once `auth.test` has named the bot."""

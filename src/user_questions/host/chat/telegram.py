@@ -1,6 +1,6 @@
 """The Telegram bot of a host: questions as messages with buttons, answered with a tap.
 
-`telegram_bot(token, api, people)` is a host task. Every host sharing a store sends the requests
+`telegram_bot(token, api, tokens)` is a host task. Every host sharing a store sends the requests
 it commits to the paired chats of the people they are routed to (`roles.sees`), and edits every
 message sent for a request it settles; one host at a time polls (`getUpdates`, after
 `deleteWebhook`), holding the store's lease `telegram:<bot id>` and keeping the update offset in
@@ -37,7 +37,7 @@ from user_questions.host.chat.cards import (
     ending_of,
 )
 from user_questions.host.chat.pairing import USERNAME_SETTING
-from user_questions.host.gate.people import People
+from user_questions.host.gate.tokens import Tokens
 from user_questions.host.hub import HostTask, Hub
 from user_questions.host.stores import ChatMessage, Store, StoredQuestion
 from user_questions.outcomes import Surface
@@ -66,23 +66,23 @@ MAX_MESSAGE_CHARACTERS = 4096
 _DESCRIPTION_CHARACTERS = 300
 
 
-def telegram_bot(token: str, api: str, store: Store, people: People) -> HostTask:
-    """The host task running the bot of `token` at the Bot API `api` for `people`, keeping
+def telegram_bot(token: str, api: str, store: Store, tokens: Tokens) -> HostTask:
+    """The host task running the bot of `token` at the Bot API `api` for `tokens`, keeping
     what it must in `store` (the host's)."""
 
     async def run(hub: Hub) -> None:
         async with httpx.AsyncClient() as client:
-            await _TelegramBot(BotApi(token, api, client), hub, store, people).run()
+            await _TelegramBot(BotApi(token, api, client), hub, store, tokens).run()
 
     return run
 
 
 class _TelegramBot:
-    def __init__(self, api: BotApi, hub: Hub, store: Store, people: People) -> None:
+    def __init__(self, api: BotApi, hub: Hub, store: Store, tokens: Tokens) -> None:
         self.api = api
         self.hub = hub
         self.store = store
-        self.room = Answering(hub, store, people, Surface.TELEGRAM)
+        self.room = Answering(hub, store, tokens, Surface.TELEGRAM)
         self.node = secrets.token_hex(8)
 
     async def run(self) -> None:

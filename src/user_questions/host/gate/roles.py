@@ -1,7 +1,7 @@
 """Roles: what each kind of token may do, and whom a request is for.
 
 Authority comes from the kind of credential, never from what a request says about itself: the
-host decides a token's role when it authenticates it (`people.People`), and every route and
+host decides a token's role when it authenticates it (`tokens.Tokens`), and every route and
 socket is checked against that role before anything else (`SecurityMiddleware` asks
 `refusal_of`). The credential an agent asks with is an `asker` token, which can never answer:
 
@@ -27,7 +27,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from user_questions._checks import quoted
 from user_questions.host.gate.security import Identity
+from user_questions.host.gate.tokens import Tokens
 from user_questions.host.rules.making import ANY_TOOL
 from user_questions.host.stores import Role, Rule, StoredQuestion
 
@@ -35,6 +37,7 @@ __all__ = [
     "ANSWERING_ROLES",
     "audience_of",
     "decides_for",
+    "maker_refusal",
     "may_answer",
     "refusal_of",
     "routed_to",
@@ -153,6 +156,16 @@ def rule_refusal(identity: Identity, rule: Rule, asker: Identity | None) -> str 
             f"the requests of {rule.asker} are routed to others: its rules are theirs or an admin's"
         )
     return None
+
+
+def maker_refusal(tokens: Tokens, by: str, rule: Rule) -> str | None:
+    """Why the token called `by` may not make `rule` (`rule_refusal`, with both tokens as they
+    are now), `None` when it may."""
+    person = tokens.named(by)
+    if person is None:
+        return f"no active token is called {quoted(by)}"
+    asker = None if rule.asker is None else tokens.named(rule.asker)
+    return rule_refusal(person, rule, asker)
 
 
 def decides_for(identity: Identity, rule: Rule, asker: Identity | None) -> bool:

@@ -12,7 +12,7 @@ header, a `?token=` parameter or the `uq_token` cookie), except two kinds of pat
   (`/api/push/worker/...`), which check its subscription's secret. They still pass the origin
   check.
 
-The middleware asks its `authenticate` function (`people.People`) for the person behind a token
+The middleware asks its `authenticate` function (`tokens.Tokens`) for the person behind a token
 presented (on every path, so a public page knows whether it has one), and puts that `Identity`
 in the ASGI scope for the routes to record who answered (`identity_of`). A request that carries
 an `Origin` header must come from the host's own origin, which stops other sites (and other
@@ -23,7 +23,7 @@ referrer, since the page's URL may hold the token.
 
 The middleware builds its refusals with the `deny` function it is given, so that statuses and
 codes are mapped in one place (`host/app.py`). The host's own token and the named tokens are
-`people.py`'s.
+`tokens.py`'s.
 
 Two things no route should have to think about are done here too. A request whose handler
 raises gets the JSON error `INTERNAL_ERROR` (500), with the same headers as every other answer,

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.gate.people import People
 from user_questions.host.gate.public_url import PublicUrl
+from user_questions.host.gate.tokens import Tokens
 from user_questions.host.hub import HostTask
 from user_questions.host.notify.command import CommandNotifier
 from user_questions.host.notify.links import AnswerLinks, answer_link_secret
@@ -64,7 +64,7 @@ class Notifying:
 
 
 async def notifications(
-    asked: Notifications, store: Store, address: PublicUrl | None, people: People
+    asked: Notifications, store: Store, address: PublicUrl | None, tokens: Tokens
 ) -> Notifying:
     """The notifiers `asked` for, each person's own (`personal.py`) and Web Push (when
     pywebpush is installed), linking to `address`, with the secrets read from `store`. Without
@@ -89,11 +89,11 @@ async def notifications(
         notifiers += [WebhookNotifier(url, secret=key) for url in asked.webhooks]
     tasks = [notifying(notifiers)] if notifiers else []
     if address is not None:
-        tasks.append(personal_notifying(people, address, links, settled=asked.settled))
+        tasks.append(personal_notifying(tokens, address, links, settled=asked.settled))
     push = None
     if pushing_installed():
         keys = await PushKeys.load(store, contact_of(None if address is None else address.origin))
-        push = WebPush(keys, store, people, private=asked.push_private)
+        push = WebPush(keys, store, tokens, private=asked.push_private)
         tasks.append(web_push_notifying(push))
     return Notifying(tasks, links, push)
 

@@ -25,9 +25,9 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from user_questions.host.gate.people import People
 from user_questions.host.gate.roles import may_answer, viewer
 from user_questions.host.gate.roles import sees as seen
+from user_questions.host.gate.tokens import Tokens
 from user_questions.host.hub import Hub
 from user_questions.host.notify.links import AnswerLinks, Grant, answerable_options
 from user_questions.host.notify.message import asker_line
@@ -57,8 +57,8 @@ async def answer_link(request: Request) -> Response:
     sees = None
     if grant.person is not None:
         # A person's link answers as them only while their token may answer this request.
-        people: People = request.app.state.people
-        identity = people.named(grant.person)
+        tokens: Tokens = request.app.state.tokens
+        identity = tokens.named(grant.person)
         if identity is None or not may_answer(identity) or not seen(identity, record):
             return _refused()
         sees = viewer(identity)

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import anyio
 
-from user_questions._lifetime import AsyncLifetime
+from user_questions._lifecycle.lifetime import AsyncLifetime
 from user_questions.host.hub import HostTask, Hub
 from user_questions.host.notify.events import HostEvent, event_of
 from user_questions.host.stores import StoredQuestion

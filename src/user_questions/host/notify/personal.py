@@ -1,4 +1,4 @@
-"""People's own notifications: each person's URLs told of what is routed to them.
+"""Tokens's own notifications: each person's URLs told of what is routed to them.
 
 `uq token add alice --notify ntfy://...` gives alice notifications of her own, beside the
 host-wide `--notify`: only the requests she may see (`roles.sees`), with answer links that
@@ -18,9 +18,9 @@ import logging
 import anyio
 
 from user_questions.errors import UserQuestionError
-from user_questions.host.gate.people import People
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.gate.roles import sees
+from user_questions.host.gate.tokens import Tokens
 from user_questions.host.hub import HostTask, Hub
 from user_questions.host.notify.events import event_of
 from user_questions.host.notify.links import AnswerLinks
@@ -37,7 +37,7 @@ Key = tuple[str, str]
 
 
 def personal_notifying(
-    people: People, address: PublicUrl, links: AnswerLinks | None, *, settled: bool = False
+    tokens: Tokens, address: PublicUrl, links: AnswerLinks | None, *, settled: bool = False
 ) -> HostTask:
     """A host task running a notifier for every notification URL of every person, linking to
     `address`, with links signed by `links` that answer as that person."""
@@ -51,7 +51,7 @@ def personal_notifying(
             told = record if whom is None else dataclasses.replace(record, audience=whom)
             event = None
             for (name, _), (notifier, _) in running.items():
-                identity = people.named(name)
+                identity = tokens.named(name)
                 if identity is not None and sees(identity, told) and sees(identity, record):
                     event = event or event_of(record)
                     notifier.notify(event)
@@ -68,7 +68,7 @@ def personal_notifying(
         async with anyio.create_task_group() as task_group:
 
             def follow() -> None:
-                wanted = {(name, url) for name, urls in people.notified.items() for url in urls}
+                wanted = {(name, url) for name, urls in tokens.notified.items() for url in urls}
                 for key in [key for key in running if key not in wanted]:
                     running.pop(key)[1].cancel()  # it flushes what it queued, then stops
                 for key in sorted(wanted - running.keys()):
@@ -85,7 +85,7 @@ def personal_notifying(
 
             follow()
             with contextlib.ExitStack() as stack:
-                stack.callback(people.on_change(follow))
+                stack.callback(tokens.on_change(follow))
                 stack.callback(hub.on_event(fan_out))
                 stack.callback(hub.on_routed(fan_out))
                 await anyio.sleep_forever()

@@ -11,7 +11,7 @@ their own rule (`links.answerable_options`).
 
 from __future__ import annotations
 
-from user_questions._approval_card import ALLOW, DENY
+from user_questions._hooks.approval_card import ALLOW, DENY
 from user_questions.frames import ClientResponse
 from user_questions.host.stores import StoredQuestion
 from user_questions.presentation import plan_review_of

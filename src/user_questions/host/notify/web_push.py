@@ -1,7 +1,7 @@
 """Web Push (RFC 8030, 8291, 8292): each person's questions pushed to the browsers they subscribed.
 
 A person's page subscribes through the browser's `PushManager` and registers the subscription
-(`POST /api/push/subscriptions`, `endpoints` of `host/protocols/push_api.py`); `WebPush.subscribe`
+(`POST /api/push/subscriptions`, `host/endpoints/push_api.py`); `WebPush.subscribe`
 checks it and keeps it in the store (`PushStore`) with the hash of a new random secret that only
 that browser's service worker is given: with it, a tap on a notification's button answers as the
 person (`WebPush.worker`), without a page and without the person's token.
@@ -46,9 +46,9 @@ import anyio
 from pydantic import Field, PrivateAttr, StrictStr
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.gate.people import People
 from user_questions.host.gate.roles import may_answer, sees
 from user_questions.host.gate.security import Identity
+from user_questions.host.gate.tokens import Tokens
 from user_questions.host.hub import HostTask, Hub
 from user_questions.host.notify.events import HostEvent, event_of
 from user_questions.host.notify.notifier import QUEUE_CAPACITY, Notifier
@@ -162,12 +162,12 @@ async def check_resolved(url: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class WebPush:
-    """What the push endpoints and the notifier share: the keys, the store, the people, and
+    """What the push endpoints and the notifier share: the keys, the store, the tokens, and
     whether pushes are content-free (`--push-private`)."""
 
     keys: PushKeys
     store: Store
-    people: People
+    tokens: Tokens
     private: bool = False
 
     async def subscribe(
@@ -209,7 +209,7 @@ class WebPush:
         subscription = await self.store.push_subscription(subscription_id)
         if subscription is None or not hmac.compare_digest(_hash(secret), subscription.secret_hash):
             return None
-        identity = self.people.named(subscription.person)
+        identity = self.tokens.named(subscription.person)
         if identity is None or not may_answer(identity):
             return None
         return subscription, identity
@@ -273,7 +273,7 @@ class WebPushNotifier(Notifier):
         return delivered
 
     def _reaches(self, person: str, record: StoredQuestion, whom: tuple[str, ...] | None) -> bool:
-        identity = self._push.people.named(person)
+        identity = self._push.tokens.named(person)
         if identity is None or not may_answer(identity) or not sees(identity, record):
             return False
         if not whom:  # new, settled, or a reminder to everyone it is routed to

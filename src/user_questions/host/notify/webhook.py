@@ -25,7 +25,7 @@ import logging
 from urllib.parse import urlsplit
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.gate.people import new_token
+from user_questions.host.gate.tokens import new_token
 from user_questions.host.notify.events import HostEvent
 from user_questions.host.notify.notifier import QUEUE_CAPACITY, Notifier
 from user_questions.host.notify.posting import BACKOFF_FIRST, BACKOFF_MAX, Poster

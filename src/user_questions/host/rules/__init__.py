@@ -15,7 +15,8 @@ is never allowed by any rule: a person is asked. One module per job:
 - `matching`: which rule decides a call, or why none can (`explain`);
 - `offers`: the answer a rule gives a card, and the rule a card offers to make;
 - `cache`: `Rules`, the host's copy of the rules, current for every decision;
-- `durations`: durations and escalation steps as `uq` writes them (`10m`, `10m:@oncall`).
+- `inbox`: `InboxRules`, the rules as the inbox applies them to its requests (settling, offering,
+  remembering, counting uses).
 
 Deny beats allow: when both match, the lowest-numbered deny decides. A revoked or expired rule
 never matches. docs/rules.md says all of it for people.
@@ -23,15 +24,7 @@ never matches. docs/rules.md says all of it for people.
 
 from user_questions.host.rules.cache import RELOAD_RETRY, Rules
 from user_questions.host.rules.calls import SHELL_TOOLS, Kind, read_call, tool_kind
-from user_questions.host.rules.durations import (
-    NONE,
-    duration_text,
-    escalation_text,
-    parse_duration,
-    parse_escalation,
-    timer_seconds,
-    timer_steps,
-)
+from user_questions.host.rules.inbox import RULE_PREFIX, InboxRules, Refusal
 from user_questions.host.rules.making import (
     ANY_TOOL,
     add_rule,
@@ -52,25 +45,22 @@ from user_questions.host.rules.offers import (
 
 __all__ = [
     "ANY_TOOL",
-    "NONE",
     "RELOAD_RETRY",
     "RULE_PREFIX",
     "SHELL_TOOLS",
+    "InboxRules",
     "Kind",
     "Match",
+    "Refusal",
     "Rules",
     "Verdict",
     "add_rule",
     "answered_decision",
     "check_rule",
-    "duration_text",
-    "escalation_text",
     "explain",
     "match",
     "new_rule",
     "offered_rule",
-    "parse_duration",
-    "parse_escalation",
     "proposed_rule",
     "read_call",
     "revoke_rule",
@@ -78,10 +68,5 @@ __all__ = [
     "rule_fields",
     "rule_json",
     "rule_text",
-    "timer_seconds",
-    "timer_steps",
     "tool_kind",
 ]
-
-RULE_PREFIX = "rule:"
-"""`by` of a request a rule settled is `rule:<id>`."""

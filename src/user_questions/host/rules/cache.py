@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from user_questions._lifetime import AsyncLifetime
+from user_questions._lifecycle.lifetime import AsyncLifetime
 from user_questions.errors import UserQuestionError
 from user_questions.frames import Approval
 from user_questions.host._reloader import Reloader

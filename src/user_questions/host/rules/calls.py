@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from user_questions._approval_card import SHELL_TOOLS
+from user_questions._hooks.approval_card import SHELL_TOOLS
 from user_questions.errors import UserQuestionError
 from user_questions.frames import Approval
 from user_questions.host.rules.patches import PatchError, read_patch

@@ -17,8 +17,8 @@ from typing import TypedDict, Unpack
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import iso
+from user_questions.host.gate.durations import parse_duration
 from user_questions.host.rules.calls import FIELDS, Kind, tool_kind
-from user_questions.host.rules.durations import parse_duration
 from user_questions.host.rules.paths import PathError, check_pattern
 from user_questions.host.rules.shell import read_script
 from user_questions.host.rules.urls import UrlError, read_host

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from user_questions._approval_card import decision_of
+from user_questions._hooks.approval_card import decision_of
 from user_questions.approvals import ALLOW
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval

@@ -5,7 +5,7 @@ and its outcome before its asker is released. The hub keeps only a cache of what
 from the store at start-up and whenever the store says something changed.
 
 The records are in `stores/records.py`, the protocols (`Store`, and its parts `QuestionStore`,
-`HistoryStore`, `TokenStore`, `SettingStore`, `ChatStore`, `PushStore`) in `stores/protocol.py`;
+`HistoryStore`, `TokenStore`, `SettingStore`, `ChatStore`, `PushStore`) in `stores/base.py`;
 both are re-exported here.
 Backends are imported by URL scheme on first use, the way anyio loads its backends, so a host on
 SQLite never imports psycopg: a path or `sqlite:///path` is `SQLiteStore`; `postgresql://...`
@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores.protocol import (
+from user_questions.host.stores.base import (
     ChatStore,
     HistoryStore,
     PushStore,
@@ -53,6 +53,7 @@ from user_questions.host.stores.records import (
     Settlement,
     StoredQuestion,
     StoreStats,
+    TokenChange,
     TokenRecord,
     TokensListener,
     pending_record,
@@ -85,6 +86,7 @@ __all__ = [
     "StoreStats",
     "StoredQuestion",
     "Role",
+    "TokenChange",
     "TokenRecord",
     "TokenStore",
     "TokensListener",

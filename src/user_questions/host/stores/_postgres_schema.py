@@ -16,7 +16,7 @@ import anyio
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._postgres_pool import PgConnection
-from user_questions.host.stores._shared import render_stored, search_text
+from user_questions.host.stores._rows import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA", "SCHEMA_VERSION", "migrate"]
 

@@ -33,7 +33,7 @@ def open_file(path: Path, url: str, *, host: bool) -> tuple[sqlite3.Connection, 
     """
     if not host and not path.is_file():
         raise UserQuestionError(
-            f"there is no store at {url}; give the --db of a host (`uq serve --db "
+            f"there is no store at {url}; give the --store of a host (`uq serve --store "
             f"{url}` creates it)",
             ErrorCode.BAD_STORE,
         )
@@ -73,7 +73,7 @@ def lock(path: Path) -> IO[str]:
     except BlockingIOError:
         lock_file.close()
         raise UserQuestionError(
-            f"another host is using the store {path}; stop it, or give this one its own --db",
+            f"another host is using the store {path}; stop it, or give this one its own --store",
             ErrorCode.STORE_LOCKED,
         ) from None
     return lock_file

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores._shared import render_stored, search_text
+from user_questions.host.stores._rows import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 

@@ -34,7 +34,8 @@ from typing import cast
 import anyio
 from psycopg.rows import TupleRow
 
-from user_questions._lifetime import AsyncLifetime
+from user_questions._lifecycle.lifetime import AsyncLifetime
+from user_questions._lifecycle.listeners import Listeners
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._postgres_listen import (
     CHANNEL,
@@ -45,11 +46,10 @@ from user_questions.host.stores._postgres_listen import (
 )
 from user_questions.host.stores._postgres_pool import POOL_SIZE, PgConnection, Pool
 from user_questions.host.stores._postgres_schema import SCHEMA, SCHEMA_VERSION, migrate
-from user_questions.host.stores._shared import (
+from user_questions.host.stores._rows import (
     COLUMNS,
     RULE_COLUMNS,
     TOKEN_COLUMNS,
-    ChangeListeners,
     encode_cursor,
     escalations_json,
     history_filter,
@@ -62,6 +62,7 @@ from user_questions.host.stores._shared import (
     settlement_text,
     stored_question,
     stored_questions,
+    token_change_fields,
     token_fields,
     token_record,
 )
@@ -69,17 +70,16 @@ from user_questions.host.stores.records import (
     ChangeListener,
     ChatMessage,
     ChatPairing,
-    Escalation,
     HistoryPage,
     HistoryQuery,
     NewQuestion,
     PushSubscription,
-    Role,
     Rule,
     RuleRecord,
     RulesListener,
     Settlement,
     StoredQuestion,
+    TokenChange,
     TokenRecord,
     TokensListener,
     settled_record,
@@ -243,9 +243,15 @@ class PostgresStore(AsyncLifetime):
         self._pool = Pool(url, self.url)
         self._pool.stats.url = self.url
         self._pool.stats.shared = True
-        self._listeners: list[ChangeListener] = []
-        self._tokens_listeners = ChangeListeners(self.url)
-        self._rules_listeners = ChangeListeners(self.url, "rules")
+        self._listeners: Listeners[[str | None]] = Listeners(
+            logger, f"a change listener of {self.url} raised"
+        )
+        self._tokens_listeners: Listeners[[]] = Listeners(
+            logger, f"a tokens listener of {self.url} raised"
+        )
+        self._rules_listeners: Listeners[[]] = Listeners(
+            logger, f"a rules listener of {self.url} raised"
+        )
         self.stats = self._pool.stats
 
     def __repr__(self) -> str:
@@ -261,7 +267,10 @@ class PostgresStore(AsyncLifetime):
         listening = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(listening.cancel_scope.cancel)
         relay = NotificationRelay(
-            self._pool, self._tell, self._tokens_listeners.tell, self._rules_listeners.tell
+            self._pool,
+            self._listeners.tell,
+            self._tokens_listeners.tell,
+            self._rules_listeners.tell,
         )
         await listening.start(relay.run)
         self.stats.open = True
@@ -398,13 +407,7 @@ class PostgresStore(AsyncLifetime):
     def on_change(self, listener: ChangeListener) -> Callable[[], None]:
         """Call `listener` with the rpcId another node changed, or `None` after a reconnection,
         for every change committed from now on (a host's store listens from its opening)."""
-        self._listeners.append(listener)
-
-        def remove() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return remove
+        return self._listeners.add(listener)
 
     async def mark_shown(self, rpc_ids: Sequence[str]) -> None:
         async def update(connection: PgConnection) -> None:
@@ -489,22 +492,10 @@ class PostgresStore(AsyncLifetime):
     async def revoke_token(self, name: str) -> TokenRecord | None:
         return await self._update_token(_REVOKE_TOKEN, (name,))
 
-    async def change_token(
-        self,
-        name: str,
-        *,
-        role: Role | None = None,
-        groups: Sequence[str] | None = None,
-        routes: Sequence[str] | None = None,
-        notify: Sequence[str] | None = None,
-        deadline: int | None = None,
-        escalate: Sequence[Escalation] | None = None,
-        remind: int | None = None,
-    ) -> TokenRecord | None:
-        steps = None if escalate is None else escalations_json(escalate)
+    async def change_token(self, name: str, change: TokenChange) -> TokenRecord | None:
         return await self._update_token(
             _CHANGE_TOKEN,
-            (*token_fields(role, groups, routes, notify), deadline, steps, remind, name),
+            (*token_change_fields(change), name),
         )
 
     async def _update_token(self, sql: str, parameters: Sequence[object]) -> TokenRecord | None:
@@ -713,16 +704,6 @@ class PostgresStore(AsyncLifetime):
         """Call `listener` after a rule is added or revoked, through this store or (when open
         as a host's) any other, and after the listening connection reconnects."""
         return self._rules_listeners.add(listener)
-
-    def _tell(self, rpc_id: str | None) -> None:
-        for listener in tuple(self._listeners):
-            self._call(listener, rpc_id)
-
-    def _call(self, listener: ChangeListener, rpc_id: str | None) -> None:
-        try:
-            listener(rpc_id)
-        except Exception:
-            logger.exception("a change listener of %s raised", self.url)
 
 
 _PUSH_SUBSCRIPTIONS = (

@@ -1,6 +1,6 @@
 """The records a store keeps and the questions it answers: requests, settlements, tokens, history.
 
-Plain frozen dataclasses, shared by the `Store` protocols (`stores/protocol.py`), both backends and
+Plain frozen dataclasses, shared by the `Store` protocols (`stores/base.py`), both backends and
 the hub; and `StoreStats`, the one mutable record, which a store keeps up to date for the host's
 metrics.
 """
@@ -16,7 +16,8 @@ from enum import StrEnum
 
 from pydantic import TypeAdapter
 
-from user_questions._disposer import Disposer
+from user_questions._lifecycle.disposer import Disposer
+from user_questions._lifecycle.listeners import Listeners
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, Origin
 from user_questions.outcomes import Outcome, RequestState, Surface
@@ -41,6 +42,7 @@ __all__ = [
     "Rule",
     "RuleRecord",
     "RulesListener",
+    "TokenChange",
     "TokenRecord",
     "TokensListener",
     "pending_record",
@@ -103,7 +105,7 @@ class NewQuestion:
     deadline_at: datetime | None = None
     """When it ends as `timed-out` if still pending (its asker token's `--deadline`)."""
     settlement: Settlement | None = None
-    """How it is settled as it is stored, when a rule decided it (`host/rules.py`): never
+    """How it is settled as it is stored, when a rule decided it (`host/rules/`): never
     pending, so no host, page or notifier ever sees it as such."""
     escalate: tuple[Escalation, ...] = ()
     """Whom it is routed to as well while still pending, and when (its asker token's)."""
@@ -334,6 +336,22 @@ class TokenRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class TokenChange:
+    """What a token may do, as `uq token add|change`, `POST|PATCH /api/tokens` and `uq hook
+    install` give it: a field left `None` keeps what a token has (a new token: role `person`,
+    nothing else). `deadline` and `remind` are seconds, 0 taking them away; `escalate` and the
+    lists replace the ones a token has."""
+
+    role: Role | None = None
+    groups: Sequence[str] | None = None
+    routes: Sequence[str] | None = None
+    notify: Sequence[str] | None = None
+    deadline: int | None = None
+    escalate: Sequence[Escalation] | None = None
+    remind: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ChatPairing:
     """A chat user who answers as a person (`uq chat pair`): authority comes from this row,
     never from what a message says."""
@@ -441,9 +459,12 @@ class StoreStats:
     """Whether other hosts share the database (PostgreSQL), so that while this one cannot
     reach it, its askers may go to another (the host tells them so)."""
     _since: float = field(default=0.0, compare=False)
-    _listeners: list[Callable[[UserQuestionError | None], None]] = field(
-        default_factory=list, compare=False
-    )
+    _listeners: Listeners[[UserQuestionError | None]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._listeners = Listeners(
+            logger, lambda _: f"a fault listener of {self.url or 'the store'} raised"
+        )
 
     def failed(self, fault: UserQuestionError | None = None) -> None:
         self.errors += 1
@@ -460,7 +481,7 @@ class StoreStats:
         if not self.open:
             return
         logger.warning("store fault, refusing with %s until it clears: %s", fault.code, fault)
-        self._tell(fault)
+        self._listeners.tell(fault)
 
     def check(self) -> None:
         """Raise the fault while there is one (a new exception each time)."""
@@ -483,24 +504,11 @@ class StoreStats:
                 fault.code,
                 f"; {how}" if how else "",
             )
-            self._tell(None)
+            self._listeners.tell(None)
 
     def on_fault(self, listener: Callable[[UserQuestionError | None], None]) -> Disposer:
         """Call `listener` with each new fault, and with `None` when it clears."""
-        self._listeners.append(listener)
-
-        def remove() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return remove
-
-    def _tell(self, fault: UserQuestionError | None) -> None:
-        for listener in tuple(self._listeners):
-            try:
-                listener(fault)
-            except Exception:
-                logger.exception("a fault listener of %s raised", self.url or "the store")
+        return self._listeners.add(listener)
 
 
 @dataclass(frozen=True, slots=True)
@@ -522,7 +530,7 @@ class Decision(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """A remembered decision, as a person or an admin makes it (`host/rules.py` matches it).
+    """A remembered decision, as a person or an admin makes it (`host/rules/` matches it).
 
     At most one of `command`, `path` and `domain` is set; none: every call of the tool.
     """

@@ -58,15 +58,15 @@ from typing import IO, Any, TypeVar
 
 import anyio
 
-from user_questions._disposer import nothing
-from user_questions._lifetime import AsyncLifetime
+from user_questions._lifecycle.disposer import nothing
+from user_questions._lifecycle.lifetime import AsyncLifetime
+from user_questions._lifecycle.listeners import Listeners
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._group_commit import GroupCommit, Work
-from user_questions.host.stores._shared import (
+from user_questions.host.stores._rows import (
     COLUMNS,
     RULE_COLUMNS,
     TOKEN_COLUMNS,
-    ChangeListeners,
     encode_cursor,
     escalations_json,
     history_filter,
@@ -79,6 +79,7 @@ from user_questions.host.stores._shared import (
     settlement_text,
     stored_question,
     stored_questions,
+    token_change_fields,
     token_fields,
     token_record,
 )
@@ -91,18 +92,17 @@ from user_questions.host.stores.records import (
     ChangeListener,
     ChatMessage,
     ChatPairing,
-    Escalation,
     HistoryPage,
     HistoryQuery,
     NewQuestion,
     PushSubscription,
-    Role,
     Rule,
     RuleRecord,
     RulesListener,
     Settlement,
     StoredQuestion,
     StoreStats,
+    TokenChange,
     TokenRecord,
     TokensListener,
     settled_record,
@@ -195,8 +195,12 @@ class SQLiteStore(AsyncLifetime):
         self._connection: sqlite3.Connection | None = None
         self._lock_file: IO[str] | None = None
         self._worker = Worker(f"uq-store {self.path.name}")
-        self._tokens_listeners = ChangeListeners(self.url)
-        self._rules_listeners = ChangeListeners(self.url, "rules")
+        self._tokens_listeners: Listeners[[]] = Listeners(
+            logger, f"a tokens listener of {self.url} raised"
+        )
+        self._rules_listeners: Listeners[[]] = Listeners(
+            logger, f"a rules listener of {self.url} raised"
+        )
         self._writes = GroupCommit(self._commit, MAX_QUEUED_BYTES)
         self._commit_seconds = math.inf
         """The average time of a commit (unknown at first: the first ones run in the thread)."""
@@ -416,26 +420,14 @@ class SQLiteStore(AsyncLifetime):
             (_now(), name),
         )
 
-    async def change_token(
-        self,
-        name: str,
-        *,
-        role: Role | None = None,
-        groups: Sequence[str] | None = None,
-        routes: Sequence[str] | None = None,
-        notify: Sequence[str] | None = None,
-        deadline: int | None = None,
-        escalate: Sequence[Escalation] | None = None,
-        remind: int | None = None,
-    ) -> TokenRecord | None:
-        steps = None if escalate is None else escalations_json(escalate)
+    async def change_token(self, name: str, change: TokenChange) -> TokenRecord | None:
         return await self._update_token(
             "UPDATE tokens SET role = coalesce(?, role), groups = coalesce(?, groups), "
             "routes = coalesce(?, routes), notify = coalesce(?, notify), "
             "deadline = nullif(coalesce(?, deadline), 0), escalate = coalesce(?, escalate), "
             "remind = nullif(coalesce(?, remind), 0) "
             f"WHERE name = ? AND revoked_at IS NULL RETURNING {_TOKEN_COLUMNS}",
-            (*token_fields(role, groups, routes, notify), deadline, steps, remind, name),
+            (*token_change_fields(change), name),
         )
 
     async def _update_token(self, sql: str, parameters: Sequence[object]) -> TokenRecord | None:

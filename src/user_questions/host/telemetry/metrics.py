@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
-from user_questions._disposer import Disposer
+from user_questions._lifecycle.disposer import Disposer
 from user_questions._version import __version__
 from user_questions.host.stores import StoredQuestion, StoreStats
 

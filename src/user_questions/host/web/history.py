@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from pydantic import StrictStr
 
-from user_questions._text import text_problem
+from user_questions._reading.text import text_problem
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, JSONObject, Origin, RuleProposal, iso
 from user_questions.host.rules import answered_decision, offered_rule, rule_fields

@@ -28,9 +28,9 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.gate.people import People
 from user_questions.host.gate.roles import may_answer, refusal_of
 from user_questions.host.gate.security import identity_of, token_cookie, token_of
+from user_questions.host.gate.tokens import Tokens
 
 __all__ = [
     "MAX_TOKEN_BYTES",
@@ -81,9 +81,9 @@ async def session(request: Request) -> Response:
     """`POST /session`: the body is a token; an accepted one that may answer comes back as the
     page's cookie (204), an asker's is `FORBIDDEN`, any other is `UNAUTHORIZED`."""
     body = await request.body()
-    people: People = request.app.state.people
+    tokens: Tokens = request.app.state.tokens
     token = body[:MAX_TOKEN_BYTES].decode("utf-8", "replace").strip()
-    identity = None if len(body) > MAX_TOKEN_BYTES else people.authenticate(token)
+    identity = None if len(body) > MAX_TOKEN_BYTES else tokens.authenticate(token)
     if identity is None:
         raise UserQuestionError("this host does not accept that token", ErrorCode.UNAUTHORIZED)
     why = refusal_of(identity, "POST", "/session")

@@ -1,0 +1,144 @@
+"""An agent CLI's permission prompt (a `PermissionRequest` hook event) in plain data: the call it
+asks about, its approval card, and the hook's output for a decision.
+
+Standard library only, so that `uq hook`'s quick path (`cli._hook_rule`, a call a rule decides)
+builds exactly the card and the output the bridges do (`bridges.claude_code`, `bridges.codex`,
+which build theirs from this module) without loading pydantic. Claude Code's permission
+suggestions ride along: "Allow and don't ask again" gives them back as `updatedPermissions`;
+Codex has none (a hook that sends them fails closed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from user_questions._hooks.approval_card import ApprovalDecision, card_fields, denial_message
+from user_questions._hooks.events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, Client
+from user_questions.errors import ErrorCode, UserQuestionError
+
+__all__ = [
+    "AGENT_NAMES",
+    "PermissionCall",
+    "as_update_dict",
+    "describe_permission_updates",
+    "permission_call",
+    "permission_decision",
+]
+
+AGENT_NAMES: dict[Client, str] = {"claude": "Claude", "codex": "Codex"}
+"""Who asks, on each client's approval card."""
+_WHERE: dict[str, str] = {
+    "session": "for the rest of this session",
+    "localSettings": "in this project, for you (.claude/settings.local.json)",
+    "projectSettings": "in this project, for everyone (.claude/settings.json)",
+    "userSettings": "in every project (~/.claude/settings.json)",
+    "cliArg": "for this run",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionCall:
+    """The tool call a permission prompt asks about."""
+
+    client: Client
+    tool: str
+    arguments: dict[str, Any]
+    updates: list[dict[str, Any]] = field(default_factory=list)
+    """Claude Code's permission suggestions (permission updates, as they came)."""
+
+    def card(self) -> dict[str, Any]:
+        """The approval card, as a question's JSON object."""
+        always = describe_permission_updates(self.updates)
+        return card_fields(self.tool, self.arguments, agent=AGENT_NAMES[self.client], always=always)
+
+    def allow(self, decision: ApprovalDecision) -> dict[str, Any]:
+        """The decision an allow sends back: with the suggestions when the person chose not to
+        be asked again."""
+        if decision.always and self.updates:
+            return {"behavior": "allow", "updatedPermissions": self.updates}
+        return {"behavior": "allow"}
+
+    def output(self, decision: ApprovalDecision) -> dict[str, Any]:
+        """The hook's output for `decision`: an allow, or a denial with the reason for the model."""
+        if decision.allowed:
+            return permission_decision(self.allow(decision))
+        return permission_decision(
+            {"behavior": "deny", "message": denial_message(decision, self.tool)}
+        )
+
+
+def permission_call(client: Client, event: Mapping[str, Any]) -> PermissionCall | None:
+    """The call `event` asks permission for; `None` when it is not a permission prompt.
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST` for a Claude Code prompt whose `tool_input` is not an
+            object.
+    """
+    tool = event.get("tool_name")
+    if event.get("hook_event_name") != PERMISSION_REQUEST or not isinstance(tool, str) or not tool:
+        return None
+    input = event.get("tool_input")
+    if client == "codex":
+        return PermissionCall(client, tool, input if isinstance(input, dict) else {"input": input})
+    if tool in (ASK_TOOL, PLAN_TOOL):
+        return None
+    if not isinstance(input, dict):
+        raise UserQuestionError(
+            f"invalid {PERMISSION_REQUEST} event: tool_input is not an object",
+            ErrorCode.BAD_REQUEST,
+        )
+    return PermissionCall(client, tool, input, _suggestions(event.get("permission_suggestions")))
+
+
+def permission_decision(decision: dict[str, Any]) -> dict[str, Any]:
+    """A `PermissionRequest` hook's output: `{"hookSpecificOutput": {"hookEventName":
+    "PermissionRequest", "decision": decision}}`, the same for Claude Code and Codex."""
+    return {"hookSpecificOutput": {"hookEventName": PERMISSION_REQUEST, "decision": decision}}
+
+
+def describe_permission_updates(updates: Sequence[Any]) -> str | None:
+    """What allowing with `updates` (Claude's `PermissionUpdate`s, as dicts or as the Python
+    SDK's objects) will remember, in words, for the "don't ask again" option; `None` when
+    there are none."""
+    said = [_describe_update(as_update_dict(update)) for update in updates]
+    return " ".join(said) or None
+
+
+def as_update_dict(update: Any) -> dict[str, Any]:
+    """A permission update as its JSON object (the Python SDK's have `to_dict`)."""
+    if isinstance(update, Mapping):
+        return dict(update)
+    to_dict = getattr(update, "to_dict", None)
+    return dict(to_dict()) if callable(to_dict) else {}
+
+
+def _suggestions(value: object) -> list[dict[str, Any]]:
+    """The event's `permission_suggestions` that are permission updates (objects with a type);
+    they go back to Claude Code as they came."""
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, dict) and isinstance(item.get("type"), str)]
+
+
+def _describe_update(update: Mapping[str, Any]) -> str:
+    where = _WHERE.get(str(update.get("destination")), "from now on")
+    kind = update.get("type")
+    if kind == "addRules" and update.get("behavior") == "allow":
+        rules = ", ".join(_rule_text(rule) for rule in update.get("rules") or ())
+        return f"Also allow {rules} without asking, {where}."
+    if kind == "setMode":
+        return f"Switch to the {update.get('mode')} permission mode, {where}."
+    if kind == "addDirectories":
+        folders = ", ".join(str(folder) for folder in update.get("directories") or ())
+        return f"Give access to {folders}, {where}."
+    return f"Change the permission rules ({kind}), {where}."
+
+
+def _rule_text(rule: Any) -> str:
+    if not isinstance(rule, Mapping):
+        return str(rule)
+    tool = str(rule.get("toolName", ""))
+    content = rule.get("ruleContent")
+    return f"{tool}({content})" if content else tool

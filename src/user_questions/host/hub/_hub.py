@@ -1,0 +1,450 @@
+"""`Hub`: the inbox in code, composing the requests' cache, the pages, the timetable, the request
+checks and the rules over one store (the package docstring says how)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from typing import Any
+
+import anyio
+
+from user_questions._checks import quoted, usable_id
+from user_questions._lifecycle.disposer import Disposer, nothing
+from user_questions._lifecycle.lifetime import AsyncLifetime
+from user_questions._lifecycle.listeners import Listeners
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import (
+    MAX_ID_LENGTH,
+    Approval,
+    ClientResponse,
+    Origin,
+    Receipt,
+    WithdrawReason,
+)
+from user_questions.host._frame_text import requested_frame, resolved_frame
+from user_questions.host.gate.roles import maker_refusal
+from user_questions.host.gate.tokens import Tokens
+from user_questions.host.hub._checks import (
+    ACCEPTED,
+    check_same_request,
+    checked_ask,
+    not_pending,
+    settlement_of,
+)
+from user_questions.host.hub._events import EventListener, RoutedListener
+from user_questions.host.hub._following import StoreFollower
+from user_questions.host.hub._intake import Intake, Timing
+from user_questions.host.hub._pages import Pages, PageSubscription, Sees
+from user_questions.host.hub._requests import (
+    Applied,
+    Asking,
+    Change,
+    Entry,
+    Requests,
+    Watcher,
+    stored_ids,
+    taken,
+)
+from user_questions.host.hub._timetable import Clock, SystemClock, Timers
+from user_questions.host.rules import InboxRules, Match, Rules
+from user_questions.host.shown import ShownRecorder
+from user_questions.host.stores import (
+    Escalation,
+    NewQuestion,
+    QuestionStore,
+    Settlement,
+    StoredQuestion,
+    pending_record,
+)
+from user_questions.host.telemetry.metrics import HostMetrics
+from user_questions.outcomes import Outcome, Surface
+from user_questions.types import AskUserQuestionItem
+
+__all__ = ["MAX_PENDING", "HostTask", "Hub"]
+
+logger = logging.getLogger("user_questions.host")
+
+MAX_PENDING = 50_000
+"""Pending requests on one host; a new one beyond it is refused with `TOO_MANY_PENDING`."""
+_DEADLINE_NOTE = "its asker's deadline passed"
+"""The note of a request its deadline ended."""
+
+HostTask = Callable[["Hub"], Coroutine[Any, Any, None]]
+"""Work run beside the host for as long as it serves, such as an in-process agent or the
+notifiers (`create_app(tasks=...)`)."""
+
+
+class Hub(AsyncLifetime):
+    """The pending requests of one host, over its store; use as `async with Hub(store) as hub`.
+
+    `metrics` counts what the hub commits (a new `HostMetrics` by default); the host's
+    connections and notifiers report to it too, and `GET /metrics` renders it. `rules` settle
+    approval requests before anyone sees them (`None`: none); `tokens` say who may make the
+    rule an answer asks for (`roles.rule_refusal`; `None`: whoever answers in this process).
+    `clock` times requests and their deadlines, steps and reminders (the real time by default).
+    """
+
+    def __init__(
+        self,
+        store: QuestionStore,
+        *,
+        metrics: HostMetrics | None = None,
+        rules: Rules | None = None,
+        tokens: Tokens | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.store = store
+        self.rules = rules
+        self.tokens = tokens
+        self.metrics = metrics or HostMetrics()
+        self._requests = Requests()
+        self.metrics.watch_pending(lambda: len(self._requests), self._requests.oldest_asked)
+        self._pages = Pages()
+        self._timers = Timers(clock or SystemClock())
+        refusal = None if tokens is None else functools.partial(maker_refusal, tokens)
+        self._rules = InboxRules(rules, refusal)
+        self._intake = Intake(self._rules, self._timers.clock)
+        self._store_follower = StoreFollower(store, self._apply)
+        self._shown = ShownRecorder(store)
+        self._listeners: Listeners[[StoredQuestion]] = Listeners(
+            logger, lambda record: f"an event listener raised on question {record.rpc_id}"
+        )
+        self._routed: Listeners[[StoredQuestion, tuple[str, ...]]] = Listeners(
+            logger, lambda record, _: f"a routed listener raised on question {record.rpc_id}"
+        )
+
+    def __repr__(self) -> str:
+        return f"<Hub {len(self._requests)} pending>"
+
+    async def _start(self, stack: contextlib.AsyncExitStack) -> None:
+        self._store_follower.listen(stack)
+        await self._store_follower.load()
+        stack.callback(self._shown.close)
+        following = await stack.enter_async_context(anyio.create_task_group())
+        following.start_soon(self._store_follower.follow, self._requests.ids)
+        following.start_soon(self._shown.run)
+        following.start_soon(self._timers.run, self._time_out, self._route)
+        stack.callback(following.cancel_scope.cancel)
+        stack.callback(self._pages.close)
+        stack.callback(self.on_event(self.metrics.committed))
+
+    @property
+    def pending_count(self) -> int:
+        """How many requests are pending (as far as this host knows)."""
+        return len(self._requests)
+
+    def pending_frames(self, sees: Sees | None = None) -> list[str]:
+        """The `question/requested` frame of every pending request `sees` accepts, oldest first
+        (recording nothing: whoever shows them to a person calls `record_shown()`)."""
+        return [entry.frame for entry in self._seen(sees)]
+
+    def own_frames(self, sees: Sees) -> list[str]:
+        """`pending_frames` for an asker listing its own: each under the rpcId it knows it by."""
+        return [
+            entry.frame
+            if entry.record.asker_rpc_id is None
+            else self._requested_frame(entry.record, own=True)
+            for entry in self._seen(sees)
+        ]
+
+    def record_shown(self, sees: Sees | None = None) -> None:
+        """Record in the background that each pending request `sees` accepts was just shown."""
+        self._show(self._seen(sees))
+
+    def on_event(self, listener: EventListener) -> Disposer:
+        """Call `listener` after this host commits a new request or wins a settlement.
+
+        Changes written by other hosts on the same store are theirs to report; a request
+        re-attached or replayed after a restart is not new. Returns a remover.
+        """
+        return self._listeners.add(listener)
+
+    def on_routed(self, listener: RoutedListener) -> Disposer:
+        """Call `listener` when this host routes a pending request to people again (an
+        escalation step, a reminder: `RoutedListener`). Returns a remover."""
+        return self._routed.add(listener)
+
+    # -- askers -------------------------------------------------------------------------------
+
+    async def submit(
+        self,
+        rpc_id: str,
+        session_id: str,
+        questions: Sequence[AskUserQuestionItem],
+        *,
+        watcher: Watcher | None = None,
+        asked_by: str | None = None,
+        origin: Origin | None = None,
+        audience: tuple[str, ...] = (),
+        approval: Approval | None = None,
+        deadline: float | None = None,
+        escalate: Sequence[Escalation] = (),
+        remind: int | None = None,
+    ) -> tuple[StoredQuestion, Disposer]:
+        """Store and show a request, or re-attach to the one this asker asked with this rpcId.
+
+        `asked_by` is the asker's token, `origin` where it says it comes from, `audience` whom
+        it is routed to (kept from the first submission). Each token has rpcIds of its own
+        (`StoredQuestion.asker_rpc_id`), so no answer tells an asker of another's request. The
+        host writes an approval's card from `approval`, and a rule may settle it before anyone
+        hears of it (`via` `rule`). `deadline`, `escalate` and `remind` (the asker token's) are
+        the request's timetable (`_timetable`): whichever host sharing the store gets there
+        first fires each.
+
+        Returns the request as it is now and a function that stops `watcher`, which is called
+        once a pending request settles (never for one that settled while its asker was away).
+
+        Raises:
+            UserQuestionError: `BAD_REQUEST` (an id too long or not text, an origin not text,
+                an rpcId this asker used for another request, an approval with more than one
+                question), `TOO_MANY_PENDING`, `REQUEST_TOO_LARGE`, or the request checks of
+                `ask()` (`EMPTY_QUESTIONS`, `BAD_INTENT`, `BAD_QUESTION`, `TOO_MANY_QUESTIONS`,
+                `LIMIT_EXCEEDED`).
+        """
+        questions = checked_ask(rpc_id, session_id, origin, questions, approval)
+        asking = Asking(rpc_id, session_id, questions, asked_by, origin, audience, approval)
+        for stored_id in stored_ids(rpc_id, asked_by):
+            known = self._requests.known(stored_id)
+            if known is None and len(self._requests) >= MAX_PENDING:
+                known = await self.store.get(stored_id)  # a re-attachment is never refused
+                if known is None:
+                    raise UserQuestionError(
+                        f"the host already has {MAX_PENDING} pending questions; answer or "
+                        "dismiss some first",
+                        ErrorCode.TOO_MANY_PENDING,
+                    )
+            if known is None:
+                timing = Timing(deadline, escalate, remind)
+                new = await self._intake.new(asking, stored_id, timing, shown=bool(self._pages))
+                known, created = await self.store.submit(new.question)
+                if created and new.decided is not None:
+                    await self._settled_by_rule(new.question, known, new.decided)
+                    return known, nothing
+                if created:
+                    self._apply(known, new.frame)
+                    self._listeners.tell(known)
+                    return self._watch(known, watcher)
+            if not asking.asked_as(known):
+                continue  # another token's: this asker's request is kept under another id
+            # Decided before anything is applied or reported: a mismatch changes nothing here.
+            check_same_request(known, asking)
+            self._apply(known)
+            return self._watch(self._requests.known(known.rpc_id) or known, watcher)
+        raise taken(rpc_id)
+
+    def _watch(
+        self, known: StoredQuestion, watcher: Watcher | None
+    ) -> tuple[StoredQuestion, Disposer]:
+        entry = self._requests.pending(known.rpc_id)
+        if entry is None or watcher is None:
+            return known, nothing
+        return known, entry.watch(watcher)
+
+    async def own(self, rpc_id: str, asked_by: str | None) -> StoredQuestion | None:
+        """The request the asker of token `asked_by` knows by `rpc_id`, `None` if none."""
+        if usable_id(rpc_id) is None:
+            return None
+        for stored_id in stored_ids(rpc_id, asked_by):
+            known = self._requests.known(stored_id) or await self.store.get(stored_id)
+            if known is None:
+                return None
+            if known.asked_by == asked_by and known.own_rpc_id == rpc_id:
+                return known
+        return None
+
+    async def withdraw(
+        self,
+        rpc_id: str,
+        *,
+        via: Surface,
+        by: str | None = None,
+        reason: WithdrawReason | None = None,
+        note: str | None = None,
+        sees: Sees | None = None,
+    ) -> StoredQuestion | None:
+        """Settle a pending request as withdrawn (`timed-out` when that is the `reason`), with
+        the asker's `note` saying why; the request as it ends up, `None` if unknown, or not one
+        `sees` accepts (an asker withdraws only what it asked)."""
+        if usable_id(rpc_id) is None:  # no request can have it: never ask the store about it
+            return None
+        outcome = Outcome.TIMED_OUT if reason == "timed-out" else Outcome.WITHDRAWN
+        entry = self._requests.pending(rpc_id)
+        pending = None if entry is None else entry.record
+        if sees is not None:
+            known = self._requests.known(rpc_id) or await self.store.get(rpc_id)
+            if known is None or not sees(known):
+                return None
+        settlement = Settlement(outcome, via=via, by=by, note=note)
+        won = await self.store.settle(rpc_id, settlement, pending=pending)
+        settled = won or self._requests.settled(rpc_id) or await self.store.get(rpc_id)
+        if settled is not None:
+            self._apply(settled)
+        if won is not None:
+            self._listeners.tell(won)
+        return settled
+
+    async def decide(
+        self,
+        rpc_id: str,
+        session_id: str,
+        questions: Sequence[AskUserQuestionItem],
+        approval: Approval,
+        *,
+        asked_by: str | None = None,
+        origin: Origin | None = None,
+        audience: tuple[str, ...] = (),
+    ) -> StoredQuestion | None:
+        """Settle a new approval request by the rules alone (`POST /api/decide`, a hook's
+        quick path): the request as the rule settled it, or `None` with nothing stored (a
+        person must be asked: `submit`). Raises as `submit` does, and `BAD_REQUEST` for an
+        rpcId this asker asked with already."""
+        questions = checked_ask(rpc_id, session_id, origin, questions, approval)
+        asking = Asking(rpc_id, session_id, questions, asked_by, origin, audience, approval)
+        verdict = await self._rules.verdict(approval, asked_by)
+        if verdict is None or verdict.match is None:
+            return None
+        for stored_id in stored_ids(rpc_id, asked_by):
+            known = self._requests.known(stored_id)
+            if known is None:
+                new = await self._intake.new(
+                    asking, stored_id, Timing(), shown=bool(self._pages), verdict=verdict
+                )
+                if new.decided is None:
+                    return None
+                known, created = await self.store.submit(new.question)
+                if created:
+                    await self._settled_by_rule(new.question, known, new.decided)
+                    return known
+            if asking.asked_as(known):
+                raise UserQuestionError(
+                    f"rpcId {quoted(rpc_id)} names a request already asked", ErrorCode.BAD_REQUEST
+                )
+        raise taken(rpc_id)
+
+    async def _settled_by_rule(
+        self, asked: NewQuestion, settled: StoredQuestion, found: Match
+    ) -> None:
+        """Report a request a rule settled (never pending anywhere, so no page or notifier
+        heard of it): its ask, its settlement, and the rules' uses."""
+        self.metrics.committed(pending_record(asked))
+        self._apply(settled)
+        self._listeners.tell(settled)
+        logger.info("question %s settled by rule %d", settled.rpc_id, found.rule.id)
+        await self._rules.count_uses(found)
+
+    # -- pages --------------------------------------------------------------------------------
+
+    def subscribe(self, sees: Sees | None = None) -> PageSubscription:
+        """Follow the pending requests `sees` accepts (all of them by default): a snapshot now,
+        then every frame about them as it happens. The snapshot is recorded as shown, as is
+        every request pushed to a page later."""
+        page = self._pages.follow(self.pending_frames(sees), sees)
+        self.record_shown(sees)
+        return page
+
+    async def respond(
+        self,
+        response: ClientResponse,
+        *,
+        via: Surface,
+        by: str | None = None,
+        channel: str | None = None,
+        sees: Sees | None = None,
+    ) -> Receipt:
+        """Apply an answer or a dismissal given through surface `via` by person `by` (or, for
+        an answer link, through notification `channel`); the receipt says whether it won. A
+        request `sees` does not accept is refused as if it did not exist."""
+        rpc_id = response.rpc_id
+        if usable_id(rpc_id) is None:  # no request can have it: never ask the store about it
+            return not_pending(
+                f"no question has this rpcId: an rpcId is 1 to {MAX_ID_LENGTH} characters of text"
+            )
+        entry = self._requests.pending(rpc_id)
+        if entry is None and self._requests.settled(rpc_id) is None:
+            # Not cached: another host may have stored it a moment ago.
+            await self._store_follower.refresh(rpc_id)
+            entry = self._requests.pending(rpc_id)
+        if entry is None or (sees is not None and not sees(entry.record)):
+            return not_pending(f"no pending question has rpcId {quoted(rpc_id)}")
+        try:
+            settlement = settlement_of(entry.record, response, via, by, channel)
+            remember = self._rules.to_remember(entry.record, response, by)
+        except UserQuestionError as error:
+            return Receipt(accepted=False, reason="bad-response", message=str(error))
+        settled = await self.store.settle(rpc_id, settlement, pending=entry.record)
+        if settled is None:
+            await self._store_follower.refresh(rpc_id)
+            return not_pending(f"question {quoted(rpc_id)} was settled by another response first")
+        self._apply(settled)
+        self._listeners.tell(settled)
+        if remember is not None:
+            await self._rules.remember(rpc_id, remember, via)
+        return ACCEPTED
+
+    # -- the cache, announced ---------------------------------------------------------------
+
+    def _apply(self, record: StoredQuestion, frame: str | None = None) -> None:
+        """Bring the cache, the timetable, the pages and the waiting askers up to `record`
+        (pending: with its `question/requested` frame when the caller has serialised it
+        already). Idempotent."""
+        applied = self._requests.apply(record, lambda new: frame or self._requested_frame(new))
+        if applied is not None:
+            self._announce(applied, record)
+
+    def _requested_frame(self, record: StoredQuestion, *, own: bool = False) -> str:
+        return requested_frame(record, self._rules.offer(record), own=own)
+
+    def _announce(self, applied: Applied, record: StoredQuestion) -> None:
+        entry = applied.entry
+        if applied.change is Change.NEW:
+            self._timers.track(record)
+            if self._pages:
+                self._show((entry,))
+            self._pages.broadcast(entry.frame, record)
+        elif applied.change is Change.WIDENED:
+            self._timers.reschedule(record)
+            self._pages.broadcast(entry.frame, record, seen=applied.before)  # its new audience
+        else:
+            self._timers.forget(record.rpc_id)
+            logger.info("question %s settled: %s", record.rpc_id, record.state)
+            self._pages.broadcast(resolved_frame(record), record)
+            entry.tell_watchers(record)
+
+    def _seen(self, sees: Sees | None) -> list[Entry]:
+        return [entry for entry in self._requests if sees is None or sees(entry.record)]
+
+    def _show(self, entries: Iterable[Entry]) -> None:
+        fresh = self._requests.unshown(entries)
+        if fresh:
+            self._shown.note(fresh)
+
+    # -- the timetable ------------------------------------------------------------------------
+
+    async def _time_out(self, rpc_id: str) -> None:
+        """End the request as `timed-out` (`via` `host`) if it is still pending; of several
+        nodes, the store's settle lets one win."""
+        if self._requests.pending(rpc_id) is not None:
+            await self.withdraw(rpc_id, via=Surface.HOST, reason="timed-out", note=_DEADLINE_NOTE)
+
+    async def _route(self, rpc_id: str) -> None:
+        """Fire the request's step or reminder that is due if this host wins it (the store
+        decides) and tell the routed listeners; a host that lost reads back what won."""
+        entry = self._requests.pending(rpc_id)
+        if entry is None:
+            return
+        fired = await self._timers.fire(self.store, entry.record)
+        if fired is None:
+            return
+        routed, whom = fired
+        if routed is None:
+            await self._store_follower.refresh(rpc_id)
+        else:
+            logger.info("question %s routed again to %s", rpc_id, ", ".join(whom) or "everyone")
+            self._apply(routed)
+            self._routed.tell(routed, whom)
+        entry = self._requests.pending(rpc_id)
+        if entry is not None:
+            self._timers.reschedule(entry.record)

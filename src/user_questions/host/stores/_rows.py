@@ -1,0 +1,403 @@
+"""The rows both store backends write and read, the same way: a record's fields as column values
+(lists of names and origins as JSON, the rendered details, the search text), a row read back into a
+record, the history filter and cursor over those rows, and telling the listeners of tokens and
+rules.
+
+The search text of a request is kept in a column of its own, casefolded, so that a history search is
+a plain `LIKE` on both backends and never matches the JSON around the words (a search for "label"
+must not find every request).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import Approval, Origin
+from user_questions.host.markdown import RENDER_BUDGET, rendered_details
+from user_questions.host.stores.collector import collector_paused
+from user_questions.host.stores.records import (
+    QUESTIONS,
+    Decision,
+    Escalation,
+    HistoryQuery,
+    Role,
+    Rule,
+    RuleRecord,
+    Settlement,
+    StoredQuestion,
+    TokenChange,
+    TokenRecord,
+    stored_detail,
+)
+from user_questions.outcomes import RequestState, Surface
+from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
+
+__all__ = [
+    "COLUMNS",
+    "RULE_COLUMNS",
+    "TOKEN_COLUMNS",
+    "answer_text",
+    "decode_cursor",
+    "encode_cursor",
+    "history_filter",
+    "like_pattern",
+    "names",
+    "names_json",
+    "origin_json",
+    "question_text",
+    "render_stored",
+    "rule_record",
+    "rendered_json",
+    "search_text",
+    "settled_fields",
+    "settlement_text",
+    "escalations",
+    "escalations_json",
+    "stored_question",
+    "stored_questions",
+    "token_change_fields",
+    "token_fields",
+    "token_record",
+]
+
+
+COLUMNS = (
+    "rpc_id",
+    "session_id",
+    "questions",
+    "asked_at",
+    "state",
+    "answer",
+    "settled_at",
+    "settled_via",
+    "asked_by",
+    "shown_at",
+    "settled_by",
+    "origin",
+    "channel",
+    "rendered",
+    "audience",
+    "approval",
+    "deadline_at",
+    "escalate",
+    "escalated",
+    "remind",
+    "reminded_at",
+    "asker_rpc_id",
+)
+"""The columns of a `questions` row that make a `StoredQuestion`, in `stored_question`'s order
+(a backend may cast them, as PostgreSQL casts its JSON to text)."""
+RULE_COLUMNS = (
+    "id",
+    "tool",
+    "decision",
+    "created_at",
+    "command",
+    "path",
+    "domain",
+    "asker",
+    "cwd",
+    "created_by",
+    "expires_at",
+    "hits",
+    "last_used_at",
+    "revoked_at",
+)
+"""The columns of a `rules` row that make a `RuleRecord`, in `rule_record`'s order."""
+TOKEN_COLUMNS = (
+    "name",
+    "token_hash",
+    "created_at",
+    "last_used_at",
+    "revoked_at",
+    "role",
+    "groups",
+    "routes",
+    "notify",
+    "deadline",
+    "escalate",
+    "remind",
+)
+"""The columns of a `tokens` row that make a `TokenRecord`, in `token_record`'s order (cast as
+`COLUMNS` may be)."""
+
+
+def origin_json(origin: Origin | Approval | None) -> str | None:
+    """An origin or an approval as both backends store it: a JSON object, or NULL."""
+    return None if origin is None else origin.model_dump_json()
+
+
+def rendered_json(rendered: Mapping[str, str]) -> str:
+    """A request's rendered details as both backends store them: a JSON object by question id."""
+    if not rendered:
+        return "{}"  # most requests have no detail
+    return json.dumps(dict(rendered), ensure_ascii=False)
+
+
+def settled_fields(
+    settlement: Settlement | None,
+) -> tuple[str, str | None, str | None, str | None]:
+    """The state, answer (JSON), surface and person a request is stored with: `pending` and
+    nothing, unless a rule settled it as it was stored (`NewQuestion.settlement`)."""
+    if settlement is None:
+        return ("pending", None, None, None)
+    answer = None if settlement.answer is None else settlement.answer.model_dump_json()
+    via = None if settlement.via is None else str(settlement.via)
+    return (str(settlement.outcome), answer, via, settlement.by)
+
+
+def names_json(items: Sequence[str]) -> str:
+    """A list of names (a request's audience, a token's groups, routes or notification URLs) as
+    both backends store it: a JSON array."""
+    if not items:
+        return "[]"  # most requests are routed to everyone: no encoding on the hot path
+    return json.dumps(list(items), ensure_ascii=False)
+
+
+def escalations_json(steps: Sequence[Escalation]) -> str:
+    """Escalation steps as both backends store them: a JSON array of `[after, to]`."""
+    if not steps:
+        return "[]"
+    return json.dumps([[step.after, step.to] for step in steps], ensure_ascii=False)
+
+
+def escalations(text: str) -> tuple[Escalation, ...]:
+    """Stored escalation steps (`escalations_json`) as records."""
+    if text == "[]":
+        return ()
+    return tuple(Escalation(int(after), str(to)) for after, to in json.loads(text))
+
+
+def names(text: str) -> tuple[str, ...]:
+    """A stored JSON array of names (`names_json`) as a tuple."""
+    return () if text == "[]" else tuple(json.loads(text))
+
+
+def render_stored(questions: str) -> str:
+    """The rendered details of a stored request, from its questions' JSON, within the budget a
+    new request gets: what migrating a store to schema version 4 writes for each row."""
+    deadline = time.monotonic() + RENDER_BUDGET
+    return rendered_json(rendered_details(QUESTIONS.validate_json(questions), deadline=deadline))
+
+
+def question_text(questions: Iterable[AskUserQuestionItem]) -> str:
+    """The searchable text of a request: headers, questions, details, labels, descriptions."""
+    parts: list[str] = []
+    for question in questions:
+        parts += [question.header or "", question.question, question.detail or ""]
+        for option in question.options or ():
+            parts += [option.label, option.description or ""]
+    return _joined(parts)
+
+
+def answer_text(answer: AskUserQuestionAnswer | None) -> str:
+    """The searchable text an answer adds: its custom (typed) text."""
+    if answer is None:
+        return ""
+    return _joined(item.custom or "" for item in answer.answers)
+
+
+def settlement_text(settlement: Settlement | None) -> str:
+    """The searchable text a settlement adds: its answer's typed text, and the note its asker
+    gave with a withdrawal (what `uq acp` says the editor answered, say)."""
+    if settlement is None:
+        return ""
+    return answer_text(settlement.answer) + _joined([settlement.note or ""])
+
+
+def search_text(questions: str, answer: str | None) -> str:
+    """The searchable text of a stored request, from its questions' and its answer's JSON."""
+    parsed = None if answer is None else AskUserQuestionAnswer.model_validate_json(answer)
+    return question_text(QUESTIONS.validate_json(questions)) + answer_text(parsed)
+
+
+def _joined(parts: Iterable[str]) -> str:
+    # Words never span two parts: a search term holds no whitespace, and parts end in a newline.
+    return "".join(f"{part}\n" for part in parts if part).casefold()
+
+
+def like_pattern(term: str) -> str:
+    """A `LIKE ... ESCAPE '\\'` pattern matching `term` anywhere, wildcards taken literally."""
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def history_filter(
+    query: HistoryQuery, mark: str, settled: Callable[[str], object], shares: str
+) -> tuple[str, list[object]]:
+    """The `WHERE` condition of a history page, and its parameters (the limit is the caller's).
+
+    `mark` is the driver's placeholder (`?` or `%s`); `settled` turns the settled time in the
+    cursor into the value the database compares with `settled_at`; `shares` is the backend's
+    condition that the `audience` column shares a name with a JSON array of names, its one
+    placeholder (`query.seen_by`, as `names_json`).
+    """
+    where = ["state <> 'pending'"]
+    parameters: list[object] = []
+    for column, value in (
+        ("session_id", query.session),
+        ("state", query.outcome),
+        ("settled_by", query.by),
+    ):
+        if value is not None:
+            where.append(f"{column} = {mark}")
+            parameters.append(str(value))
+    for term in query.terms:
+        where.append(f"search LIKE {mark} ESCAPE '\\'")
+        parameters.append(like_pattern(term))
+    if query.seen_by is not None:
+        where.append(f"(audience = '[]' OR {shares})")
+        parameters.append(names_json(query.seen_by))
+    if query.before is not None:
+        settled_at, seq = decode_cursor(query.before)
+        where.append(f"(settled_at, seq) < ({mark}, {mark})")  # a range on the index, not a filter
+        parameters += [settled(settled_at), seq]
+    return " AND ".join(where), parameters
+
+
+def encode_cursor(settled_at: str, seq: int) -> str:
+    """The opaque cursor after a row: its settled time (as the store compares it) and its seq."""
+    return base64.urlsafe_b64encode(f"{settled_at}|{seq}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[str, int]:
+    """The settled time and seq inside a cursor made by `encode_cursor`.
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST` for anything else.
+    """
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        settled_at, _, seq = text.rpartition("|")
+        datetime.fromisoformat(settled_at)
+        return settled_at, int(seq)
+    except (ValueError, binascii.Error):
+        raise UserQuestionError(
+            f"invalid history cursor {cursor[:80]!r}; pass the `next` of a previous page",
+            ErrorCode.BAD_REQUEST,
+        ) from None
+
+
+def stored_questions(
+    rows: Iterable[Sequence[Any]], moment: Callable[[Any], datetime | None]
+) -> list[StoredQuestion]:
+    """`rows` as records (`stored_question`), with the garbage collector paused: a host reads
+    all its pending requests at once (`host/stores/collector.py`)."""
+    with collector_paused():
+        return [stored_question(row, moment) for row in rows]
+
+
+def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> StoredQuestion:
+    """A row of `COLUMNS` as a record; `moment` reads the backend's timestamps (a datetime on
+    PostgreSQL, ISO text on SQLite) as UTC datetimes."""
+    rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
+    asked_by, shown_at, settled_by, origin, channel, rendered, audience, approval = row[8:16]
+    deadline_at, escalate, escalated, remind, reminded_at, asker_rpc_id = row[16:22]
+    asked = moment(asked_at)
+    assert asked is not None  # asked_at is NOT NULL in both schemas
+    items = tuple(QUESTIONS.validate_json(questions))
+    # Most requests have no detail: their '{}' is not worth a parse (a host start reads them all).
+    html: dict[str, str] = {} if rendered == "{}" else json.loads(rendered)
+    settled = RequestState(state)
+    link_channel, note = stored_detail(settled, channel)
+    return StoredQuestion(
+        rpc_id=rpc_id,
+        session_id=session_id,
+        questions=items,
+        asked_at=asked,
+        state=settled,
+        answer=None if answer is None else AskUserQuestionAnswer.model_validate_json(answer),
+        settled_at=moment(settled_at),
+        settled_via=Surface(settled_via) if settled_via else None,
+        asked_by=asked_by,
+        shown_at=moment(shown_at),
+        settled_by=settled_by,
+        origin=None if origin is None else Origin.model_validate_json(origin),
+        channel=link_channel,
+        note=note,
+        # In question order, whatever order the database keeps a JSON object's keys in.
+        rendered={item.id: html[item.id] for item in items if item.id in html},
+        audience=names(audience),
+        approval=None if approval is None else Approval.model_validate_json(approval),
+        deadline_at=moment(deadline_at),
+        escalate=escalations(escalate),
+        escalated=int(escalated),
+        remind=None if remind is None else int(remind),
+        reminded_at=moment(reminded_at),
+        asker_rpc_id=asker_rpc_id,
+        questions_json=questions,
+    )
+
+
+def token_fields(
+    role: Role | None,
+    groups: Sequence[str] | None,
+    routes: Sequence[str] | None,
+    notify: Sequence[str] | None,
+) -> tuple[str | None, str | None, str | None, str | None]:
+    """A token's role, groups, routes and notification URLs as both backends write them; `None`
+    stays `None` (`change_token`: keep the stored value)."""
+    return (None if role is None else str(role), _listed(groups), _listed(routes), _listed(notify))
+
+
+def token_change_fields(change: TokenChange) -> tuple[object, ...]:
+    """A `TokenChange` as both backends' `change_token` writes it: role, groups, routes,
+    notification URLs, deadline, escalation steps, reminder period; `None` keeps the stored
+    value."""
+    steps = None if change.escalate is None else escalations_json(change.escalate)
+    lists = token_fields(change.role, change.groups, change.routes, change.notify)
+    return (*lists, change.deadline, steps, change.remind)
+
+
+def _listed(items: Sequence[str] | None) -> str | None:
+    return None if items is None else names_json(items)
+
+
+def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> TokenRecord:
+    """A row of `TOKEN_COLUMNS` as a record; `moment` as for `stored_question`."""
+    name, token_hash, created_at, last_used_at, revoked_at, role, groups, routes, notify = row[:9]
+    deadline, escalate, remind = row[9:12]
+    created = moment(created_at)
+    assert created is not None  # created_at is NOT NULL in both schemas
+    return TokenRecord(
+        name=name,
+        token_hash=token_hash,
+        created_at=created,
+        last_used_at=moment(last_used_at),
+        revoked_at=moment(revoked_at),
+        role=Role(role),
+        groups=names(groups),
+        routes=names(routes),
+        notify=names(notify),
+        deadline=None if deadline is None else int(deadline),
+        escalate=escalations(escalate),
+        remind=None if remind is None else int(remind),
+    )
+
+
+def rule_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> RuleRecord:
+    """A row of `RULE_COLUMNS` as a record; `moment` as for `stored_question`."""
+    rule_id, tool, decision, created_at, command, path, domain, asker, cwd = row[:9]
+    created_by, expires_at, hits, last_used_at, revoked_at = row[9:14]
+    created = moment(created_at)
+    assert created is not None  # created_at is NOT NULL in both schemas
+    rule = Rule(
+        tool=tool,
+        decision=Decision(decision),
+        created_at=created,
+        command=command,
+        path=path,
+        domain=domain,
+        asker=asker,
+        cwd=cwd,
+        created_by=created_by,
+        expires_at=moment(expires_at),
+    )
+    return RuleRecord(int(rule_id), rule, int(hits), moment(last_used_at), moment(revoked_at))
