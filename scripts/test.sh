@@ -10,6 +10,8 @@
 # folders); no system service is started or configured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each pytest worker would otherwise compile the package and rewrite every test module again.
+unset PYTHONDONTWRITEBYTECODE
 
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)

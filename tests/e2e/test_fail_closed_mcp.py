@@ -34,7 +34,7 @@ LIMIT = 1.0
 """`--unreachable-limit`, and so the connect timeout (`min(10 s, LIMIT)`)."""
 DECIDE = 3.0
 """`--permission-timeout`."""
-MARGIN = 1.5
+MARGIN = 3.0
 """Seconds for a loaded machine, on top of each documented bound."""
 STARTUP = 4.0
 """Seconds for `uq mcp` to start (the MCP SDK is a large import) on a loaded machine."""

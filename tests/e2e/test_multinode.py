@@ -40,8 +40,9 @@ class Nodes:
         self.url = url
         self._stack = stack
 
-    def start(self) -> HostProcess:
-        node = HostProcess(None, args=("--store", self.url))
+    def start(self, *args: str) -> HostProcess:
+        """A node, started with `args` besides its store."""
+        node = HostProcess(None, args=("--store", self.url, *args))
         node.start()
         self._stack.callback(_stop, node)
         return node

@@ -119,6 +119,11 @@ def _build_app() -> App:
         "Exit status: the agent's; 2 bad input or an agent that cannot be started.",
     )
     app.command(
+        "user_questions.cli._a2a:a2a_app",
+        name="a2a",
+        help="Answer A2A agents' questions from the inbox: uq a2a watch AGENT_URL --task ID.",
+    )
+    app.command(
         "user_questions.cli._mcp:mcp",
         name="mcp",
         help="Run an MCP server exposing ask_user_question, answered by a host or this terminal.",

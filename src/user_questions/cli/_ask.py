@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ from cyclopts import Parameter
 
 from user_questions._reading.wire import parse_questions
 from user_questions.abort import AbortSignal
-from user_questions.cli._stopping import StoppedError, until_stopped
+from user_questions.cli._stopping import STOP_SIGNALS, StoppedError, until_stopped
 from user_questions.context import Context
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.providers.terminal import TerminalProvider
@@ -160,6 +161,8 @@ def ask(
     except UserQuestionError as error:
         return _fail(error.message, EXIT_STATUS.get(error.code, EXIT_FAILED))
     except StoppedError as stop:
+        if stop.signum == signal.SIGINT:
+            return _fail("interrupted", EXIT_INTERRUPTED)
         return _fail(f"stopped by {stop.name}", 128 + stop.signum)
     except KeyboardInterrupt:
         return _fail("interrupted", EXIT_INTERRUPTED)
@@ -320,10 +323,16 @@ def _answer_terminal(stdin_used: str | None) -> Iterator[tuple[TextIO, TextIO]]:
 async def _ask(
     questions: list[AskUserQuestionItem], provider: TerminalProvider, seconds: float | None
 ) -> AskUserQuestionAnswer:
-    """Ask through a real service; SIGTERM or SIGHUP withdraws the prompt and stops."""
+    """Ask through a real service; SIGINT, SIGTERM or SIGHUP withdraws the prompt and stops.
+
+    SIGINT is received here too rather than left to the event loop's own handler, whose
+    cancellation of the main task a cancel scope in progress could absorb (the command then
+    hung on a pipe that stays open)."""
     ctx = Context()
     ctx.plugin(UserQuestionService)
     ctx.user_questions.register_provider(provider)
     deadline = None if seconds is None else AbortSignal.timeout(seconds)
     request = AskUserQuestionRequest(questions, signal=deadline)
-    return await until_stopped(lambda: ctx.user_questions.ask(request))
+    return await until_stopped(
+        lambda: ctx.user_questions.ask(request), (*STOP_SIGNALS, signal.SIGINT)
+    )

@@ -58,6 +58,7 @@ def serve(
     slack_app_token: Annotated[str | None, Parameter(env_var="UQ_SLACK_APP_TOKEN")] = None,
     slack_bot_token: Annotated[str | None, Parameter(env_var="UQ_SLACK_BOT_TOKEN")] = None,
     slack_api: Annotated[str, Parameter(env_var="UQ_SLACK_API")] = DEFAULT_SLACK_API,
+    a2a_push_private: Annotated[bool, Parameter(negative="")] = False,
 ) -> None:
     """Run the host: a web page where people answer the questions agents ask.
 
@@ -132,6 +133,9 @@ def serve(
         command line.
     slack_api
         Slack's Web API. Default: https://slack.com/api.
+    a2a_push_private
+        Let A2A clients register push webhooks on loopback and private addresses (on this
+        machine or its network); without it, the host POSTs only to public addresses.
     """
     store = chosen_store("serve", store, db) or str(default_store_path())
     try:
@@ -162,6 +166,7 @@ def serve(
             slack_app_token=slack_app_token,
             slack_bot_token=slack_bot_token,
             slack_api=slack_api,
+            a2a_push_private=a2a_push_private,
         )
         run_host(config)
     except UserQuestionError as error:

@@ -20,9 +20,9 @@ The rooms, lowest first (each imports only from its own level or a lower one;
     4 hub/                      the inbox: the pending requests over the store, fan-out to
                                 pages, first answer wins (`Hub`); their timetable on a clock
     5 endpoints/, notify/,      the routes a client reaches (the page and asker WebSockets,
-      chat/, in_process         the HTTP API, decoding); telling people (notifiers, answer
-                                links); answering in Telegram and Slack; the provider of
-                                agents in the host's process
+      chat/, a2a/, in_process   the HTTP API, decoding); telling people (notifiers, answer
+                                links); answering in Telegram and Slack; the inbox as an A2A
+                                agent; the provider of agents in the host's process
     6 config                    `HostConfig`, everything a host is started with
     7 app                       composition: the routes and middleware
     8 server                    the server that runs them (uvicorn, TLS, the log format)

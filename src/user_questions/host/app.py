@@ -25,6 +25,8 @@ where error codes become HTTP statuses. What each route does is in its own modul
     GET  /metrics       Prometheus' text format    `endpoints.http_api`, `telemetry.metrics`
     GET  /healthz       `{"ok": true}`, without a token        `endpoints.http_api`
     GET  /readyz        200 while the store answers, else 503  `endpoints.http_api`
+    GET  /.well-known/agent-card.json   the public A2A card    `a2a.routes`
+    POST /a2a           A2A's JSON-RPC endpoint (an asker's token) `a2a.handler`
 
 Around the routes, outermost first: `ForwardedMiddleware` (only with `trust_proxy`: who the
 client is behind a reverse proxy), `AccessLogMiddleware` (request and connection ids, a log line
@@ -53,6 +55,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import brief
+from user_questions.host.a2a import InboxAgent
 from user_questions.host.chat.slack import slack_bot
 from user_questions.host.chat.telegram import telegram_bot
 from user_questions.host.config import HostConfig
@@ -114,6 +117,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
     check_addressed(config.notifications, address)
     store = config.store
     opened = open_store(store) if isinstance(store, str | os.PathLike) else store
+    agent = InboxAgent(opened, push_private=config.a2a_push_private)
     proxies = config.proxies
     proxy_middleware = [] if proxies is None else [Middleware(ForwardedMiddleware, trusted=proxies)]
 
@@ -149,7 +153,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
                         tokens,
                     )
                 )
-            for task in (*config.tasks, *told.tasks, *chats):
+            for task in (*config.tasks, *told.tasks, *chats, *agent.tasks):
                 running.start_soon(task, hub)
             yield
 
@@ -188,6 +192,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             Route("/metrics", http_api.metrics, methods=["GET"]),
             Route("/healthz", http_api.healthz, methods=["GET"]),
             Route("/readyz", http_api.readyz, methods=["GET"]),
+            *agent.routes,
         ],
         middleware=[
             *proxy_middleware,

@@ -97,6 +97,9 @@ class HostConfig:
     """The same app's bot token (`xoxb-...`): its messages. Both tokens or neither."""
     slack_api: str = DEFAULT_SLACK_API
     """Slack's Web API; methods are POSTed at `{slack_api}/{method}`."""
+    a2a_push_private: bool = False
+    """Let A2A askers register push webhooks on loopback and private addresses (refused by
+    default: the host would POST wherever an asker says)."""
     tasks: Sequence[HostTask] = ()
     """Work run with the hub while the host serves, such as an in-process agent."""
 

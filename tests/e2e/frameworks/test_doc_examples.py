@@ -74,3 +74,39 @@ async def test_the_framework_example_prints_what_it_promises(host: HostProcess, 
             )
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().splitlines() == [printed]
+
+
+async def test_the_ag_ui_example_resumes_its_run_with_the_answers(host: HostProcess) -> None:
+    example = EXAMPLES / "ag_ui_interrupts.py"
+    printed = "sent the email to a@b.com and archived the thread"
+    assert printed in example.read_text(encoding="utf-8"), "the docstring says it"
+
+    async def person() -> None:
+        """Both interrupts are one request: allow the email, and say Yes."""
+        with anyio.fail_after(WAIT_SECONDS):
+            while True:
+                pending = await anyio.to_thread.run_sync(host.pending)
+                ids = [[q["id"] for q in frame["payload"]["questions"]] for frame in pending]
+                if ["int-send", "int-archive"] in ids:
+                    break
+                await anyio.sleep(0.05)  # polling the host over HTTP; there is nothing to wait on
+        frame = pending[ids.index(["int-send", "int-archive"])]
+        allow = {"id": "int-send", "selected": ["Allow"]}
+        body = answer_body(
+            frame["rpcId"],
+            frame["payload"]["sessionId"],
+            allow,
+            {"id": "int-archive", "selected": ["Yes"]},
+        )
+        assert await anyio.to_thread.run_sync(host.respond, body) == {"accepted": True}
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as group:
+            group.start_soon(person)
+            result = await anyio.run_process(
+                [sys.executable, str(example)],
+                env={**os.environ, "UQ_URL": host.asker_url},
+                check=False,
+            )
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().splitlines() == [printed]

@@ -1,6 +1,7 @@
 """The real app behind its gate, route by route: a wrong token is refused everywhere but on the
-probes (`/healthz`, `/readyz`), the inbox's shell (the same files for everyone) and the routes
-that check a permission of their own, and a body declared over the limit never reaches a route.
+probes (`/healthz`, `/readyz`), the inbox's shell (the same files for everyone), the public A2A
+card and the routes that check a permission of their own, and a body declared over the limit
+never reaches a route.
 
 The routes are read from the app itself (`app.routes`), so a route added later is covered
 without this file knowing about it.
@@ -44,9 +45,17 @@ WITHOUT_TOKEN = {
     ("HEAD", "/a/x"): (410, None),
     ("POST", "/a/x"): (410, None),
     ("POST", "/session"): (401, "UNAUTHORIZED"),  # checks the token in its body
+    ("GET", "/.well-known/agent-card.json"): (200, None),  # the public A2A card: no person in it
+    ("HEAD", "/.well-known/agent-card.json"): (200, None),
+    ("GET", "/api/push/key"): (200, None),  # the VAPID public key: what browsers subscribe with
+    ("HEAD", "/api/push/key"): (200, None),
+    ("POST", "/api/push/worker/answer"): (401, "UNAUTHORIZED"),  # checks a subscription's secret
+    ("GET", "/api/push/worker/card/x"): (401, "UNAUTHORIZED"),
+    ("HEAD", "/api/push/worker/card/x"): (401, None),
 }
-"""What answers a request without an accepted token: the shell and the probes, which
-reveal nothing, and the routes that check a permission of their own; every other route is 401."""
+"""What answers a request without an accepted token: the shell, the probes, the public A2A card
+and the Web Push public key, which reveal nothing, and the routes that check a permission of
+their own; every other route is 401."""
 
 
 def endpoints(client: TestClient) -> tuple[list[tuple[str, str]], list[str]]:

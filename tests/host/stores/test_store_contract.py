@@ -204,6 +204,22 @@ async def test_settings_keep_the_first_default_until_set(store: Store) -> None:
     assert await store.ensure_setting("token", "fourth") == "third"
 
 
+async def test_settings_under_a_prefix_are_read_and_deleted_one_by_one(store: Store) -> None:
+    await store.set_setting("a2a-push:t1:a", "one")
+    await store.set_setting("a2a-push:t1:b", "two")
+    await store.set_setting("a2a-push:t10:a", "other task")
+    await store.set_setting("a2a-push:t1", "no separator")
+    assert await store.settings_under("a2a-push:t1:") == {
+        "a2a-push:t1:a": "one",
+        "a2a-push:t1:b": "two",
+    }
+    await store.delete_setting("a2a-push:t1:a")
+    await store.delete_setting("a2a-push:t1:a")  # gone already: nothing happens
+    assert await store.settings_under("a2a-push:t1:") == {"a2a-push:t1:b": "two"}
+    assert await store.setting("a2a-push:t10:a") == "other task"
+    assert await store.settings_under("%") == {}  # a prefix is text, never a pattern
+
+
 async def test_concurrent_defaults_for_one_setting_all_get_the_first_stored(store: Store) -> None:
     values: list[str] = []
 

@@ -6,9 +6,9 @@ socket is checked against that role before anything else (`SecurityMiddleware` a
 `refusal_of`). The credential an agent asks with is an `asker` token, which can never answer:
 
 - `asker`: asks, re-attaches, withdraws and reads its own requests (`/ws/ask`,
-  `POST /api/decide`, `GET /api/pending`, `GET /api/me`); never answers or dismisses, opens the
-  page, reads history or metrics, sees another's request, manages tokens or makes rules (an
-  agent never allows its own calls).
+  `POST /api/decide`, `POST /a2a`, `GET /api/pending`, `GET /api/me`); never answers or
+  dismisses, opens the page, reads history or metrics, sees another's request, manages tokens or
+  makes rules (an agent never allows its own calls).
 - `person`: asks too; sees, answers and dismisses what is routed to them, and its history;
   makes and revokes the rules of the askers routed to them (`rule_refusal`): a rule is an
   answer given in advance, so who may make one is who may answer what it decides.
@@ -52,9 +52,16 @@ ANSWERING_ROLES = frozenset({Role.PERSON, Role.ADMIN})
 """The roles whose tokens may answer and dismiss: never an asker's."""
 
 _ASKER_MAY = frozenset(
-    {("GET", "/api/pending"), ("GET", "/api/me"), ("GET", "/ws/ask"), ("POST", "/api/decide")}
+    {
+        ("GET", "/api/pending"),
+        ("GET", "/api/me"),
+        ("GET", "/ws/ask"),
+        ("POST", "/api/decide"),
+        ("POST", "/a2a"),
+    }
 )
-"""What an asker's token opens besides the public paths (a WebSocket handshake is a GET)."""
+"""What an asker's token opens besides the public paths (a WebSocket handshake is a GET; `POST
+/a2a` is A2A's JSON-RPC endpoint, which asks)."""
 _ASKER_REFUSALS = (
     ("/ws", "this token can ask but not answer: it cannot open the page"),
     ("/api/respond", "this token can ask but not answer"),

@@ -84,10 +84,18 @@ TOKEN_COOKIE = "uq_token"
 TOKEN_COOKIE_SECONDS = 30 * 24 * 3600
 """How long a browser keeps the cookie after the host last served it a page (30 days)."""
 PUBLIC_PATHS = frozenset(
-    {"/", "/healthz", "/readyz", "/manifest.webmanifest", "/sw.js", "/api/push/key"}
+    {
+        "/",
+        "/healthz",
+        "/readyz",
+        "/manifest.webmanifest",
+        "/sw.js",
+        "/.well-known/agent-card.json",
+        "/api/push/key",
+    }
 )
-"""Paths served without a token: the inbox's shell, the health and readiness checks and the Web
-Push public key; they reveal nothing."""
+"""Paths served without a token: the inbox's shell, the health and readiness checks, the public
+A2A Agent Card (which names no person) and the Web Push public key; they reveal nothing."""
 PUBLIC_PREFIXES = ("/static/", "/q/")
 """Path prefixes served without a token: the pages' files, and `/q/<rpcId>`, which only sends
 the browser to the inbox's shell."""

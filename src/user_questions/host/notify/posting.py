@@ -1,4 +1,5 @@
-"""Posting to a receiver over HTTP, retried with backoff: what webhooks, Web Push and ntfy share.
+"""Posting to a receiver over HTTP, retried with backoff: what webhooks, Web Push, ntfy and A2A
+pushes share.
 
 `Poster` owns one httpx client (imported when it opens, so a host that posts nothing never pays its
 import) and posts a body until the receiver takes it: any 2xx. A connection failure, a timeout,
@@ -6,13 +7,16 @@ import) and posts a body until the receiver takes it: any 2xx. A connection fail
 (each drawn between half of it and all of it, so retries from many requests spread out), up to
 `tries` attempts in all. Any other answer (a 3xx, since redirects are not followed, or a 4xx) will
 not change by itself and ends the posting at once; the caller reads the status from the outcome
-(Web Push drops a subscription its push service answers 404 or 410).
+(Web Push drops a subscription its push service answers 404 or 410). `post_once` and
+`backoff_pause` are the same attempt and pause for a sender with a client and a loop of its own
+(A2A's pushes, which check the URL again before each attempt).
 """
 
 from __future__ import annotations
 
 import contextlib
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,7 +27,7 @@ from user_questions._version import __version__
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "Posted", "Poster"]
+__all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "Posted", "Poster", "backoff_pause", "post_once"]
 
 BACKOFF_FIRST = 1.0
 """Seconds before the second attempt; doubled before each later one (with jitter)."""
@@ -85,37 +89,53 @@ class Poster:
             with anyio.CancelScope(shield=True):  # the host's cancellation must not leak it
                 await client.aclose()
 
-    async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Posted:
+    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Posted:
         """Post `body` to `url` until it is taken, a refusal is final, or the tries run out."""
+        if self._client is None:
+            raise RuntimeError("a Poster posts only while open: use `async with`")
         attempt = 1
         while True:
-            status, failure, again = await self._attempt(url, body, headers)
+            status, failure, again = await _attempt(self._client, url, body, headers, self.timeout)
             if not failure:
                 return Posted(True, status, "", attempt)
             if not again or attempt >= self.tries:
                 return Posted(False, status, failure, attempt)
-            pause = min(self._backoff_max, self._backoff * 2 ** (attempt - 1))
-            await anyio.sleep(pause * random.uniform(0.5, 1.0))
+            await anyio.sleep(backoff_pause(attempt, self._backoff, self._backoff_max))
             attempt += 1
 
-    async def _attempt(
-        self, url: str, body: bytes, headers: dict[str, str]
-    ) -> tuple[int | None, str, bool]:
-        """One attempt: the status, what failed (empty: taken) and whether to try again."""
-        import httpx  # loaded by `__aenter__`
 
-        if self._client is None:
-            raise RuntimeError("a Poster posts only while open: use `async with`")
-        try:
-            response = await self._client.post(url, content=body, headers=headers)
-        except httpx.TimeoutException:
-            return None, f"no answer within {self.timeout:g} s", True
-        except httpx.HTTPError as error:
-            name = type(error).__name__
-            return None, f"{name}: {error}" if str(error) else name, True
-        status = response.status_code
-        with contextlib.suppress(httpx.HTTPError):
-            await response.aclose()
-        if 200 <= status < 300:
-            return status, "", False
-        return status, f"HTTP {status}", status >= 500 or status in _RETRIED_STATUSES
+async def post_once(
+    client: httpx.AsyncClient, url: str, body: bytes, headers: Mapping[str, str], limit: float
+) -> tuple[str, bool] | None:
+    """One POST of a delivery: `None` when a 2xx took it, else what failed and whether trying
+    again may help (a connection failure, no answer within `client`'s timeout, `limit` seconds;
+    408, 429, a 5xx; not a 3xx, since redirects are not followed, nor another 4xx)."""
+    _, failure, again = await _attempt(client, url, body, headers, limit)
+    return (failure, again) if failure else None
+
+
+def backoff_pause(attempt: int, first: float, most: float) -> float:
+    """Seconds to wait after attempt `attempt` failed: `first`, doubled after each later one, at
+    most `most`, drawn between half of it and all of it (jitter)."""
+    return min(most, first * 2.0 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+
+
+async def _attempt(
+    client: httpx.AsyncClient, url: str, body: bytes, headers: Mapping[str, str], limit: float
+) -> tuple[int | None, str, bool]:
+    """One attempt: the status, what failed (empty: taken) and whether to try again."""
+    import httpx  # loaded by whoever made `client`
+
+    try:
+        response = await client.post(url, content=body, headers=headers)
+    except httpx.TimeoutException:
+        return None, f"no answer within {limit:g} s", True
+    except httpx.HTTPError as error:
+        name = type(error).__name__
+        return None, f"{name}: {error}" if str(error) else name, True
+    status = response.status_code
+    with contextlib.suppress(httpx.HTTPError):
+        await response.aclose()
+    if 200 <= status < 300:
+        return status, "", False
+    return status, f"HTTP {status}", status >= 500 or status in _RETRIED_STATUSES

@@ -218,6 +218,15 @@ class SettingStore(Protocol):
         """Store `value` as `key`, replacing any previous value."""
         ...
 
+    async def settings_under(self, prefix: str) -> dict[str, str]:
+        """Every setting whose key starts with `prefix`, by key (the push configurations of an
+        A2A task: `host/a2a/push.py`)."""
+        ...
+
+    async def delete_setting(self, key: str) -> None:
+        """Forget `key`; nothing happens when there is no such setting."""
+        ...
+
 
 class ChatStore(Protocol):
     """What the chat bots keep (`host/chat`): who may answer from which chat, the one-time

@@ -309,6 +309,21 @@ class PostgresStore(AsyncLifetime):
 
         await self._pool.run(write)
 
+    async def settings_under(self, prefix: str) -> dict[str, str]:
+        async def read(connection: PgConnection) -> dict[str, str]:
+            cursor = await connection.execute(
+                f"SELECT key, value FROM {SCHEMA}.settings WHERE starts_with(key, %s)", (prefix,)
+            )
+            return {str(key): str(value) for key, value in await cursor.fetchall()}
+
+        return await self._pool.run(read)
+
+    async def delete_setting(self, key: str) -> None:
+        async def delete(connection: PgConnection) -> None:
+            await connection.execute(f"DELETE FROM {SCHEMA}.settings WHERE key = %s", (key,))
+
+        await self._pool.run(delete)
+
     async def submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
         parameters = (
             question.rpc_id,

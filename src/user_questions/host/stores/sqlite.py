@@ -257,6 +257,17 @@ class SQLiteStore(AsyncLifetime):
             (key, value),
         )
 
+    async def settings_under(self, prefix: str) -> dict[str, str]:
+        rows = await self._run(
+            self._execute,
+            "SELECT key, value FROM settings WHERE substr(key, 1, length(?)) = ?",
+            (prefix, prefix),
+        )
+        return {str(key): str(value) for key, value in rows}
+
+    async def delete_setting(self, key: str) -> None:
+        await self._run(self._execute, "DELETE FROM settings WHERE key = ?", (key,))
+
     async def submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
         # The row is made here, on the event loop: the store's thread only runs SQL, and does
         # not hold the interpreter while the loop has frames to handle.
