@@ -5,20 +5,23 @@ topic`, with a user and password or `?auth=token`) is read by apprise exactly as
 (so the URL means what its documentation says), but sent here, to ntfy's HTTP API: apprise's ntfy
 service takes its action buttons from the URL (the same buttons on every message) and cannot
 replace a message, and each question needs buttons of its own and its message replaced when it
-settles. Each message is ntfy's JSON publishing format, POSTed to the server's root URL:
+settles. Each message is POSTed to `<server>/<topic>` in ntfy's documented publishing form: the
+body is the message, and its parameters are ntfy's `X-` headers (text outside ASCII in RFC 2047's
+encoded words, which ntfy reads):
 
-- `title` and `message`: the text of `message.message_of`, as every service gets it;
-- `click`: the question's link (`/q/<rpcId>`);
-- `actions`: for a request one tap can answer (`taps.one_tap_options`: an approval's allow and
+- `X-Title` and the body: the text of `message.message_of`, as every service gets it;
+- `X-Click`: the question's link (`/q/<rpcId>`);
+- `X-Actions`: for a request one tap can answer (`taps.one_tap_options`: an approval's allow and
   deny, a plan review's approve, or a single-select question's options), up to three `http`
-  actions (`NTFY_MAX_ACTIONS`), each labelled with its option (at most `NTFY_LABEL_CHARS`,
-  else the message has no buttons) and `POST`ing to the option's answer link, which answers
-  once, as the link page's button does (`link_pages.py`), and clears the notification. The
-  message then lists no answer links in its text;
-- `sequence_id`: one per request (`uq-` and its push topic): when the request settles, the host
-  publishes how it ended under the same sequence id, which replaces the question's notification
-  (ntfy 2.16 and later; an older server shows it as a message of its own);
-- `priority` and `tags`, when the URL sets them.
+  actions (`NTFY_MAX_ACTIONS`, ntfy's limit) as ntfy's JSON array, each labelled with its option
+  (at most `NTFY_LABEL_CHARS`, else the message has no buttons) and `POST`ing to the option's
+  answer link, which answers once, as the link page's button does (`link_pages.py`), and clears
+  the notification. The message then lists no answer links in its text;
+- `X-Sequence-ID`: one per request (`uq-` and its push topic): when the request settles, the
+  host publishes how it ended under the same sequence id, which replaces the question's
+  notification on the phone (a server that predates sequence ids shows it as a message of its
+  own);
+- `X-Priority` and `X-Tags`, when the URL sets them.
 
 Deliveries are retried with backoff (`posting.Poster`). A log line names the server only: the
 topic, like the credentials, is a secret.
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import email.header
 import json
 import logging
 from typing import Any
@@ -118,18 +122,17 @@ class NtfyNotifier(Notifier):
         self.channel = check_channel(url.partition("://")[0].lower())
         """The channel answer links sent here record: `ntfy` or `ntfys`, the URL's scheme."""
         self._topics: list[str] = list(service.topics)
-        self._headers = {"content-type": "application/json"}
+        self._headers = {"content-type": "text/plain; charset=utf-8"}
         if service.auth == "token" and service.token:
             self._headers["authorization"] = f"Bearer {service.token}"
         elif service.user:
             pair = f"{service.user}:{service.password or ''}".encode()
             self._headers["authorization"] = "Basic " + base64.b64encode(pair).decode()
-        self._extra: dict[str, Any] = {}
         if service.priority in _PRIORITIES and service.priority != "default":
-            self._extra["priority"] = _PRIORITIES[service.priority]
+            self._headers["x-priority"] = str(_PRIORITIES[service.priority])
         tags = getattr(service, "_NotifyNtfy__tags", None)  # apprise keeps them private
         if tags:
-            self._extra["tags"] = list(tags)
+            self._headers["x-tags"] = _header_text(",".join(tags))
         self._address = address
         self._links = links
         self.person = person
@@ -144,19 +147,17 @@ class NtfyNotifier(Notifier):
         actions = self._actions(event) if event.type == EVENT_PENDING else []
         links = None if actions else self._links
         message = message_of(event, self._address, links, self.channel, self.person)
-        published: dict[str, Any] = {
-            "title": message.title,
-            "message": message.body,
-            "click": self._address.question_link(event.rpc_id),
-            "sequence_id": f"uq-{topic_of(event.rpc_id)}",
-            **self._extra,
+        headers = {
+            **self._headers,
+            "x-title": _header_text(message.title),
+            "x-click": self._address.question_link(event.rpc_id),
+            "x-sequence-id": f"uq-{topic_of(event.rpc_id)}",
         }
         if actions:
-            published["actions"] = actions
+            headers["x-actions"] = _header_text(_json(actions).decode())
         delivered = True
         for topic in self._topics:
-            body = _json({**published, "topic": topic})
-            posted = await self._poster.post(self._root, body, self._headers)
+            posted = await self._poster.post(self._root + topic, message.body.encode(), headers)
             if not posted.ok:
                 delivered = False
                 tries = "try" if posted.attempts == 1 else "tries"
@@ -193,5 +194,13 @@ class NtfyNotifier(Notifier):
         return actions
 
 
-def _json(message: dict[str, Any]) -> bytes:
+def _json(message: list[dict[str, Any]]) -> bytes:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _header_text(text: str) -> str:
+    """`text` as a header value: itself when ASCII without line breaks, else RFC 2047's
+    base64 encoded words (ntfy decodes them; not every HTTP client sends UTF-8 in headers)."""
+    if text.isascii() and "\r" not in text and "\n" not in text:
+        return text
+    return email.header.Header(text, "utf-8").encode(linesep=" ")
