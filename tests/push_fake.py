@@ -20,7 +20,8 @@ private key, so a test reads what the browser would get:
 
 A push that fails a check is answered 400 and recorded with its problem; one to a subscription
 the test marked gone is answered 410, as a push service answers for a browser that
-unsubscribed. Runs in a thread, so any test (async or Playwright's sync one) can use it.
+unsubscribed; one the test marked unavailable is answered 503, as an overloaded push service
+answers. Runs in a thread, so any test (async or Playwright's sync one) can use it.
 """
 
 from __future__ import annotations
@@ -98,6 +99,10 @@ class FakePushService:
     browsers: dict[str, Browser] = field(default_factory=dict)
     gone: set[str] = field(default_factory=set)
     """Subscriptions answered 410 Gone."""
+    unavailable: dict[str, int] = field(default_factory=dict)
+    """Subscriptions whose next pushes are answered 503 (how many), as a busy service does."""
+    attempts: Received = field(default_factory=Received)
+    """The subscription of every push that arrived, answered or not."""
     pushes: Received = field(default_factory=Received)
     refused: Received = field(default_factory=Received)
     """`(subscription, problem)` of every push that failed a check."""
@@ -121,8 +126,14 @@ class FakePushService:
         browser = self.browsers.get(number)
         if browser is None:
             return 404
+        self.attempts.add(number)
         if number in self.gone:
             return 410
+        with self._lock:
+            busy = self.unavailable.get(number, 0)
+            self.unavailable[number] = max(0, busy - 1)
+        if busy:
+            return 503
         try:
             claims = self._check_vapid(headers.get("authorization", ""), browser.endpoint)
             if "ttl" not in headers or not headers["ttl"].isdigit():

@@ -216,6 +216,21 @@ def test_a_subscription_its_push_service_calls_gone_is_dropped(
         assert service.pushes.items == []
 
 
+def test_a_push_its_service_cannot_take_yet_is_retried_until_it_can(
+    client: TestClient, service: FakePushService
+) -> None:
+    busy, _ = subscribe(client, service, "alice")
+    service.unavailable[busy] = 2
+    with asking(client, "r1"):
+        (push,) = service.pushes.wait_for(1)
+        assert push.json["rpcId"] == "r1"
+        assert service.attempts.items == [busy, busy, busy]  # two 503s, then taken
+    (mine,) = client.get("/api/push/subscriptions", headers=bearer("alice")).json()[
+        "subscriptions"
+    ]  # kept: a busy service has not forgotten the browser
+    assert mine["service"] == "127.0.0.1"
+
+
 def test_private_mode_pushes_no_question_and_the_worker_fetches_the_card(
     tmp_path: Path, service: FakePushService
 ) -> None:
