@@ -1,6 +1,6 @@
-"""An ntfy server on loopback, written from ntfy's published publishing docs (docs/publish.md of
-ntfy: "Publishing", "Publish as JSON", "Action buttons", "List of all parameters", "Limitations"),
-never from our notifier's code.
+"""An ntfy server on loopback, written from ntfy's published documentation of publishing (its
+sections "Publishing", "Publish as JSON", "Action buttons", "List of all parameters" and
+"Limitations", at ntfy.sh/docs/publish/), never from our notifier's code.
 
 What it reads, as ntfy documents it:
 
