@@ -231,6 +231,29 @@ def test_a_push_its_service_cannot_take_yet_is_retried_until_it_can(
     assert mine["service"] == "127.0.0.1"
 
 
+def test_a_revoked_persons_browsers_answer_nothing_and_get_nothing(
+    client: TestClient, service: FakePushService
+) -> None:
+    alices, alices_secret = subscribe(client, service, "alice")
+    bobs, bobs_secret = subscribe(client, service, "bob")
+    assert client.delete("/api/tokens/alice", headers=AUTH).status_code == 200
+    client.patch("/api/tokens/pager", json={"routes": ["alice", "bob"]}, headers=AUTH)
+    with asking(client, "r1"):
+        service.pushes.wait_for(1)
+        for secret, status in [(alices_secret, 401), (bobs_secret, 200)]:
+            tapped = client.post(
+                "/api/push/worker/answer",
+                json={"rpcId": "r1", "option": 0},
+                headers={"authorization": secret},
+            )
+            assert tapped.status_code == status
+        # The settled push comes after the pending one's every send (one request's pushes go
+        # in order), so by then a push to alice would have arrived.
+        service.pushes.wait_for(2)
+    assert alices not in service.attempts.items
+    assert [push.subscription for push in service.pushes.items] == [bobs, bobs]
+
+
 def test_private_mode_pushes_no_question_and_the_worker_fetches_the_card(
     tmp_path: Path, service: FakePushService
 ) -> None:
