@@ -255,12 +255,14 @@ class WebPushNotifier(Notifier):
         assert isinstance(event, _Routed)
         assert event.record is not None
         record, whom = event.record, event._whom
-        payload = payload_of(record, private=self._push.private)
         receivers = [
             subscription
             for subscription in await self._push.store.push_subscriptions()
             if self._reaches(subscription.person, record, whom)
         ]
+        if not receivers:
+            return True
+        payload = payload_of(record, private=self._push.private)
         delivered = True
         async with anyio.create_task_group() as sending:
             for subscription in receivers:
