@@ -255,11 +255,14 @@ class WebPushNotifier(Notifier):
         assert isinstance(event, _Routed)
         assert event.record is not None
         record, whom = event.record, event._whom
-        receivers = [
-            subscription
-            for subscription in await self._push.store.push_subscriptions()
-            if self._reaches(subscription.person, record, whom)
-        ]
+        try:
+            subscriptions = await self._push.store.push_subscriptions()
+        except UserQuestionError as error:  # the store's fault: its own log line says more
+            logger.warning(
+                "web push: %s of question %s not pushed: %s", event.type, record.rpc_id, error
+            )
+            return False
+        receivers = [each for each in subscriptions if self._reaches(each.person, record, whom)]
         if not receivers:
             return True
         payload = payload_of(record, private=self._push.private)
@@ -303,7 +306,11 @@ class WebPushNotifier(Notifier):
             return True
         service = urlsplit(subscription.endpoint).hostname
         if posted.status in _GONE:
-            await self._push.store.remove_push_subscription(subscription.id)
+            try:
+                await self._push.store.remove_push_subscription(subscription.id)
+            except UserQuestionError as error:  # kept: the next push's 410 drops it
+                logger.warning("web push %s: could not drop a subscription: %s", service, error)
+                return False
             logger.info(
                 "web push %s: dropped a subscription of %s, which its push service no longer "
                 "knows (HTTP %d)",
