@@ -196,11 +196,24 @@ def level_of(module: str) -> int:
     return LEVELS[parts[1]]
 
 
+def parsed(path: Path) -> ast.Module:
+    """A file's syntax tree. CPython 3.11 keeps the state of its syntax-tree conversion for the
+    whole process, so a parse that meets one in another thread (a library imported in a worker
+    thread by a host an earlier test ran) fails with `SystemError`; it is tried again."""
+    source = path.read_text(encoding="utf-8")
+    for _ in range(4):
+        try:
+            return ast.parse(source)
+        except SystemError:
+            continue
+    return ast.parse(source)
+
+
 @functools.cache
 def imports_of(path: Path) -> list[tuple[str, bool]]:
     """Every `user_questions` import of a file, and whether it is for the type checker only (read
     once per run: every guard walks every file)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     type_only: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from tests.test_layers import modules
+from tests.test_layers import modules, parsed
 
 
 def _holder(dotted: str) -> str | None:
@@ -31,7 +31,7 @@ def test_no_module_imports_a_private_name_of_another_package() -> None:
     reached = []
     for module, path in modules():
         package = _package(module, path.name == "__init__.py")
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 names = [f"{node.module}.{alias.name}" for alias in node.names]
             elif isinstance(node, ast.Import):
@@ -50,7 +50,7 @@ def test_a_public_module_re_exports_only_what_a_private_one_defines() -> None:
     for module, path in modules():
         if path.name == "__init__.py" or _holder(module) is not None:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         imported = {
             alias.asname or alias.name: node.module
             for node in tree.body
@@ -130,7 +130,7 @@ def test_no_module_of_the_host_reads_the_private_fields_of_another_modules_class
         f"{module}:{read}"
         for module, path in modules()
         if module.startswith("user_questions.host")
-        for read in _foreign_private_reads(ast.parse(path.read_text(encoding="utf-8")))
+        for read in _foreign_private_reads(parsed(path))
     ]
     assert reached == []
 

@@ -14,8 +14,10 @@ from websockets.sync.client import ClientConnection, connect
 
 from tests.e2e.host_process import HostProcess, answer_body
 
-HEALTHZ_WITHIN = 0.1
-"""Seconds `/healthz` may take, whatever else the host is doing."""
+HEALTHZ_WITHIN = 1.0
+"""Seconds `/healthz` may take, whatever else the host is doing: a monitor's tolerance, which a
+machine busy with other work stays within, and under the seconds that one render of
+`SLOW_DETAIL` on the event loop would hold it (about 0.02-0.05 s each on a quiet machine)."""
 SLOW_DETAIL = "[" * 100_000
 """Within the detail limit; markdown-it needs seconds to parse it (unclosed link labels)."""
 REPLY_SECONDS = 15.0
@@ -25,7 +27,7 @@ def asker(host: HostProcess) -> ClientConnection:
     return connect(host.base.replace("http", "ws", 1) + "/ws/ask", additional_headers=host.auth)
 
 
-def test_healthz_answers_within_100_ms_while_slow_markdown_is_asked_and_listed(
+def test_healthz_answers_at_once_while_slow_markdown_is_asked_and_listed(
     host: HostProcess,
 ) -> None:
     waits: list[float] = []
