@@ -178,6 +178,8 @@ PINNED: dict[str, list[str]] = {
         "HistoryQuery",
         "HistoryStore",
         "NewQuestion",
+        "PushStore",
+        "PushSubscription",
         "QUESTIONS",
         "QuestionStore",
         "Role",

@@ -87,6 +87,9 @@ class Surface(StrEnum):
     """A paired person's tap or reply in Telegram (`host/chat`)."""
     SLACK = "slack"
     """A paired person's click or reply in Slack (`host/chat`)."""
+    PUSH = "push"
+    """A tap on a button of a Web Push notification, answered by the installed inbox's service
+    worker as the person whose subscription it is (`host/notify/web_push.py`)."""
 
 
 CLAIMABLE_SURFACES = frozenset({Surface.TERMINAL, Surface.EDITOR})

@@ -52,6 +52,7 @@ def serve(
     notify_command: Annotated[list[str] | None, Parameter(negative="")] = None,
     notify_secret: Annotated[str | None, Parameter(env_var="UQ_NOTIFY_SECRET")] = None,
     print_notify_secret: Annotated[bool, Parameter(negative="")] = False,
+    push_private: Annotated[bool, Parameter(negative="")] = False,
     telegram: Annotated[str | None, Parameter(env_var="UQ_TELEGRAM_TOKEN")] = None,
     telegram_api: Annotated[str, Parameter(env_var="UQ_TELEGRAM_API")] = DEFAULT_API,
     slack_app_token: Annotated[str | None, Parameter(env_var="UQ_SLACK_APP_TOKEN")] = None,
@@ -113,6 +114,9 @@ def serve(
         Default: the stored one, or a new random one.
     print_notify_secret
         Print the webhook secret (the stored one, or a new one, kept) and exit.
+    push_private
+        Web Push notifications carry no question: the push says only that one is waiting, and
+        the installed inbox fetches it from the host before showing it.
     telegram
         A Telegram bot's token (from BotFather): every question is sent to the chats of the
         people paired with uq chat pair telegram NAME, answered with a tap. UQ_TELEGRAM_TOKEN
@@ -156,6 +160,7 @@ def serve(
             notify_webhooks=notify_webhook or (),
             notify_commands=notify_command or (),
             notify_secret=notify_secret,
+            push_private=push_private,
             telegram=telegram,
             telegram_api=telegram_api,
             slack_app_token=slack_app_token,

@@ -21,6 +21,7 @@ where error codes become HTTP statuses. What each route does is in its own modul
     GET  /api/me        who the token is: its name and role    `endpoints.http_api`
     *    /api/tokens...  the tokens, for admins                 `endpoints.tokens_api`
     *    /api/rules...   the rules, for people and admins; a check `endpoints.rules_api`
+    *    /api/push/...   Web Push: key, subscriptions, worker's taps `endpoints.push_api`
     GET  /metrics       Prometheus' text format    `endpoints.http_api`, `telemetry.metrics`
     GET  /healthz       `{"ok": true}`, without a token        `endpoints.http_api`
     GET  /readyz        200 while the store answers, else 503  `endpoints.http_api`
@@ -58,7 +59,7 @@ from user_questions.host.a2a import InboxAgent
 from user_questions.host.chat.slack import slack_bot
 from user_questions.host.chat.telegram import telegram_bot
 from user_questions.host.config import HostConfig
-from user_questions.host.endpoints import http_api, rules_api, tokens_api
+from user_questions.host.endpoints import http_api, push_api, rules_api, tokens_api
 from user_questions.host.endpoints.asker import AskerConnection
 from user_questions.host.endpoints.page import PageConnection
 from user_questions.host.gate.proxy import ForwardedMiddleware
@@ -138,6 +139,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
                 running.start_soon(keep_records, opened, config.retain_days)
             told = await notifications(config.notifications, opened, address, tokens)
             app.state.answer_links = told.links
+            app.state.web_push = told.push
             chats = []
             if config.telegram is not None:
                 chats.append(telegram_bot(config.telegram, config.telegram_api, opened, tokens))
@@ -181,6 +183,12 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             Route("/api/rules", rules_api.create_rule, methods=["POST"]),
             Route("/api/rules/check", rules_api.check_rule_call, methods=["POST"]),
             Route("/api/rules/{id}", rules_api.delete_rule, methods=["DELETE"]),
+            Route("/api/push/key", push_api.public_key, methods=["GET"]),
+            Route("/api/push/subscriptions", push_api.add_subscription, methods=["POST"]),
+            Route("/api/push/subscriptions", push_api.list_subscriptions, methods=["GET"]),
+            Route("/api/push/subscriptions/{id}", push_api.remove_subscription, methods=["DELETE"]),
+            Route("/api/push/worker/answer", push_api.worker_answer, methods=["POST"]),
+            Route("/api/push/worker/card/{rpc_id:path}", push_api.worker_card, methods=["GET"]),
             Route("/metrics", http_api.metrics, methods=["GET"]),
             Route("/healthz", http_api.healthz, methods=["GET"]),
             Route("/readyz", http_api.readyz, methods=["GET"]),
@@ -205,6 +213,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
     )
     app.state.public_url = public
     app.state.answer_links = None
+    app.state.web_push = None
     return app
 
 

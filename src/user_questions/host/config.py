@@ -85,6 +85,8 @@ class HostConfig:
     notify_commands: Sequence[str] = ()
     notify_secret: str | None = None
     """The webhooks' signing secret; `None`: the stored one, or a new one (kept)."""
+    push_private: bool = False
+    """Web Push messages say only that a question is waiting; the worker fetches the card."""
     telegram: str | None = None
     """A Telegram bot's token (BotFather's): questions go to the paired people's chats."""
     telegram_api: str = DEFAULT_API
@@ -150,6 +152,7 @@ class HostConfig:
             webhooks=tuple(self.notify_webhooks),
             commands=tuple(self.notify_commands),
             secret=self.notify_secret,
+            push_private=self.push_private,
         )
 
     @property

@@ -1,5 +1,8 @@
 """Desktop notifications: a question arriving while the tab is hidden shows one, with permission.
 
+These are the tab's own notifications, what a browser without Web Push gets: the pages here have
+no `PushManager` (`NO_PUSH`); Web Push is tested in test_web_push.py.
+
 The browser's permission is granted (or not) through the Playwright context. An init script
 records every `Notification` the page constructs (the real constructor still runs) and lets the
 test hide the tab: `document.visibilityState` is emulated, as a tab in the background reports it.
@@ -43,6 +46,7 @@ RECORD_AND_HIDE = """
 })();
 """
 TURNED_ON = "try { localStorage.setItem('uq.notify', 'on'); } catch {}"
+NO_PUSH = "delete window.PushManager;"
 
 
 def question(name: str) -> dict[str, Any]:
@@ -51,7 +55,7 @@ def question(name: str) -> dict[str, Any]:
 
 def install(*scripts: str) -> Any:
     def before(page: Page) -> None:
-        for script in scripts:
+        for script in (NO_PUSH, *scripts):
             page.add_init_script(script)
 
     return before

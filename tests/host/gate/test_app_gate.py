@@ -47,10 +47,15 @@ WITHOUT_TOKEN = {
     ("POST", "/session"): (401, "UNAUTHORIZED"),  # checks the token in its body
     ("GET", "/.well-known/agent-card.json"): (200, None),  # the public A2A card: no person in it
     ("HEAD", "/.well-known/agent-card.json"): (200, None),
+    ("GET", "/api/push/key"): (200, None),  # the VAPID public key: what browsers subscribe with
+    ("HEAD", "/api/push/key"): (200, None),
+    ("POST", "/api/push/worker/answer"): (401, "UNAUTHORIZED"),  # checks a subscription's secret
+    ("GET", "/api/push/worker/card/x"): (401, "UNAUTHORIZED"),
+    ("HEAD", "/api/push/worker/card/x"): (401, None),
 }
-"""What answers a request without an accepted token: the shell, the probes and the public A2A
-card, which reveal nothing, and the routes that check a permission of their own; every other
-route is 401."""
+"""What answers a request without an accepted token: the shell, the probes, the public A2A card
+and the Web Push public key, which reveal nothing, and the routes that check a permission of
+their own; every other route is 401."""
 
 
 def endpoints(client: TestClient) -> tuple[list[tuple[str, str]], list[str]]:

@@ -40,7 +40,7 @@ from google.protobuf import json_format
 from user_questions._version import __version__
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.a2a.tasks import task_of
-from user_questions.host.notify.webhook import backoff_pause, post_once
+from user_questions.host.notify.posting import backoff_pause, post_once
 from user_questions.host.stores import SettingStore, StoredQuestion
 
 __all__ = [

@@ -4,10 +4,13 @@ Every HTTP request and WebSocket must carry a token the host accepts (an `Author
 header, a `?token=` parameter or the `uq_token` cookie), except two kinds of path (`access_of`):
 
 - `public`: the inbox page's shell and what it is made of (its HTML, modules, styles, icons, web
-  app manifest and service worker), `/q/...`, `GET /healthz` and `GET /readyz`. They are the same
-  for everyone and reveal nothing: every question and answer is behind the token.
+  app manifest and service worker), `/q/...`, `GET /healthz`, `GET /readyz` and the Web Push
+  public key (`/api/push/key`). They are the same for everyone and reveal nothing: every
+  question and answer is behind the token.
 - `capability`: an answer link (`/a/...`), whose signed path is the permission the route checks,
-  and `POST /session`, which checks the token it is given. They still pass the origin check.
+  `POST /session`, which checks the token it is given, and the service worker's Web Push routes
+  (`/api/push/worker/...`), which check its subscription's secret. They still pass the origin
+  check.
 
 The middleware asks its `authenticate` function (`tokens.Tokens`) for the person behind a token
 presented (on every path, so a public page knows whether it has one), and puts that `Identity`
@@ -81,16 +84,25 @@ TOKEN_COOKIE = "uq_token"
 TOKEN_COOKIE_SECONDS = 30 * 24 * 3600
 """How long a browser keeps the cookie after the host last served it a page (30 days)."""
 PUBLIC_PATHS = frozenset(
-    {"/", "/healthz", "/readyz", "/manifest.webmanifest", "/sw.js", "/.well-known/agent-card.json"}
+    {
+        "/",
+        "/healthz",
+        "/readyz",
+        "/manifest.webmanifest",
+        "/sw.js",
+        "/.well-known/agent-card.json",
+        "/api/push/key",
+    }
 )
-"""Paths served without a token: the inbox's shell, the health and readiness checks, and the
-public A2A Agent Card (which names no person); they reveal nothing."""
+"""Paths served without a token: the inbox's shell, the health and readiness checks, the public
+A2A Agent Card (which names no person) and the Web Push public key; they reveal nothing."""
 PUBLIC_PREFIXES = ("/static/", "/q/")
 """Path prefixes served without a token: the pages' files, and `/q/<rpcId>`, which only sends
 the browser to the inbox's shell."""
-CAPABILITY_PREFIXES = ("/a/", "/session")
+CAPABILITY_PREFIXES = ("/a/", "/session", "/api/push/worker/")
 """Path prefixes whose route checks a permission of its own (an answer link's signature, the
-token a page signs in with) instead of the token; the origin is still checked."""
+token a page signs in with, a service worker's push subscription secret) instead of the token;
+the origin is still checked."""
 Access = Literal["public", "capability", "token"]
 """What a path needs: nothing, a permission its route checks, or the token."""
 CONTENT_SECURITY_POLICY = (

@@ -8,6 +8,7 @@ task, so a Python caller of `serve()` gets the same notifications as `uq serve`.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -16,15 +17,17 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.gate.tokens import Tokens
 from user_questions.host.hub import HostTask
-from user_questions.host.notify.apprise import AppriseNotifier
 from user_questions.host.notify.command import CommandNotifier
 from user_questions.host.notify.links import AnswerLinks, answer_link_secret
 from user_questions.host.notify.notifier import Notifier, notifying
+from user_questions.host.notify.ntfy import service_notifier
 from user_questions.host.notify.personal import personal_notifying
+from user_questions.host.notify.push_keys import PushKeys, contact_of
+from user_questions.host.notify.web_push import WebPush, web_push_notifying
 from user_questions.host.notify.webhook import WebhookNotifier, webhook_secret
 from user_questions.host.stores import Store
 
-__all__ = ["Notifications", "Notifying", "check_addressed", "notifications"]
+__all__ = ["Notifications", "Notifying", "check_addressed", "notifications", "pushing_installed"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,6 +46,8 @@ class Notifications:
     """Command lines run for every event, with its JSON on stdin."""
     secret: str | None = None
     """The webhooks' signing secret; `None`: the stored one, or a new one (kept)."""
+    push_private: bool = False
+    """Whether Web Push messages are content-free (the worker fetches the card)."""
 
     def __bool__(self) -> bool:
         return bool(self.services or self.webhooks or self.commands)
@@ -54,14 +59,16 @@ class Notifying:
 
     tasks: list[HostTask]
     links: AnswerLinks | None
+    push: WebPush | None
+    """Web Push, for its endpoints; `None` without pywebpush (the `notify` extra)."""
 
 
 async def notifications(
     asked: Notifications, store: Store, address: PublicUrl | None, tokens: Tokens
 ) -> Notifying:
-    """The notifiers `asked` for, and each person's own (`personal.py`), linking to `address`,
-    with the secrets read from `store`. Without an address only the notifiers that link to
-    nothing run (webhooks, commands).
+    """The notifiers `asked` for, each person's own (`personal.py`) and Web Push (when
+    pywebpush is installed), linking to `address`, with the secrets read from `store`. Without
+    an address only the notifiers that link to nothing run (webhooks, commands, Web Push).
 
     Raises:
         UserQuestionError: as `check_addressed`.
@@ -73,7 +80,7 @@ async def notifications(
     notifiers: list[Notifier] = []
     if asked.services and address is not None:
         notifiers += [
-            AppriseNotifier(url, address=address, links=links, settled=asked.settled)
+            service_notifier(url, address=address, links=links, settled=asked.settled)
             for url in asked.services
         ]
     notifiers += [CommandNotifier(command) for command in asked.commands]
@@ -83,7 +90,12 @@ async def notifications(
     tasks = [notifying(notifiers)] if notifiers else []
     if address is not None:
         tasks.append(personal_notifying(tokens, address, links, settled=asked.settled))
-    return Notifying(tasks, links)
+    push = None
+    if pushing_installed():
+        keys = await PushKeys.load(store, contact_of(None if address is None else address.origin))
+        push = WebPush(keys, store, tokens, private=asked.push_private)
+        tasks.append(web_push_notifying(push))
+    return Notifying(tasks, links, push)
 
 
 def check_addressed(asked: Notifications, address: PublicUrl | None) -> None:
@@ -98,3 +110,8 @@ def check_addressed(asked: Notifications, address: PublicUrl | None) -> None:
             "with serve(), which knows the address it listens on",
             ErrorCode.BAD_REQUEST,
         )
+
+
+def pushing_installed() -> bool:
+    """Whether pywebpush (the `notify` extra) is there for Web Push."""
+    return importlib.util.find_spec("pywebpush") is not None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import StrictStr
+from pydantic import PrivateAttr, StrictStr
 
 from user_questions.frames import JSONObject, Origin, iso
 from user_questions.host.stores import StoredQuestion
@@ -64,6 +64,21 @@ class HostEvent(WireModel):
     """Settled through an answer link only: the notification channel that carried the link
     (`ntfy`, `mailto`, `slack`, ...: the scheme of its `--notify` URL)."""
 
+    _record: StoredQuestion | None = PrivateAttr(default=None)
+
+    @property
+    def record(self) -> StoredQuestion | None:
+        """The request as the hub committed it, for notifiers that need more than the event
+        says (whether it is an approval); never part of the JSON."""
+        return self._record
+
+    def __eq__(self, other: object) -> bool:
+        """Events are equal when they say the same: the record kept beside one is not compared
+        (a receiver reading an event back has only what it says)."""
+        if not isinstance(other, HostEvent):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
 
 def event_of(record: StoredQuestion) -> HostEvent:
     """The event for a request just committed: pending, or settled."""
@@ -77,15 +92,18 @@ def event_of(record: StoredQuestion) -> HostEvent:
         "asked_at": asked_at,
     }
     if record.pending:
-        return HostEvent(type=EVENT_PENDING, id=f"{record.rpc_id}:pending", at=asked_at, **request)
-    return HostEvent(
-        type=EVENT_SETTLED,
-        id=f"{record.rpc_id}:settled",
-        at=iso(record.settled_at or datetime.now(UTC)),
-        outcome=record.outcome,
-        answer=None if record.answer is None else record.answer.model_dump(mode="json"),
-        via=record.settled_via,
-        by=record.settled_by,
-        channel=record.channel,
-        **request,
-    )
+        event = HostEvent(type=EVENT_PENDING, id=f"{record.rpc_id}:pending", at=asked_at, **request)
+    else:
+        event = HostEvent(
+            type=EVENT_SETTLED,
+            id=f"{record.rpc_id}:settled",
+            at=iso(record.settled_at or datetime.now(UTC)),
+            outcome=record.outcome,
+            answer=None if record.answer is None else record.answer.model_dump(mode="json"),
+            via=record.settled_via,
+            by=record.settled_by,
+            channel=record.channel,
+            **request,
+        )
+    event._record = record
+    return event

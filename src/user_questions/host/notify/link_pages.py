@@ -25,13 +25,13 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from user_questions.frames import ClientResponse
 from user_questions.host.gate.roles import may_answer, viewer
 from user_questions.host.gate.roles import sees as seen
 from user_questions.host.gate.tokens import Tokens
 from user_questions.host.hub import Hub
 from user_questions.host.notify.links import AnswerLinks, Grant, answerable_options
 from user_questions.host.notify.message import asker_line
+from user_questions.host.notify.taps import one_tap_answer
 from user_questions.host.stores import QuestionStore, StoredQuestion
 from user_questions.outcomes import Surface
 from user_questions.types import AskUserQuestionOption
@@ -66,7 +66,7 @@ async def answer_link(request: Request) -> Response:
         return _page("Send this answer?", _confirmation(record, option), 200)
     hub: Hub = request.app.state.hub
     receipt = await hub.respond(
-        _answer(record, option),
+        one_tap_answer(record, grant.option),
         via=Surface.LINK,
         by=grant.person,
         channel=grant.channel,
@@ -85,18 +85,6 @@ def _option(record: StoredQuestion, grant: Grant) -> AskUserQuestionOption | Non
         return None
     options = record.questions[0].options or []
     return options[grant.option]
-
-
-def _answer(record: StoredQuestion, option: AskUserQuestionOption) -> ClientResponse:
-    question = record.questions[0]
-    answer = {"answers": [{"id": question.id, "selected": [option.label]}]}
-    return ClientResponse.model_validate(
-        {
-            "type": "client-response",
-            "rpcId": record.rpc_id,
-            "result": {"ok": True, "value": {"sessionId": record.session_id, "answer": answer}},
-        }
-    )
 
 
 def _confirmation(record: StoredQuestion, option: AskUserQuestionOption) -> str:

@@ -49,6 +49,7 @@ _SURFACES = {
     Surface.EDITOR: "in an editor",
     Surface.LINK: "through an answer link",
     Surface.API: "through the API",
+    Surface.PUSH: "from a push notification",
 }
 
 

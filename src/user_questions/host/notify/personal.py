@@ -22,9 +22,10 @@ from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.gate.roles import sees
 from user_questions.host.gate.tokens import Tokens
 from user_questions.host.hub import HostTask, Hub
-from user_questions.host.notify.apprise import AppriseNotifier
 from user_questions.host.notify.events import event_of
 from user_questions.host.notify.links import AnswerLinks
+from user_questions.host.notify.notifier import Notifier
+from user_questions.host.notify.ntfy import service_notifier
 from user_questions.host.stores import StoredQuestion
 
 __all__ = ["personal_notifying"]
@@ -42,7 +43,7 @@ def personal_notifying(
     `address`, with links signed by `links` that answer as that person."""
 
     async def run(hub: Hub) -> None:
-        running: dict[Key, tuple[AppriseNotifier, anyio.CancelScope]] = {}
+        running: dict[Key, tuple[Notifier, anyio.CancelScope]] = {}
 
         def fan_out(record: StoredQuestion, whom: tuple[str, ...] | None = None) -> None:
             """Tell each person who sees `record` of it; routed again (`Hub.on_routed`), only
@@ -55,7 +56,7 @@ def personal_notifying(
                     event = event or event_of(record)
                     notifier.notify(event)
 
-        async def keep(notifier: AppriseNotifier, scope: anyio.CancelScope) -> None:
+        async def keep(notifier: Notifier, scope: anyio.CancelScope) -> None:
             with scope:
                 async with notifier:
                     stop = hub.metrics.watch_notifiers([notifier])
@@ -72,7 +73,7 @@ def personal_notifying(
                     running.pop(key)[1].cancel()  # it flushes what it queued, then stops
                 for key in sorted(wanted - running.keys()):
                     try:
-                        notifier = AppriseNotifier(
+                        notifier = service_notifier(
                             key[1], address=address, links=links, settled=settled, person=key[0]
                         )
                     except UserQuestionError as error:

@@ -1,7 +1,8 @@
 """`WebhookNotifier`: POST each host event as JSON to a URL, signed, retried, never blocking.
 
 httpx is imported when a notifier starts (so `uq serve` without webhooks never pays its import, a
-tenth of a second). The body is the event's JSON (`host/notify/events.py`); `X-UQ-Signature:
+tenth of a second; `notify/posting.py` posts and retries). The body is the event's JSON
+(`host/notify/events.py`); `X-UQ-Signature:
 sha256=<hex>` is the HMAC-SHA256 of the exact body bytes under the host's notify secret, so a
 receiver can tell the host's deliveries from anyone else's (docs/notify.md has a receiver's check in
 Python). A delivery is a success on any 2xx answer. A connection failure, a timeout, 408, 429 or a
@@ -21,26 +22,16 @@ import contextlib
 import hashlib
 import hmac
 import logging
-import random
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import anyio
-
-from user_questions._version import __version__
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.gate.tokens import new_token
 from user_questions.host.notify.events import HostEvent
 from user_questions.host.notify.notifier import QUEUE_CAPACITY, Notifier
+from user_questions.host.notify.posting import BACKOFF_FIRST, BACKOFF_MAX, Poster
 from user_questions.host.stores import Store
 
-if TYPE_CHECKING:
-    import httpx
-
 __all__ = [
-    "BACKOFF_FIRST",
-    "BACKOFF_MAX",
     "DELIVERY_HEADER",
     "EVENT_HEADER",
     "MIN_SECRET_LENGTH",
@@ -50,10 +41,8 @@ __all__ = [
     "WEBHOOK_TIMEOUT",
     "WEBHOOK_TRIES",
     "WebhookNotifier",
-    "backoff_pause",
     "check_secret",
     "check_webhook",
-    "post_once",
     "sign",
     "webhook_secret",
 ]
@@ -68,10 +57,6 @@ DELIVERY_HEADER = "X-UQ-Delivery"
 """The event's id; the same on every retry of one event."""
 WEBHOOK_TRIES = 6
 """Attempts per event, the first included, before it is dropped."""
-BACKOFF_FIRST = 1.0
-"""Seconds before the second attempt; doubled before each later one (with jitter)."""
-BACKOFF_MAX = 60.0
-"""The longest pause between two attempts."""
 WEBHOOK_TIMEOUT = 10.0
 """Seconds one attempt may take (connect, send, answer); longer counts as a failed attempt."""
 WEBHOOK_CONCURRENCY = 4
@@ -80,8 +65,6 @@ MIN_SECRET_LENGTH = 16
 """The shortest notify secret accepted."""
 NOTIFY_SECRET_SETTING = "notify-secret"
 """The store setting that keeps the secret."""
-
-_RETRIED_STATUSES = frozenset({408, 429})
 
 
 def check_webhook(url: str) -> str:
@@ -172,26 +155,13 @@ class WebhookNotifier(Notifier):
         port = f":{parts.port}" if parts.port else ""
         self.target = f"webhook {parts.scheme}://{parts.hostname}{port}"
         self._secret = check_secret(secret)
-        self._tries = max(1, tries)
-        self._backoff = backoff
-        self._backoff_max = backoff_max
-        self._timeout = timeout
-        self._client: httpx.AsyncClient | None = None
+        self._poster = Poster(
+            tries=tries, backoff=backoff, backoff_max=backoff_max, timeout=timeout
+        )
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
-        import httpx
-
-        self._client = client = httpx.AsyncClient(
-            timeout=self._timeout,
-            follow_redirects=False,
-            headers={"user-agent": f"user-questions/{__version__}"},
-        )
-        stack.push_async_callback(self._close, client)  # last: after the deliveries
+        await stack.enter_async_context(self._poster)  # closed last: after the deliveries
         await super()._start(stack)
-
-    async def _close(self, client: httpx.AsyncClient) -> None:
-        with anyio.CancelScope(shield=True):  # the host's cancellation must not leak it
-            await client.aclose()
 
     async def deliver(self, event: HostEvent) -> bool:
         body = event.model_dump_json().encode()
@@ -201,53 +171,15 @@ class WebhookNotifier(Notifier):
             EVENT_HEADER: event.type,
             DELIVERY_HEADER: event.id,
         }
-        attempt = 1
-        while (outcome := await self._post(body, headers)) is not None:
-            failure, again = outcome
-            if not again or attempt == self._tries:
-                logger.warning(
-                    "%s: dropped %s of question %s after %d %s (%s)",
-                    self.target,
-                    event.type,
-                    event.rpc_id,
-                    attempt,
-                    "try" if attempt == 1 else "tries",
-                    failure,
-                )
-                return False
-            await anyio.sleep(backoff_pause(attempt, self._backoff, self._backoff_max))
-            attempt += 1
-        return True
-
-    async def _post(self, body: bytes, headers: dict[str, str]) -> tuple[str, bool] | None:
-        """One attempt: `None` on success, else what failed and whether to try again."""
-        assert self._client is not None
-        return await post_once(self._client, self.url, body, headers, self._timeout)
-
-
-async def post_once(
-    client: httpx.AsyncClient, url: str, body: bytes, headers: Mapping[str, str], limit: float
-) -> tuple[str, bool] | None:
-    """One POST of a delivery (a webhook's, an A2A push's): `None` when a 2xx took it, else what
-    failed and whether trying again may help (a connection failure, no answer within `client`'s
-    timeout, `limit` seconds; 408, 429, a 5xx; not a 3xx, since redirects are not followed, nor
-    another 4xx)."""
-    import httpx  # loaded by whoever made `client`
-
-    try:
-        response = await client.post(url, content=body, headers=headers)
-    except httpx.TimeoutException:
-        return f"no answer within {limit:g} s", True
-    except httpx.HTTPError as error:
-        return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__, True
-    status = response.status_code
-    if 200 <= status < 300:
-        return None
-    again = status >= 500 or status in _RETRIED_STATUSES
-    return f"HTTP {status}", again
-
-
-def backoff_pause(attempt: int, first: float, most: float) -> float:
-    """Seconds to wait after attempt `attempt` failed: `first`, doubled after each later one, at
-    most `most`, drawn between half of it and all of it (jitter)."""
-    return min(most, first * 2.0 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+        posted = await self._poster.post(self.url, body, headers)
+        if not posted.ok:
+            logger.warning(
+                "%s: dropped %s of question %s after %d %s (%s)",
+                self.target,
+                event.type,
+                event.rpc_id,
+                posted.attempts,
+                "try" if posted.attempts == 1 else "tries",
+                posted.failure,
+            )
+        return posted.ok

@@ -5,8 +5,8 @@ and its outcome before its asker is released. The hub keeps only a cache of what
 from the store at start-up and whenever the store says something changed.
 
 The records are in `stores/records.py`, the protocols (`Store`, and its parts `QuestionStore`,
-`HistoryStore`, `TokenStore`, `SettingStore`, `ChatStore`) in `stores/base.py`; both are
-re-exported here.
+`HistoryStore`, `TokenStore`, `SettingStore`, `ChatStore`, `PushStore`) in `stores/base.py`;
+both are re-exported here.
 Backends are imported by URL scheme on first use, the way anyio loads its backends, so a host on
 SQLite never imports psycopg: a path or `sqlite:///path` is `SQLiteStore`; `postgresql://...`
 is `PostgresStore`, which several hosts share (docs/multinode.md).
@@ -27,6 +27,7 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores.base import (
     ChatStore,
     HistoryStore,
+    PushStore,
     QuestionStore,
     RuleStore,
     SettingStore,
@@ -44,6 +45,7 @@ from user_questions.host.stores.records import (
     HistoryPage,
     HistoryQuery,
     NewQuestion,
+    PushSubscription,
     Role,
     Rule,
     RuleRecord,
@@ -71,6 +73,8 @@ __all__ = [
     "HistoryQuery",
     "HistoryStore",
     "NewQuestion",
+    "PushStore",
+    "PushSubscription",
     "QuestionStore",
     "Rule",
     "RuleRecord",

@@ -24,7 +24,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -217,6 +217,14 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
         WHERE json_typeof(answer -> 'answers') = 'array' AND EXISTS (
             SELECT 1 FROM json_array_elements(answer -> 'answers') AS item
             WHERE json_typeof(item -> 'edited') = 'object');
+    """,
+    # Version 12: the browsers that get people's questions by Web Push, by person.
+    f"""
+    CREATE TABLE {SCHEMA}.push_subscriptions (
+        id text PRIMARY KEY, person text NOT NULL, endpoint text NOT NULL UNIQUE,
+        p256dh text NOT NULL, auth text NOT NULL, secret_hash text NOT NULL,
+        device text NOT NULL DEFAULT '', created_at timestamptz NOT NULL);
+    CREATE INDEX push_subscriptions_person ON {SCHEMA}.push_subscriptions (person);
     """,
 )
 

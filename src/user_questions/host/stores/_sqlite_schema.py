@@ -16,7 +16,7 @@ from user_questions.host.stores._rows import answer_edited, render_stored, searc
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -172,6 +172,14 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     """,
     _own_ids_and_rules_version,
     _edited,
+    # Version 12: the browsers that get people's questions by Web Push, by person.
+    """
+    CREATE TABLE push_subscriptions (
+        id TEXT PRIMARY KEY, person TEXT NOT NULL, endpoint TEXT NOT NULL UNIQUE,
+        p256dh TEXT NOT NULL, auth TEXT NOT NULL, secret_hash TEXT NOT NULL,
+        device TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
+    CREATE INDEX push_subscriptions_person ON push_subscriptions (person);
+    """,
 )
 
 

@@ -27,6 +27,7 @@ from user_questions.host.stores.records import (
     HistoryPage,
     HistoryQuery,
     NewQuestion,
+    PushSubscription,
     Rule,
     RuleRecord,
     RulesListener,
@@ -41,6 +42,7 @@ from user_questions.host.stores.records import (
 __all__ = [
     "ChatStore",
     "HistoryStore",
+    "PushStore",
     "QuestionStore",
     "RuleStore",
     "SettingStore",
@@ -278,7 +280,33 @@ class ChatStore(Protocol):
         ...
 
 
-class Store(QuestionStore, HistoryStore, TokenStore, RuleStore, SettingStore, ChatStore, Protocol):
+class PushStore(Protocol):
+    """The browsers that get people's questions by Web Push (`host/notify/web_push.py`)."""
+
+    async def add_push_subscription(self, subscription: PushSubscription) -> None:
+        """Keep `subscription`, replacing any row of the same endpoint (a browser that
+        subscribed again, perhaps signed in as someone else)."""
+        ...
+
+    async def push_subscriptions(self, person: str | None = None) -> list[PushSubscription]:
+        """Every subscription (`person`: only theirs), oldest first."""
+        ...
+
+    async def push_subscription(self, subscription_id: str) -> PushSubscription | None:
+        """The subscription with this id."""
+        ...
+
+    async def remove_push_subscription(
+        self, subscription_id: str, person: str | None = None
+    ) -> bool:
+        """Forget the subscription with this id (only if it is `person`'s, when given);
+        whether there was one."""
+        ...
+
+
+class Store(
+    QuestionStore, HistoryStore, TokenStore, RuleStore, SettingStore, ChatStore, PushStore, Protocol
+):
     """Durable storage of a host: every part above, opened and closed with `async with`."""
 
     url: str

@@ -74,6 +74,7 @@ from user_questions.host.stores.records import (
     HistoryPage,
     HistoryQuery,
     NewQuestion,
+    PushSubscription,
     Rule,
     RuleRecord,
     RulesListener,
@@ -612,6 +613,36 @@ class PostgresStore(AsyncLifetime):
         )
         return bool(rows)
 
+    async def add_push_subscription(self, subscription: PushSubscription) -> None:
+        await self._rows(
+            f"INSERT INTO {SCHEMA}.push_subscriptions (id, person, endpoint, p256dh, auth, "
+            "secret_hash, device, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (endpoint) DO UPDATE SET id = excluded.id, person = excluded.person, "
+            "p256dh = excluded.p256dh, auth = excluded.auth, "
+            "secret_hash = excluded.secret_hash, device = excluded.device, "
+            "created_at = excluded.created_at RETURNING 1",
+            astuple(subscription),
+        )
+
+    async def push_subscriptions(self, person: str | None = None) -> list[PushSubscription]:
+        where, parameters = ("", ()) if person is None else (" WHERE person = %s", (person,))
+        rows = await self._rows(f"{_PUSH_SUBSCRIPTIONS}{where} ORDER BY created_at, id", parameters)
+        return [_push_subscription(row) for row in rows]
+
+    async def push_subscription(self, subscription_id: str) -> PushSubscription | None:
+        rows = await self._rows(f"{_PUSH_SUBSCRIPTIONS} WHERE id = %s", (subscription_id,))
+        return _push_subscription(rows[0]) if rows else None
+
+    async def remove_push_subscription(
+        self, subscription_id: str, person: str | None = None
+    ) -> bool:
+        rows = await self._rows(
+            f"DELETE FROM {SCHEMA}.push_subscriptions WHERE id = %s "
+            "AND (%s::text IS NULL OR person = %s) RETURNING 1",
+            (subscription_id, person, person),
+        )
+        return bool(rows)
+
     async def _rows(self, sql: str, parameters: Sequence[object]) -> list[TupleRow]:
         """The rows of one statement (a write says what it wrote with `RETURNING`)."""
 
@@ -693,6 +724,10 @@ class PostgresStore(AsyncLifetime):
         return self._rules_listeners.add(listener)
 
 
+_PUSH_SUBSCRIPTIONS = (
+    "SELECT id, person, endpoint, p256dh, auth, secret_hash, device, created_at "
+    f"FROM {SCHEMA}.push_subscriptions"
+)
 _CHAT_MESSAGES = (
     f"SELECT ref, rpc_id, service, chat_id, message_id, draft::text FROM {SCHEMA}.chat_messages"
 )
@@ -735,6 +770,12 @@ def _record(row: TupleRow) -> StoredQuestion:
 
 def _token(row: TupleRow) -> TokenRecord:
     return token_record(row, _utc)
+
+
+def _push_subscription(row: TupleRow) -> PushSubscription:
+    return PushSubscription(
+        row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7].astimezone(UTC)
+    )
 
 
 def _utc(moment: datetime | None) -> datetime | None:

@@ -34,6 +34,7 @@ __all__ = [
     "HistoryPage",
     "HistoryQuery",
     "NewQuestion",
+    "PushSubscription",
     "Settlement",
     "StoreStats",
     "StoredQuestion",
@@ -364,6 +365,31 @@ class ChatPairing:
     person: str
     """The token name the user answers as."""
     paired_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PushSubscription:
+    """A browser that gets a person's questions by Web Push (`host/notify/web_push.py`): what
+    its `PushSubscription.toJSON()` said, and the hash of the secret its service worker answers
+    with. The endpoint is unique: a browser that subscribes again replaces its row."""
+
+    id: str
+    """A random id: how the person lists and removes it, and how its worker names it."""
+    person: str
+    """The token name it was registered with: whose requests it gets, who its taps answer as."""
+    endpoint: str
+    """The push service's URL for this browser (https, or http on a loopback address)."""
+    p256dh: str
+    """The browser's P-256 public key, URL-safe base64 (RFC 8291)."""
+    auth: str
+    """The browser's 16-byte authentication secret, URL-safe base64 (RFC 8291)."""
+    secret_hash: str
+    """The SHA-256 (hex) of the secret its service worker presents to answer (never the
+    secret itself)."""
+    device: str
+    """What the browser said it is (its User-Agent, cut short), so a person can tell theirs
+    apart."""
+    created_at: datetime
 
 
 @dataclass(frozen=True, slots=True)

@@ -96,6 +96,7 @@ from user_questions.host.stores.records import (
     HistoryPage,
     HistoryQuery,
     NewQuestion,
+    PushSubscription,
     Rule,
     RuleRecord,
     RulesListener,
@@ -152,6 +153,10 @@ _COLUMNS = ", ".join(COLUMNS)
 _TOKEN_COLUMNS = ", ".join(TOKEN_COLUMNS)
 _RULE_COLUMNS = ", ".join(RULE_COLUMNS)
 _CHAT_MESSAGES = "SELECT ref, rpc_id, service, chat_id, message_id, draft FROM chat_messages"
+_PUSH_SUBSCRIPTIONS = (
+    "SELECT id, person, endpoint, p256dh, auth, secret_hash, device, created_at "
+    "FROM push_subscriptions"
+)
 _SHARES = (
     "EXISTS (SELECT 1 FROM json_each(audience) WHERE value IN (SELECT value FROM json_each(?)))"
 )
@@ -591,6 +596,41 @@ class SQLiteStore(AsyncLifetime):
         )
         return bool(rows)
 
+    async def add_push_subscription(self, subscription: PushSubscription) -> None:
+        row = astuple(subscription)
+        await self._run(
+            self._execute,
+            "INSERT INTO push_subscriptions (id, person, endpoint, p256dh, auth, secret_hash, "
+            "device, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (endpoint) DO UPDATE "
+            "SET id = excluded.id, person = excluded.person, p256dh = excluded.p256dh, "
+            "auth = excluded.auth, secret_hash = excluded.secret_hash, "
+            "device = excluded.device, created_at = excluded.created_at",
+            (*row[:-1], _iso(subscription.created_at)),
+        )
+
+    async def push_subscriptions(self, person: str | None = None) -> list[PushSubscription]:
+        where, parameters = ("", ()) if person is None else (" WHERE person = ?", (person,))
+        rows = await self._run(
+            self._execute, f"{_PUSH_SUBSCRIPTIONS}{where} ORDER BY created_at, id", parameters
+        )
+        return [_push_subscription(row) for row in rows]
+
+    async def push_subscription(self, subscription_id: str) -> PushSubscription | None:
+        rows = await self._run(
+            self._execute, f"{_PUSH_SUBSCRIPTIONS} WHERE id = ?", (subscription_id,)
+        )
+        return _push_subscription(rows[0]) if rows else None
+
+    async def remove_push_subscription(
+        self, subscription_id: str, person: str | None = None
+    ) -> bool:
+        rows = await self._run(
+            self._execute,
+            "DELETE FROM push_subscriptions WHERE id = ? AND (? IS NULL OR person = ?) RETURNING 1",
+            (subscription_id, person, person),
+        )
+        return bool(rows)
+
     async def _watch(self, version: int) -> None:
         """Tell the tokens listeners whenever another connection has committed; check that the
         file is still there; while the store is at fault, whether the fault has cleared."""
@@ -908,6 +948,12 @@ def _record(row: Sequence[Any]) -> StoredQuestion:
 
 def _token(row: Sequence[Any]) -> TokenRecord:
     return token_record(row, _moment)
+
+
+def _push_subscription(row: Sequence[Any]) -> PushSubscription:
+    return PushSubscription(
+        row[0], row[1], row[2], row[3], row[4], row[5], row[6], datetime.fromisoformat(row[7])
+    )
 
 
 def _moment(text: str | None) -> datetime | None:
