@@ -180,6 +180,7 @@ PINNED: dict[str, list[str]] = {
         "NewQuestion",
         "QUESTIONS",
         "QuestionStore",
+        "Rate",
         "Role",
         "Rule",
         "RuleRecord",

@@ -276,7 +276,9 @@ async def test_a_version_5_sqlite_file_gains_roles_and_audiences_and_loses_nothi
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         after = sqlite_rows(connection)
     kept_with_defaults(
-        before["tokens"], after["tokens"], ("person", "[]", "[]", "[]", None, "[]", None)
+        before["tokens"],
+        after["tokens"],
+        ("person", "[]", "[]", "[]", None, "[]", None, None, None, None),
     )
     kept_with_defaults(
         before["questions"], after["questions"], ("[]", None, None, "[]", 0, None, None, None)
@@ -316,7 +318,11 @@ async def test_a_version_5_postgres_database_gains_roles_and_audiences_and_loses
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
         assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
         after = await postgres_rows(connection)
-    kept_with_defaults(before["tokens"], after["tokens"], ("person", [], [], [], None, [], None))
+    kept_with_defaults(
+        before["tokens"],
+        after["tokens"],
+        ("person", [], [], [], None, [], None, None, None, None),
+    )
     kept_with_defaults(
         before["questions"], after["questions"], ([], None, None, [], 0, None, None, None)
     )
@@ -381,7 +387,7 @@ async def test_a_version_6_sqlite_file_gains_approvals_and_rules_and_loses_nothi
     async with open_store(path) as store:
         await version_6_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 13
         after = sqlite_rows(connection)["questions"]
     kept_with_defaults(before, after, (None, None, "[]", 0, None, None, None))
 
@@ -407,7 +413,7 @@ async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses
         await version_6_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(10,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(13,)]
         after = (await postgres_rows(connection))["questions"]
     kept_with_defaults(before, after, (None, None, [], 0, None, None, None))
 
@@ -441,7 +447,7 @@ async def test_a_version_9_sqlite_file_gains_the_rules_version_and_loses_nothing
     async with open_store(path) as store:
         await version_9_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 13
         after = sqlite_rows(connection)["questions"]
     kept_with_defaults(before, after, (None,))
 
@@ -466,7 +472,7 @@ async def test_a_version_9_postgres_database_gains_the_rules_version_and_loses_n
         await version_9_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(10,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(13,)]
         after = (await postgres_rows(connection))["questions"]
     kept_with_defaults(before, after, (None,))
 

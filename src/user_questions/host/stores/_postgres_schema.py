@@ -24,7 +24,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 13
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -201,6 +201,14 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
     $$;
     CREATE TRIGGER rules_changed AFTER INSERT OR UPDATE OF revoked_at ON {SCHEMA}.rules
         FOR EACH STATEMENT EXECUTE FUNCTION {SCHEMA}.rules_changed();
+    """,
+    "",  # Version 11: another branch's step; the lead renumbers on merge.
+    "",  # Version 12: another branch's step.
+    # Version 13: fair share. An asker token's pending cap and its rate (per second) and burst;
+    # NULL: the host's defaults.
+    f"""
+    ALTER TABLE {SCHEMA}.tokens
+        ADD COLUMN max_pending integer, ADD COLUMN rate double precision, ADD COLUMN burst integer;
     """,
 )
 

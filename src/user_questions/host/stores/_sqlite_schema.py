@@ -16,7 +16,7 @@ from user_questions.host.stores._rows import render_stored, search_text
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 13
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -160,6 +160,15 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
         name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at TEXT NOT NULL);
     """,
     _own_ids_and_rules_version,
+    "",  # Version 11: another branch's step; the lead renumbers on merge.
+    "",  # Version 12: another branch's step.
+    # Version 13: fair share. An asker token's pending cap and its rate (per second) and burst;
+    # NULL: the host's defaults.
+    """
+    ALTER TABLE tokens ADD COLUMN max_pending INTEGER;
+    ALTER TABLE tokens ADD COLUMN rate REAL;
+    ALTER TABLE tokens ADD COLUMN burst INTEGER;
+    """,
 )
 
 
