@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 from websockets.sync.client import ClientConnection, connect
+from websockets.sync.connection import Connection
 
 from tests.e2e.host_process import HostProcess, answer_body
 from tests.e2e.test_host_cli import uq
@@ -49,7 +50,7 @@ def asker(host: HostProcess, token: str) -> ClientConnection:
     return connect(ws_url, additional_headers={"Authorization": f"Bearer {token}"})
 
 
-def ask(socket: ClientConnection, rpc_id: str) -> dict[str, Any]:
+def ask(socket: Connection, rpc_id: str) -> dict[str, Any]:
     """Ask on `socket`; the host's reply to it (its payload)."""
     frame = {"type": "ask", "rpcId": rpc_id, "sessionId": "loop", "questions": [QUESTION]}
     socket.send(json.dumps(frame))
@@ -59,7 +60,7 @@ def ask(socket: ClientConnection, rpc_id: str) -> dict[str, Any]:
     return payload
 
 
-def answered(host: HostProcess, socket: ClientConnection, rpc_id: str) -> None:
+def answered(host: HostProcess, socket: Connection, rpc_id: str) -> None:
     """Answer `rpc_id` as a person; its asker is told, once."""
     assert host.respond(answer_body(rpc_id, "loop", YES))["accepted"] is True
     told = json.loads(socket.recv(timeout=WAIT))
