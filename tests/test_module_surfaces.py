@@ -19,6 +19,8 @@ PINNED: dict[str, list[str]] = {
         "BACKOFF_FIRST",
         "BACKOFF_MAX",
         "CONNECT_TIMEOUT",
+        "RATE_PAUSE_MAX",
+        "RATE_PAUSE_MIN",
         "RemoteProvider",
         "STEADY_AFTER",
         "UNREACHABLE_LIMIT",

@@ -10,12 +10,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
+import pytest
 from websockets.sync.client import ClientConnection, connect
 from websockets.sync.connection import Connection
 
 from tests.e2e.host_process import HostProcess, answer_body
 from tests.e2e.test_host_cli import uq
+from user_questions import AskUserQuestionRequest
+from user_questions.providers.remote import RemoteProvider
+from user_questions.types import AskUserQuestionItem
 
 QUESTION = {
     "id": "again",
@@ -115,5 +120,40 @@ def test_a_runaway_asker_is_capped_and_rate_limited_while_another_asks_at_once(
             "runaway": 2,
             "calm": None,
         }
+    finally:
+        assert host.stop() == 0, host.stderr
+
+
+@pytest.mark.anyio
+async def test_remote_provider_waits_out_its_rate_and_never_makes_an_answer_of_it(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "host.db"
+    host = HostProcess(db)
+    host.start()
+    try:
+        paced = add_asker(db, "paced", "--rate", "0.5:1")  # one ask, then one every 2 s
+        accepted(host, paced)
+        request = AskUserQuestionRequest(questions=[AskUserQuestionItem.model_validate(QUESTION)])
+        answers: list[object] = []
+        async with RemoteProvider(f"{host.base}/?token={paced}", session="loop") as provider:
+
+            async def one() -> None:
+                answers.append((await provider.ask(request)).model_dump(mode="json"))
+
+            async with anyio.create_task_group() as asking:
+                asking.start_soon(one)
+                await anyio.to_thread.run_sync(host.wait_pending, 1)
+                asking.start_soon(one)  # refused with RATE_LIMITED, then asked again
+                frames = await anyio.to_thread.run_sync(host.wait_pending, 2)
+                for frame in frames:
+                    body = answer_body(frame["rpcId"], "loop", YES)
+                    await anyio.to_thread.run_sync(host.respond, body)
+            assert answers == [{"answers": [YES]}] * 2
+            with anyio.move_on_after(0.5) as waiting:  # the bucket is empty: 2 s to wait
+                answers.append(await provider.ask(request))
+            assert waiting.cancelled_caught
+            assert len(answers) == 2  # its deadline ended it: no answer
+        assert host.pending() == []  # and nothing waits for people
     finally:
         assert host.stop() == 0, host.stderr
