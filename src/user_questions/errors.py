@@ -55,6 +55,7 @@ class ErrorCode(enum.StrEnum):
     TOO_MANY_QUESTIONS = "TOO_MANY_QUESTIONS"
     LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
     TOO_MANY_PENDING = "TOO_MANY_PENDING"
+    RATE_LIMITED = "RATE_LIMITED"
     HOST_UNREACHABLE = "HOST_UNREACHABLE"
     BAD_STORE = "BAD_STORE"
     STORE_LOCKED = "STORE_LOCKED"
@@ -101,9 +102,23 @@ class HarnessError(Exception):
 
 class UserQuestionError(HarnessError):
     """Raised when asking a human fails: a bad request or answer, no provider, an abort or a
-    timeout, a dismissal (`ASK_CANCELLED`), or a caller that may not ask."""
+    timeout, a dismissal (`ASK_CANCELLED`), or a caller that may not ask.
+
+    A host's `RATE_LIMITED` refusal carries `retry_after`: the seconds after which the same ask
+    would be taken."""
 
     name = "UserQuestionError"
+
+    def __init__(
+        self,
+        message: str,
+        code: str,
+        *,
+        cause: BaseException | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, code, cause=cause)
+        self.retry_after = retry_after
 
 
 class ToolArgsError(HarnessError):

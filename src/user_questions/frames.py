@@ -423,6 +423,8 @@ class AskFailed(Frame):
     type: Literal["ask/error"] = "ask/error"
     code: StrictStr
     message: Message
+    retry_after: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    """`RATE_LIMITED`: seconds after which the same ask would be taken."""
 
 
 class AskerReply(Frame):

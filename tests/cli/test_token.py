@@ -193,6 +193,37 @@ def test_an_askers_escalation_steps_and_reminders_are_listed_as_written(
     assert "a reminder period is an asker's" in err
 
 
+def test_an_askers_share_is_kept_listed_changed_and_bounded(
+    capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UQ_STORE", db)
+    status, _, _ = uq(capsys, "token", "add", "ci", "--role", "asker", "--max-pending", "200")
+    assert status in (None, 0)
+    (ci,) = tokens(db)
+    assert (ci.max_pending, ci.rate) == (200, None)
+    status, _, err = uq(capsys, "token", "change", "ci", "--rate", "5:50")
+    assert status in (None, 0)
+    assert "max-pending 200, rate 5:50" in err
+    _, out, _ = uq(capsys, "token", "list")
+    assert "max-pending 200, rate 5:50" in out.splitlines()[1]
+    _, out, _ = uq(capsys, "token", "list", "--json")
+    assert (json.loads(out)["maxPending"], json.loads(out)["rate"]) == (200, "5:50")
+    status, _, _ = uq(capsys, "token", "change", "ci", "--max-pending", "default")
+    assert status in (None, 0)
+    assert tokens(db)[0].max_pending is None
+    for option, value, said in (
+        ("--max-pending", "0", "invalid pending cap"),
+        ("--max-pending", "50001", "invalid pending cap"),
+        ("--rate", "fast", "invalid rate"),
+    ):
+        status, _, err = uq(capsys, "token", "change", "ci", option, value)
+        assert status == 2
+        assert said in err
+    status, _, err = uq(capsys, "token", "add", "bob", "--max-pending", "5")
+    assert status == 2
+    assert "a pending cap is an asker's" in err
+
+
 # -- --store, and its deprecated old names --db and UQ_DB ------------------------------------
 
 DB_LINE = "uq token: --db is deprecated and will be removed in the next release; use --store\n"

@@ -47,6 +47,10 @@ export const ErrorCode = {
   STORE_FULL: "STORE_FULL",
   /** The host's disk is behind (the client retries these by itself). */
   STORE_BUSY: "STORE_BUSY",
+  /** The asker's token already has as many pending requests as its cap (the message names it). */
+  TOO_MANY_PENDING: "TOO_MANY_PENDING",
+  /** The asker's token asks faster than its rate (the client waits these out by itself). */
+  RATE_LIMITED: "RATE_LIMITED",
 } as const;
 
 /** A code of {@link ErrorCode}, or any other code a host sends. */

@@ -61,6 +61,8 @@ export interface AskError {
   type: "ask/error";
   code: string;
   message: string;
+  /** `RATE_LIMITED`: seconds after which the same ask would be taken. */
+  retryAfter?: number;
 }
 
 /** Host to asker: the reply to a `ping`. */

@@ -72,6 +72,10 @@ const WAIT_OUT: ReadonlySet<string> = new Set([
   ErrorCode.STORE_FULL,
   ErrorCode.STORE_BUSY,
 ]);
+/** The shortest wait before asking again after `RATE_LIMITED`, milliseconds. */
+export const RATE_PAUSE_MIN_MS = 50;
+/** The longest wait before asking again after `RATE_LIMITED`, milliseconds. */
+export const RATE_PAUSE_MAX_MS = 60_000;
 /** Milliseconds between keepalive pings on an open connection. */
 export const PING_INTERVAL_MS = 20_000;
 /** Milliseconds a ping may wait for its pong before the connection is replaced. */
@@ -819,6 +823,18 @@ export class RemoteProvider implements UserQuestionProvider {
     }
     if (payload.type === "pong") return;
     this.#answered();
+    if (payload.type === "ask/error" && payload.code === ErrorCode.RATE_LIMITED && call.withdrawal === undefined) {
+      // Its token asks faster than the host lets it: nothing was stored. Ask again after the
+      // host's retryAfter, until another reply or the ask's own signal ends it (a withdrawal
+      // meanwhile sends no ask: there is nothing to withdraw but a refusal).
+      const again = setTimeout(() => {
+        if (this.#calls.get(call.rpcId) !== call || call.withdrawal !== undefined) return;
+        call.askedOn = -1;
+        this.#send(call);
+      }, ratePauseMs(payload.retryAfter));
+      again.unref(); // the waiting ask's open connection keeps the process alive, not this timer
+      return;
+    }
     if (payload.type === "ask/error") {
       const settle = call.settle;
       this.#forget(call);
@@ -1003,6 +1019,14 @@ function positive(name: string, value: number | undefined, otherwise: number): n
     throw new UserQuestionError(`${name} must be a positive number of milliseconds, got ${value}`, ErrorCode.BAD_REQUEST);
   }
   return value;
+}
+
+/** Milliseconds to wait after `RATE_LIMITED` before asking again: the host's `retryAfter` (in
+ * seconds), at least `RATE_PAUSE_MIN_MS` and at most `RATE_PAUSE_MAX_MS`, stretched by up to a
+ * tenth so that asks refused together do not come back together. */
+function ratePauseMs(retryAfter: unknown): number {
+  const given = typeof retryAfter === "number" && Number.isFinite(retryAfter) ? retryAfter * 1000 : 0;
+  return Math.min(Math.max(given, RATE_PAUSE_MIN_MS), RATE_PAUSE_MAX_MS) * (1 + Math.random() / 10);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -374,3 +374,68 @@ describe("RemoteProvider and a host whose store cannot take the ask for now", ()
     });
   }
 });
+
+describe("RemoteProvider and a token beyond its rate", () => {
+  test("RATE_LIMITED is waited out for its retryAfter, on the same connection, and the ask is answered", TIMEOUT, async () => {
+    const { WebSocketServer } = await import("ws");
+    const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await new Promise((resolve) => server.once("listening", resolve));
+    const asked = [];
+    let connections = 0;
+    server.on("connection", (ws) => {
+      connections += 1;
+      ws.on("message", (data) => {
+        const frame = JSON.parse(String(data));
+        if (frame.type !== "ask") return;
+        asked.push(Date.now());
+        if (asked.length === 1) {
+          const payload = { type: "ask/error", code: "RATE_LIMITED", message: "too fast", retryAfter: 0.3 };
+          ws.send(JSON.stringify({ rpcId: frame.rpcId, payload }));
+          return;
+        }
+        const answer = { answers: [{ id: "ship", selected: ["Wait"] }] };
+        ws.send(JSON.stringify({ rpcId: frame.rpcId, payload: { type: "ask/settled", outcome: "answered", answer } }));
+      });
+    });
+    try {
+      const provider = new RemoteProvider(`http://127.0.0.1:${server.address().port}/?token=test-token`);
+      assert.deepEqual(await provider.ask({ questions: [SHIP] }), { answers: [{ id: "ship", selected: ["Wait"] }] });
+      assert.equal(asked.length, 2, "refused once, asked again once");
+      assert.ok(asked[1] - asked[0] >= 300, `asked again after ${asked[1] - asked[0]} ms, not its retryAfter`);
+      assert.equal(connections, 1, "a rate is no outage: the connection stays");
+      await provider.close();
+    } finally {
+      for (const client of server.clients) client.terminate();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  test("an ask waiting out its rate ends with its signal, never with an answer", TIMEOUT, async () => {
+    const { WebSocketServer } = await import("ws");
+    const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await new Promise((resolve) => server.once("listening", resolve));
+    const kinds = [];
+    server.on("connection", (ws) => {
+      ws.on("message", (data) => {
+        const frame = JSON.parse(String(data));
+        kinds.push(frame.type);
+        const payload =
+          frame.type === "ask"
+            ? { type: "ask/error", code: "RATE_LIMITED", message: "too fast", retryAfter: 30 }
+            : { type: "ask/error", code: "NOT_FOUND", message: "never stored" };
+        ws.send(JSON.stringify({ rpcId: frame.rpcId, payload }));
+      });
+    });
+    try {
+      const provider = new RemoteProvider(`http://127.0.0.1:${server.address().port}/?token=test-token`);
+      const { error } = await rejectionOf(provider.ask({ questions: [SHIP], signal: AbortSignal.timeout(300) }));
+      assert.ok(error instanceof UserQuestionError);
+      assert.equal(error.code, "ASK_TIMED_OUT");
+      assert.deepEqual(kinds.filter((kind) => kind === "ask"), ["ask"], "not asked again before its retryAfter");
+      await provider.close();
+    } finally {
+      for (const client of server.clients) client.terminate();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

@@ -22,6 +22,7 @@ from user_questions.host.gate.durations import (
     timer_seconds,
     timer_steps,
 )
+from user_questions.host.gate.fair_share import parse_max_pending, parse_rate, rate_text
 from user_questions.host.gate.tokens import add_token, change_token, revoke_token, token_json
 from user_questions.host.stores import Role, Store, TokenChange, TokenRecord
 
@@ -47,6 +48,8 @@ def add(
     deadline: str | None = None,
     escalate: Many = None,
     remind: str | None = None,
+    max_pending: str | None = None,
+    rate: str | None = None,
     store: StoreOption = None,
     db: OldDb = None,
     url: str = "http://127.0.0.1:8765/",
@@ -78,13 +81,20 @@ def add(
     remind
         An asker's: notify the people a request it asks is routed to again every so long
         while it is pending (5m, 1h).
+    max_pending
+        An asker's: how many of its requests may wait for people at once (default 1000); a new
+        ask beyond it is refused with TOO_MANY_PENDING.
+    rate
+        An asker's: how fast it may ask, PER_SECOND[:BURST] (default 10:100: a burst of 100,
+        then 10 a second); a new ask beyond it is refused with RATE_LIMITED and when to ask
+        again.
     url
         The host's address, to print the page's URL with the token.
     """
 
     async def work(store: Store) -> str:
         _check_notify(notify)
-        grants = _change(role, group, route, notify, deadline, escalate, remind)
+        grants = _change(role, group, route, notify, deadline, escalate, remind, max_pending, rate)
         return await add_token(store, name, grants)
 
     token = with_store("token", chosen_store("token", store, db), work)
@@ -108,6 +118,8 @@ def change(
     deadline: str | None = None,
     escalate: Many = None,
     remind: str | None = None,
+    max_pending: str | None = None,
+    rate: str | None = None,
     store: StoreOption = None,
     db: OldDb = None,
 ) -> None:
@@ -133,11 +145,16 @@ def change(
         several; none takes them away.
     remind
         An asker's reminder period, replacing the one it has; none takes it away.
+    max_pending
+        An asker's pending cap, replacing the one it has; default gives it the host's default.
+    rate
+        An asker's rate PER_SECOND[:BURST], replacing the one it has; default gives it the
+        host's default.
     """
 
     async def work(store: Store) -> TokenRecord:
         _check_notify(notify)
-        change = _change(role, group, route, notify, deadline, escalate, remind)
+        change = _change(role, group, route, notify, deadline, escalate, remind, max_pending, rate)
         return await change_token(store, name, change)
 
     changed = with_store("token", chosen_store("token", store, db), work)
@@ -216,13 +233,18 @@ def _grants(token: TokenRecord) -> str:
 
 
 def _timers(token: TokenRecord) -> str:
-    """An asker's timers in a few words: `deadline 1h, escalate 10m:@oncall, remind 5m`."""
+    """An asker's timers and share in a few words: `deadline 1h, escalate 10m:@oncall, remind
+    5m, max-pending 200, rate 5:50` (a share only where it is not the default)."""
 
     parts = [f"escalate {escalation_text(step)}" for step in token.escalate]
     if token.deadline is not None:
         parts.insert(0, f"deadline {duration_text(token.deadline)}")
     if token.remind is not None:
         parts.append(f"remind {duration_text(token.remind)}")
+    if token.max_pending is not None:
+        parts.append(f"max-pending {token.max_pending}")
+    if token.rate is not None:
+        parts.append(f"rate {rate_text(token.rate)}")
     return ", ".join(parts) or "-"
 
 
@@ -234,9 +256,12 @@ def _change(
     deadline: str | None,
     escalate: list[str] | None,
     remind: str | None,
+    max_pending: str | None,
+    rate: str | None,
 ) -> TokenChange:
-    """The options of `uq token add|change` as one change, its times read (`BAD_REQUEST`, exit
-    status 2, for one not written as `30s`, `10m`, `2h`, `7d` or `none`)."""
+    """The options of `uq token add|change` as one change, its times and share read
+    (`BAD_REQUEST`, exit status 2, for a time not written as `30s`, `10m`, `2h`, `7d` or `none`,
+    a cap or a rate out of bounds)."""
     return TokenChange(
         role=role,
         groups=groups,
@@ -245,6 +270,8 @@ def _change(
         deadline=timer_seconds(deadline),
         escalate=timer_steps(escalate),
         remind=timer_seconds(remind),
+        max_pending=parse_max_pending(max_pending),
+        rate=parse_rate(rate),
     )
 
 

@@ -52,6 +52,12 @@ A host that answers `STORE_UNAVAILABLE` (its database is down), `STORE_FULL` (it
 host first, until it can store the ask or the unreachable limit passes: that is an outage to wait
 out, not an outcome.
 
+An ask refused with `RATE_LIMITED` (its token asks faster than the host lets it: docs/host.md,
+"Fair share") is asked again after the `retryAfter` the host gave, however often it takes: it
+ends only with a reply that is not that refusal, or when its caller's deadline or abort ends it
+(nothing is pending on the host meanwhile, so nothing is withdrawn). A refusal is never an
+answer; `TOO_MANY_PENDING` fails the ask at once.
+
 An `https://` host is reached over wss, its certificate verified (`tls.client_context`: the
 system's authorities, `SSL_CERT_FILE`, and `ca`); a certificate that cannot be verified fails
 the asks at once with `HOST_UNREACHABLE`, saying so, since retrying cannot change it.
@@ -117,6 +123,8 @@ __all__ = [
     "BACKOFF_FIRST",
     "BACKOFF_MAX",
     "CONNECT_TIMEOUT",
+    "RATE_PAUSE_MAX",
+    "RATE_PAUSE_MIN",
     "STEADY_AFTER",
     "UNREACHABLE_LIMIT",
     "RemoteProvider",
@@ -139,6 +147,10 @@ CLOSE_TIMEOUT = 1.0
 """Seconds a closing connection waits for the host's close frame."""
 MAX_REPLY_BYTES = 4 * 1024 * 1024
 """The largest frame accepted from the host."""
+RATE_PAUSE_MIN = 0.05
+"""The shortest wait before asking again after `RATE_LIMITED`, seconds."""
+RATE_PAUSE_MAX = 60.0
+"""The longest wait before asking again after `RATE_LIMITED`, seconds."""
 _WAIT_OUT = frozenset({ErrorCode.STORE_UNAVAILABLE, ErrorCode.STORE_FULL, ErrorCode.STORE_BUSY})
 """The refusals of a host whose store cannot take the ask for now: asked again later."""
 _ASKER = "asker"
@@ -425,18 +437,24 @@ class RemoteProvider:
                 f"{MAX_FRAME_BYTES}: shorten the detail or split the questions",
                 ErrorCode.REQUEST_TOO_LARGE,
             )
-        call = self._calls[rpc_id] = _Call(rpc_id, (frame,))
-        try:
-            reply = await self._complete(call)
-        except anyio.get_cancelled_exc_class():
-            signal = request.signal
-            withdrawal = self._withdraw_later(call, withdraw_reason(signal), withdraw_note(signal))
-            with anyio.move_on_after(self._withdraw_window(), shield=True):
-                await self._complete(withdrawal)
-            raise
-        finally:
-            if not self._entered and not self._calls:
-                await self.aclose()
+        while True:
+            call = self._calls[rpc_id] = _Call(rpc_id, (frame,))
+            try:
+                reply = await self._complete(call)
+            except anyio.get_cancelled_exc_class():
+                signal = request.signal
+                reason, note = withdraw_reason(signal), withdraw_note(signal)
+                withdrawal = self._withdraw_later(call, reason, note)
+                with anyio.move_on_after(self._withdraw_window(), shield=True):
+                    await self._complete(withdrawal)
+                raise
+            finally:
+                if not self._entered and not self._calls:
+                    await self.aclose()
+            if not isinstance(reply, AskFailed) or reply.code != ErrorCode.RATE_LIMITED:
+                break
+            # Refused, so nothing is stored: a cancellation meanwhile has nothing to withdraw.
+            await anyio.sleep(_rate_pause(reply.retry_after))
         if isinstance(reply, AskFailed):
             if reply.code == ErrorCode.HOST_UNREACHABLE and rpc_id not in self._calls:
                 self._withdraw_later(call, "cancelled")  # if the host comes back, take it down
@@ -807,6 +825,15 @@ def _refused(url: str, response: Response) -> AskFailed:
         message=f"{url} refused the asker connection with HTTP {status}; "
         "is it a user-questions host?",
     )
+
+
+def _rate_pause(retry_after: float | None) -> float:
+    """How long to wait before asking again after `RATE_LIMITED`: the host's `retryAfter`, at
+    least `RATE_PAUSE_MIN` and at most `RATE_PAUSE_MAX` (a host's word is not followed beyond
+    it: the ask simply asks again), stretched by up to a tenth so that the asks of one token
+    that were refused together do not come back together."""
+    pause = RATE_PAUSE_MIN if retry_after is None else retry_after
+    return min(max(pause, RATE_PAUSE_MIN), RATE_PAUSE_MAX) * random.uniform(1.0, 1.1)
 
 
 def _default_session() -> str:

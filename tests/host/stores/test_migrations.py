@@ -278,7 +278,9 @@ async def test_a_version_5_sqlite_file_gains_roles_and_audiences_and_loses_nothi
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         after = sqlite_rows(connection)
     kept_with_defaults(
-        before["tokens"], after["tokens"], ("person", "[]", "[]", "[]", None, "[]", None)
+        before["tokens"],
+        after["tokens"],
+        ("person", "[]", "[]", "[]", None, "[]", None, None, None, None),
     )
     kept_with_defaults(
         before["questions"], after["questions"], ("[]", None, None, "[]", 0, None, None, None, 0)
@@ -318,7 +320,11 @@ async def test_a_version_5_postgres_database_gains_roles_and_audiences_and_loses
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
         assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
         after = await postgres_rows(connection)
-    kept_with_defaults(before["tokens"], after["tokens"], ("person", [], [], [], None, [], None))
+    kept_with_defaults(
+        before["tokens"],
+        after["tokens"],
+        ("person", [], [], [], None, [], None, None, None, None),
+    )
     kept_with_defaults(
         before["questions"], after["questions"], ([], None, None, [], 0, None, None, None, False)
     )
@@ -383,7 +389,7 @@ async def test_a_version_6_sqlite_file_gains_approvals_and_rules_and_loses_nothi
     async with open_store(path) as store:
         await version_6_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 13
         after = sqlite_rows(connection)["questions"]
     kept_with_defaults(before, after, (None, None, "[]", 0, None, None, None, 0))
 
@@ -409,7 +415,7 @@ async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses
         await version_6_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(12,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(13,)]
         after = (await postgres_rows(connection))["questions"]
     kept_with_defaults(before, after, (None, None, [], 0, None, None, None, False))
 
@@ -443,7 +449,7 @@ async def test_a_version_9_sqlite_file_gains_the_rules_version_and_loses_nothing
     async with open_store(path) as store:
         await version_9_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 13
         after = sqlite_rows(connection)["questions"]
     kept_with_defaults(before, after, (None, 0))
 
@@ -468,7 +474,7 @@ async def test_a_version_9_postgres_database_gains_the_rules_version_and_loses_n
         await version_9_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(12,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(13,)]
         after = (await postgres_rows(connection))["questions"]
     kept_with_defaults(before, after, (None, False))
 
@@ -573,7 +579,7 @@ async def test_a_version_10_sqlite_file_finds_its_changed_calls_and_loses_nothin
     async with open_store(path) as store:
         await version_10_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 13
         after = sqlite_rows(connection)["questions"][: len(before)]
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [0, 1]
@@ -599,7 +605,7 @@ async def test_a_version_10_postgres_database_finds_its_changed_calls_and_loses_
         await version_10_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(12,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(13,)]
         after = (await postgres_rows(connection))["questions"][: len(before)]
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [False, True]

@@ -79,6 +79,7 @@ from user_questions.host.a2a.naming import CONTEXT_PREFIX
 from user_questions.host.a2a.parts import content_of
 from user_questions.host.a2a.push import PushSender
 from user_questions.host.a2a.tasks import session_of, task_of
+from user_questions.host.gate.fair_share import share_of
 from user_questions.host.gate.roles import audience_of, withdrawer
 from user_questions.host.gate.security import INTERNAL_ERROR_MESSAGE, Identity, identity_of
 from user_questions.host.hub import Hub
@@ -147,8 +148,11 @@ def _call(context: ServerCallContext) -> _Call:
 
 
 def _refusal(error: UserQuestionError) -> A2AError:
-    """The A2A error a refusal of ours is, with our code in its details."""
-    data = {"code": str(error.code)}
+    """The A2A error a refusal of ours is, with our code in its details (and, for
+    `RATE_LIMITED`, the seconds to wait as `retryAfter`)."""
+    data: dict[str, object] = {"code": str(error.code)}
+    if error.retry_after is not None:
+        data["retryAfter"] = error.retry_after
     if error.code in _INVALID:
         return InvalidParamsError(error.message, data)
     if error.code == ErrorCode.NOT_FOUND:
@@ -303,6 +307,7 @@ class InboxHandler(RequestHandler):
                 deadline=identity.deadline,
                 escalate=identity.escalate,
                 remind=identity.remind,
+                share=share_of(identity),
             )
         except Exception:
             if push is not None:  # no task: its webhook is forgotten

@@ -36,6 +36,7 @@ from user_questions.frames import (
 from user_questions.host._frame_text import pending_reply, settled_reply
 from user_questions.host.endpoints.connection import HostConnection
 from user_questions.host.endpoints.decoding import PONG, FrameError, parse, receive_texts
+from user_questions.host.gate.fair_share import share_of
 from user_questions.host.gate.roles import audience_of, withdrawer
 from user_questions.host.stores import StoredQuestion
 from user_questions.outcomes import Surface
@@ -118,6 +119,7 @@ class AskerConnection(HostConnection):
             deadline=None if self.identity is None else self.identity.deadline,
             escalate=() if self.identity is None else self.identity.escalate,
             remind=None if self.identity is None else self.identity.remind,
+            share=share_of(self.identity),
         )
         if not record.pending:
             return settled_reply(record)
@@ -160,5 +162,5 @@ class AskerConnection(HostConnection):
 
 
 def _failed(rpc_id: str | None, error: UserQuestionError) -> str:
-    payload = AskFailed(code=str(error.code), message=error.message)
+    payload = AskFailed(code=str(error.code), message=error.message, retry_after=error.retry_after)
     return AskerReply(rpc_id=rpc_id, payload=payload).model_dump_json()

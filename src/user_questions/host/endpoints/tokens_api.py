@@ -2,9 +2,11 @@
 
     GET    /api/tokens          every named token (never a token itself)
     POST   /api/tokens          make one: {"name", "role"?, "groups"?, "routes"?, "notify"?,
-                                "deadline"?, "escalate"?, "remind"?};
+                                "deadline"?, "escalate"?, "remind"?, "maxPending"?,
+                                "rate"?};
                                 201 with the token, shown this once, and the page's URL with it
-    PATCH  /api/tokens/<name>   change its role, groups, routes or notification URLs
+    PATCH  /api/tokens/<name>   change its role, groups, routes, notification URLs, timers or
+                                share
     DELETE /api/tokens/<name>   revoke it
 
 Only an admin's token reaches these routes (`roles.refusal_of`); what they change reaches every
@@ -13,12 +15,15 @@ running host and node at once, as `uq token` does.
 
 from __future__ import annotations
 
-from pydantic import Field, StrictStr
+from typing import Literal
+
+from pydantic import Field, StrictInt, StrictStr
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from user_questions.host.endpoints.decoding import load, validate
 from user_questions.host.gate.durations import timer_seconds, timer_steps
+from user_questions.host.gate.fair_share import parse_max_pending, parse_rate
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.gate.tokens import (
     Tokens,
@@ -58,6 +63,10 @@ class TokenChangeBody(WireModel):
     `["none"]` takes them away."""
     remind: StrictStr | None = Field(default=None, max_length=16)
     """An asker's reminder period, written as `deadline` is (`none` too)."""
+    max_pending: StrictInt | Literal["default"] | None = None
+    """An asker's pending cap (1 to `MAX_PENDING`); `default` gives back the host's."""
+    rate: StrictStr | None = Field(default=None, max_length=32)
+    """An asker's rate, written `PER_SECOND[:BURST]` (`5`, `20:200`); `default` too."""
 
     def change(self) -> TokenChange:
         """The change, its times read (`BAD_REQUEST` for one not written so)."""
@@ -69,6 +78,8 @@ class TokenChangeBody(WireModel):
             deadline=timer_seconds(self.deadline),
             escalate=timer_steps(self.escalate),
             remind=timer_seconds(self.remind),
+            max_pending=parse_max_pending(self.max_pending),
+            rate=parse_rate(self.rate),
         )
 
 

@@ -50,7 +50,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from user_questions.errors import ErrorCode
-from user_questions.host.stores import Escalation, Role
+from user_questions.host.stores import Escalation, Rate, Role
 
 __all__ = [
     "CAPABILITY_PREFIXES",
@@ -146,6 +146,10 @@ class Identity:
     """An asker's: whom its requests still pending are routed to as well, and when."""
     remind: int | None = None
     """An asker's: seconds between reminders of its requests while they are pending."""
+    max_pending: int | None = None
+    """An asker's: how many of its requests may be pending at once; `None`: the default."""
+    rate: Rate | None = None
+    """An asker's: how fast it may ask; `None`: the default."""
 
 
 Authorize = Callable[[Identity, str, str], str | None]

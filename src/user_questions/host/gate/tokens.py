@@ -39,6 +39,7 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import iso
 from user_questions.host._reloader import Reloader
 from user_questions.host.gate.durations import escalation_text
+from user_questions.host.gate.fair_share import rate_text
 from user_questions.host.gate.security import Identity
 from user_questions.host.stores import (
     Escalation,
@@ -206,7 +207,7 @@ async def add_token(store: TokenStore, name: str, grants: TokenChange | None = N
     role = grants.role or Role.PERSON
     groups, routes, notify = (tuple(given or ()) for given in _lists(grants))
     check_grants(role, groups, routes, notify)
-    _check_timers(role, grants.deadline, grants.escalate or (), grants.remind)
+    _check_asker_only(role, grants)
     token = new_token()
     record = TokenRecord(
         check_name(name),
@@ -219,14 +220,16 @@ async def add_token(store: TokenStore, name: str, grants: TokenChange | None = N
         deadline=grants.deadline or None,  # 0 (`none`) is no deadline
         escalate=_in_order(grants.escalate or ()),
         remind=grants.remind or None,
+        max_pending=grants.max_pending or None,  # 0 (`default`) is the host's default
+        rate=grants.rate if grants.rate is not None and grants.rate.per_second else None,
     )
     await store.add_token(record)
     return token
 
 
 async def change_token(store: TokenStore, name: str, change: TokenChange) -> TokenRecord:
-    """Change what the token called `name` may do (`deadline`, `escalate` and `remind`: an
-    asker's only, seconds; each field `change` gives replaces the one it has);
+    """Change what the token called `name` may do (`deadline`, `escalate`, `remind`,
+    `max_pending` and `rate`: an asker's only; each field `change` gives replaces the one it has);
     every running host applies it at once (its open sockets are closed, and reconnect with the
     new permissions).
 
@@ -247,7 +250,7 @@ async def change_token(store: TokenStore, name: str, change: TokenChange) -> Tok
         for kept, given in zip((kept_groups, kept_routes, kept_notify), _lists(change), strict=True)
     )
     check_grants(role, groups, routes, notify)
-    _check_timers(role, change.deadline, change.escalate or (), change.remind)
+    _check_asker_only(role, change)
     escalate = None if change.escalate is None else _in_order(change.escalate)
     changed = await store.change_token(
         name,
@@ -286,6 +289,10 @@ def token_json(token: TokenRecord) -> dict[str, object]:
         shown["escalate"] = [escalation_text(step) for step in token.escalate]
     if token.remind is not None:
         shown["remind"] = token.remind
+    if token.max_pending is not None:
+        shown["maxPending"] = token.max_pending
+    if token.rate is not None:
+        shown["rate"] = rate_text(token.rate)
     times = {
         "createdAt": token.created_at,
         "lastUsedAt": token.last_used_at,
@@ -294,27 +301,30 @@ def token_json(token: TokenRecord) -> dict[str, object]:
     return shown | {key: iso(at) for key, at in times.items() if at is not None}
 
 
-def _check_timers(
-    role: Role, deadline: int | None, escalate: Sequence[Escalation], remind: int | None
-) -> None:
-    """Refuse a deadline, escalation steps or reminders for a role that asks nothing timed (a
-    person's or an admin's), and an escalation target that is not a name or `@group`.
+def _check_asker_only(role: Role, change: TokenChange) -> None:
+    """Refuse a deadline, escalation steps, reminders, a pending cap or a rate for a role that
+    is not an asker's (a person's or an admin's requests are neither timed nor held to a share),
+    and an escalation target that is not a name or `@group`.
 
     Raises:
         UserQuestionError: `BAD_REQUEST` saying which.
     """
+    escalate = change.escalate or ()
     given = [
         what
         for what, value in (
-            ("a deadline", deadline),
+            ("a deadline", change.deadline),
             ("escalation", escalate),
-            ("a reminder period", remind),
+            ("a reminder period", change.remind),
+            ("a pending cap", change.max_pending),
+            ("a rate", change.rate is not None and change.rate.per_second),
         )
         if value
     ]
     if given and role is not Role.ASKER:
         raise UserQuestionError(
-            f"{given[0]} is an asker's (its requests are timed), not a {role}'s",
+            f"{given[0]} is an asker's (its requests are timed and held to a share), "
+            f"not a {role}'s",
             ErrorCode.BAD_REQUEST,
         )
     for step in escalate:
@@ -452,6 +462,8 @@ class Tokens(AsyncLifetime):
                 token.deadline,
                 token.escalate,
                 token.remind,
+                token.max_pending,
+                token.rate,
             )
             for token in tokens
             if token.active

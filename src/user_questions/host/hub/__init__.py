@@ -38,6 +38,8 @@ and that this map names each at its level):
                                 re-reads what other hosts changed
     1 _requests                 who asked what under which id; the cache of the pending and
                                 the recently settled requests, and what applying a record changed
+    1 _admission                whether a new ask is taken: its asker token's pending cap and
+                                rate (`gate/fair_share.py`), counted from the cache
     2 _checks                   the request checks: what an ask and a response must be, and the
                                 refusals and receipts that say why not
     3 _intake                   a new request made ready to store: the host's card, the rules'

@@ -25,8 +25,10 @@ from user_questions.frames import (
     WithdrawReason,
 )
 from user_questions.host._frame_text import requested_frame, resolved_frame
+from user_questions.host.gate.fair_share import MAX_PENDING, Share
 from user_questions.host.gate.roles import maker_refusal
 from user_questions.host.gate.tokens import Tokens
+from user_questions.host.hub._admission import Admission
 from user_questions.host.hub._checks import (
     ACCEPTED,
     check_same_request,
@@ -67,8 +69,6 @@ __all__ = ["MAX_PENDING", "HostTask", "Hub"]
 
 logger = logging.getLogger("user_questions.host")
 
-MAX_PENDING = 50_000
-"""Pending requests on one host; a new one beyond it is refused with `TOO_MANY_PENDING`."""
 _DEADLINE_NOTE = "its asker's deadline passed"
 """The note of a request its deadline ended."""
 
@@ -104,6 +104,7 @@ class Hub(AsyncLifetime):
         self.metrics.watch_pending(lambda: len(self._requests), self._requests.oldest_asked)
         self._pages = Pages()
         self._timers = Timers(clock or SystemClock())
+        self._admission = Admission(self._timers.clock, self._requests.held_by)
         refusal = None if tokens is None else functools.partial(maker_refusal, tokens)
         self._rules = InboxRules(rules, refusal)
         self._intake = Intake(self._rules, self._timers.clock)
@@ -183,6 +184,7 @@ class Hub(AsyncLifetime):
         deadline: float | None = None,
         escalate: Sequence[Escalation] = (),
         remind: int | None = None,
+        share: Share | None = None,
     ) -> tuple[StoredQuestion, Disposer]:
         """Store and show a request, or re-attach to the one this asker asked with this rpcId.
 
@@ -192,7 +194,9 @@ class Hub(AsyncLifetime):
         host writes an approval's card from `approval`, and a rule may settle it before anyone
         hears of it (`via` `rule`). `deadline`, `escalate` and `remind` (the asker token's) are
         the request's timetable (`_timetable`): whichever host sharing the store gets there
-        first fires each.
+        first fires each. `share` is the asker token's fair share (`None`: a person's, an
+        admin's or an in-process ask): a new ask beyond its pending cap or its rate is refused,
+        before the host-wide `MAX_PENDING`; a re-attachment never is.
 
         Returns the request as it is now and a function that stops `watcher`, which is called
         once a pending request settles (never for one that settled while its asker was away).
@@ -200,31 +204,30 @@ class Hub(AsyncLifetime):
         Raises:
             UserQuestionError: `BAD_REQUEST` (an id too long or not text, an origin not text,
                 an rpcId this asker used for another request, an approval with more than one
-                question), `TOO_MANY_PENDING`, `REQUEST_TOO_LARGE`, or the request checks of
-                `ask()` (`EMPTY_QUESTIONS`, `BAD_INTENT`, `BAD_QUESTION`, `TOO_MANY_QUESTIONS`,
-                `LIMIT_EXCEEDED`).
+                question), `TOO_MANY_PENDING`, `RATE_LIMITED`, `REQUEST_TOO_LARGE`, or the
+                request checks of `ask()` (`EMPTY_QUESTIONS`, `BAD_INTENT`, `BAD_QUESTION`,
+                `TOO_MANY_QUESTIONS`, `LIMIT_EXCEEDED`).
         """
         questions = checked_ask(rpc_id, session_id, origin, questions, approval)
         asking = Asking(rpc_id, session_id, questions, asked_by, origin, audience, approval)
         for stored_id in stored_ids(rpc_id, asked_by):
             known = self._requests.known(stored_id)
-            if known is None and len(self._requests) >= MAX_PENDING:
+            refusal = None if known is not None else self._refusal(share)
+            if refusal is not None:
                 known = await self.store.get(stored_id)  # a re-attachment is never refused
                 if known is None:
-                    raise UserQuestionError(
-                        f"the host already has {MAX_PENDING} pending questions; answer or "
-                        "dismiss some first",
-                        ErrorCode.TOO_MANY_PENDING,
-                    )
+                    raise refusal
             if known is None:
-                timing = Timing(deadline, escalate, remind)
-                new = await self._intake.new(asking, stored_id, timing, shown=bool(self._pages))
-                known, created = await self.store.submit(new.question)
+                with self._admission.asking(share):
+                    timing = Timing(deadline, escalate, remind)
+                    new = await self._intake.new(asking, stored_id, timing, shown=bool(self._pages))
+                    known, created = await self.store.submit(new.question)
+                    if created and new.decided is None:
+                        self._apply(known, new.frame)
                 if created and new.decided is not None:
                     await self._settled_by_rule(new.question, known, new.decided)
                     return known, nothing
                 if created:
-                    self._apply(known, new.frame)
                     self._listeners.tell(known)
                     return self._watch(known, watcher)
             if not asking.asked_as(known):
@@ -234,6 +237,17 @@ class Hub(AsyncLifetime):
             self._apply(known)
             return self._watch(self._requests.known(known.rpc_id) or known, watcher)
         raise taken(rpc_id)
+
+    def _refusal(self, share: Share | None) -> UserQuestionError | None:
+        """Why a new ask is refused now: its asker's share first, then the host-wide cap."""
+        refusal = self._admission.refusal(share)
+        if refusal is None and len(self._requests) >= MAX_PENDING:
+            refusal = UserQuestionError(
+                f"the host already has {MAX_PENDING} pending questions; answer or "
+                "dismiss some first",
+                ErrorCode.TOO_MANY_PENDING,
+            )
+        return refusal
 
     def _watch(
         self, known: StoredQuestion, watcher: Watcher | None

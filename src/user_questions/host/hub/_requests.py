@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import logging
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -137,6 +137,8 @@ class Requests:
     def __init__(self) -> None:
         self._pending: dict[str, Entry] = {}
         self._settled: OrderedDict[str, StoredQuestion] = OrderedDict()
+        self._held: Counter[str | None] = Counter()
+        """How many pending requests each asker token holds."""
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -147,6 +149,10 @@ class Requests:
 
     def __iter__(self) -> Iterator[Entry]:
         return iter(self._pending.values())
+
+    def held_by(self, asker: str) -> int:
+        """How many pending requests the token called `asker` asked."""
+        return self._held[asker]
 
     def pending(self, rpc_id: str) -> Entry | None:
         return self._pending.get(rpc_id)
@@ -185,6 +191,7 @@ class Requests:
             if known is None:
                 entry = Entry(record, frame_of(record), shown=record.shown_at is not None)
                 self._pending[rpc_id] = entry
+                self._held[record.asked_by] += 1
                 return Applied(Change.NEW, entry)
             if routing_moment(record) <= routing_moment(known.record):
                 return None
@@ -194,4 +201,9 @@ class Requests:
         if len(self._settled) > SETTLED_MEMORY:
             self._settled.popitem(last=False)
         settled = self._pending.pop(rpc_id, None)
-        return None if settled is None else Applied(Change.SETTLED, settled)
+        if settled is None:
+            return None
+        self._held[record.asked_by] -= 1
+        if not self._held[record.asked_by]:
+            del self._held[record.asked_by]
+        return Applied(Change.SETTLED, settled)

@@ -24,7 +24,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -225,6 +225,12 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
         p256dh text NOT NULL, auth text NOT NULL, secret_hash text NOT NULL,
         device text NOT NULL DEFAULT '', created_at timestamptz NOT NULL);
     CREATE INDEX push_subscriptions_person ON {SCHEMA}.push_subscriptions (person);
+    """,
+    # Version 13: fair share. An asker token's pending cap and its rate (per second) and burst;
+    # NULL: the host's defaults.
+    f"""
+    ALTER TABLE {SCHEMA}.tokens
+        ADD COLUMN max_pending integer, ADD COLUMN rate double precision, ADD COLUMN burst integer;
     """,
 )
 

@@ -27,6 +27,7 @@ from user_questions.host.stores.records import (
     Decision,
     Escalation,
     HistoryQuery,
+    Rate,
     Role,
     Rule,
     RuleRecord,
@@ -65,6 +66,7 @@ __all__ = [
     "stored_questions",
     "token_change_fields",
     "token_fields",
+    "token_limits",
     "token_record",
 ]
 
@@ -125,6 +127,9 @@ TOKEN_COLUMNS = (
     "deadline",
     "escalate",
     "remind",
+    "max_pending",
+    "rate",
+    "burst",
 )
 """The columns of a `tokens` row that make a `TokenRecord`, in `token_record`'s order (cast as
 `COLUMNS` may be)."""
@@ -387,11 +392,19 @@ def token_fields(
 
 def token_change_fields(change: TokenChange) -> tuple[object, ...]:
     """A `TokenChange` as both backends' `change_token` writes it: role, groups, routes,
-    notification URLs, deadline, escalation steps, reminder period; `None` keeps the stored
-    value."""
+    notification URLs, deadline, escalation steps, reminder period, pending cap, rate and
+    burst; `None` keeps the stored value (0 sets it back to none, or to the default)."""
     steps = None if change.escalate is None else escalations_json(change.escalate)
     lists = token_fields(change.role, change.groups, change.routes, change.notify)
-    return (*lists, change.deadline, steps, change.remind)
+    rate = change.rate
+    rated = (None, None) if rate is None else (rate.per_second, rate.burst)
+    return (*lists, change.deadline, steps, change.remind, change.max_pending, *rated)
+
+
+def token_limits(token: TokenRecord) -> tuple[int | None, float | None, int | None]:
+    """A token's pending cap, rate and burst as both backends store them (NULL: the default)."""
+    rate = token.rate
+    return (token.max_pending, *((None, None) if rate is None else (rate.per_second, rate.burst)))
 
 
 def _listed(items: Sequence[str] | None) -> str | None:
@@ -401,7 +414,7 @@ def _listed(items: Sequence[str] | None) -> str | None:
 def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> TokenRecord:
     """A row of `TOKEN_COLUMNS` as a record; `moment` as for `stored_question`."""
     name, token_hash, created_at, last_used_at, revoked_at, role, groups, routes, notify = row[:9]
-    deadline, escalate, remind = row[9:12]
+    deadline, escalate, remind, max_pending, rate, burst = row[9:15]
     created = moment(created_at)
     assert created is not None  # created_at is NOT NULL in both schemas
     return TokenRecord(
@@ -417,6 +430,8 @@ def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -
         deadline=None if deadline is None else int(deadline),
         escalate=escalations(escalate),
         remind=None if remind is None else int(remind),
+        max_pending=None if max_pending is None else int(max_pending),
+        rate=None if rate is None or burst is None else Rate(float(rate), int(burst)),
     )
 
 

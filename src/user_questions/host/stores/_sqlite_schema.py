@@ -16,7 +16,7 @@ from user_questions.host.stores._rows import answer_edited, render_stored, searc
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -179,6 +179,13 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
         p256dh TEXT NOT NULL, auth TEXT NOT NULL, secret_hash TEXT NOT NULL,
         device TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
     CREATE INDEX push_subscriptions_person ON push_subscriptions (person);
+    """,
+    # Version 13: fair share. An asker token's pending cap and its rate (per second) and burst;
+    # NULL: the host's defaults.
+    """
+    ALTER TABLE tokens ADD COLUMN max_pending INTEGER;
+    ALTER TABLE tokens ADD COLUMN rate REAL;
+    ALTER TABLE tokens ADD COLUMN burst INTEGER;
     """,
 )
 

@@ -38,6 +38,7 @@ __all__ = [
     "Settlement",
     "StoreStats",
     "StoredQuestion",
+    "Rate",
     "Role",
     "Rule",
     "RuleRecord",
@@ -75,6 +76,16 @@ class Escalation:
 
     after: int
     to: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """An asker token's `--rate PER_SECOND[:BURST]`: a token bucket that holds `burst` asks and
+    fills at `per_second`; a new ask takes one, and is refused (`RATE_LIMITED`) when none is
+    left. In a `TokenChange`, a `per_second` of 0 gives the token the host's default again."""
+
+    per_second: float
+    burst: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,6 +339,10 @@ class TokenRecord:
     """An asker's: whom a request it asked, still pending, is routed to as well, and when."""
     remind: int | None = None
     """An asker's: seconds between reminders of a request it asked, while it is pending."""
+    max_pending: int | None = None
+    """An asker's: how many of its requests may be pending at once; `None`: the default."""
+    rate: Rate | None = None
+    """An asker's: how fast it may ask; `None`: the default."""
 
     @property
     def active(self) -> bool:
@@ -339,7 +354,8 @@ class TokenRecord:
 class TokenChange:
     """What a token may do, as `uq token add|change`, `POST|PATCH /api/tokens` and `uq hook
     install` give it: a field left `None` keeps what a token has (a new token: role `person`,
-    nothing else). `deadline` and `remind` are seconds, 0 taking them away; `escalate` and the
+    nothing else). `deadline` and `remind` are seconds, 0 taking them away; `max_pending` 0 and
+    a `rate` of 0 per second give back the host's default; `escalate` and the
     lists replace the ones a token has."""
 
     role: Role | None = None
@@ -349,6 +365,8 @@ class TokenChange:
     deadline: int | None = None
     escalate: Sequence[Escalation] | None = None
     remind: int | None = None
+    max_pending: int | None = None
+    rate: Rate | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,6 +82,7 @@ from user_questions.host.stores._rows import (
     stored_questions,
     token_change_fields,
     token_fields,
+    token_limits,
     token_record,
 )
 from user_questions.host.stores._sqlite_backup import BackupSummary, copy_store
@@ -401,12 +402,13 @@ class SQLiteStore(AsyncLifetime):
         added = await self._run(
             self._execute,
             f"INSERT INTO tokens ({_TOKEN_COLUMNS}) "
-            "VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?) "
+            "VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash, "
             "created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL, "
             "role = excluded.role, groups = excluded.groups, routes = excluded.routes, "
             "notify = excluded.notify, deadline = excluded.deadline, "
-            "escalate = excluded.escalate, remind = excluded.remind "
+            "escalate = excluded.escalate, remind = excluded.remind, "
+            "max_pending = excluded.max_pending, rate = excluded.rate, burst = excluded.burst "
             "WHERE tokens.revoked_at IS NOT NULL RETURNING name",
             (
                 token.name,
@@ -416,6 +418,7 @@ class SQLiteStore(AsyncLifetime):
                 token.deadline,
                 escalations_json(token.escalate),
                 token.remind,
+                *token_limits(token),
             ),
         )
         if not added:
@@ -438,7 +441,9 @@ class SQLiteStore(AsyncLifetime):
             "UPDATE tokens SET role = coalesce(?, role), groups = coalesce(?, groups), "
             "routes = coalesce(?, routes), notify = coalesce(?, notify), "
             "deadline = nullif(coalesce(?, deadline), 0), escalate = coalesce(?, escalate), "
-            "remind = nullif(coalesce(?, remind), 0) "
+            "remind = nullif(coalesce(?, remind), 0), "
+            "max_pending = nullif(coalesce(?, max_pending), 0), "
+            "rate = nullif(coalesce(?, rate), 0), burst = nullif(coalesce(?, burst), 0) "
             f"WHERE name = ? AND revoked_at IS NULL RETURNING {_TOKEN_COLUMNS}",
             (*token_change_fields(change), name),
         )
