@@ -23,10 +23,12 @@ from tests.e2e.host_process import ROOT, read_line
 from tests.e2e.web.conftest import ANSWER_SECONDS, Host, OpenInbox
 
 
-def start_agent(host: Host, session: str, tmp_path: Path) -> subprocess.Popen[str]:
+def start_agent(host: Host, session: str, tmp_path: Path) -> subprocess.Popen[bytes]:
+    """The agent, once it follows its thread. Its output is read unbuffered: a text stream
+    would read its last line ahead with the first, where `communicate` cannot see it."""
     command = [sys.executable, "-m", "tests.e2e.langgraph_agent", host.url, session]
     command += [str(tmp_path / "graph.db"), str(tmp_path / "effects.txt")]
-    agent = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    agent = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, bufsize=0)
     assert agent.stdout is not None
     assert read_line(agent.stdout, 60).split() == ["following", "durable"]
     return agent
@@ -42,10 +44,10 @@ def pending_of(host: Host, session: str) -> list[dict[str, Any]]:
         time.sleep(0.05)  # polling the host under a deadline
 
 
-def finish(agent: subprocess.Popen[str]) -> dict[str, Any]:
+def finish(agent: subprocess.Popen[bytes]) -> dict[str, Any]:
     out, _ = agent.communicate(timeout=60)
     assert agent.returncode == 0, out
-    values: dict[str, Any] = json.loads(out.splitlines()[-1])
+    values: dict[str, Any] = json.loads(out.decode().splitlines()[-1])
     return values
 
 
