@@ -5,8 +5,8 @@ and its outcome before its asker is released. The hub keeps only a cache of what
 from the store at start-up and whenever the store says something changed.
 
 The records are in `stores/records.py`, the protocols (`Store`, and its parts `QuestionStore`,
-`HistoryStore`, `TokenStore`, `SettingStore`, `ChatStore`) in `stores/base.py`; both are
-re-exported here.
+`HistoryStore`, `AuditStore`, `TokenStore`, `SettingStore`, `ChatStore`) in `stores/base.py`;
+both are re-exported here.
 Backends are imported by URL scheme on first use, the way anyio loads its backends, so a host on
 SQLite never imports psycopg: a path or `sqlite:///path` is `SQLiteStore`; `postgresql://...`
 is `PostgresStore`, which several hosts share (docs/multinode.md).
@@ -25,6 +25,7 @@ from pathlib import Path
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores.base import (
+    AuditStore,
     ChatStore,
     HistoryStore,
     QuestionStore,
@@ -36,9 +37,11 @@ from user_questions.host.stores.base import (
 from user_questions.host.stores.records import (
     FAULT_CODES,
     QUESTIONS,
+    AuditRecord,
     ChangeListener,
     ChatMessage,
     ChatPairing,
+    Checkpoint,
     Decision,
     Escalation,
     HistoryPage,
@@ -48,6 +51,7 @@ from user_questions.host.stores.records import (
     Rule,
     RuleRecord,
     RulesListener,
+    Seal,
     Settlement,
     StoredQuestion,
     StoreStats,
@@ -61,7 +65,10 @@ from user_questions.host.stores.records import (
 __all__ = [
     "FAULT_CODES",
     "QUESTIONS",
+    "AuditRecord",
+    "AuditStore",
     "ChangeListener",
+    "Checkpoint",
     "ChatMessage",
     "ChatPairing",
     "ChatStore",
@@ -76,6 +83,7 @@ __all__ = [
     "RuleRecord",
     "RuleStore",
     "RulesListener",
+    "Seal",
     "SettingStore",
     "Settlement",
     "Store",
