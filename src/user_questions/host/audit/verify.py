@@ -85,7 +85,7 @@ class _Broken(Exception):
 class _Chain:
     """The walk along the chain, record by record."""
 
-    def __init__(self, key: PublicKey) -> None:
+    def __init__(self, key: PublicKey | None) -> None:
         self.key = key
         self.count = 0
         self.first = 0
@@ -96,6 +96,8 @@ class _Chain:
     def signature(self, checkpoint: Checkpoint) -> None:
         """Check a checkpoint's signature, and count it as the latest signing so far."""
         where = f"the checkpoint of {audit_time(checkpoint.at)} (record {checkpoint.seq})"
+        if self.key is None:
+            raise _Broken(f"{where} cannot be checked without the host's public key (--key)")
         if checkpoint.key != self.key.text:
             raise _Broken(f"{where} was signed by another key ({checkpoint.key})")
         if not self.key.holds(checkpoint.message, checkpoint.signature):
@@ -167,8 +169,9 @@ class _Chain:
         return Verdict(self.count, self.first, self.last_signed, max(unsigned, 0))
 
 
-async def verify_store(store: Store, key: PublicKey) -> Verdict:
-    """Check the store's chain, its checkpoints, its head and its settled requests with `key`."""
+async def verify_store(store: Store, key: PublicKey | None) -> Verdict:
+    """Check the store's chain, its checkpoints, its head and its settled requests with `key`
+    (`None`: a store with no checkpoint needs none)."""
     checkpoints = await store.checkpoints()
     by_seq: dict[int, list[Checkpoint]] = defaultdict(list)
     for checkpoint in checkpoints:
