@@ -126,6 +126,7 @@ def requested_model(record: StoredQuestion | NewQuestion) -> QuestionRequestedFr
         rendered=dict(record.rendered),
         asked_at=iso(record.asked_at),
         origin=record.origin,
+        digest=record.digest if isinstance(record, NewQuestion) else record.card,
     )
 
 

@@ -45,11 +45,12 @@ def requested_frame(
         questions = QUESTIONS.dump_json(list(record.questions)).decode()
     origin = "" if record.origin is None else f',"origin":{record.origin.model_dump_json()}'
     offer = "" if remember is None else f',"remember":{_json_text(rule_fields(remember))}'
+    digest = record.digest if isinstance(record, NewQuestion) else record.card
     return (
         f'{{"rpcId":{_json_text(rpc_id)},"payload":{{"type":"question/requested",'
         f'"sessionId":{_json_text(record.session_id)},"questions":{questions}}},'
         f'"rendered":{_json_text(dict(record.rendered))},"askedAt":"{iso(record.asked_at)}"'
-        f"{origin}{offer}}}"
+        f'{origin}{offer},"digest":"{digest}"}}'
     )
 
 

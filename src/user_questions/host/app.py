@@ -108,8 +108,9 @@ _CODE_BY_STATUS[503] = ErrorCode.STORE_UNAVAILABLE
 def _audit_key(path: str | os.PathLike[str] | None, store: Store) -> AuditKey | None:
     """The host's audit key (`host/audit/keys.py`): the file given, else the one beside a SQLite
     store, made when missing; `None`, said once in the log, when there is none to use (no
-    `cryptography`, or a PostgreSQL store without `--audit-key`): the chain is still appended,
-    but not signed, and pruning keeps its records.
+    `cryptography`, or a PostgreSQL store without `--audit-key`, where it is an operator's
+    choice, said at info level): the chain is still appended, but not signed, and pruning keeps
+    its records.
 
     Raises:
         UserQuestionError: `BAD_REQUEST` for a key file that cannot be used (read by others,
@@ -117,7 +118,7 @@ def _audit_key(path: str | os.PathLike[str] | None, store: Store) -> AuditKey | 
     """
     chosen = Path(path) if path is not None else default_key_path(store.url)
     if chosen is None:
-        logger.warning(
+        logger.info(
             "the audit log's checkpoints are not signed: a PostgreSQL store needs --audit-key "
             "(the same key file on every node; docs/audit.md)"
         )
