@@ -10,6 +10,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
@@ -32,7 +33,7 @@ def uq(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def respond(host: HostProcess, frame: dict[str, object]) -> dict[str, object]:
+def respond(host: HostProcess, frame: Mapping[str, object]) -> dict[str, object]:
     reply: dict[str, object] = httpx.post(
         f"{host.base}/api/respond", headers=host.auth, json=frame, timeout=10
     ).json()
