@@ -106,7 +106,6 @@ async def _audit_log(connection: PgConnection) -> None:
         CREATE TABLE {SCHEMA}.audit (
             seq bigint PRIMARY KEY, rpc_id text NOT NULL, at timestamptz NOT NULL,
             body text NOT NULL, prev text NOT NULL, hash text NOT NULL, event_id uuid UNIQUE);
-        CREATE INDEX audit_request ON {SCHEMA}.audit (rpc_id);
         CREATE TABLE {SCHEMA}.audit_head (
             seq bigint NOT NULL, prev text NOT NULL, hash text NOT NULL);
         CREATE TABLE {SCHEMA}.audit_checkpoints (

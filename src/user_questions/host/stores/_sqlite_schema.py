@@ -86,7 +86,6 @@ def _audit_log(connection: sqlite3.Connection) -> None:
         "ALTER TABLE questions ADD COLUMN digest TEXT",
         "CREATE TABLE audit (seq INTEGER PRIMARY KEY, rpc_id TEXT NOT NULL, at TEXT NOT NULL, "
         "body TEXT NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL)",
-        "CREATE INDEX audit_request ON audit (rpc_id)",
         "CREATE TABLE audit_head (seq INTEGER NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL)",
         "CREATE TABLE audit_checkpoints (id INTEGER PRIMARY KEY, seq INTEGER NOT NULL, "
         "hash TEXT NOT NULL, at TEXT NOT NULL, pruned INTEGER NOT NULL, key TEXT NOT NULL, "
