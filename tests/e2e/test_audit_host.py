@@ -8,29 +8,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
 from websockets.sync.client import connect
 
-from tests.e2e.host_process import ROOT, HostProcess
+from tests.e2e.host_process import HostProcess
+from tests.e2e.test_host_cli import uq
 from tests.host.conftest import PICK, ask_frame
 
 CHANGED = "the card changed since it was shown"
-
-
-def uq(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "user_questions.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def respond(host: HostProcess, frame: Mapping[str, object]) -> dict[str, object]:
