@@ -930,15 +930,21 @@ class SQLiteStore(AsyncLifetime):
         """`work(*args)` in a savepoint: all of its statements are committed, or none (on its
         own, the savepoint is the transaction; in a group commit's, a part of it)."""
         db = self._db()
+        outermost = not db.in_transaction
         db.execute("SAVEPOINT atomic")
         try:
             outcome = work(*args)
+            db.execute("RELEASE atomic")  # outermost: the commit, which may fail too
         except BaseException:
+            # Never leave a transaction open: the next autocommit write would join it, and
+            # be acknowledged without ever being committed.
             if db.in_transaction:  # an error such as SQLITE_FULL may have ended it already
-                db.execute("ROLLBACK TO atomic")
-                db.execute("RELEASE atomic")
+                if outermost:
+                    db.execute("ROLLBACK")
+                else:
+                    db.execute("ROLLBACK TO atomic")
+                    db.execute("RELEASE atomic")
             raise
-        db.execute("RELEASE atomic")
         return outcome
 
     def _append(self, rpc_id: str, at: datetime, body: str) -> None:
