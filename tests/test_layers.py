@@ -52,6 +52,7 @@ HOST_LEVELS: dict[str, int] = {
     "_frame_text": 2,
     "shown": 2,
     "rules": 2,
+    "audit": 2,
     "telemetry": 3,
     "web": 3,
     "hub": 4,
@@ -87,6 +88,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
     "_host_link": {"__init__": 0, "url": 0, "tls": 0, "ask_endings": 0},
     "host.markdown": {"_parser": 0, "__init__": 1},
     "host.stores": {
+        "audit_chain": 0,
         "records": 0,
         "collector": 0,
         "_group_commit": 0,
@@ -104,6 +106,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "retention": 3,
         "sqlite": 4,
     },
+    "host.audit": {"__init__": 0, "keys": 0, "checkpoints": 1, "verify": 1},
     "host.gate": {
         "__init__": 0,
         "security": 0,

@@ -227,6 +227,9 @@ class QuestionRequestedFrame(Frame):
     approval: Approval | None = None
     """On an approval card: the call it approves (tool, input, and whether it may be changed),
     so that a page can offer "Edit and allow"."""
+    digest: StrictStr | None = None
+    """The card's digest: SHA-256 (hex) of the canonical JSON of its questions and approval as
+    the host stored them. A client sends it back with its answer (`ClientResponse.digest`)."""
 
 
 class QuestionReplay(Frame):
@@ -356,6 +359,11 @@ class ClientResponse(Frame):
     rpc_id: StrictStr
     """The rpcId of the `QuestionRequestedFrame` it responds to."""
     result: Annotated[AnswerResult | ErrorResult, Field(discriminator="ok")]
+    digest: StrictStr | None = None
+    """The `digest` of the card shown (its `QuestionRequestedFrame`'s): a response whose digest
+    is not the stored card's is refused (`bad-response`, "the card changed since it was
+    shown"). Absent (an older client): the response is taken for the card as stored, and the
+    audit record says no digest came back."""
 
 
 class Ping(Frame):

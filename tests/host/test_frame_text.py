@@ -153,6 +153,7 @@ def requested_model(record: StoredQuestion | NewQuestion) -> QuestionRequestedFr
         asked_at=iso(record.asked_at),
         origin=record.origin,
         approval=record.approval,
+        digest=record.digest if isinstance(record, NewQuestion) else record.card,
     )
 
 

@@ -289,7 +289,9 @@ async def test_every_requested_frame_is_the_models_json_for_new_and_restored_req
             rendered=dict(record.rendered),
             asked_at=iso(record.asked_at),
             origin=record.origin,
+            digest=record.digest,  # the card's, as stored: a page sends it back
         )
+        assert record.digest is not None
         assert QuestionRequestedFrame.model_validate_json(frame) == expected
         assert json.loads(frame) == json.loads(expected.model_dump_json())
     html = json.loads(new[0])["rendered"][question.id]

@@ -14,7 +14,7 @@ import pytest
 from tests.host.conftest import PICK, answer, next_frame
 from user_questions import ErrorCode, UserQuestionError
 from user_questions.host.hub import Hub
-from user_questions.host.stores import Settlement
+from user_questions.host.stores import Seal, Settlement
 from user_questions.host.stores.retention import MAX_RETAIN_DAYS, check_retain_days, keep_records
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.outcomes import Outcome, Surface
@@ -41,8 +41,8 @@ class WatchedStore(SQLiteStore):
         self.shown.append(list(rpc_ids))
         self.wrote.set()
 
-    async def purge(self, settled_before: datetime) -> int:
-        deleted = await super().purge(settled_before)
+    async def purge(self, settled_before: datetime, seal: Seal | None = None) -> int:
+        deleted = await super().purge(settled_before, seal)
         self.purged.append(settled_before)
         self.wrote.set()
         return deleted

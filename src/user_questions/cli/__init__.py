@@ -85,6 +85,12 @@ def _build_app() -> App:
         help="Copy a host's SQLite store to a new file, while the host runs.",
     )
     app.command(
+        "user_questions.cli._audit:audit_app",
+        name="audit",
+        help="The audit log: every settlement, hash-chained and signed; check it, export it, "
+        "sign it.",
+    )
+    app.command(
         "user_questions.cli._history:history",
         name="history",
         help="Print settled questions, newest first, with their answers and who gave them.",

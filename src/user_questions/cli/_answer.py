@@ -266,6 +266,9 @@ def _response(frame: QuestionRequestedFrame, given: AskUserQuestionAnswer | None
             result=ErrorResult(
                 ok=False, error=ResponseError(code="cancelled", message="dismissed at a terminal")
             ),
+            digest=frame.digest,
         )
     value = AnswerValue(session_id=frame.payload.session_id, answer=given)
-    return ClientResponse(rpc_id=frame.rpc_id, result=AnswerResult(ok=True, value=value))
+    return ClientResponse(
+        rpc_id=frame.rpc_id, result=AnswerResult(ok=True, value=value), digest=frame.digest
+    )

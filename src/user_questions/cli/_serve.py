@@ -39,6 +39,7 @@ def serve(
     db: OldDb = None,
     token: Annotated[str | None, Parameter(env_var="UQ_TOKEN")] = None,
     retain_days: int | None = None,
+    audit_key: Annotated[str | None, Parameter(env_var="UQ_AUDIT_KEY")] = None,
     public_url: Annotated[str | None, Parameter(env_var="UQ_PUBLIC_URL")] = None,
     trust_proxy: Annotated[str | None, Parameter(env_var="UQ_TRUST_PROXY")] = None,
     tls_cert: Annotated[str | None, Parameter(env_var="UQ_TLS_CERT")] = None,
@@ -92,7 +93,12 @@ def serve(
         request and WebSocket and their ids; never a token.
     retain_days
         Delete the records of questions settled more than this many days ago (checked hourly;
-        pending questions are never deleted). Default: keep every record.
+        pending questions are never deleted). Default: keep every record. Their audit
+        records go too, after a checkpoint signed with the audit key says so (docs/audit.md).
+    audit_key
+        The file of the Ed25519 key that signs the audit log's checkpoints, made when missing
+        (0600, its public key beside it as FILE.pub). Default: STORE.audit-key beside a SQLite
+        store; a PostgreSQL store needs one, the same file on every node.
     notify
         Send every question that becomes pending to this apprise URL (ntfy://, slack://,
         tgram://, discord://, msteams://, matrix://, mailto://, ...), with a link to it and
@@ -148,6 +154,7 @@ def serve(
             port=port,
             token=token,
             retain_days=retain_days,
+            audit_key=audit_key,
             public_url=public_url,
             trust_proxy=trust_proxy,
             tls_cert=tls_cert,

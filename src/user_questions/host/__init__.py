@@ -12,9 +12,10 @@ The rooms, lowest first (each imports only from its own level or a lower one;
                                 off); a copy of what the store holds, reloaded when it changes
     1 stores/                   the records and their storage: SQLite (embedded) and
                                 PostgreSQL (several hosts); retention; the collector's pause
-    2 gate/, rules/, shown,     who may come in: the security middleware, tokens and roles,
-      _frame_text               trusted proxies, the public address; the rules that settle
-                                approvals; first-shown times; the frames sent most, as text
+    2 gate/, rules/, audit/,    who may come in: the security middleware, tokens and roles,
+      shown, _frame_text        trusted proxies, the public address; the rules that settle
+                                approvals; the audit log's key, checkpoints and checks;
+                                first-shown times; the frames sent most, as text
     3 telemetry/, web/          what an operator reads: the access log, the numbers /metrics
                                 renders; what a browser is served: the pages, static/, history
     4 hub/                      the inbox: the pending requests over the store, fan-out to

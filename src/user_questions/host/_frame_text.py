@@ -47,11 +47,12 @@ def requested_frame(
     offer = "" if remember is None else f',"remember":{_json_text(rule_fields(remember))}'
     approval = record.approval
     call = "" if approval is None else f',"approval":{approval.model_dump_json()}'
+    digest = record.digest if isinstance(record, NewQuestion) else record.card
     return (
         f'{{"rpcId":{_json_text(rpc_id)},"payload":{{"type":"question/requested",'
         f'"sessionId":{_json_text(record.session_id)},"questions":{questions}}},'
         f'"rendered":{_json_text(dict(record.rendered))},"askedAt":"{iso(record.asked_at)}"'
-        f"{origin}{offer}{call}}}"
+        f'{origin}{offer}{call},"digest":"{digest}"}}'
     )
 
 

@@ -41,8 +41,10 @@ surface it came through; a WebSocket whose token is revoked is closed with code 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import cast
 
 import anyio
@@ -56,6 +58,14 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import brief
 from user_questions.host.a2a import InboxAgent
+from user_questions.host.audit.checkpoints import keep_signing, sealer
+from user_questions.host.audit.keys import (
+    INSTALL_LINE,
+    AuditKey,
+    default_key_path,
+    open_key,
+    signing_available,
+)
 from user_questions.host.chat.slack import slack_bot
 from user_questions.host.chat.telegram import telegram_bot
 from user_questions.host.config import HostConfig
@@ -71,12 +81,14 @@ from user_questions.host.hub import Hub
 from user_questions.host.notify import link_pages
 from user_questions.host.notify.assembly import check_addressed, notifications
 from user_questions.host.rules import Rules
-from user_questions.host.stores import open_store
+from user_questions.host.stores import Store, open_store
 from user_questions.host.stores.retention import keep_records
 from user_questions.host.telemetry.logs import AccessLogMiddleware
 from user_questions.host.web import pages
 
 __all__ = ["create_app", "create_metrics_app"]
+
+logger = logging.getLogger("user_questions.host")
 
 _STATUS_BY_CODE: dict[str, int] = {
     ErrorCode.UNAUTHORIZED: 401,
@@ -95,6 +107,30 @@ _STATUS_BY_CODE: dict[str, int] = {
 _CODE_BY_STATUS = {status: code for code, status in _STATUS_BY_CODE.items()}
 _CODE_BY_STATUS[500] = ErrorCode.INTERNAL_ERROR  # a 500 of no known cause
 _CODE_BY_STATUS[503] = ErrorCode.STORE_UNAVAILABLE
+
+
+def _audit_key(path: str | os.PathLike[str] | None, store: Store) -> AuditKey | None:
+    """The host's audit key (`host/audit/keys.py`): the file given, else the one beside a SQLite
+    store, made when missing; `None`, said once in the log, when there is none to use (no
+    `cryptography`, or a PostgreSQL store without `--audit-key`, where it is an operator's
+    choice, said at info level): the chain is still appended, but not signed, and pruning keeps
+    its records.
+
+    Raises:
+        UserQuestionError: `BAD_REQUEST` for a key file that cannot be used (read by others,
+            not an Ed25519 key).
+    """
+    chosen = Path(path) if path is not None else default_key_path(store.url)
+    if chosen is None:
+        logger.info(
+            "the audit log's checkpoints are not signed: a PostgreSQL store needs --audit-key "
+            "(the same key file on every node; docs/audit.md)"
+        )
+        return None
+    if not signing_available():
+        logger.warning("the audit log's checkpoints are not signed: %s", INSTALL_LINE)
+        return None
+    return open_key(chosen)
 
 
 def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starlette:
@@ -135,8 +171,12 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             hub.metrics.watch_store(opened.stats)
             running = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(running.cancel_scope.cancel)
+            key = _audit_key(config.audit_key, opened)
+            if key is not None:
+                running.start_soon(keep_signing, opened, key)
             if config.retain_days is not None:
-                running.start_soon(keep_records, opened, config.retain_days)
+                seal = None if key is None else sealer(key)
+                running.start_soon(keep_records, opened, config.retain_days, seal)
             told = await notifications(config.notifications, opened, address, tokens)
             app.state.answer_links = told.links
             app.state.web_push = told.push

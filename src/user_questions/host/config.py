@@ -65,6 +65,9 @@ class HostConfig:
     """The start-up token; `None`: the stored one, or a new one (kept)."""
     retain_days: int | None = None
     """Delete the records of requests settled more than this many days ago; `None` keeps all."""
+    audit_key: str | os.PathLike[str] | None = None
+    """The key file that signs the audit log's checkpoints (made when missing); `None`: beside
+    a SQLite store, none for PostgreSQL (docs/audit.md)."""
     public_url: str | None = None
     """The address people reach the host at through a reverse proxy or a tunnel."""
     trust_proxy: str | Sequence[str] | None = None

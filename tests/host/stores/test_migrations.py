@@ -13,6 +13,7 @@ after another, so a store of any earlier version reaches the current one."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
@@ -283,7 +284,9 @@ async def test_a_version_5_sqlite_file_gains_roles_and_audiences_and_loses_nothi
         ("person", "[]", "[]", "[]", None, "[]", None, None, None, None),
     )
     kept_with_defaults(
-        before["questions"], after["questions"], ("[]", None, None, "[]", 0, None, None, None, 0)
+        before["questions"],
+        digested(after["questions"]),
+        ("[]", None, None, "[]", 0, None, None, None, 0),
     )
 
 
@@ -326,7 +329,9 @@ async def test_a_version_5_postgres_database_gains_roles_and_audiences_and_loses
         ("person", [], [], [], None, [], None, None, None, None),
     )
     kept_with_defaults(
-        before["questions"], after["questions"], ([], None, None, [], 0, None, None, None, False)
+        before["questions"],
+        digested(after["questions"]),
+        ([], None, None, [], 0, None, None, None, False),
     )
 
 
@@ -337,6 +342,13 @@ async def postgres_rows(connection: psycopg.AsyncConnection[Any]) -> dict[str, l
         cursor = await connection.execute(f"SELECT * FROM user_questions.{table} ORDER BY {order}")
         rows[table] = await cursor.fetchall()
     return rows
+
+
+def digested(rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
+    """`rows` of questions without their last column, the card digest the audit log's
+    migration computed for each (checked to be one: 64 hexadecimal digits)."""
+    assert all(re.fullmatch("[0-9a-f]{64}", row[-1]) for row in rows)
+    return [tuple(row[:-1]) for row in rows]
 
 
 def kept_with_defaults(
@@ -389,9 +401,9 @@ async def test_a_version_6_sqlite_file_gains_approvals_and_rules_and_loses_nothi
     async with open_store(path) as store:
         await version_6_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 13
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 14
         after = sqlite_rows(connection)["questions"]
-    kept_with_defaults(before, after, (None, None, "[]", 0, None, None, None, 0))
+    kept_with_defaults(before, digested(after), (None, None, "[]", 0, None, None, None, 0))
 
 
 async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses_nothing(
@@ -415,9 +427,9 @@ async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses
         await version_6_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(13,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(14,)]
         after = (await postgres_rows(connection))["questions"]
-    kept_with_defaults(before, after, (None, None, [], 0, None, None, None, False))
+    kept_with_defaults(before, digested(after), (None, None, [], 0, None, None, None, False))
 
 
 async def version_6_migrated_as_expected(store: Store) -> None:
@@ -449,9 +461,9 @@ async def test_a_version_9_sqlite_file_gains_the_rules_version_and_loses_nothing
     async with open_store(path) as store:
         await version_9_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 13
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 14
         after = sqlite_rows(connection)["questions"]
-    kept_with_defaults(before, after, (None, 0))
+    kept_with_defaults(before, digested(after), (None, 0))
 
 
 async def test_a_version_9_postgres_database_gains_the_rules_version_and_loses_nothing(
@@ -474,9 +486,9 @@ async def test_a_version_9_postgres_database_gains_the_rules_version_and_loses_n
         await version_9_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(13,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(14,)]
         after = (await postgres_rows(connection))["questions"]
-    kept_with_defaults(before, after, (None, False))
+    kept_with_defaults(before, digested(after), (None, False))
 
 
 async def version_9_migrated_as_expected(store: Store) -> None:
@@ -579,7 +591,7 @@ async def test_a_version_10_sqlite_file_finds_its_changed_calls_and_loses_nothin
     async with open_store(path) as store:
         await version_10_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 13
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 14
         after = sqlite_rows(connection)["questions"][: len(before)]
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [0, 1]
@@ -605,7 +617,7 @@ async def test_a_version_10_postgres_database_finds_its_changed_calls_and_loses_
         await version_10_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(13,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(14,)]
         after = (await postgres_rows(connection))["questions"][: len(before)]
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [False, True]

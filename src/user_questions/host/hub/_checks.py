@@ -98,7 +98,11 @@ def settlement_of(
     by: str | None,
     channel: str | None,
 ) -> Settlement:
-    """What a response settles the request as, or `UserQuestionError` when it breaks the rules."""
+    """What a response settles the request as, or `UserQuestionError` when it breaks the rules
+    (a digest that is not the stored card's among them: the card changed since it was shown)."""
+    seen = response.digest
+    if seen is not None and seen != record.card:
+        raise UserQuestionError("the card changed since it was shown", ErrorCode.BAD_ANSWER)
     result = response.result
     if isinstance(result, ErrorResult):
         if result.error.code != "cancelled":
@@ -107,7 +111,7 @@ def settlement_of(
                 'dismiss with code "cancelled"',
                 ErrorCode.BAD_ANSWER,
             )
-        return Settlement(Outcome.DISMISSED, via=via, by=by, channel=channel)
+        return Settlement(Outcome.DISMISSED, via=via, by=by, channel=channel, seen=seen)
     named = result.value.session_id
     if named is not None and named != record.session_id:
         raise UserQuestionError(
@@ -116,7 +120,7 @@ def settlement_of(
             ErrorCode.BAD_ANSWER,
         )
     answer = check_answer(record.questions, result.value.answer, record.approval)
-    return Settlement(Outcome.ANSWERED, answer, via, by, channel)
+    return Settlement(Outcome.ANSWERED, answer, via, by, channel, seen=seen)
 
 
 def _check_id(what: str, value: str) -> None:

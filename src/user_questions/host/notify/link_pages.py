@@ -15,12 +15,17 @@ already used, or whose request is settled or unknown, or a host started with
 `--answer-links off`. It says nothing about which, so a guessed or stolen link teaches nothing.
 The link's signature is checked before anything is read from the store. The pages are
 server-rendered HTML without script, under the host's Content-Security-Policy.
+
+The confirmation's form carries the digest of the card it shows (docs/audit.md), and the answer
+sends it back: when the card changed between the two, the answer is refused (`bad-response`) with
+a page that says so. A POST without one (a page shown before digests existed) answers the card as
+stored.
 """
 
 from __future__ import annotations
 
 from html import escape
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -66,12 +71,14 @@ async def answer_link(request: Request) -> Response:
         return _page("Send this answer?", _confirmation(record, option), 200)
     hub: Hub = request.app.state.hub
     receipt = await hub.respond(
-        one_tap_answer(record, grant.option),
+        one_tap_answer(record, grant.option, _shown_digest(await request.body())),
         via=Surface.LINK,
         by=grant.person,
         channel=grant.channel,
         sees=sees,
     )
+    if receipt.reason == "bad-response":
+        return _changed()
     if not receipt.accepted:
         return _refused()
     return _page("Answer sent", _sent(record, option), 200)
@@ -87,6 +94,12 @@ def _option(record: StoredQuestion, grant: Grant) -> AskUserQuestionOption | Non
     return options[grant.option]
 
 
+def _shown_digest(body: bytes) -> str | None:
+    """The card digest the confirmation's form sent back (its last `digest` field), if any."""
+    values = parse_qs(body.decode("ascii", "replace")).get("digest")
+    return values[-1] if values else None
+
+
 def _confirmation(record: StoredQuestion, option: AskUserQuestionOption) -> str:
     question = record.questions[0]
     header = f'<p class="header">{escape(question.header)}</p>' if question.header else ""
@@ -97,6 +110,7 @@ def _confirmation(record: StoredQuestion, option: AskUserQuestionOption) -> str:
 {detail}<p class="chosen-intro">Your answer:</p>
 {_option_html(option)}
 <form method="post">
+  <input type="hidden" name="digest" value="{record.card}">
   <button type="submit" class="primary">Send this answer</button>
 </form>
 <p class="other">Another answer?
@@ -118,6 +132,13 @@ def _option_html(option: AskUserQuestionOption) -> str:
         else ""
     )
     return f'<p class="chosen"><strong>{escape(option.label)}</strong>{description}</p>'
+
+
+def _changed() -> Response:
+    body = """<h1>Not sent: the card changed since it was shown</h1>
+<p>What you were asked to confirm is no longer what the host holds.</p>
+<p class="other"><a href="../">Open the inbox</a> to see the question as it is now.</p>"""
+    return _page("Card changed", body, 409)
 
 
 def _refused() -> Response:

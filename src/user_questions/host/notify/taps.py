@@ -36,8 +36,11 @@ def one_tap_options(record: StoredQuestion) -> list[int]:
     return list(range(len(options)))
 
 
-def one_tap_answer(record: StoredQuestion, option: int) -> ClientResponse:
-    """The answer choosing option `option` of `record`'s first question, as a page sends it."""
+def one_tap_answer(
+    record: StoredQuestion, option: int, digest: str | None = None
+) -> ClientResponse:
+    """The answer choosing option `option` of `record`'s first question, as a page sends it;
+    `digest`: the card's digest the person's surface showed, when it sent one back."""
     question = record.questions[0]
     label = (question.options or [])[option].label
     answer = {"answers": [{"id": question.id, "selected": [label]}]}
@@ -46,5 +49,6 @@ def one_tap_answer(record: StoredQuestion, option: int) -> ClientResponse:
             "type": "client-response",
             "rpcId": record.rpc_id,
             "result": {"ok": True, "value": {"sessionId": record.session_id, "answer": answer}},
+            "digest": digest,
         }
     )

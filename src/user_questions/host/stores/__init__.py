@@ -5,8 +5,8 @@ and its outcome before its asker is released. The hub keeps only a cache of what
 from the store at start-up and whenever the store says something changed.
 
 The records are in `stores/records.py`, the protocols (`Store`, and its parts `QuestionStore`,
-`HistoryStore`, `TokenStore`, `SettingStore`, `ChatStore`, `PushStore`) in `stores/base.py`;
-both are re-exported here.
+`HistoryStore`, `AuditStore`, `TokenStore`, `SettingStore`, `ChatStore`, `PushStore`) in
+`stores/base.py`; both are re-exported here.
 Backends are imported by URL scheme on first use, the way anyio loads its backends, so a host on
 SQLite never imports psycopg: a path or `sqlite:///path` is `SQLiteStore`; `postgresql://...`
 is `PostgresStore`, which several hosts share (docs/multinode.md).
@@ -25,6 +25,7 @@ from pathlib import Path
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores.base import (
+    AuditStore,
     ChatStore,
     HistoryStore,
     PushStore,
@@ -37,9 +38,11 @@ from user_questions.host.stores.base import (
 from user_questions.host.stores.records import (
     FAULT_CODES,
     QUESTIONS,
+    AuditRecord,
     ChangeListener,
     ChatMessage,
     ChatPairing,
+    Checkpoint,
     Decision,
     Escalation,
     HistoryPage,
@@ -51,6 +54,7 @@ from user_questions.host.stores.records import (
     Rule,
     RuleRecord,
     RulesListener,
+    Seal,
     Settlement,
     StoredQuestion,
     StoreStats,
@@ -64,7 +68,10 @@ from user_questions.host.stores.records import (
 __all__ = [
     "FAULT_CODES",
     "QUESTIONS",
+    "AuditRecord",
+    "AuditStore",
     "ChangeListener",
+    "Checkpoint",
     "ChatMessage",
     "ChatPairing",
     "ChatStore",
@@ -82,6 +89,7 @@ __all__ = [
     "RuleRecord",
     "RuleStore",
     "RulesListener",
+    "Seal",
     "SettingStore",
     "Settlement",
     "Store",

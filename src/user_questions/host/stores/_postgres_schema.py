@@ -16,7 +16,13 @@ import anyio
 
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.stores._postgres_pool import PgConnection
-from user_questions.host.stores._rows import render_stored, search_text
+from user_questions.host.stores._rows import (
+    chain_head,
+    imported_records,
+    render_stored,
+    search_text,
+)
+from user_questions.host.stores.audit_chain import card_digest
 
 __all__ = ["MIGRATIONS", "SCHEMA", "SCHEMA_VERSION", "migrate"]
 
@@ -24,7 +30,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -86,6 +92,51 @@ async def _rendered(connection: PgConnection) -> None:
         await updates.executemany(
             f"UPDATE {SCHEMA}.questions SET rendered = %s::jsonb WHERE seq = %s", rendered
         )
+
+
+async def _audit_log(connection: PgConnection) -> None:
+    """Version 14: the audit log (docs/audit.md), as on SQLite: each request's card digest; the
+    chain of records (`event_id`: the settle that appended it, so that a settle retried after a
+    cut connection appends once), its head, which every append moves in the same statement
+    (the row lock that serialises appends across nodes), and the signed checkpoints. The
+    requests settled before it existed go in first, as `imported` records."""
+    await connection.execute(
+        f"""
+        ALTER TABLE {SCHEMA}.questions ADD COLUMN digest text;
+        CREATE TABLE {SCHEMA}.audit (
+            seq bigint PRIMARY KEY, rpc_id text NOT NULL, at timestamptz NOT NULL,
+            body text NOT NULL, prev text NOT NULL, hash text NOT NULL, event_id uuid UNIQUE);
+        CREATE TABLE {SCHEMA}.audit_head (
+            seq bigint NOT NULL, prev text NOT NULL, hash text NOT NULL);
+        CREATE TABLE {SCHEMA}.audit_checkpoints (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, seq bigint NOT NULL,
+            hash text NOT NULL, at timestamptz NOT NULL, pruned boolean NOT NULL,
+            key text NOT NULL, signature text NOT NULL);
+        """
+    )
+    cursor = await connection.execute(
+        f"SELECT seq, questions::text, approval::text FROM {SCHEMA}.questions"
+    )
+    digests = [(card_digest(q, a), seq) for seq, q, a in await cursor.fetchall()]
+    async with connection.cursor() as updates:
+        await updates.executemany(
+            f"UPDATE {SCHEMA}.questions SET digest = %s WHERE seq = %s", digests
+        )
+    cursor = await connection.execute(
+        f"SELECT rpc_id, digest, state, answer::text, settled_via, settled_by, channel, "
+        f"coalesce(settled_at, asked_at) FROM {SCHEMA}.questions WHERE state <> 'pending' "
+        "ORDER BY settled_at, seq"
+    )
+    records = imported_records(await cursor.fetchall())
+    async with connection.cursor() as inserts:
+        await inserts.executemany(
+            f"INSERT INTO {SCHEMA}.audit (seq, rpc_id, at, body, prev, hash) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            records,
+        )
+    await connection.execute(
+        f"INSERT INTO {SCHEMA}.audit_head VALUES (%s, %s, %s)", chain_head(records)
+    )
 
 
 MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
@@ -232,6 +283,7 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
     ALTER TABLE {SCHEMA}.tokens
         ADD COLUMN max_pending integer, ADD COLUMN rate double precision, ADD COLUMN burst integer;
     """,
+    _audit_log,  # Version 14: the audit log.
 )
 
 

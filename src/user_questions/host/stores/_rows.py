@@ -21,6 +21,7 @@ from typing import Any
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, Origin
 from user_questions.host.markdown import RENDER_BUDGET, rendered_details
+from user_questions.host.stores.audit_chain import GENESIS, chain_hash, record_body
 from user_questions.host.stores.collector import collector_paused
 from user_questions.host.stores.records import (
     QUESTIONS,
@@ -35,6 +36,7 @@ from user_questions.host.stores.records import (
     StoredQuestion,
     TokenChange,
     TokenRecord,
+    audit_time,
     stored_detail,
 )
 from user_questions.outcomes import RequestState, Surface
@@ -42,6 +44,11 @@ from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
 __all__ = [
     "COLUMNS",
+    "ChainRow",
+    "ImportedRow",
+    "audit_body",
+    "chain_head",
+    "imported_records",
     "RULE_COLUMNS",
     "TOKEN_COLUMNS",
     "answer_edited",
@@ -94,6 +101,7 @@ COLUMNS = (
     "remind",
     "reminded_at",
     "asker_rpc_id",
+    "digest",
 )
 """The columns of a `questions` row that make a `StoredQuestion`, in `stored_question`'s order
 (a backend may cast them, as PostgreSQL casts its JSON to text)."""
@@ -157,6 +165,74 @@ def settled_fields(
     answer = None if settlement.answer is None else settlement.answer.model_dump_json()
     via = None if settlement.via is None else str(settlement.via)
     return (str(settlement.outcome), answer, via, settlement.by)
+
+
+def audit_body(
+    rpc_id: str,
+    digest: str | None,
+    settlement: Settlement,
+    answer: str | None,
+    at: datetime,
+    event: str = "settled",
+) -> str:
+    """The audit record of `settlement` of request `rpc_id` at `at` (`audit_chain`): its card's
+    `digest` as stored and the one its answer carried back (`seen`), the outcome, the answer as
+    stored (`answer`, its JSON text, every field it has), who, through which surface and link
+    channel, the withdrawal's note, and the time, which is the request's `settled_at`."""
+    return record_body(
+        event,
+        rpc_id,
+        {
+            "digest": digest,
+            "seen": settlement.seen,
+            "outcome": str(settlement.outcome),
+            "answer": None if answer is None else json.loads(answer),
+            "by": settlement.by,
+            "via": None if settlement.via is None else str(settlement.via),
+            "channel": settlement.channel,
+            "note": settlement.note,
+            "at": audit_time(at),
+        },
+    )
+
+
+ImportedRow = tuple[str, str, str, str | None, str | None, str | None, str | None, datetime]
+"""A request settled before the audit log existed: its rpcId, digest, state, answer (JSON),
+surface, person, `channel` column and settled time."""
+ChainRow = tuple[int, str, datetime, str, str, str]
+"""An audit record as the migration writes it: seq, rpcId, time, body, prev, hash."""
+
+
+def imported_records(settled: Sequence[ImportedRow]) -> list[ChainRow]:
+    """The audit records of the requests settled before the audit log existed (in the order
+    given: the order they settled), chained from `GENESIS` as `imported` events."""
+    records: list[ChainRow] = []
+    prev = GENESIS
+    for number, (rpc_id, digest, state, answer, via, by, detail, at) in enumerate(settled, 1):
+        outcome = RequestState(state).outcome
+        assert outcome is not None
+        channel, note = stored_detail(RequestState(state), detail)
+        settlement = Settlement(
+            outcome,
+            None if answer is None else AskUserQuestionAnswer.model_validate_json(answer),
+            None if via is None else Surface(via),
+            by,
+            channel,
+            note,
+        )
+        body = audit_body(rpc_id, digest, settlement, answer, at, "imported")
+        own = chain_hash(prev, body)
+        records.append((number, rpc_id, at, body, prev, own))
+        prev = own
+    return records
+
+
+def chain_head(records: Sequence[ChainRow]) -> tuple[int, str, str]:
+    """The `audit_head` row after `records`: the last one's number, its prev and its hash."""
+    if not records:
+        return (0, GENESIS, GENESIS)
+    seq, _, _, _, prev, own = records[-1]
+    return (seq, prev, own)
 
 
 def names_json(items: Sequence[str]) -> str:
@@ -342,7 +418,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     PostgreSQL, ISO text on SQLite) as UTC datetimes."""
     rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
     asked_by, shown_at, settled_by, origin, channel, rendered, audience, approval = row[8:16]
-    deadline_at, escalate, escalated, remind, reminded_at, asker_rpc_id = row[16:22]
+    deadline_at, escalate, escalated, remind, reminded_at, asker_rpc_id, digest = row[16:23]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
     items = tuple(QUESTIONS.validate_json(questions))
@@ -376,6 +452,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         reminded_at=moment(reminded_at),
         asker_rpc_id=asker_rpc_id,
         questions_json=questions,
+        digest=digest,
     )
 
 

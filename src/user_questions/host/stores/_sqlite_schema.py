@@ -10,13 +10,22 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores._rows import answer_edited, render_stored, search_text
+from user_questions.host.stores._rows import (
+    answer_edited,
+    chain_head,
+    imported_records,
+    render_stored,
+    search_text,
+)
+from user_questions.host.stores.audit_chain import card_digest
+from user_questions.host.stores.records import audit_time
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -78,6 +87,39 @@ def _edited(connection: sqlite3.Connection) -> None:
         "UPDATE questions SET edited = 1 WHERE seq = ?",
         [(seq,) for seq, answer in rows.fetchall() if answer_edited(answer)],
     )
+
+
+def _audit_log(connection: sqlite3.Connection) -> None:
+    """The audit log (docs/audit.md): each request's card digest; the chain of records, its head
+    (the last record's number and hash, which each append moves) and the signed checkpoints.
+    The requests settled before it existed go in first, in the order they settled, as
+    `imported` records."""
+    for statement in (
+        "ALTER TABLE questions ADD COLUMN digest TEXT",
+        "CREATE TABLE audit (seq INTEGER PRIMARY KEY, rpc_id TEXT NOT NULL, at TEXT NOT NULL, "
+        "body TEXT NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL)",
+        "CREATE TABLE audit_head (seq INTEGER NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL)",
+        "CREATE TABLE audit_checkpoints (id INTEGER PRIMARY KEY, seq INTEGER NOT NULL, "
+        "hash TEXT NOT NULL, at TEXT NOT NULL, pruned INTEGER NOT NULL, key TEXT NOT NULL, "
+        "signature TEXT NOT NULL)",
+    ):
+        connection.execute(statement)
+    rows = connection.execute("SELECT seq, questions, approval FROM questions").fetchall()
+    connection.executemany(
+        "UPDATE questions SET digest = ? WHERE seq = ?",
+        [(card_digest(questions, approval), seq) for seq, questions, approval in rows],
+    )
+    settled = connection.execute(
+        "SELECT rpc_id, digest, state, answer, settled_via, settled_by, channel, "
+        "coalesce(settled_at, asked_at) "
+        "FROM questions WHERE state <> 'pending' ORDER BY settled_at, seq"
+    ).fetchall()
+    records = imported_records([(*row[:7], _moment(row[7])) for row in settled])
+    connection.executemany(
+        "INSERT INTO audit (seq, rpc_id, at, body, prev, hash) VALUES (?, ?, ?, ?, ?, ?)",
+        [(seq, rpc_id, audit_time(at), *rest) for seq, rpc_id, at, *rest in records],
+    )
+    connection.execute("INSERT INTO audit_head VALUES (?, ?, ?)", chain_head(records))
 
 
 MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
@@ -187,7 +229,12 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     ALTER TABLE tokens ADD COLUMN rate REAL;
     ALTER TABLE tokens ADD COLUMN burst INTEGER;
     """,
+    _audit_log,  # Version 14: the audit log.
 )
+
+
+def _moment(text: str) -> datetime:
+    return datetime.fromisoformat(text)
 
 
 def prepare(connection: sqlite3.Connection, url: str) -> None:

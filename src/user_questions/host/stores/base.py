@@ -21,9 +21,12 @@ from types import TracebackType
 from typing import Protocol, Self
 
 from user_questions.host.stores.records import (
+    AUDIT_PAGE,
+    AuditRecord,
     ChangeListener,
     ChatMessage,
     ChatPairing,
+    Checkpoint,
     HistoryPage,
     HistoryQuery,
     NewQuestion,
@@ -31,6 +34,7 @@ from user_questions.host.stores.records import (
     Rule,
     RuleRecord,
     RulesListener,
+    Seal,
     Settlement,
     StoredQuestion,
     StoreStats,
@@ -40,6 +44,7 @@ from user_questions.host.stores.records import (
 )
 
 __all__ = [
+    "AuditStore",
     "ChatStore",
     "HistoryStore",
     "PushStore",
@@ -126,9 +131,40 @@ class HistoryStore(Protocol):
         """
         ...
 
-    async def purge(self, settled_before: datetime) -> int:
+    async def purge(self, settled_before: datetime, seal: Seal | None = None) -> int:
         """Delete the requests settled before `settled_before`; never a pending one. Returns how
-        many were deleted. The chat messages kept for them go too, and expired pairing codes."""
+        many were deleted. The chat messages kept for them go too, and expired pairing codes.
+
+        Their audit records are kept, unless `seal` is given: then the records before the
+        cutoff (up to the first one of a request kept) go too, in the same transaction, once
+        the checkpoint `seal` signs at the last of them is stored (`pruned`), so that the chain
+        goes on verifiably from it (docs/audit.md)."""
+        ...
+
+
+class AuditStore(Protocol):
+    """The audit log (`audit_chain`, docs/audit.md): every settlement is appended by `settle`
+    and `submit` in the transaction that makes it; read here, and signed at checkpoints."""
+
+    async def audit_records(self, after: int = 0, limit: int = AUDIT_PAGE) -> list[AuditRecord]:
+        """The records numbered after `after`, in order, `limit` at most."""
+        ...
+
+    async def audit_since(self, since: datetime) -> int:
+        """The number of the last record before the first one made at or after `since`
+        (an export from `since` reads the records after it)."""
+        ...
+
+    async def audit_head(self) -> tuple[int, str]:
+        """The number and hash of the last record appended (0 and `GENESIS` for none yet)."""
+        ...
+
+    async def checkpoints(self) -> list[Checkpoint]:
+        """Every checkpoint, oldest first."""
+        ...
+
+    async def add_checkpoint(self, checkpoint: Checkpoint) -> None:
+        """Keep a signed checkpoint."""
         ...
 
 
@@ -305,7 +341,15 @@ class PushStore(Protocol):
 
 
 class Store(
-    QuestionStore, HistoryStore, TokenStore, RuleStore, SettingStore, ChatStore, PushStore, Protocol
+    QuestionStore,
+    HistoryStore,
+    AuditStore,
+    TokenStore,
+    RuleStore,
+    SettingStore,
+    ChatStore,
+    PushStore,
+    Protocol,
 ):
     """Durable storage of a host: every part above, opened and closed with `async with`."""
 

@@ -51,6 +51,7 @@ from user_questions.host.stores._rows import (
     RULE_COLUMNS,
     TOKEN_COLUMNS,
     answer_edited,
+    audit_body,
     encode_cursor,
     escalations_json,
     history_filter,
@@ -69,9 +70,12 @@ from user_questions.host.stores._rows import (
     token_record,
 )
 from user_questions.host.stores.records import (
+    AUDIT_PAGE,
+    AuditRecord,
     ChangeListener,
     ChatMessage,
     ChatPairing,
+    Checkpoint,
     HistoryPage,
     HistoryQuery,
     NewQuestion,
@@ -79,6 +83,7 @@ from user_questions.host.stores.records import (
     Rule,
     RuleRecord,
     RulesListener,
+    Seal,
     Settlement,
     StoredQuestion,
     TokenChange,
@@ -124,34 +129,67 @@ def _selected(columns: Sequence[str]) -> str:
 _COLUMNS = _selected(COLUMNS)
 _SELECT = f"SELECT {_COLUMNS} FROM {SCHEMA}.questions"
 _NOTIFY = f"pg_notify('{CHANNEL}', rpc_id)"
-_SUBMIT = f"""
+
+
+def _appended(written: str) -> str:
+    """The common table expressions that append an audit record after the write `written`
+    (a CTE before them), in the same statement: the head row's update computes the record's
+    hash (`audit_chain.chain_hash`: SHA-256 of prev followed by the body) and holds the row's
+    lock until the commit, so appends from every node are serialised in the database, one
+    chain. Parameters: the body, the event id (twice), the rpcId, the time, the body again.
+    A settle retried with the same event id (after a cut connection) appends nothing."""
+    return f"""
+    head AS (
+        UPDATE {SCHEMA}.audit_head SET seq = seq + 1, prev = hash,
+            hash = encode(sha256(convert_to(hash || %s, 'UTF8')), 'hex')
+        WHERE EXISTS (SELECT 1 FROM {written})
+            AND NOT EXISTS (SELECT 1 FROM {SCHEMA}.audit WHERE event_id = %s)
+        RETURNING seq, prev, hash
+    ),
+    logged AS (
+        INSERT INTO {SCHEMA}.audit (seq, event_id, rpc_id, at, body, prev, hash)
+        SELECT seq, %s, %s, %s, %s, prev, hash FROM head
+    )
+    """
+
+
+_CREATE = f"""
     WITH created AS (
         INSERT INTO {SCHEMA}.questions
             (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search,
              rendered, audience, approval, deadline_at, escalate, remind, state, answer,
-             settled_via, settled_by, settled_at, asker_rpc_id)
+             settled_via, settled_by, settled_at, asker_rpc_id, digest)
         VALUES (%s, %s, %s::json, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb, %s::json, %s,
-                %s::jsonb, %s, %s, %s::json, %s, %s, %s, %s)
+                %s::jsonb, %s, %s, %s::json, %s, %s, %s, %s, %s)
         ON CONFLICT (rpc_id) DO NOTHING RETURNING *
-    )
-    SELECT {_COLUMNS}, {_NOTIFY} FROM created
-"""
-_SETTLE = """
+    )"""
+_SUBMIT = f"{_CREATE} SELECT {_COLUMNS}, {_NOTIFY} FROM created"
+_SUBMIT_SETTLED = f"{_CREATE}, {_appended('created')} SELECT {_COLUMNS}, {_NOTIFY} FROM created"
+"""Stores a request a rule settled as it was stored, with its audit record."""
+_SETTLE = f"""
     WITH settled AS (
-        UPDATE {schema}.questions
-        SET state = %s, answer = %s::json, settled_at = coalesce(settled_at, now()),
+        UPDATE {SCHEMA}.questions
+        SET state = %s, answer = %s::json, settled_at = coalesce(settled_at, %s),
             settled_via = %s, settled_by = %s, channel = %s, settle_id = %s,
             edited = CASE WHEN state = 'pending' THEN %s ELSE edited END,
             search = CASE WHEN state = 'pending' THEN search || %s ELSE search END
         WHERE rpc_id = %s AND (state = 'pending' OR settle_id = %s)
         RETURNING *
-    )
-    SELECT {columns}, {notify} FROM settled
+    ), {_appended("settled")}
 """
-_SETTLE_ROW = _SETTLE.format(schema=SCHEMA, columns=_COLUMNS, notify=_NOTIFY)
-"""Settles a request and reads back its whole row."""
-_SETTLE_TIMES = _SETTLE.format(schema=SCHEMA, columns="settled_at, shown_at", notify=_NOTIFY)
+_SETTLE_ROW = f"{_SETTLE} SELECT {_COLUMNS}, {_NOTIFY} FROM settled"
+"""Settles a request, appends its audit record and reads back its whole row."""
+_SETTLE_TIMES = f"{_SETTLE} SELECT settled_at, shown_at, {_NOTIFY} FROM settled"
 """Settles a request whose pending record the caller holds: only the times are read back."""
+_PRUNABLE = f"""
+    SELECT seq, hash FROM {SCHEMA}.audit WHERE seq < coalesce(
+        (SELECT min(seq) FROM {SCHEMA}.audit WHERE at >= %s OR rpc_id IN (
+            SELECT rpc_id FROM {SCHEMA}.questions WHERE state = 'pending' OR settled_at >= %s)),
+        (SELECT seq + 1 FROM {SCHEMA}.audit_head))
+    ORDER BY seq DESC LIMIT 1
+"""
+"""The last audit record that may be pruned before a cutoff (as on SQLite)."""
+_CHECKPOINT_COLUMNS = "seq, hash, at, pruned, key, signature"
 _ESCALATE = f"""
     WITH escalated AS (
         UPDATE {SCHEMA}.questions
@@ -331,7 +369,7 @@ class PostgresStore(AsyncLifetime):
         await self._pool.run(delete)
 
     async def submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
-        parameters = (
+        parameters: tuple[object, ...] = (
             question.rpc_id,
             question.session_id,
             question.questions_json,
@@ -349,10 +387,20 @@ class PostgresStore(AsyncLifetime):
             *settled_fields(question.settlement),
             None if question.settlement is None else question.asked_at,
             question.asker_rpc_id,
+            question.digest,
         )
+        sql = _SUBMIT
+        settlement = question.settlement
+        if settlement is not None:  # a rule settled it: its audit record goes with it
+            answer = None if settlement.answer is None else settlement.answer.model_dump_json()
+            body = audit_body(
+                question.rpc_id, question.digest, settlement, answer, question.asked_at
+            )
+            sql = _SUBMIT_SETTLED
+            parameters += _append_parameters(body, uuid.uuid4(), question.rpc_id, question.asked_at)
 
         async def insert(connection: PgConnection) -> tuple[StoredQuestion, bool]:
-            created = await _records(connection, _SUBMIT, parameters)
+            created = await _records(connection, sql, parameters)
             if created:
                 return created[0], True
             existing = await _records(
@@ -367,9 +415,11 @@ class PostgresStore(AsyncLifetime):
     ) -> StoredQuestion | None:
         answer = None if settlement.answer is None else settlement.answer.model_dump_json()
         settle_id = uuid.uuid4()
+        now = datetime.now(UTC)
         parameters = (
             str(settlement.outcome),
             answer,
+            now,
             None if settlement.via is None else str(settlement.via),
             settlement.by,
             settlement.detail,
@@ -379,12 +429,22 @@ class PostgresStore(AsyncLifetime):
             rpc_id,
             settle_id,
         )
+        known = None if pending is None else pending.digest
 
         async def update(connection: PgConnection) -> StoredQuestion | None:
+            digest = known
+            if digest is None:  # a request's card never changes: read it before settling
+                cursor = await connection.execute(
+                    f"SELECT digest FROM {SCHEMA}.questions WHERE rpc_id = %s", (rpc_id,)
+                )
+                row = await cursor.fetchone()
+                digest = None if row is None else row[0]
+            body = audit_body(rpc_id, digest, settlement, answer, now)
+            appended = (*parameters, *_append_parameters(body, settle_id, rpc_id, now))
             if pending is None:
-                found = await _records(connection, _SETTLE_ROW, parameters)
+                found = await _records(connection, _SETTLE_ROW, appended)
                 return found[0] if found else None
-            cursor = await connection.execute(_SETTLE_TIMES, parameters)
+            cursor = await connection.execute(_SETTLE_TIMES, appended)
             row = await cursor.fetchone()
             if row is None:
                 return None
@@ -461,21 +521,75 @@ class PostgresStore(AsyncLifetime):
         settled = cast(datetime, last[6]).astimezone(UTC).isoformat(timespec="microseconds")
         return HistoryPage(records, encode_cursor(settled, last[-1]))
 
-    async def purge(self, settled_before: datetime) -> int:
+    async def purge(self, settled_before: datetime, seal: Seal | None = None) -> int:
         async def delete(connection: PgConnection) -> int:
-            cursor = await connection.execute(
-                f"DELETE FROM {SCHEMA}.questions WHERE state <> 'pending' AND settled_at < %s",
-                (settled_before,),
-            )
-            # What the chat bots kept of them goes with them, and so do the codes no one used.
-            await connection.execute(
-                f"DELETE FROM {SCHEMA}.chat_messages "
-                f"WHERE rpc_id NOT IN (SELECT rpc_id FROM {SCHEMA}.questions)"
-            )
-            await connection.execute(f"DELETE FROM {SCHEMA}.chat_codes WHERE expires_at <= now()")
-            return cursor.rowcount
+            async with connection.transaction():
+                if seal is not None:
+                    await _prune_audit(connection, settled_before, seal)
+                cursor = await connection.execute(
+                    f"DELETE FROM {SCHEMA}.questions WHERE state <> 'pending' AND settled_at < %s",
+                    (settled_before,),
+                )
+                # What the chat bots kept of them goes with them, and so do the codes no one
+                # used.
+                await connection.execute(
+                    f"DELETE FROM {SCHEMA}.chat_messages "
+                    f"WHERE rpc_id NOT IN (SELECT rpc_id FROM {SCHEMA}.questions)"
+                )
+                await connection.execute(
+                    f"DELETE FROM {SCHEMA}.chat_codes WHERE expires_at <= now()"
+                )
+                return cursor.rowcount
 
         return await self._pool.run(delete)
+
+    async def audit_records(self, after: int = 0, limit: int = AUDIT_PAGE) -> list[AuditRecord]:
+        async def select(connection: PgConnection) -> list[AuditRecord]:
+            cursor = await connection.execute(
+                f"SELECT seq, prev, hash, body FROM {SCHEMA}.audit WHERE seq > %s "
+                "ORDER BY seq LIMIT %s",
+                (after, limit),
+            )
+            return [AuditRecord(*row) for row in await cursor.fetchall()]
+
+        return await self._pool.run(select)
+
+    async def audit_since(self, since: datetime) -> int:
+        async def select(connection: PgConnection) -> int:
+            cursor = await connection.execute(
+                f"SELECT coalesce((SELECT min(seq) - 1 FROM {SCHEMA}.audit WHERE at >= %s), "
+                f"(SELECT seq FROM {SCHEMA}.audit_head))",
+                (since,),
+            )
+            row = await cursor.fetchone()
+            assert row is not None
+            return int(row[0])
+
+        return await self._pool.run(select)
+
+    async def audit_head(self) -> tuple[int, str]:
+        async def select(connection: PgConnection) -> tuple[int, str]:
+            cursor = await connection.execute(f"SELECT seq, hash FROM {SCHEMA}.audit_head")
+            row = await cursor.fetchone()
+            assert row is not None
+            return int(row[0]), str(row[1])
+
+        return await self._pool.run(select)
+
+    async def checkpoints(self) -> list[Checkpoint]:
+        async def select(connection: PgConnection) -> list[Checkpoint]:
+            cursor = await connection.execute(
+                f"SELECT {_CHECKPOINT_COLUMNS} FROM {SCHEMA}.audit_checkpoints ORDER BY id"
+            )
+            return [
+                Checkpoint(int(seq), hash, at.astimezone(UTC), pruned, key, signature)
+                for seq, hash, at, pruned, key, signature in await cursor.fetchall()
+            ]
+
+        return await self._pool.run(select)
+
+    async def add_checkpoint(self, checkpoint: Checkpoint) -> None:
+        await self._pool.run(lambda connection: _add_checkpoint(connection, checkpoint))
 
     async def tokens(self) -> list[TokenRecord]:
         async def select(connection: PgConnection) -> list[TokenRecord]:
@@ -750,6 +864,40 @@ def printable_url(url: str) -> str:
     path, _, query = tail.partition("?")
     kept = [pair for pair in query.split("&") if pair and pair.partition("=")[0] != "password"]
     return f"{scheme}{sep}{authority}{path}" + ("?" + "&".join(kept) if kept else "")
+
+
+def _append_parameters(
+    body: str, event: uuid.UUID, rpc_id: str, at: datetime
+) -> tuple[object, ...]:
+    """The parameters of `_appended`'s expressions, in their order."""
+    return (body, event, event, rpc_id, at, body)
+
+
+async def _prune_audit(connection: PgConnection, cutoff: datetime, seal: Seal) -> None:
+    """Delete the audit records before `cutoff` (`_PRUNABLE`), after a checkpoint `seal` signs
+    says so; in the caller's transaction."""
+    cursor = await connection.execute(_PRUNABLE, (cutoff, cutoff))
+    row = await cursor.fetchone()
+    if row is None:
+        return
+    seq = int(row[0])
+    await _add_checkpoint(connection, seal(seq, str(row[1])))
+    await connection.execute(f"DELETE FROM {SCHEMA}.audit WHERE seq <= %s", (seq,))
+
+
+async def _add_checkpoint(connection: PgConnection, checkpoint: Checkpoint) -> None:
+    await connection.execute(
+        f"INSERT INTO {SCHEMA}.audit_checkpoints ({_CHECKPOINT_COLUMNS}) "
+        "VALUES (%s, %s, %s, %s, %s, %s)",
+        (
+            checkpoint.seq,
+            checkpoint.hash,
+            checkpoint.at,
+            checkpoint.pruned,
+            checkpoint.key,
+            checkpoint.signature,
+        ),
+    )
 
 
 async def _setting(connection: PgConnection, key: str) -> str | None:

@@ -7,11 +7,12 @@ metrics.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 
 from pydantic import TypeAdapter
@@ -20,13 +21,17 @@ from user_questions._lifecycle.disposer import Disposer
 from user_questions._lifecycle.listeners import Listeners
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, Origin
+from user_questions.host.stores.audit_chain import canonical_json, card_digest
 from user_questions.outcomes import Outcome, RequestState, Surface
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 
 __all__ = [
+    "AUDIT_PAGE",
     "FAULT_CODES",
     "QUESTIONS",
+    "AuditRecord",
     "ChangeListener",
+    "Checkpoint",
     "ChatMessage",
     "ChatPairing",
     "Decision",
@@ -43,11 +48,14 @@ __all__ = [
     "Rule",
     "RuleRecord",
     "RulesListener",
+    "Seal",
     "TokenChange",
     "TokenRecord",
     "TokensListener",
     "pending_record",
     "settled_record",
+    "audit_time",
+    "checkpoint_message",
     "stored_detail",
     "submitted_record",
 ]
@@ -58,6 +66,8 @@ FAULT_CODES = frozenset({ErrorCode.STORE_UNAVAILABLE, ErrorCode.STORE_FULL, Erro
 """The codes of a store that cannot do its work for now (its database, its disk): a refusal to
 retry later, never a bug, and reported by the store once per fault."""
 
+AUDIT_PAGE = 1000
+"""Audit records read at a time (`AuditStore.audit_records`)."""
 QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
 """The questions of a request as both backends store them: a JSON array."""
 
@@ -128,10 +138,15 @@ class NewQuestion:
     questions_json: str = field(init=False, repr=False, compare=False)
     """`questions` as JSON text (`QUESTIONS`), made once here: the store writes it, and the
     pages' `question/requested` frame embeds it as it is."""
+    digest: str = field(init=False, repr=False, compare=False)
+    """The card's digest (`audit_chain.card_digest`), made once here: the store keeps it, the
+    pages are shown it and send it back with their answer."""
 
     def __post_init__(self) -> None:
         text = QUESTIONS.dump_json(list(self.questions)).decode()
         object.__setattr__(self, "questions_json", text)
+        approval = None if self.approval is None else self.approval.model_dump_json()
+        object.__setattr__(self, "digest", card_digest(text, approval))
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +167,9 @@ class Settlement:
     note: str | None = None
     """A withdrawal's only: why its asker withdrew it, in the asker's words (`uq acp`: what the
     editor answered)."""
+    seen: str | None = None
+    """The card's digest the answer or dismissal carried back (what its person was shown),
+    when it carried one; recorded in the audit log."""
 
     @property
     def detail(self) -> str | None:
@@ -204,6 +222,18 @@ class StoredQuestion:
     """`questions` as JSON text, as the store holds them, when the record was read from the
     store or just written to it; the pages' frame embeds it rather than serialise the questions
     again (with many pending requests, that is most of a host's start)."""
+    digest: str | None = field(default=None, compare=False)
+    """The card's digest as the store keeps it (`NewQuestion.digest`); `None` for a record made
+    outside a store (`card`)."""
+
+    @property
+    def card(self) -> str:
+        """The card's digest: as kept, else computed from the questions and the approval."""
+        if self.digest is not None:
+            return self.digest
+        questions = self.questions_json or QUESTIONS.dump_json(list(self.questions)).decode()
+        approval = None if self.approval is None else self.approval.model_dump_json()
+        return card_digest(questions, approval)
 
     @property
     def own_rpc_id(self) -> str:
@@ -250,6 +280,7 @@ def pending_record(question: NewQuestion) -> StoredQuestion:
         remind=question.remind,
         asker_rpc_id=question.asker_rpc_id,
         questions_json=question.questions_json,
+        digest=question.digest,
     )
 
 
@@ -300,6 +331,7 @@ def settled_record(
         reminded_at=pending.reminded_at,
         asker_rpc_id=pending.asker_rpc_id,
         questions_json=pending.questions_json,
+        digest=pending.digest,
     )
 
 
@@ -592,3 +624,53 @@ class RuleRecord:
         """Whether it matches at `now`: neither revoked nor expired."""
         expires = self.rule.expires_at
         return self.revoked_at is None and (expires is None or now < expires)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """One record of the audit log (`audit_chain`): the `seq`-th event, its canonical `body`, the
+    hash of the record before it and its own."""
+
+    seq: int
+    prev: str
+    hash: str
+    body: str
+
+    def line(self) -> str:
+        """The record as one line of an export: its body's fields with `seq`, `prev`, `hash`."""
+        fields = json.loads(self.body)
+        return canonical_json({**fields, "seq": self.seq, "prev": self.prev, "hash": self.hash})
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """The host's signature over the chain as it stood: record `seq` had hash `hash` at `at`.
+    `pruned`: the records up to `seq` were deleted (`--retain-days`) and the chain goes on from
+    this hash. `key` is the signer's public key, `signature` Ed25519's over `message`, both
+    base64."""
+
+    seq: int
+    hash: str
+    at: datetime
+    pruned: bool
+    key: str
+    signature: str
+
+    @property
+    def message(self) -> str:
+        """What is signed: canonical JSON of `at`, `hash`, `pruned` and `seq`."""
+        return checkpoint_message(self.seq, self.hash, self.at, self.pruned)
+
+
+def checkpoint_message(seq: int, hash: str, at: datetime, pruned: bool) -> str:
+    """The text a checkpoint signs (its UTF-8): `{"at":...,"hash":...,"pruned":...,"seq":...}`."""
+    return canonical_json({"at": audit_time(at), "hash": hash, "pruned": pruned, "seq": seq})
+
+
+def audit_time(moment: datetime) -> str:
+    """A UTC instant as the audit log writes it: ISO 8601 with microseconds and `+00:00`."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+Seal = Callable[[int, str], Checkpoint]
+"""Signs a pruning checkpoint at record `seq` of hash `hash` (`HistoryStore.purge`)."""

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import anyio
 
 from user_questions.errors import ErrorCode, UserQuestionError
-from user_questions.host.stores import HistoryStore
+from user_questions.host.stores import HistoryStore, Seal
 
 __all__ = [
     "MAX_RETAIN_DAYS",
@@ -45,13 +45,16 @@ def check_retain_days(days: int) -> int:
     return days
 
 
-async def keep_records(store: HistoryStore, days: int) -> None:
+async def keep_records(store: HistoryStore, days: int, seal: Seal | None = None) -> None:
     """Delete the requests settled more than `days` days ago, now and every
-    `RETENTION_INTERVAL`, until cancelled. A failure is logged and tried again next time."""
+    `RETENTION_INTERVAL`, until cancelled. A failure is logged and tried again next time.
+
+    Their audit records go too when `seal` signs the checkpoint that says so (the host's audit
+    key); without it they are kept, and the chain stays whole."""
     while True:
         cutoff = datetime.now(UTC) - timedelta(days=days)
         try:
-            deleted = await store.purge(cutoff)
+            deleted = await store.purge(cutoff, seal)
         except UserQuestionError as error:
             logger.warning("could not delete records settled before %s: %s", cutoff, error)
         else:

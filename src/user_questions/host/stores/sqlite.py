@@ -68,6 +68,7 @@ from user_questions.host.stores._rows import (
     RULE_COLUMNS,
     TOKEN_COLUMNS,
     answer_edited,
+    audit_body,
     encode_cursor,
     escalations_json,
     history_filter,
@@ -89,11 +90,15 @@ from user_questions.host.stores._sqlite_backup import BackupSummary, copy_store
 from user_questions.host.stores._sqlite_file import lock, open_file
 from user_questions.host.stores._sqlite_schema import SCHEMA_VERSION, transaction
 from user_questions.host.stores._sqlite_worker import Worker
+from user_questions.host.stores.audit_chain import chain_hash
 from user_questions.host.stores.records import (
+    AUDIT_PAGE,
     FAULT_CODES,
+    AuditRecord,
     ChangeListener,
     ChatMessage,
     ChatPairing,
+    Checkpoint,
     HistoryPage,
     HistoryQuery,
     NewQuestion,
@@ -101,6 +106,7 @@ from user_questions.host.stores.records import (
     Rule,
     RuleRecord,
     RulesListener,
+    Seal,
     Settlement,
     StoredQuestion,
     StoreStats,
@@ -175,6 +181,13 @@ _ESCALATE = (
     f"AND json_array_length(escalate) > escalated RETURNING {_COLUMNS}"
 )
 """Fires a request's next escalation step, if it is still the one the caller names."""
+_PRUNABLE = (
+    "SELECT seq, hash FROM audit WHERE seq < coalesce((SELECT min(seq) FROM audit WHERE at >= ? "
+    "OR rpc_id IN (SELECT rpc_id FROM questions WHERE state = 'pending' OR settled_at >= ?)), "
+    "(SELECT seq + 1 FROM audit_head)) ORDER BY seq DESC LIMIT 1"
+)
+"""The last audit record that may be pruned before a cutoff: of those before the first record
+at or after it, or of a request kept (still pending, or settled at or after it)."""
 _REMIND = (
     "UPDATE questions SET reminded_at = ? WHERE rpc_id = ? AND state = 'pending' "
     f"AND reminded_at IS ? RETURNING {_COLUMNS}"
@@ -291,16 +304,17 @@ class SQLiteStore(AsyncLifetime):
             *settled_fields(question.settlement),
             None if question.settlement is None else _iso(question.asked_at),
             question.asker_rpc_id,
+            question.digest,
         )
         size = sum(len(column) for column in row if isinstance(column, str))
-        return await self._write(lambda: self._submit(question, row), size)
+        return await self._write(lambda: self._atomic(self._submit, question, row), size)
 
     async def settle(
         self, rpc_id: str, settlement: Settlement, *, pending: StoredQuestion | None = None
     ) -> StoredQuestion | None:
         answer = None if settlement.answer is None else settlement.answer.model_dump_json()
         now = datetime.now(UTC)
-        returning = _COLUMNS if pending is None else "shown_at"
+        returning = _COLUMNS if pending is None else "shown_at, digest"
         update = (
             "UPDATE questions SET state = ?, answer = ?, settled_at = ?, settled_via = ?, "
             "settled_by = ?, channel = ?, edited = ?, search = search || ? "
@@ -317,7 +331,15 @@ class SQLiteStore(AsyncLifetime):
             settlement_text(settlement),
             rpc_id,
         )
-        found = await self._write(lambda: self._execute(update, parameters))
+
+        def write() -> list[tuple[Any, ...]]:
+            found = self._execute(update, parameters)
+            if found:  # the row's digest is the last column either way
+                body = audit_body(rpc_id, found[0][-1], settlement, answer, now)
+                self._append(rpc_id, now, body)
+            return found
+
+        found = await self._write(lambda: self._atomic(write))
         if not found:
             return None
         if pending is None:
@@ -376,20 +398,82 @@ class SQLiteStore(AsyncLifetime):
         last = rows[query.limit - 1]
         return HistoryPage(records, encode_cursor(last[6], last[-1]))
 
-    async def purge(self, settled_before: datetime) -> int:
-        deleted = await self._run(
+    async def purge(self, settled_before: datetime, seal: Seal | None = None) -> int:
+        cutoff = _iso(settled_before)
+
+        def delete() -> int:
+            if seal is not None:
+                self._prune_audit(cutoff, seal)
+            deleted = self._execute(
+                "DELETE FROM questions WHERE state <> 'pending' AND settled_at < ? RETURNING seq",
+                (cutoff,),
+            )
+            # What the chat bots kept of them goes with them, and so do the codes no one used.
+            self._execute(
+                "DELETE FROM chat_messages WHERE rpc_id NOT IN (SELECT rpc_id FROM questions)",
+                (),
+            )
+            self._execute("DELETE FROM chat_codes WHERE expires_at <= ?", (_now(),))
+            return len(deleted)
+
+        return await self._run(self._atomic, delete)
+
+    def _prune_audit(self, cutoff: str, seal: Seal) -> None:
+        """Delete the audit records before `cutoff` (those of requests settled before it, up to
+        the first that is not: `PRUNABLE`), after a checkpoint `seal` signs says so."""
+        rows = self._execute(_PRUNABLE, (cutoff, cutoff))
+        if not rows:
+            return
+        seq, hash = int(rows[0][0]), str(rows[0][1])
+        self._add_checkpoint(seal(seq, hash))
+        self._execute("DELETE FROM audit WHERE seq <= ?", (seq,))
+
+    async def audit_records(self, after: int = 0, limit: int = AUDIT_PAGE) -> list[AuditRecord]:
+        rows = await self._run(
             self._execute,
-            "DELETE FROM questions WHERE state <> 'pending' AND settled_at < ? RETURNING seq",
-            (_iso(settled_before),),
+            "SELECT seq, prev, hash, body FROM audit WHERE seq > ? ORDER BY seq LIMIT ?",
+            (after, limit),
         )
-        # What the chat bots kept of them goes with them, and so do the codes no one used.
-        await self._run(
+        return [AuditRecord(*row) for row in rows]
+
+    async def audit_since(self, since: datetime) -> int:
+        rows = await self._run(
+            self._execute, "SELECT min(seq) FROM audit WHERE at >= ?", (_iso(since),)
+        )
+        first = rows[0][0]
+        return int(first) - 1 if first is not None else (await self.audit_head())[0]
+
+    async def audit_head(self) -> tuple[int, str]:
+        rows = await self._run(self._execute, "SELECT seq, hash FROM audit_head", ())
+        return int(rows[0][0]), str(rows[0][1])
+
+    async def checkpoints(self) -> list[Checkpoint]:
+        rows = await self._run(
             self._execute,
-            "DELETE FROM chat_messages WHERE rpc_id NOT IN (SELECT rpc_id FROM questions)",
+            "SELECT seq, hash, at, pruned, key, signature FROM audit_checkpoints ORDER BY id",
             (),
         )
-        await self._run(self._execute, "DELETE FROM chat_codes WHERE expires_at <= ?", (_now(),))
-        return len(deleted)
+        return [
+            Checkpoint(int(seq), hash, datetime.fromisoformat(at), bool(pruned), key, signature)
+            for seq, hash, at, pruned, key, signature in rows
+        ]
+
+    async def add_checkpoint(self, checkpoint: Checkpoint) -> None:
+        await self._run(self._add_checkpoint, checkpoint)
+
+    def _add_checkpoint(self, checkpoint: Checkpoint) -> None:
+        self._execute(
+            "INSERT INTO audit_checkpoints (seq, hash, at, pruned, key, signature) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                checkpoint.seq,
+                checkpoint.hash,
+                _iso(checkpoint.at),
+                int(checkpoint.pruned),
+                checkpoint.key,
+                checkpoint.signature,
+            ),
+        )
 
     async def tokens(self) -> list[TokenRecord]:
         rows = await self._run(
@@ -900,18 +984,63 @@ class SQLiteStore(AsyncLifetime):
         assert value is not None  # stored just now, or before
         return value
 
+    def _atomic(self, work: Callable[..., T], *args: Any) -> T:
+        """`work(*args)` in a savepoint: all of its statements are committed, or none (on its
+        own, the savepoint is the transaction; in a group commit's, a part of it)."""
+        db = self._db()
+        outermost = not db.in_transaction
+        db.execute("SAVEPOINT atomic")
+        try:
+            outcome = work(*args)
+            db.execute("RELEASE atomic")  # outermost: the commit, which may fail too
+        except BaseException:
+            # Never leave a transaction open: the next autocommit write would join it, and
+            # be acknowledged without ever being committed.
+            if db.in_transaction:  # an error such as SQLITE_FULL may have ended it already
+                if outermost:
+                    db.execute("ROLLBACK")
+                else:
+                    db.execute("ROLLBACK TO atomic")
+                    db.execute("RELEASE atomic")
+            raise
+        return outcome
+
+    def _append(self, rpc_id: str, at: datetime, body: str) -> None:
+        """Append the audit record `body` about `rpc_id` to the chain (in the caller's
+        savepoint, after the write it records)."""
+        seq, own = self._execute("SELECT seq, hash FROM audit_head", ())[0]
+        following = chain_hash(own, body)
+        self._execute(
+            "INSERT INTO audit (seq, rpc_id, at, body, prev, hash) VALUES (?, ?, ?, ?, ?, ?)",
+            (seq + 1, rpc_id, _iso(at), body, own, following),
+        )
+        self._execute(
+            "UPDATE audit_head SET seq = ?, prev = ?, hash = ?", (seq + 1, own, following)
+        )
+
     def _submit(
         self, question: NewQuestion, row: tuple[object, ...]
     ) -> tuple[StoredQuestion, bool]:
         inserted = self._db().execute(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
             "origin, search, rendered, audience, approval, deadline_at, escalate, remind, state, "
-            "answer, settled_via, settled_by, settled_at, asker_rpc_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "answer, settled_via, settled_by, settled_at, asker_rpc_id, digest) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (rpc_id) DO NOTHING",
             row,
         )
         if inserted.rowcount == 1:  # stored as given: no need to read it back
+            settlement = question.settlement
+            if settlement is not None:  # a rule settled it: its record goes with it
+                answer = row[15]
+                assert answer is None or isinstance(answer, str)
+                self._append(
+                    question.rpc_id,
+                    question.asked_at,
+                    audit_body(
+                        question.rpc_id, question.digest, settlement, answer, question.asked_at
+                    ),
+                )
             return submitted_record(question), True
         existing = self._query(
             f"SELECT {_COLUMNS} FROM questions WHERE rpc_id = ?", (question.rpc_id,)

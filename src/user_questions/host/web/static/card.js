@@ -43,6 +43,9 @@ export class Card {
     this.rendered = new Map(isObject(frame.rendered) ? Object.entries(frame.rendered) : []);
     this.askedAt = typeof frame.askedAt === "string" ? frame.askedAt : "";
     this.origin = originText(frame.origin);
+    /** The digest of the card as the host stored it: sent back with the answer, so that an
+     * answer to a card that changed since it was shown is refused (docs/audit.md). */
+    this.digest = typeof frame.digest === "string" ? frame.digest : null;
     this.env = env;
     /** "answer" or "dismiss" while a client-response waits for its receipt. */
     this.sending = null;
@@ -112,7 +115,7 @@ export class Card {
   send(frame, kind) {
     if (this.sending !== null) return;
     this.hideError();
-    if (!this.env.send(frame)) {
+    if (!this.env.send(this.digest === null ? frame : { ...frame, digest: this.digest })) {
       this.showError(NOT_CONNECTED);
       return;
     }
