@@ -592,7 +592,7 @@ async def test_a_version_10_sqlite_file_finds_its_changed_calls_and_loses_nothin
         await version_10_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 14
-        after = sqlite_rows(connection)["questions"][: len(before)]
+        after = digested(sqlite_rows(connection)["questions"][: len(before)])
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [0, 1]
 
@@ -618,6 +618,6 @@ async def test_a_version_10_postgres_database_finds_its_changed_calls_and_loses_
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
         assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(14,)]
-        after = (await postgres_rows(connection))["questions"][: len(before)]
+        after = digested((await postgres_rows(connection))["questions"][: len(before)])
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [False, True]
