@@ -168,6 +168,21 @@ def start_host(
     return host, host.stdout.readline().strip()
 
 
+def asker_url(store: str, page_url: str) -> str:
+    """The URL agents ask through: the host's address with a token of their own, an asker's
+    (as an agent should hold), whose pending cap and rate are raised so that they measure the
+    host, not the fair share (`uq token add ... --max-pending --rate`)."""
+    limits = ["--max-pending", "50000", "--rate", "100000:1000000"]
+    command = [sys.executable, "-m", "user_questions.cli", "token", "add", "bench-asker"]
+    made = subprocess.run(
+        [*command, "--role", "asker", *limits, "--store", store],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return f"{page_url.split('/?token=')[0]}/?token={made.stdout.splitlines()[0].strip()}"
+
+
 def start_askers(
     url: str, count: int, asks: int, concurrency: int, *, wait_for_go: bool
 ) -> list[subprocess.Popen[str]]:
@@ -219,6 +234,7 @@ async def run(arguments: argparse.Namespace) -> None:
                 hosts.append(host)
                 urls.append(url)
             pids = [host.pid for host in hosts]
+            ask_url = asker_url(store, urls[0])
             print(
                 f"host store: {arguments.store or 'SQLite (temporary file)'}; {len(hosts)} node(s)"
             )
@@ -229,9 +245,9 @@ async def run(arguments: argparse.Namespace) -> None:
                 phases.append((1, "latency" + cross, urls[-1]))
             phases.append((arguments.concurrency, "throughput" + cross, urls[-1]))
             for in_flight, label, page_url in phases:
-                await round_trips(arguments, pids, urls[0], page_url, in_flight, label)
+                await round_trips(arguments, pids, ask_url, page_url, in_flight, label)
             if arguments.pending:
-                await hold_pending(arguments.pending, pids, urls[0], urls[-1])
+                await hold_pending(arguments.pending, pids, ask_url, urls[-1])
         finally:
             for host in hosts:
                 host.terminate()
