@@ -6,12 +6,14 @@ answers each question as it appears, through the host.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import Any
 
 import anyio
 import pytest
+from websockets.asyncio.connection import Connection
 
 from tests.e2e.frameworks.conftest import WAIT_SECONDS
 from tests.e2e.host_process import ROOT, HostProcess, answer_body
@@ -40,24 +42,35 @@ CASES: dict[str, tuple[list[dict[str, Any]], str]] = {
 }
 
 
+def question_ids(frame: dict[str, Any]) -> list[str]:
+    return [question["id"] for question in frame["payload"]["questions"]]
+
+
+async def shown(page: Connection, ids: list[str]) -> dict[str, Any]:
+    """The `question/requested` frame whose questions have `ids`, as the page is shown it (in
+    the snapshot it gets on connecting, or pushed the moment the request is stored)."""
+    while True:
+        frame = json.loads(await page.recv())
+        kind = frame["payload"]["type"]
+        if kind == "question/replay":
+            requests = frame["payload"]["requests"]
+        elif kind == "question/requested":
+            requests = [frame]
+        else:
+            continue
+        for request in requests:
+            if question_ids(request) == ids:
+                return dict(request)
+
+
 async def answer_in_turn(host: HostProcess, answers: list[dict[str, Any]]) -> None:
-    """Answer each of `answers` once its question is pending on the host."""
-    with anyio.fail_after(WAIT_SECONDS * len(answers)):
-        for item in answers:
-            while True:
-                pending = await anyio.to_thread.run_sync(host.pending)
-                frames = [
-                    frame
-                    for frame in pending
-                    if [question["id"] for question in frame["payload"]["questions"]]
-                    == [item["id"]]
-                ]
-                if frames:
-                    break
-                await anyio.sleep(0.05)  # polling the host over HTTP; there is nothing to wait on
-            (frame,) = frames
-            body = answer_body(frame["rpcId"], frame["payload"]["sessionId"], item)
-            assert await anyio.to_thread.run_sync(host.respond, body) == {"accepted": True}
+    """Answer each of `answers` the moment its question is shown on a page."""
+    async with await host.page() as page:
+        with anyio.fail_after(WAIT_SECONDS * len(answers)):
+            for item in answers:
+                frame = await shown(page, [item["id"]])
+                body = answer_body(frame["rpcId"], frame["payload"]["sessionId"], item)
+                assert await anyio.to_thread.run_sync(host.respond, body) == {"accepted": True}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -83,14 +96,9 @@ async def test_the_ag_ui_example_resumes_its_run_with_the_answers(host: HostProc
 
     async def person() -> None:
         """Both interrupts are one request: allow the email, and say Yes."""
-        with anyio.fail_after(WAIT_SECONDS):
-            while True:
-                pending = await anyio.to_thread.run_sync(host.pending)
-                ids = [[q["id"] for q in frame["payload"]["questions"]] for frame in pending]
-                if ["int-send", "int-archive"] in ids:
-                    break
-                await anyio.sleep(0.05)  # polling the host over HTTP; there is nothing to wait on
-        frame = pending[ids.index(["int-send", "int-archive"])]
+        async with await host.page() as page:
+            with anyio.fail_after(WAIT_SECONDS):
+                frame = await shown(page, ["int-send", "int-archive"])
         allow = {"id": "int-send", "selected": ["Allow"]}
         body = answer_body(
             frame["rpcId"],
