@@ -114,7 +114,10 @@ async def test_the_settled_message_replaces_the_question_under_its_sequence_id(
         await published(ntfy, 2)
         chosen = {"id": "pick", "selected": ["b"]}
         await hub.respond(answer("r1", "s", chosen), via=Surface.WEB, by="alice")
-        question, other, settled = await published(ntfy, 3)
+        first, second, settled = await published(ntfy, 3)
+    # The two questions are published concurrently: tell them apart by the request they open.
+    question, other = (first, second) if first.click == f"{ADDRESS.base}q/r1" else (second, first)
+    assert other.click == f"{ADDRESS.base}q/r2"
     assert settled.sequence_id == question.sequence_id != other.sequence_id
     assert settled.actions == []
     assert settled.title == "Answered: Which one?"
