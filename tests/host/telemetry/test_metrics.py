@@ -17,7 +17,7 @@ from tests.host.conftest import AUTH, PICK, TOKEN, answer_frame, ask_frame, dism
 from tests.host.notify.helpers import notifying_hub
 from tests.host.notify.test_notifier import GatedNotifier
 from user_questions import (
-    AbortSignal,
+    AbortController,
     AskUserQuestionRequest,
     Context,
     ErrorCode,
@@ -57,16 +57,23 @@ def value(found: Samples, name: str, **labels: str) -> float:
 
 
 def agent_that_times_out(done: threading.Event) -> HostTask:
-    """A host task: an agent in the host's process whose ask times out (withdrawn by `host`)."""
+    """A host task: an agent in the host's process whose ask times out (withdrawn by `host`)
+    once it is stored: a timer could run out before the ask is stored, on a loaded machine."""
 
     async def run(hub: Hub) -> None:
         ctx = Context()
         ctx.plugin(UserQuestionService)
         ctx.user_questions.register_provider(HostProvider(hub, "in-process"))
+        timer = AbortController()
+
+        def time_out_once_stored(stored: StoredQuestion) -> None:
+            if stored.session_id == "in-process" and stored.state is RequestState.PENDING:
+                timer.abort(TimeoutError("signal timed out"))
+
+        remove = hub.on_event(time_out_once_stored)
         with pytest.raises(UserQuestionError) as timed_out:
-            await ctx.user_questions.ask(
-                AskUserQuestionRequest([PICK], signal=AbortSignal.timeout(0.2))
-            )
+            await ctx.user_questions.ask(AskUserQuestionRequest([PICK], signal=timer.signal))
+        remove()
         assert timed_out.value.code == ErrorCode.ASK_TIMED_OUT
         done.set()
 
