@@ -135,6 +135,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "_pages": 0,
         "_events": 0,
         "_following": 0,
+        "_groups": 0,
         "_requests": 1,
         "_admission": 1,
         "_checks": 2,

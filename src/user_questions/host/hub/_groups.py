@@ -1,0 +1,87 @@
+"""Identical pending requests of one asker, shown to people as one card with a count.
+
+A runaway agent that asks the same thing in a loop must not fill a person's inbox: requests of
+the same asker token, session, card (questions and approval: `StoredQuestion.card`) and route
+(audience, escalation steps, reminders) pending at once form a group. Its oldest request is the
+card the pages show, with the group's count; the others are shown through it, and one answer
+settles them all (`Hub.respond`). Requests asked without a token (a person's, an in-process
+ask) are never grouped: nothing says they come from one agent.
+
+A group is this host's view of its cache: hosts sharing a store group what each has pending,
+which is the same set once every host has followed the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from user_questions.host.stores import StoredQuestion
+
+__all__ = ["Groups", "Left"]
+
+_GroupKey = tuple[object, ...]
+
+
+def _key(record: StoredQuestion) -> _GroupKey | None:
+    """What identical requests share; `None` for a request no asker token asked."""
+    if record.asked_by is None:
+        return None
+    route = (record.audience, record.escalate, record.remind)
+    return (record.asked_by, record.session_id, record.card, route)
+
+
+@dataclass(frozen=True, slots=True)
+class Left:
+    """A request left its group (it settled): who shows the group now, and how many are left."""
+
+    was_leader: bool
+    """It was the group's card."""
+    leader: str | None
+    """The request the group's card is now; `None` when the group is empty."""
+    count: int
+
+
+class Groups:
+    """The groups of a host's pending requests, each in the order its requests were asked."""
+
+    def __init__(self) -> None:
+        self._members: dict[_GroupKey, dict[str, None]] = {}
+        self._key_of: dict[str, _GroupKey] = {}
+
+    def join(self, record: StoredQuestion) -> tuple[str, int]:
+        """Add the pending `record`; the request its group's card is, and the group's count."""
+        key = _key(record)
+        if key is None:
+            return record.rpc_id, 1
+        members = self._members.setdefault(key, {})
+        members[record.rpc_id] = None
+        self._key_of[record.rpc_id] = key
+        return next(iter(members)), len(members)
+
+    def leave(self, rpc_id: str) -> Left:
+        """Remove request `rpc_id` (settled)."""
+        key = self._key_of.pop(rpc_id, None)
+        if key is None:
+            return Left(True, None, 0)
+        members = self._members[key]
+        was_leader = next(iter(members)) == rpc_id
+        del members[rpc_id]
+        if not members:
+            del self._members[key]
+            return Left(was_leader, None, 0)
+        return Left(was_leader, next(iter(members)), len(members))
+
+    def leader(self, rpc_id: str) -> str:
+        """The request whose card shows request `rpc_id` (itself when it is not grouped)."""
+        key = self._key_of.get(rpc_id)
+        return rpc_id if key is None else next(iter(self._members[key]))
+
+    def members(self, rpc_id: str) -> list[str]:
+        """Every request of the group of request `rpc_id`, oldest first (`[rpc_id]` alone)."""
+        key = self._key_of.get(rpc_id)
+        return [rpc_id] if key is None else list(self._members[key])
+
+    def count(self, rpc_id: str) -> int:
+        """How many requests the group of request `rpc_id` holds."""
+        key = self._key_of.get(rpc_id)
+        return 1 if key is None else len(self._members[key])
