@@ -4,8 +4,8 @@ A runaway agent that asks the same thing in a loop must not fill a person's inbo
 the same asker token, session, card (questions and approval: `StoredQuestion.card`) and route
 (audience, escalation steps, reminders) pending at once form a group. Its oldest request is the
 card the pages show, with the group's count; the others are shown through it, and one answer
-settles them all (`Hub.respond`). Requests asked without a token (a person's, an in-process
-ask) are never grouped: nothing says they come from one agent.
+settles them all (`Hub.respond`). Only an asker token's requests are grouped (`Groups`'
+`grouped`): a person's, an admin's or an in-process ask is each a card of its own.
 
 A group is this host's view of its cache: hosts sharing a store group what each has pending,
 which is the same set once every host has followed the store.
@@ -13,6 +13,7 @@ which is the same set once every host has followed the store.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from user_questions.host.stores import StoredQuestion
@@ -22,10 +23,8 @@ __all__ = ["Groups", "Left"]
 _GroupKey = tuple[object, ...]
 
 
-def _key(record: StoredQuestion) -> _GroupKey | None:
-    """What identical requests share; `None` for a request no asker token asked."""
-    if record.asked_by is None:
-        return None
+def _key(record: StoredQuestion) -> _GroupKey:
+    """What identical requests share."""
     route = (record.audience, record.escalate, record.remind)
     return (record.asked_by, record.session_id, record.card, route)
 
@@ -44,15 +43,17 @@ class Left:
 class Groups:
     """The groups of a host's pending requests, each in the order its requests were asked."""
 
-    def __init__(self) -> None:
+    def __init__(self, grouped: Callable[[str], bool]) -> None:
+        self._grouped = grouped
+        """Whether the token of this name asks as an agent (its identical requests grouped)."""
         self._members: dict[_GroupKey, dict[str, None]] = {}
         self._key_of: dict[str, _GroupKey] = {}
 
     def join(self, record: StoredQuestion) -> tuple[str, int]:
         """Add the pending `record`; the request its group's card is, and the group's count."""
-        key = _key(record)
-        if key is None:
+        if record.asked_by is None or not self._grouped(record.asked_by):
             return record.rpc_id, 1
+        key = _key(record)
         members = self._members.setdefault(key, {})
         members[record.rpc_id] = None
         self._key_of[record.rpc_id] = key

@@ -62,6 +62,7 @@ from user_questions.host.stores import (
     Escalation,
     NewQuestion,
     QuestionStore,
+    Role,
     Settlement,
     StoredQuestion,
     pending_record,
@@ -107,7 +108,7 @@ class Hub(AsyncLifetime):
         self.rules = rules
         self.tokens = tokens
         self.metrics = metrics or HostMetrics()
-        self._requests = Requests()
+        self._requests = Requests(self._asks_as_agent)
         self.metrics.watch_pending(lambda: len(self._requests), self._requests.oldest_asked)
         self._pages = Pages()
         self._timers = Timers(clock or SystemClock())
@@ -126,6 +127,14 @@ class Hub(AsyncLifetime):
 
     def __repr__(self) -> str:
         return f"<Hub {len(self._requests)} pending>"
+
+    def _asks_as_agent(self, name: str) -> bool:
+        """Whether the token called `name` is an asker's (any named asker without `tokens`):
+        its identical pending requests are one card."""
+        if self.tokens is None:
+            return True
+        identity = self.tokens.named(name)
+        return identity is not None and identity.role is Role.ASKER
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
         self._store_follower.listen(stack)

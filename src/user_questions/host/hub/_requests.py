@@ -140,14 +140,15 @@ class Applied:
 
 
 class Requests:
-    """The pending requests of one host, oldest first, and the recently settled ones."""
+    """The pending requests of one host, oldest first, and the recently settled ones;
+    `grouped` says whether a token asks as an agent, whose identical requests are grouped."""
 
-    def __init__(self) -> None:
+    def __init__(self, grouped: Callable[[str], bool]) -> None:
         self._pending: dict[str, Entry] = {}
         self._settled: OrderedDict[str, StoredQuestion] = OrderedDict()
         self._held: Counter[str | None] = Counter()
         """How many pending requests each asker token holds."""
-        self._groups = Groups()
+        self._groups = Groups(grouped)
 
     def __len__(self) -> int:
         return len(self._pending)
