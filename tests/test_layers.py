@@ -164,6 +164,8 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "taps": 0,
         "posting": 0,
         "push_keys": 0,
+        "push_subscribers": 0,
+        "telling": 1,
         "message": 1,
         "notifier": 1,
         "link_pages": 2,

@@ -173,6 +173,12 @@ class Hub(AsyncLifetime):
             for entry in self._seen(sees)
         ]
 
+    def shown_apart(self, rpc_id: str) -> bool:
+        """Whether pending request `rpc_id` is a card of its own, rather than one more of the
+        identical requests another's card stands for (what a notification of it would repeat)."""
+        entry = self._requests.pending(rpc_id)
+        return entry is None or self._requests.leads(entry)
+
     def record_shown(self, sees: Sees | None = None) -> None:
         """Record in the background that each pending request `sees` accepts was just shown."""
         self._show(self._seen(sees))

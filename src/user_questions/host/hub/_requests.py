@@ -232,5 +232,5 @@ class Requests:
         if not self._held[record.asked_by]:
             del self._held[record.asked_by]
         left = self._groups.leave(rpc_id)
-        leader = None if left.leader is None else self._pending[left.leader]
-        return Applied(Change.SETTLED, settled, None, leader, left.count, left.was_leader)
+        card = None if left.leader is None else self._pending[left.leader]
+        return Applied(Change.SETTLED, settled, None, card, left.count, left.was_leader)
