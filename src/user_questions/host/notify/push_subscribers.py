@@ -41,6 +41,12 @@ class PushSubscribers:
             self._people, self._read_at = people, read_at
         return self._people
 
+    def nobody(self) -> bool:
+        """Whether nobody had a subscription at the last read, still fresh: an event need not
+        even be queued (a host most of whose people use no Web Push, or none)."""
+        fresh = self._clock() - self._read_at <= FRESH_SECONDS
+        return self._people is not None and not self._people and fresh
+
     async def changed(self, person: str) -> None:
         """Read `person`'s subscriptions again: this host has just changed them."""
         if self._people is None:

@@ -268,6 +268,8 @@ class WebPushNotifier(Notifier):
         """Queue the push of `record` (routed again: only to those `whom` it was routed to),
         unless it is one more of the identical requests another's card stands for (`apart`),
         or the settlement of one."""
+        if self._push.subscribers.nobody():
+            return
         if not record.pending:
             if record.rpc_id in self._quiet:
                 self._quiet.discard(record.rpc_id)
