@@ -259,6 +259,7 @@ PINNED: dict[str, list[str]] = {
         "Hub",
         "MAX_CLIENT_BACKLOG",
         "MAX_PENDING",
+        "OnePerCard",
         "PageSubscription",
         "RENDER_WORKERS",
         "RoutedListener",

@@ -54,6 +54,7 @@ and that this map names each at its level):
 """
 
 from user_questions.host.hub._events import EventListener, RoutedListener
+from user_questions.host.hub._groups import OnePerCard
 from user_questions.host.hub._hub import MAX_PENDING, HostTask, Hub
 from user_questions.host.hub._intake import RENDER_WORKERS
 from user_questions.host.hub._pages import MAX_CLIENT_BACKLOG, PageSubscription, Sees
@@ -68,6 +69,7 @@ __all__ = [
     "EventListener",
     "HostTask",
     "Hub",
+    "OnePerCard",
     "PageSubscription",
     "RoutedListener",
     "Sees",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from user_questions.host.stores import StoredQuestion
 
-__all__ = ["Groups", "Left"]
+__all__ = ["Groups", "Left", "OnePerCard"]
 
 _GroupKey = tuple[object, ...]
 
@@ -86,3 +86,34 @@ class Groups:
         """How many requests the group of request `rpc_id` holds."""
         key = self._key_of.get(rpc_id)
         return 1 if key is None else len(self._members[key])
+
+
+class OnePerCard:
+    """Which of a hub's events someone reading one message per card wants (a person's
+    notifier, a chat): a request's, unless it is one more of the identical requests another's
+    card stands for (`apart`: `Hub.shown_apart`), and then not its settlement either."""
+
+    def __init__(self, apart: Callable[[str], bool]) -> None:
+        self._apart = apart
+        self._quiet: set[str] = set()
+        """Requests passed over while pending: their settlement is passed over too."""
+
+    def wanted(self, record: StoredQuestion) -> bool:
+        """Whether to tell of `record` (pending or settled, as the hub reports it)."""
+        if not record.pending:
+            if record.rpc_id not in self._quiet:
+                return True
+            self._quiet.discard(record.rpc_id)
+            return False
+        if self._apart(record.rpc_id):
+            return True
+        self._quiet.add(record.rpc_id)
+        return False
+
+    def pass_over(self, record: StoredQuestion) -> None:
+        """Tell of neither the pending `record` nor its settlement (a digest stands for it)."""
+        self._quiet.add(record.rpc_id)
+
+    def passed_over(self, rpc_id: str) -> bool:
+        """Whether request `rpc_id` is passed over and has not settled yet."""
+        return rpc_id in self._quiet

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import anyio
 
-from user_questions.host.hub import Hub
+from user_questions.host.hub import Hub, OnePerCard
 from user_questions.host.notify.events import HostEvent, digest_of, event_of
 from user_questions.host.stores import StoredQuestion
 
@@ -44,11 +44,9 @@ class Telling:
         window: float = DIGEST_WINDOW,
     ) -> None:
         self._notify = notify
-        self._hub = hub
+        self._cards = OnePerCard(hub.shown_apart)
         self._first = first
         self._window = window
-        self._quiet: set[str] = set()
-        """Requests never told one by one: their settlement is not told either."""
         self._window_ends: float | None = None
         self._told = 0
         """Cards told one by one in the current window."""
@@ -58,15 +56,10 @@ class Telling:
 
     def tell(self, record: StoredQuestion, event: HostEvent | None = None) -> None:
         """Pass on what the person should hear of `record` (its `event`, when made already)."""
-        rpc_id = record.rpc_id
-        if not record.pending:
-            if rpc_id in self._quiet:
-                self._quiet.discard(rpc_id)
-            else:
-                self._notify(event or event_of(record))
+        if not self._cards.wanted(record):
             return
-        if not self._hub.shown_apart(rpc_id):
-            self._quiet.add(rpc_id)  # its card was told: this is one more of its count
+        if not record.pending:
+            self._notify(event or event_of(record))
             return
         now = anyio.current_time()
         if self._window_ends is None or now >= self._window_ends:
@@ -77,7 +70,7 @@ class Telling:
             self._notify(event or event_of(record))
             return
         self._held.append(record)
-        self._quiet.add(rpc_id)
+        self._cards.pass_over(record)
 
     async def run(self) -> None:
         """Send each window's digest when it ends, until cancelled."""
@@ -88,6 +81,6 @@ class Telling:
             assert ends is not None
             await anyio.sleep(max(0.0, ends - anyio.current_time()))
             held, self._held = self._held, []
-            still = [record for record in held if record.rpc_id in self._quiet]
+            still = [record for record in held if self._cards.passed_over(record.rpc_id)]
             if still:  # those settled meanwhile need no telling
                 self._notify(digest_of(still[-1], len(still)))

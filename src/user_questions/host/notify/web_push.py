@@ -50,7 +50,7 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.gate.roles import may_answer, sees
 from user_questions.host.gate.security import Identity
 from user_questions.host.gate.tokens import Tokens
-from user_questions.host.hub import HostTask, Hub
+from user_questions.host.hub import HostTask, Hub, OnePerCard
 from user_questions.host.notify.events import HostEvent, event_of
 from user_questions.host.notify.notifier import QUEUE_CAPACITY, Notifier
 from user_questions.host.notify.posting import Poster
@@ -255,9 +255,7 @@ class WebPushNotifier(Notifier):
     ) -> None:
         super().__init__(concurrency=concurrency, capacity=capacity)
         self._push = push
-        self._apart = apart
-        self._quiet: set[str] = set()
-        """Requests a card of another stands for: neither they nor their settlement pushed."""
+        self._cards = OnePerCard(apart)
         self._poster = Poster(tries=tries, backoff=backoff, timeout=timeout)
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
@@ -268,14 +266,7 @@ class WebPushNotifier(Notifier):
         """Queue the push of `record` (routed again: only to those `whom` it was routed to),
         unless it is one more of the identical requests another's card stands for (`apart`),
         or the settlement of one."""
-        if self._push.subscribers.nobody():
-            return
-        if not record.pending:
-            if record.rpc_id in self._quiet:
-                self._quiet.discard(record.rpc_id)
-                return
-        elif not self._apart(record.rpc_id):
-            self._quiet.add(record.rpc_id)
+        if self._push.subscribers.nobody() or not self._cards.wanted(record):
             return
         event = _Routed.model_validate(event_of(record).model_dump())
         event._record, event._whom = record, whom
