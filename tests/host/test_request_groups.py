@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.host.conftest import answer, next_frame
+from tests.host.test_hub_multinode import node
 from user_questions.frames import QuestionGroupFrame, QuestionRequestedFrame
 from user_questions.host.hub import Hub, PageSubscription
 from user_questions.host.stores import HistoryQuery, Store, StoredQuestion
@@ -119,3 +121,36 @@ async def test_a_withdrawn_request_lowers_the_count_and_the_next_one_carries_the
             ("r0", Outcome.WITHDRAWN),
             ("r1", Outcome.WITHDRAWN),
         ]
+
+
+async def test_a_group_answered_on_one_node_closes_on_another(pg_url: str) -> None:
+    told: list[StoredQuestion] = []
+    all_told = anyio.Event()
+
+    def tell(record: StoredQuestion) -> None:
+        told.append(record)
+        if len(told) == 3:
+            all_told.set()
+
+    async with node(pg_url) as asked_on, node(pg_url) as answered_on:
+        page = answered_on.subscribe()
+        for number in range(3):
+            await asked_on.submit(f"r{number}", "s", [AGAIN], asked_by="runaway", watcher=tell)
+        card = await frame_of(page, "question/requested")  # the first: a card of its own
+        assert card["rpcId"] == "r0"
+        for count in (2, 3):  # each later one: its count, as node B hears of it
+            group = await frame_of(page, "question/group")
+            assert group["payload"] == {
+                "type": "question/group",
+                "questionRpcId": "r0",
+                "count": count,
+            }
+        assert cards(answered_on) == {"r0": 3}
+        yes = answer("r0", "s", {"id": "again", "selected": ["Yes"]})
+        assert (await answered_on.respond(yes, via=Surface.WEB)).accepted
+        closed = await frame_of(page, "question/resolved")
+        assert closed["payload"]["questionRpcId"] == "r0"
+        with anyio.fail_after(10):  # the askers wait on node A, told as its store's notices come
+            await all_told.wait()
+        assert {record.outcome for record in told} == {Outcome.ANSWERED}
+        assert asked_on.pending_count == answered_on.pending_count == 0
