@@ -64,6 +64,8 @@ __all__ = [
     "Ping",
     "Pong",
     "PongFrame",
+    "QuestionGroup",
+    "QuestionGroupFrame",
     "QuestionReplay",
     "QuestionReplayFrame",
     "QuestionRequested",
@@ -71,6 +73,7 @@ __all__ = [
     "QuestionResolved",
     "QuestionResolvedFrame",
     "Receipt",
+    "RequestGroup",
     "ReceiptFrame",
     "ResponseError",
     "RuleProposal",
@@ -208,6 +211,14 @@ class QuestionRequested(Frame):
     """The request's questions, as asked."""
 
 
+class RequestGroup(Frame):
+    """Identical requests of one asker pending at once, shown as one card: the same asker
+    token, session, questions, approval and route (`docs/host.md#identical-requests`)."""
+
+    count: Annotated[StrictInt, Field(ge=2)]
+    """How many requests the card stands for (itself included); one answer settles them all."""
+
+
 class QuestionRequestedFrame(Frame):
     """A pending request, pushed to every page on connect and when it becomes pending."""
 
@@ -230,6 +241,8 @@ class QuestionRequestedFrame(Frame):
     digest: StrictStr | None = None
     """The card's digest: SHA-256 (hex) of the canonical JSON of its questions and approval as
     the host stored them. A client sends it back with its answer (`ClientResponse.digest`)."""
+    group: RequestGroup | None = None
+    """When the card stands for identical requests of its asker: how many (absent: one)."""
 
 
 class QuestionReplay(Frame):
@@ -266,6 +279,23 @@ class QuestionResolvedFrame(Frame):
     """Pushed to every page when a request settles."""
 
     payload: QuestionResolved
+
+
+class QuestionGroup(Frame):
+    """The payload saying how many identical requests a card now stands for (`RequestGroup`):
+    sent when the count changes, instead of a frame for each request."""
+
+    type: Literal["question/group"] = "question/group"
+    question_rpc_id: StrictStr
+    """The card's request (the oldest of the group)."""
+    count: Annotated[StrictInt, Field(ge=1)]
+    """How many requests it stands for now; 1: itself alone."""
+
+
+class QuestionGroupFrame(Frame):
+    """Pushed to the pages that show a card when its group's count changes."""
+
+    payload: QuestionGroup
 
 
 class Receipt(Frame):

@@ -35,7 +35,8 @@ def test_a_hosts_audit_log_verifies_exports_and_names_a_changed_answer(
     address = host.base.replace("http", "ws", 1) + "/ws/ask"
     with connect(address, additional_headers=host.asker_auth) as asker:
         for rpc_id in ("answered", "dismissed", "withdrawn"):
-            asker.send(json.dumps(ask_frame(rpc_id, PICK)))
+            distinct = PICK.model_copy(update={"question": f"{PICK.question} ({rpc_id})"})
+            asker.send(json.dumps(ask_frame(rpc_id, distinct)))  # identical ones: one card
             assert json.loads(asker.recv(timeout=10))["payload"]["type"] == "ask/pending"
         pending = httpx.get(f"{host.base}/api/pending", headers=host.auth, timeout=10).json()
         digests = {frame["rpcId"]: frame["digest"] for frame in pending["pending"]}

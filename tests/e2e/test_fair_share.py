@@ -55,9 +55,14 @@ def asker(host: HostProcess, token: str) -> ClientConnection:
     return connect(ws_url, additional_headers={"Authorization": f"Bearer {token}"})
 
 
+def distinct(rpc_id: str) -> dict[str, Any]:
+    """`QUESTION` made distinct by its request (identical ones would be one card)."""
+    return {**QUESTION, "question": f"{QUESTION['question']} ({rpc_id})"}
+
+
 def ask(socket: Connection, rpc_id: str) -> dict[str, Any]:
     """Ask on `socket`; the host's reply to it (its payload)."""
-    frame = {"type": "ask", "rpcId": rpc_id, "sessionId": "loop", "questions": [QUESTION]}
+    frame = {"type": "ask", "rpcId": rpc_id, "sessionId": "loop", "questions": [distinct(rpc_id)]}
     socket.send(json.dumps(frame))
     reply: dict[str, Any] = json.loads(socket.recv(timeout=WAIT))
     assert reply["rpcId"] == rpc_id, reply
@@ -134,24 +139,25 @@ async def test_remote_provider_waits_out_its_rate_and_never_makes_an_answer_of_i
     try:
         paced = add_asker(db, "paced", "--rate", "0.5:1")  # one ask, then one every 2 s
         accepted(host, paced)
-        request = AskUserQuestionRequest(questions=[AskUserQuestionItem.model_validate(QUESTION)])
         answers: list[object] = []
         async with RemoteProvider(f"{host.base}/?token={paced}", session="loop") as provider:
 
-            async def one() -> None:
+            async def one(which: str) -> None:
+                question = AskUserQuestionItem.model_validate(distinct(which))
+                request = AskUserQuestionRequest(questions=[question])
                 answers.append((await provider.ask(request)).model_dump(mode="json"))
 
             async with anyio.create_task_group() as asking:
-                asking.start_soon(one)
+                asking.start_soon(one, "first")
                 await anyio.to_thread.run_sync(host.wait_pending, 1)
-                asking.start_soon(one)  # refused with RATE_LIMITED, then asked again
+                asking.start_soon(one, "second")  # refused with RATE_LIMITED, then asked again
                 frames = await anyio.to_thread.run_sync(host.wait_pending, 2)
                 for frame in frames:
                     body = answer_body(frame["rpcId"], "loop", YES)
                     await anyio.to_thread.run_sync(host.respond, body)
             assert answers == [{"answers": [YES]}] * 2
             with anyio.move_on_after(0.5) as waiting:  # the bucket is empty: 2 s to wait
-                answers.append(await provider.ask(request))
+                await one("third")
             assert waiting.cancelled_caught
             assert len(answers) == 2  # its deadline ended it: no answer
         assert host.pending() == []  # and nothing waits for people

@@ -5,6 +5,7 @@ host, users tapping buttons and typing replies."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -29,13 +30,15 @@ class Ask:
     """One ask through the host's agents' URL, in a thread; `result()` is its answer's items
     or its error code."""
 
-    def __init__(self, url: str, questions: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, url: str, questions: list[dict[str, Any]], session: str | None = None
+    ) -> None:
         self._result: Any = None
-        self._thread = threading.Thread(target=anyio.run, args=(self._ask, url, questions))
+        self._thread = threading.Thread(target=anyio.run, args=(self._ask, url, questions, session))
         self._thread.start()
 
-    async def _ask(self, url: str, questions: list[dict[str, Any]]) -> None:
-        async with connect(url) as asker:
+    async def _ask(self, url: str, questions: list[dict[str, Any]], session: str | None) -> None:
+        async with connect(url, session=session) as asker:
             try:
                 answer = await asker.ask(questions)
                 self._result = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -135,6 +138,24 @@ def test_a_paired_person_answers_with_a_tap_and_a_stranger_changes_nothing(
     late = fake.tap(OWNER_USER, message, "npm")
     assert "owner" in fake.answer_to(late)["text"]
     assert len(history(host)) == 1
+
+
+def test_identical_asks_of_one_agent_are_one_message_and_one_tap_answers_them_all(
+    fake: FakeBotApi, host: HostProcess, tmp_path: Path
+) -> None:
+    pair(fake, tmp_path / "host.db")
+    asks = [Ask(host.asker_url, [PICK], session="loop")]
+    message = request_message(fake)
+    asks += [Ask(host.asker_url, [PICK], session="loop") for _ in range(2)]
+    deadline = time.monotonic() + 20
+    while host.wait_pending(1)[0].get("group") != {"count": 3}:
+        assert time.monotonic() < deadline, "the three asks are not one card"
+        time.sleep(0.05)  # polling the host over HTTP under a deadline
+    fake.tap(OWNER_USER, message, "npm")
+    for ask in asks:
+        assert ask.result() == {"answers": [NPM]}
+    assert len([m for m in fake.messages_in(OWNER_USER) if m.buttons or m.edits]) == 1
+    assert len(history(host)) == 3
 
 
 def test_several_questions_with_toggles_and_other_then_a_summary_and_send(

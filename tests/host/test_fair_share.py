@@ -48,14 +48,19 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
+def distinct(rpc_id: str) -> AskUserQuestionItem:
+    """`QUESTION` made distinct by its request (identical ones would be one card)."""
+    return QUESTION.model_copy(update={"question": f"{QUESTION.question} ({rpc_id})"})
+
+
 async def ask(hub: Hub, rpc_id: str, share: Share) -> None:
-    record, _ = await hub.submit(rpc_id, "s", [QUESTION], asked_by=share.asker, share=share)
+    record, _ = await hub.submit(rpc_id, "s", [distinct(rpc_id)], asked_by=share.asker, share=share)
     assert record.pending
 
 
 async def refused(hub: Hub, rpc_id: str, share: Share) -> UserQuestionError:
     with pytest.raises(UserQuestionError) as refusal:
-        await hub.submit(rpc_id, "s", [QUESTION], asked_by=share.asker, share=share)
+        await hub.submit(rpc_id, "s", [distinct(rpc_id)], asked_by=share.asker, share=share)
     return refusal.value
 
 

@@ -18,16 +18,21 @@ from user_questions.frames import (
     AskPending,
     AskSettled,
     Origin,
+    QuestionGroup,
+    QuestionGroupFrame,
     QuestionReplay,
     QuestionReplayFrame,
     QuestionRequested,
     QuestionRequestedFrame,
     QuestionResolved,
     QuestionResolvedFrame,
+    RequestGroup,
     RuleProposal,
     iso,
 )
 from user_questions.host._frame_text import (
+    group_frame,
+    grouped_frame,
     pending_reply,
     replay_frame,
     requested_frame,
@@ -226,6 +231,19 @@ def test_the_resolved_frame_and_the_settled_reply_are_the_models_text(
 ) -> None:
     assert resolved_frame(record) == resolved_model(record).model_dump_json()
     assert settled_reply(record) == settled_model(record).model_dump_json()
+
+
+@settings(max_examples=100, deadline=None)
+@given(new_questions(), st.integers(min_value=1, max_value=100_000))
+def test_a_card_of_identical_requests_and_its_count_are_the_models_text(
+    asked: NewQuestion, count: int
+) -> None:
+    alone = requested_model(asked)
+    group = None if count == 1 else RequestGroup(count=count)
+    expected = alone.model_copy(update={"group": group}).model_dump_json()
+    assert grouped_frame(requested_frame(asked), count) == expected
+    counted = QuestionGroupFrame(payload=QuestionGroup(question_rpc_id=asked.rpc_id, count=count))
+    assert group_frame(asked.rpc_id, count) == counted.model_dump_json()
 
 
 @given(_TEXT)

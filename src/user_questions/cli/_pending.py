@@ -2,8 +2,10 @@
 
 Extra `web`. Reads `GET /api/pending` of a running host (`_host_client`). Without `--json` it prints
 one line per request, oldest first: its rpcId (what `uq answer RPC_ID` takes), how long ago it was
-asked, its session (and where the asker said it comes from) and its first question. With `--json`,
-one JSON object per request and line: `{"rpcId", "sessionId", "askedAt", "origin"?, "questions"}`.
+asked, its session (and where the asker said it comes from) and its first question, with how many
+times it was asked when the line stands for identical requests of one asker (one answer settles
+them all). With `--json`, one JSON object per request and line: `{"rpcId", "sessionId", "askedAt",
+"origin"?, "group"?, "questions"}`.
 Exit statuses: 0 listed (an empty list too), 1 the host cannot be reached or refused the token, 2
 bad input.
 """
@@ -33,7 +35,16 @@ from user_questions.cli._serve import fail
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Origin, QuestionRequestedFrame
 
-__all__ = ["TOKEN_HELP", "age", "asker_text", "from_line", "one_line", "pending", "summary"]
+__all__ = [
+    "TOKEN_HELP",
+    "age",
+    "asked_times",
+    "asker_text",
+    "from_line",
+    "one_line",
+    "pending",
+    "summary",
+]
 
 TOKEN_HELP = "The host's token, or a named token. Default: the URL's, else $UQ_TOKEN."
 SUMMARY_CHARS = 80
@@ -57,7 +68,7 @@ def pending(
     ----------
     json_
         One JSON object per request and line: {"rpcId", "sessionId", "askedAt", "origin"?,
-        "questions"}.
+        "group"?, "questions"}.
     host
         The old name of --url (deprecated).
     """
@@ -87,6 +98,8 @@ def _json_line(frame: QuestionRequestedFrame) -> dict[str, object]:
     }
     if frame.origin is not None:
         line["origin"] = frame.origin.model_dump(mode="json")
+    if frame.group is not None:
+        line["group"] = frame.group.model_dump(mode="json")
     line["questions"] = [question.model_dump(mode="json") for question in frame.payload.questions]
     return line
 
@@ -113,7 +126,12 @@ def summary(frame: QuestionRequestedFrame) -> str:
     if len(first) > SUMMARY_CHARS:
         first = first[: SUMMARY_CHARS - 1] + "…"
     more = len(questions) - 1
-    return f"{first} (+{more} more)" if more > 0 else first
+    return (f"{first} (+{more} more)" if more > 0 else first) + asked_times(frame)
+
+
+def asked_times(frame: QuestionRequestedFrame) -> str:
+    """How many identical requests of its asker the request stands for, when more than one."""
+    return "" if frame.group is None else f" (asked {frame.group.count} times)"
 
 
 def from_line(frame: QuestionRequestedFrame) -> str:

@@ -21,7 +21,15 @@ from user_questions.host.rules import rule_fields
 from user_questions.host.stores import QUESTIONS, NewQuestion, Rule, StoredQuestion
 from user_questions.outcomes import resolved_outcome
 
-__all__ = ["pending_reply", "replay_frame", "requested_frame", "resolved_frame", "settled_reply"]
+__all__ = [
+    "group_frame",
+    "grouped_frame",
+    "pending_reply",
+    "replay_frame",
+    "requested_frame",
+    "resolved_frame",
+    "settled_reply",
+]
 
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """Compact JSON as pydantic writes it; one encoder (`json.dumps` with options makes one a call)."""
@@ -53,6 +61,23 @@ def requested_frame(
         f'"sessionId":{_json_text(record.session_id)},"questions":{questions}}},'
         f'"rendered":{_json_text(dict(record.rendered))},"askedAt":"{iso(record.asked_at)}"'
         f'{origin}{offer}{call},"digest":"{digest}"}}'
+    )
+
+
+def grouped_frame(requested: str, count: int) -> str:
+    """The `question/requested` frame `requested` (as `requested_frame` wrote it) of a card
+    that stands for `count` identical requests: with its `group` when `count` is 2 or more."""
+    if count < 2:
+        return requested
+    return f'{requested[:-1]},"group":{{"count":{count}}}}}'
+
+
+def group_frame(rpc_id: str, count: int) -> str:
+    """The `question/group` frame (a `QuestionGroupFrame`): the card of request `rpc_id` now
+    stands for `count` requests."""
+    return (
+        f'{{"payload":{{"type":"question/group","questionRpcId":{_json_text(rpc_id)},'
+        f'"count":{count}}}}}'
     )
 
 

@@ -34,7 +34,7 @@ from user_questions.host.chat.cards import (
 from user_questions.host.chat.pairing import check_code
 from user_questions.host.gate.roles import may_answer, sees, viewer
 from user_questions.host.gate.tokens import Tokens
-from user_questions.host.hub import Hub
+from user_questions.host.hub import Hub, OnePerCard
 from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQuestion
 from user_questions.outcomes import Surface
 
@@ -257,8 +257,11 @@ class Answering:
         settles; one after the other, for as long as it runs; a failure is logged, never
         raised. `send` sends only to `recipients`, so a request heard twice is sent once."""
         into, out = anyio.create_memory_object_stream[StoredQuestion](QUEUE)
+        cards = OnePerCard(self.hub.shown_apart)  # a card's identical requests: one message
 
         def heard(record: StoredQuestion, *_: object) -> None:
+            if not cards.wanted(record):
+                return
             try:
                 into.send_nowait(record)
             except anyio.WouldBlock:

@@ -92,7 +92,7 @@ async def remove_subscription(request: Request) -> Response:
     push = _push(request)
     identity = identity_of(request.scope)
     assert identity is not None
-    if not await push.store.remove_push_subscription(request.path_params["id"], identity.name):
+    if not await push.unsubscribe(request.path_params["id"], identity.name):
         raise UserQuestionError("you have no push subscription of that id", ErrorCode.NOT_FOUND)
     return Response(status_code=204, headers=_NOT_CACHED)
 

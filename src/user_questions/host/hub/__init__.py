@@ -14,6 +14,10 @@ on it:
   answers at once exactly one wins;
 - `withdraw` settles a request for an asker that gave up (abort, timeout, cancellation).
 
+Identical requests of one asker token pending at once (`_groups`) are one card with a count
+(`group` on its frame, `question/group` when the count changes); an answer to any of them
+settles them all, each through the store as its own settlement.
+
 Each settlement records the surface (`via`) and the person (`by`, a token's name). Handing the
 pending requests to a page (`subscribe`) records them as shown; so does `record_shown()`, which
 whoever lists `pending_frames()` to a person calls. The shown times are written in the
@@ -32,10 +36,11 @@ first (each imports only from its own level or a lower one; `tests/test_layers.p
 and that this map names each at its level):
 
     0 _timetable, _pages,       when each request's deadline, escalation step and reminder is
-      _events, _following       due, on a `Clock`; the page fan-out (`PageSubscription`), which
-                                sends each frame to the pages it concerns; what the hub tells
+      _events, _following,      due, on a `Clock`; the page fan-out (`PageSubscription`), which
+      _groups                   sends each frame to the pages it concerns; what the hub tells
                                 its listeners; following the store (`StoreFollower`), which
-                                re-reads what other hosts changed
+                                re-reads what other hosts changed; identical requests of one
+                                asker, shown as one card with a count
     1 _requests                 who asked what under which id; the cache of the pending and
                                 the recently settled requests, and what applying a record changed
     1 _admission                whether a new ask is taken: its asker token's pending cap and
@@ -49,6 +54,7 @@ and that this map names each at its level):
 """
 
 from user_questions.host.hub._events import EventListener, RoutedListener
+from user_questions.host.hub._groups import OnePerCard
 from user_questions.host.hub._hub import MAX_PENDING, HostTask, Hub
 from user_questions.host.hub._intake import RENDER_WORKERS
 from user_questions.host.hub._pages import MAX_CLIENT_BACKLOG, PageSubscription, Sees
@@ -63,6 +69,7 @@ __all__ = [
     "EventListener",
     "HostTask",
     "Hub",
+    "OnePerCard",
     "PageSubscription",
     "RoutedListener",
     "Sees",

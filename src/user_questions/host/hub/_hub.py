@@ -24,7 +24,12 @@ from user_questions.frames import (
     Receipt,
     WithdrawReason,
 )
-from user_questions.host._frame_text import requested_frame, resolved_frame
+from user_questions.host._frame_text import (
+    group_frame,
+    grouped_frame,
+    requested_frame,
+    resolved_frame,
+)
 from user_questions.host.gate.fair_share import MAX_PENDING, Share
 from user_questions.host.gate.roles import maker_refusal
 from user_questions.host.gate.tokens import Tokens
@@ -57,6 +62,7 @@ from user_questions.host.stores import (
     Escalation,
     NewQuestion,
     QuestionStore,
+    Role,
     Settlement,
     StoredQuestion,
     pending_record,
@@ -71,6 +77,8 @@ logger = logging.getLogger("user_questions.host")
 
 _DEADLINE_NOTE = "its asker's deadline passed"
 """The note of a request its deadline ended."""
+_GROUP_SETTLES = 32
+"""Settlements of one group's requests written at once (the store commits them together)."""
 
 HostTask = Callable[["Hub"], Coroutine[Any, Any, None]]
 """Work run beside the host for as long as it serves, such as an in-process agent or the
@@ -100,7 +108,7 @@ class Hub(AsyncLifetime):
         self.rules = rules
         self.tokens = tokens
         self.metrics = metrics or HostMetrics()
-        self._requests = Requests()
+        self._requests = Requests(self._asks_as_agent)
         self.metrics.watch_pending(lambda: len(self._requests), self._requests.oldest_asked)
         self._pages = Pages()
         self._timers = Timers(clock or SystemClock())
@@ -120,6 +128,14 @@ class Hub(AsyncLifetime):
     def __repr__(self) -> str:
         return f"<Hub {len(self._requests)} pending>"
 
+    def _asks_as_agent(self, name: str) -> bool:
+        """Whether the token called `name` is an asker's (any named asker without `tokens`):
+        its identical pending requests are one card."""
+        if self.tokens is None:
+            return True
+        identity = self.tokens.named(name)
+        return identity is not None and identity.role is Role.ASKER
+
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
         self._store_follower.listen(stack)
         await self._store_follower.load()
@@ -138,9 +154,15 @@ class Hub(AsyncLifetime):
         return len(self._requests)
 
     def pending_frames(self, sees: Sees | None = None) -> list[str]:
-        """The `question/requested` frame of every pending request `sees` accepts, oldest first
-        (recording nothing: whoever shows them to a person calls `record_shown()`)."""
-        return [entry.frame for entry in self._seen(sees)]
+        """The `question/requested` frame of every card `sees` accepts, oldest first: one per
+        group of identical requests, with its count (recording nothing: whoever shows them to
+        a person calls `record_shown()`)."""
+        requests = self._requests
+        return [
+            grouped_frame(entry.frame, requests.count(entry))
+            for entry in self._seen(sees)
+            if requests.leads(entry)
+        ]
 
     def own_frames(self, sees: Sees) -> list[str]:
         """`pending_frames` for an asker listing its own: each under the rpcId it knows it by."""
@@ -150,6 +172,12 @@ class Hub(AsyncLifetime):
             else self._requested_frame(entry.record, own=True)
             for entry in self._seen(sees)
         ]
+
+    def shown_apart(self, rpc_id: str) -> bool:
+        """Whether pending request `rpc_id` is a card of its own, rather than one more of the
+        identical requests another's card stands for (what a notification of it would repeat)."""
+        entry = self._requests.pending(rpc_id)
+        return entry is None or self._requests.leads(entry)
 
     def record_shown(self, sees: Sees | None = None) -> None:
         """Record in the background that each pending request `sees` accepts was just shown."""
@@ -388,44 +416,92 @@ class Hub(AsyncLifetime):
             remember = self._rules.to_remember(entry.record, response, by)
         except UserQuestionError as error:
             return Receipt(accepted=False, reason="bad-response", message=str(error))
+        group = self._requests.group(entry)
         settled = await self.store.settle(rpc_id, settlement, pending=entry.record)
         if settled is None:
             await self._store_follower.refresh(rpc_id)
             return not_pending(f"question {quoted(rpc_id)} was settled by another response first")
-        self._apply(settled)
-        self._listeners.tell(settled)
+        won = [settled, *await self._settle_others(group, entry, settlement)]
+        card = group[0].record.rpc_id
+        # The card last and aloud: the pages see it close once, not its count fall.
+        for record in sorted(won, key=lambda record: record.rpc_id == card):
+            self._apply(record, quiet=record.rpc_id != card)
+            self._listeners.tell(record)
         if remember is not None:
             await self._rules.remember(rpc_id, remember, via)
         return ACCEPTED
 
+    async def _settle_others(
+        self, group: list[Entry], answered: Entry, settlement: Settlement
+    ) -> list[StoredQuestion]:
+        """Settle the requests of `group` other than `answered` as it was, each through the
+        store as its own settlement (its audit record, its history, its asker told); the
+        settlements won, to apply (one lost was settled otherwise: the store says how)."""
+
+        async def settle(entry: Entry) -> None:
+            rpc_id = entry.record.rpc_id
+            async with limiter:
+                record = await self.store.settle(rpc_id, settlement, pending=entry.record)
+            if record is None:
+                await self._store_follower.refresh(rpc_id)
+            else:
+                won.append(record)
+
+        won: list[StoredQuestion] = []
+        limiter = anyio.CapacityLimiter(_GROUP_SETTLES)
+        async with anyio.create_task_group() as task_group:
+            for entry in group:
+                if entry is not answered:
+                    task_group.start_soon(settle, entry)
+        return won
+
     # -- the cache, announced ---------------------------------------------------------------
 
-    def _apply(self, record: StoredQuestion, frame: str | None = None) -> None:
+    def _apply(
+        self, record: StoredQuestion, frame: str | None = None, *, quiet: bool = False
+    ) -> None:
         """Bring the cache, the timetable, the pages and the waiting askers up to `record`
         (pending: with its `question/requested` frame when the caller has serialised it
-        already). Idempotent."""
+        already); `quiet`: a group's request settled with its card, which the pages hear of
+        instead. Idempotent."""
         applied = self._requests.apply(record, lambda new: frame or self._requested_frame(new))
         if applied is not None:
-            self._announce(applied, record)
+            self._announce(applied, record, quiet=quiet)
 
     def _requested_frame(self, record: StoredQuestion, *, own: bool = False) -> str:
         return requested_frame(record, self._rules.offer(record), own=own)
 
-    def _announce(self, applied: Applied, record: StoredQuestion) -> None:
-        entry = applied.entry
+    def _announce(self, applied: Applied, record: StoredQuestion, *, quiet: bool) -> None:
+        entry, leader = applied.entry, applied.leader
         if applied.change is Change.NEW:
             self._timers.track(record)
             if self._pages:
                 self._show((entry,))
-            self._pages.broadcast(entry.frame, record)
+            if leader is entry:
+                self._pages.broadcast(entry.frame, record)
+            else:  # one more of a card's identical requests: its count, not another card
+                self._count_changed(leader, applied.count)
         elif applied.change is Change.WIDENED:
             self._timers.reschedule(record)
-            self._pages.broadcast(entry.frame, record, seen=applied.before)  # its new audience
+            if leader is entry:  # its new audience
+                frame = grouped_frame(entry.frame, applied.count)
+                self._pages.broadcast(frame, record, seen=applied.before)
         else:
             self._timers.forget(record.rpc_id)
             logger.info("question %s settled: %s", record.rpc_id, record.state)
-            self._pages.broadcast(resolved_frame(record), record)
+            if not quiet and applied.was_leader:
+                self._pages.broadcast(resolved_frame(record), record)
+                if leader is not None:  # the group's next request is its card now
+                    frame = grouped_frame(leader.frame, applied.count)
+                    self._pages.broadcast(frame, leader.record)
+            elif not quiet:
+                self._count_changed(leader, applied.count)
             entry.tell_watchers(record)
+
+    def _count_changed(self, leader: Entry | None, count: int) -> None:
+        """Tell the pages showing `leader`'s card that it stands for `count` requests now."""
+        if leader is not None:
+            self._pages.broadcast(group_frame(leader.record.rpc_id, count), leader.record)
 
     def _seen(self, sees: Sees | None) -> list[Entry]:
         return [entry for entry in self._requests if sees is None or sees(entry.record)]

@@ -20,6 +20,7 @@ from datetime import datetime
 from user_questions._checks import quoted
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, Origin
+from user_questions.host.hub._groups import Groups
 from user_questions.host.hub._timetable import routing_moment
 from user_questions.host.stores import StoredQuestion
 from user_questions.types import AskUserQuestionItem
@@ -129,16 +130,25 @@ class Applied:
     entry: Entry
     before: StoredQuestion | None = None
     """`WIDENED`: the record before, whose audience has the request already."""
+    leader: Entry | None = None
+    """The request whose card shows the request's group after the change (`_groups`): the
+    request itself when it is alone; `None` when a settlement emptied its group."""
+    count: int = 1
+    """How many requests the group holds after the change."""
+    was_leader: bool = True
+    """`SETTLED`: the request was its group's card."""
 
 
 class Requests:
-    """The pending requests of one host, oldest first, and the recently settled ones."""
+    """The pending requests of one host, oldest first, and the recently settled ones;
+    `grouped` says whether a token asks as an agent, whose identical requests are grouped."""
 
-    def __init__(self) -> None:
+    def __init__(self, grouped: Callable[[str], bool]) -> None:
         self._pending: dict[str, Entry] = {}
         self._settled: OrderedDict[str, StoredQuestion] = OrderedDict()
         self._held: Counter[str | None] = Counter()
         """How many pending requests each asker token holds."""
+        self._groups = Groups(grouped)
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -156,6 +166,19 @@ class Requests:
 
     def pending(self, rpc_id: str) -> Entry | None:
         return self._pending.get(rpc_id)
+
+    def leads(self, entry: Entry) -> bool:
+        """Whether `entry` is its group's card (or alone)."""
+        return self._groups.leader(entry.record.rpc_id) == entry.record.rpc_id
+
+    def count(self, entry: Entry) -> int:
+        """How many requests the card of `entry` stands for."""
+        return self._groups.count(entry.record.rpc_id)
+
+    def group(self, entry: Entry) -> list[Entry]:
+        """Every pending request of the group of `entry`, oldest first (`entry` alone)."""
+        members = self._groups.members(entry.record.rpc_id)
+        return [self._pending[rpc_id] for rpc_id in members]
 
     def settled(self, rpc_id: str) -> StoredQuestion | None:
         return self._settled.get(rpc_id)
@@ -192,11 +215,13 @@ class Requests:
                 entry = Entry(record, frame_of(record), shown=record.shown_at is not None)
                 self._pending[rpc_id] = entry
                 self._held[record.asked_by] += 1
-                return Applied(Change.NEW, entry)
+                leader, count = self._groups.join(record)
+                return Applied(Change.NEW, entry, leader=self._pending[leader], count=count)
             if routing_moment(record) <= routing_moment(known.record):
                 return None
             before, known.record = known.record, record
-            return Applied(Change.WIDENED, known, before)
+            leader, count = self._groups.leader(rpc_id), self._groups.count(rpc_id)
+            return Applied(Change.WIDENED, known, before, self._pending[leader], count)
         self._settled[rpc_id] = record
         if len(self._settled) > SETTLED_MEMORY:
             self._settled.popitem(last=False)
@@ -206,4 +231,6 @@ class Requests:
         self._held[record.asked_by] -= 1
         if not self._held[record.asked_by]:
             del self._held[record.asked_by]
-        return Applied(Change.SETTLED, settled)
+        left = self._groups.leave(rpc_id)
+        card = None if left.leader is None else self._pending[left.leader]
+        return Applied(Change.SETTLED, settled, None, card, left.count, left.was_leader)

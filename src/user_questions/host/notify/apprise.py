@@ -103,6 +103,8 @@ class AppriseNotifier(Notifier):
         UserQuestionError: `BAD_NOTIFIER`, as `check_apprise_url`.
     """
 
+    for_people = True
+
     def __init__(
         self,
         url: str,

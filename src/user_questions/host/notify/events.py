@@ -18,18 +18,29 @@ from user_questions.host.stores import StoredQuestion
 from user_questions.outcomes import Outcome, Surface
 from user_questions.types import WireModel
 
-__all__ = ["EVENT_PENDING", "EVENT_SETTLED", "EventType", "HostEvent", "event_of"]
+__all__ = [
+    "EVENT_PENDING",
+    "EVENT_SETTLED",
+    "EVENT_WAITING",
+    "EventType",
+    "HostEvent",
+    "digest_of",
+    "event_of",
+]
 
 EVENT_PENDING = "question/pending"
 EVENT_SETTLED = "question/settled"
-EventType = Literal["question/pending", "question/settled"]
+EVENT_WAITING = "questions/waiting"
+EventType = Literal["question/pending", "question/settled", "questions/waiting"]
 
 
 class HostEvent(WireModel):
     """A change to one request, as notifiers deliver it."""
 
     type: EventType
-    """`question/pending` once a new request is stored; `question/settled` once it ends."""
+    """`question/pending` once a new request is stored; `question/settled` once it ends;
+    `questions/waiting` (only to notifiers a person reads: `telling.py`) for the requests that
+    arrived at once beyond the first few told one by one, about the latest of them."""
     id: StrictStr
     """`<rpcId>:pending` or `<rpcId>:settled`: the same on every retry and unique per event, so a
     receiver can drop a delivery it has already handled."""
@@ -63,6 +74,8 @@ class HostEvent(WireModel):
     channel: StrictStr | None = None
     """Settled through an answer link only: the notification channel that carried the link
     (`ntfy`, `mailto`, `slack`, ...: the scheme of its `--notify` URL)."""
+    waiting: int | None = None
+    """`questions/waiting` only: how many requests it stands for."""
 
     _record: StoredQuestion | None = PrivateAttr(default=None)
 
@@ -78,6 +91,16 @@ class HostEvent(WireModel):
         if not isinstance(other, HostEvent):
             return NotImplemented
         return type(self) is type(other) and self.__dict__ == other.__dict__
+
+
+def digest_of(latest: StoredQuestion, waiting: int) -> HostEvent:
+    """The `questions/waiting` event of `waiting` requests that arrived at once, `latest` the
+    last of them."""
+    event = event_of(latest).model_copy(
+        update={"type": EVENT_WAITING, "id": f"{latest.rpc_id}:waiting", "waiting": waiting}
+    )
+    event._record = latest
+    return event
 
 
 def event_of(record: StoredQuestion) -> HostEvent:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from user_questions.frames import Origin
 from user_questions.host.gate.public_url import PublicUrl
-from user_questions.host.notify.events import EVENT_PENDING, HostEvent
+from user_questions.host.notify.events import EVENT_PENDING, EVENT_WAITING, HostEvent
 from user_questions.host.notify.links import AnswerLinks, answerable_options
 from user_questions.outcomes import Outcome, Surface
 from user_questions.types import AskUserQuestionItem
@@ -74,6 +74,12 @@ def message_of(
     questions = [AskUserQuestionItem.model_validate(question) for question in event.questions]
     first = questions[0]
     lines = [_question_line(first)]
+    if event.type == EVENT_WAITING:
+        count = event.waiting or 1
+        lines[0] = f"The latest: {lines[0]}"
+        lines.append(f"From {asker_line(event.session_id, event.origin)}")
+        lines.append(f"Open the inbox: {address.link('')}")
+        return Message(f"{count} more questions are waiting", "\n".join(lines))
     if event.type == EVENT_PENDING:
         session = one_line(event.session_id, 60)
         lines += [f"  {index}. {text}" for index, text in enumerate(_options(first), 1)]

@@ -33,6 +33,7 @@ import anyio
 from user_questions._lifecycle.lifetime import AsyncLifetime
 from user_questions.host.hub import HostTask, Hub
 from user_questions.host.notify.events import HostEvent, event_of
+from user_questions.host.notify.telling import Telling
 from user_questions.host.stores import StoredQuestion
 
 __all__ = ["FLUSH_SECONDS", "QUEUE_CAPACITY", "Notifier", "notifying"]
@@ -53,6 +54,9 @@ class Notifier(AsyncLifetime, abc.ABC):
 
     target: str
     """What the notifier delivers to, fit for a log line (no secret in it)."""
+    for_people: bool = False
+    """Whether a person reads what it delivers: it is told one notification per card and a
+    digest of a flood (`telling.Telling`); a program (a webhook, a command) gets every event."""
 
     def __init__(self, *, concurrency: int, capacity: int = QUEUE_CAPACITY) -> None:
         if concurrency < 1 or capacity < 1:
@@ -181,13 +185,19 @@ class Notifier(AsyncLifetime, abc.ABC):
 
 
 def notifying(notifiers: Sequence[Notifier]) -> HostTask:
-    """A host task that hands every event of the hub to each of `notifiers` while the host runs."""
+    """A host task that hands every event of the hub to each of `notifiers` while the host runs
+    (to those people read, through a `Telling`)."""
 
     async def run(hub: Hub) -> None:
+        programs = [notifier for notifier in notifiers if not notifier.for_people]
+        tellings = [Telling(notifier.notify, hub) for notifier in notifiers if notifier.for_people]
+
         def fan_out(record: StoredQuestion) -> None:
             event = event_of(record)
-            for notifier in notifiers:
+            for notifier in programs:
                 notifier.notify(event)
+            for telling in tellings:
+                telling.tell(record, event)
 
         # Listen before the first await, so nothing committed while the notifiers start is
         # missed; stop listening before they flush, so nothing is queued that cannot go out.
@@ -198,7 +208,10 @@ def notifying(notifiers: Sequence[Notifier]) -> HostTask:
                     await stack.enter_async_context(notifier)
                 stack.callback(stop)
                 stack.callback(hub.metrics.watch_notifiers(notifiers))
-                await anyio.sleep_forever()
+                async with anyio.create_task_group() as digests:
+                    for telling in tellings:
+                        digests.start_soon(telling.run)
+                    await anyio.sleep_forever()
         finally:
             stop()  # idempotent; here for a notifier that failed to start
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.notify.apprise import AppriseNotifier, check_apprise_url
-from user_questions.host.notify.events import EVENT_PENDING, HostEvent
+from user_questions.host.notify.events import EVENT_PENDING, EVENT_WAITING, HostEvent
 from user_questions.host.notify.links import AnswerLinks, check_channel
 from user_questions.host.notify.message import message_of
 from user_questions.host.notify.notifier import QUEUE_CAPACITY, Notifier
@@ -98,6 +98,8 @@ class NtfyNotifier(Notifier):
         UserQuestionError: `BAD_NOTIFIER`, as `apprise.check_apprise_url`.
     """
 
+    for_people = True
+
     def __init__(
         self,
         url: str,
@@ -153,6 +155,9 @@ class NtfyNotifier(Notifier):
             "x-click": self._address.question_link(event.rpc_id),
             "x-sequence-id": f"uq-{topic_of(event.rpc_id)}",
         }
+        if event.type == EVENT_WAITING:  # the inbox, in a notification of its own
+            headers["x-click"] = self._address.link("")
+            headers["x-sequence-id"] = f"uq-{topic_of(event.id)}"
         if actions:
             headers["x-actions"] = _header_text(_json(actions).decode())
         delivered = True

@@ -6,7 +6,8 @@ answer as her (recorded as answered by her via `link`). The people and their URL
 tokens, which change while the host runs: a notifier is started for each URL that appears and
 closed for each that goes, and every event is checked against what its person may see now.
 A request still pending is told again to whom the hub routes it again: an escalation step's
-target, or (a reminder) everyone it is routed to.
+target, or (a reminder) everyone it is routed to. Each notifier is told through a `Telling`: one
+notification per card, and a digest of a flood.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from user_questions.host.notify.events import event_of
 from user_questions.host.notify.links import AnswerLinks
 from user_questions.host.notify.notifier import Notifier
 from user_questions.host.notify.ntfy import service_notifier
+from user_questions.host.notify.telling import Telling
 from user_questions.host.stores import StoredQuestion
 
 __all__ = ["personal_notifying"]
@@ -43,25 +45,25 @@ def personal_notifying(
     `address`, with links signed by `links` that answer as that person."""
 
     async def run(hub: Hub) -> None:
-        running: dict[Key, tuple[Notifier, anyio.CancelScope]] = {}
+        running: dict[Key, tuple[Telling, anyio.CancelScope]] = {}
 
         def fan_out(record: StoredQuestion, whom: tuple[str, ...] | None = None) -> None:
             """Tell each person who sees `record` of it; routed again (`Hub.on_routed`), only
             those `whom` it was routed to (`()`: everyone who sees it)."""
             told = record if whom is None else dataclasses.replace(record, audience=whom)
             event = None
-            for (name, _), (notifier, _) in running.items():
+            for (name, _), (telling, _) in running.items():
                 identity = tokens.named(name)
                 if identity is not None and sees(identity, told) and sees(identity, record):
                     event = event or event_of(record)
-                    notifier.notify(event)
+                    telling.tell(record, event)
 
-        async def keep(notifier: Notifier, scope: anyio.CancelScope) -> None:
+        async def keep(notifier: Notifier, telling: Telling, scope: anyio.CancelScope) -> None:
             with scope:
                 async with notifier:
                     stop = hub.metrics.watch_notifiers([notifier])
                     try:
-                        await anyio.sleep_forever()
+                        await telling.run()
                     finally:
                         stop()
 
@@ -80,8 +82,9 @@ def personal_notifying(
                         logger.warning("cannot notify %s: %s", key[0], error.message)
                         continue
                     scope = anyio.CancelScope()
-                    running[key] = (notifier, scope)
-                    task_group.start_soon(keep, notifier, scope)
+                    telling = Telling(notifier.notify, hub)
+                    running[key] = (telling, scope)
+                    task_group.start_soon(keep, notifier, telling, scope)
 
             follow()
             with contextlib.ExitStack() as stack:

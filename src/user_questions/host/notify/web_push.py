@@ -38,6 +38,7 @@ import ipaddress
 import logging
 import secrets
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
@@ -49,12 +50,13 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.gate.roles import may_answer, sees
 from user_questions.host.gate.security import Identity
 from user_questions.host.gate.tokens import Tokens
-from user_questions.host.hub import HostTask, Hub
+from user_questions.host.hub import HostTask, Hub, OnePerCard
 from user_questions.host.notify.events import HostEvent, event_of
 from user_questions.host.notify.notifier import QUEUE_CAPACITY, Notifier
 from user_questions.host.notify.posting import Poster
 from user_questions.host.notify.push_keys import PushKeys
 from user_questions.host.notify.push_message import payload_of, topic_of
+from user_questions.host.notify.push_subscribers import PushSubscribers
 from user_questions.host.stores import PushSubscription, Store, StoredQuestion
 from user_questions.types import WireModel
 
@@ -169,6 +171,18 @@ class WebPush:
     store: Store
     tokens: Tokens
     private: bool = False
+    subscribers: PushSubscribers = dataclasses.field(init=False)
+    """Each person's subscriptions, kept between pushes."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "subscribers", PushSubscribers(self.store))
+
+    async def unsubscribe(self, subscription_id: str, person: str | None = None) -> bool:
+        """Remove a subscription (only if it is `person`'s, when given); whether there was one."""
+        removed = await self.store.remove_push_subscription(subscription_id, person)
+        if removed and person is not None:
+            await self.subscribers.changed(person)
+        return removed
 
     async def subscribe(
         self, identity: Identity, body: SubscriptionBody, device: str
@@ -197,6 +211,7 @@ class WebPush:
         theirs = await self.store.push_subscriptions(identity.name)
         for old in theirs[: max(0, len(theirs) - MAX_SUBSCRIPTIONS)]:
             await self.store.remove_push_subscription(old.id, identity.name)
+        await self.subscribers.changed(identity.name)
         return subscription, secret
 
     async def worker(self, authorization: str | None) -> tuple[PushSubscription, Identity] | None:
@@ -230,6 +245,7 @@ class WebPushNotifier(Notifier):
     def __init__(
         self,
         push: WebPush,
+        apart: Callable[[str], bool],
         *,
         tries: int = PUSH_TRIES,
         backoff: float = 1.0,
@@ -239,6 +255,7 @@ class WebPushNotifier(Notifier):
     ) -> None:
         super().__init__(concurrency=concurrency, capacity=capacity)
         self._push = push
+        self._cards = OnePerCard(apart)
         self._poster = Poster(tries=tries, backoff=backoff, timeout=timeout)
 
     async def _start(self, stack: contextlib.AsyncExitStack) -> None:
@@ -246,7 +263,11 @@ class WebPushNotifier(Notifier):
         await super()._start(stack)
 
     def push(self, record: StoredQuestion, whom: tuple[str, ...] | None = None) -> None:
-        """Queue the push of `record` (routed again: only to those `whom` it was routed to)."""
+        """Queue the push of `record` (routed again: only to those `whom` it was routed to),
+        unless it is one more of the identical requests another's card stands for (`apart`),
+        or the settlement of one."""
+        if self._push.subscribers.nobody() or not self._cards.wanted(record):
+            return
         event = _Routed.model_validate(event_of(record).model_dump())
         event._record, event._whom = record, whom
         self.notify(event)
@@ -256,13 +277,18 @@ class WebPushNotifier(Notifier):
         assert event.record is not None
         record, whom = event.record, event._whom
         try:
-            subscriptions = await self._push.store.push_subscriptions()
+            people = await self._push.subscribers.everyone()
         except UserQuestionError as error:  # the store's fault: its own log line says more
             logger.warning(
                 "web push: %s of question %s not pushed: %s", event.type, record.rpc_id, error
             )
             return False
-        receivers = [each for each in subscriptions if self._reaches(each.person, record, whom)]
+        receivers = [
+            subscription
+            for person, theirs in people.items()
+            if self._reaches(person, record, whom)
+            for subscription in theirs
+        ]
         if not receivers:
             return True
         payload = payload_of(record, private=self._push.private)
@@ -307,7 +333,7 @@ class WebPushNotifier(Notifier):
         service = urlsplit(subscription.endpoint).hostname
         if posted.status in _GONE:
             try:
-                await self._push.store.remove_push_subscription(subscription.id)
+                await self._push.unsubscribe(subscription.id, subscription.person)
             except UserQuestionError as error:  # kept: the next push's 410 drops it
                 logger.warning("web push %s: could not drop a subscription: %s", service, error)
                 return False
@@ -335,7 +361,7 @@ def web_push_notifying(push: WebPush) -> HostTask:
     """A host task pushing each request this host commits, or routes again, while it runs."""
 
     async def run(hub: Hub) -> None:
-        notifier = WebPushNotifier(push)
+        notifier = WebPushNotifier(push, hub.shown_apart)
         stops = [hub.on_event(notifier.push), hub.on_routed(notifier.push)]
         try:
             async with notifier:

@@ -18,7 +18,7 @@ import { planReviewOf } from "./presentation.js";
 import { ReconnectingSocket, socketUrl } from "./protocol.js";
 import { QuestionsCard } from "./questions-card.js";
 import { QueueView } from "./queue.js";
-import { PendingRequests, isRequest } from "./requests.js";
+import { PendingRequests, groupCount, isRequest } from "./requests.js";
 import { SignIn } from "./sign-in.js";
 
 const TITLE = "user-questions";
@@ -185,6 +185,8 @@ function onFrame(frame) {
     if (request !== null) arrived([request]);
   } else if (payload.type === "question/resolved") {
     settled(payload.questionRpcId, payload.settled);
+  } else if (payload.type === "question/group") {
+    if (Number.isInteger(payload.count)) counted(payload.questionRpcId, payload.count);
   } else if (payload.type === "client-response/receipt") cards.get(frame.rpcId)?.receipt(payload);
 }
 
@@ -210,6 +212,7 @@ function addRequest(frame) {
   const known = isObject(frame) ? requests.get(frame.rpcId) : undefined;
   if (known !== undefined) {
     known.seenOn = generation;
+    if (isRequest(frame)) counted(known.rpcId, groupCount(frame));
     return null;
   }
   if (!isRequest(frame)) {
@@ -252,6 +255,16 @@ function replayed() {
     removeFromAddressBar("q");
     notice(NOT_WAITING);
   }
+  scheduleRender();
+}
+
+/** A card stands for `count` identical requests of its asker now (`question/group`). */
+function counted(rpcId, count) {
+  const request = requests.get(rpcId);
+  if (request === undefined || request.count === count) return;
+  request.count = count;
+  cards.get(rpcId)?.setCount(count);
+  queue.forget(rpcId);
   scheduleRender();
 }
 

@@ -12,6 +12,7 @@
 
 import { button, h, isObject, originText, summaryOf, timeAgo, trustedFragment } from "./dom.js";
 import { dismissFrame } from "./protocol.js";
+import { askedTimes, groupCount } from "./requests.js";
 
 /** How long a card waits for its own receipt after the host said the request is settled. */
 const RECEIPT_GRACE_MS = 5000;
@@ -67,11 +68,17 @@ export class Card {
         button("Keep", "quiet", () => this.closeConfirm()),
       ),
     );
+    this.times = h("span", {
+      class: "times",
+      title: "identical requests of this asker: one answer settles them all",
+    });
+    this.setCount(groupCount(frame));
     this.meta = h(
       "header",
       { class: "card-meta" },
       h("span", { class: "session", title: "session", text: this.sessionId }),
       this.time,
+      this.times,
       this.origin
         ? h("span", { class: "origin", title: `asked from ${this.origin}`, text: this.origin })
         : null,
@@ -96,6 +103,12 @@ export class Card {
 
   draftOf(question) {
     return this.env.drafts.draft(this.rpcId, question.id);
+  }
+
+  /** The card stands for `count` identical requests of its asker (`question/group`). */
+  setCount(count) {
+    this.times.textContent = askedTimes(count);
+    this.times.hidden = count < 2;
   }
 
   refreshTime(now = Date.now()) {

@@ -80,6 +80,12 @@ export class QueueView {
     this.#renderRows();
   }
 
+  /** Build the row of request `rpcId` again at the next update (what it shows changed). */
+  forget(rpcId) {
+    this.#rows.get(rpcId)?.element.remove();
+    this.#rows.delete(rpcId);
+  }
+
   /** Refresh the ages shown. */
   refreshTime(now = Date.now()) {
     for (const { time, request } of this.#rows.values()) time.textContent = ageOf(request, now);
@@ -143,6 +149,7 @@ export class QueueView {
       request.header ? h("span", { class: "chip", text: request.header }) : null,
       h("span", { class: "line", text: request.line }),
       request.more > 0 ? h("span", { class: "more", text: `+${request.more}` }) : null,
+      request.count > 1 ? h("span", { class: "times", text: `×${request.count}` }) : null,
       time,
     );
     return { element: h("li", { class: "queue-item" }, button), button, time, request };

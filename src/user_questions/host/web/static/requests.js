@@ -41,6 +41,18 @@ export function isRequest(frame) {
   );
 }
 
+/** How many identical requests of its asker a `question/requested` frame's card stands for
+ * (its `group`; one answer settles them all): 1 when it stands for itself alone. */
+export function groupCount(frame) {
+  const count = isObject(frame.group) ? frame.group.count : 1;
+  return Number.isInteger(count) && count > 1 ? count : 1;
+}
+
+/** "asked 3,000 times", or "" for a card that stands for itself alone. */
+export function askedTimes(count) {
+  return count > 1 ? `asked ${count.toLocaleString()} times` : "";
+}
+
 /** What the page keeps of one pending request: its frame; what the list shows of it is
  * worked out when a row or a notice needs it, so 100,000 requests hold no copies of their text. */
 class PendingRequest {
@@ -49,6 +61,8 @@ class PendingRequest {
     this.sessionId = frame.payload.sessionId;
     this.askedAt = typeof frame.askedAt === "string" ? frame.askedAt : "";
     this.frame = frame;
+    /** How many identical requests its card stands for (`question/group` keeps it current). */
+    this.count = groupCount(frame);
     /** The connection (its generation) that last said it is pending. */
     this.seenOn = 0;
   }
