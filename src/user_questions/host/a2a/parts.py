@@ -19,9 +19,11 @@ in `MessageContent.others`: the host refuses such a message, `uq a2a watch` show
 
 An answer travels as two parts: a data part `{"answers": [...]}` (the vocabulary's answer, exact)
 and a text part (`answer_text`: the chosen labels or the typed text, one line per question when
-there are several), for a reader that takes text only. The typed values of forms and the edited
-arguments of approvals will travel in the data part as they are, once the vocabulary carries
-them; `answer_text` is then the one place that shows them (docs/integrations/a2a.md).
+there are several), for a reader that takes text only. A form's `value`, an approval's `edited`
+call and a `note` travel in the data part as they are, and the text shows them too (the value and
+the changed call as compact JSON, the note as typed), so a reader of text loses none of them.
+A data part holds numbers as protobuf doubles: an integer of a form's value reads back as `30.0`
+from the data part (its text shows `30`).
 """
 
 from __future__ import annotations
@@ -217,8 +219,17 @@ def _with_text(questions: list[AskUserQuestionItem], text: str) -> list[AskUserQ
 
 
 def _item_text(item: AskUserQuestionAnswerItem) -> str:
+    """One answer item as a line: the chosen labels, the typed text or the form's value, then
+    the changed call and the note, when there are."""
     chosen = [*item.selected, *([] if item.custom is None else [item.custom])]
-    return ", ".join(chosen) if chosen else SKIPPED_TEXT
+    if item.value is not None:
+        chosen.append(_brief_json(item.value))
+    text = ", ".join(chosen) if chosen else SKIPPED_TEXT
+    if item.edited is not None:
+        text += f" (changed to {_brief_json(item.edited)})"
+    if item.note is not None:
+        text += f" (note: {item.note})"
+    return text
 
 
 def _described(part: Part, kind: str | None) -> str:
