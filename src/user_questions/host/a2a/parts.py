@@ -40,9 +40,9 @@ from user_questions._reading.wire import parse_wire
 from user_questions.approvals import approval_question
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, Origin
+from user_questions.presentation import answer_item_text
 from user_questions.types import (
     AskUserQuestionAnswer,
-    AskUserQuestionAnswerItem,
     AskUserQuestionItem,
     WireModel,
 )
@@ -161,7 +161,7 @@ def content_of(message: Message) -> MessageContent:
 def answer_text(questions: Sequence[AskUserQuestionItem], answer: AskUserQuestionAnswer) -> str:
     """The answer as plain text: the chosen labels (comma-separated) or the typed text; with
     several questions, one `header or question: answer` line each."""
-    values = [_item_text(item) for item in answer.answers]
+    values = [answer_item_text(item, skipped=SKIPPED_TEXT) for item in answer.answers]
     if len(values) == 1:
         return values[0]
     by_id = {question.id: question for question in questions}
@@ -216,20 +216,6 @@ def _with_text(questions: list[AskUserQuestionItem], text: str) -> list[AskUserQ
     first = questions[0]
     detail = text.strip() if first.detail is None else f"{text.strip()}\n\n{first.detail}"
     return [first.model_copy(update={"detail": detail}), *questions[1:]]
-
-
-def _item_text(item: AskUserQuestionAnswerItem) -> str:
-    """One answer item as a line: the chosen labels, the typed text or the form's value, then
-    the changed call and the note, when there are."""
-    chosen = [*item.selected, *([] if item.custom is None else [item.custom])]
-    if item.value is not None:
-        chosen.append(_brief_json(item.value))
-    text = ", ".join(chosen) if chosen else SKIPPED_TEXT
-    if item.edited is not None:
-        text += f" (changed to {_brief_json(item.edited)})"
-    if item.note is not None:
-        text += f" (note: {item.note})"
-    return text
 
 
 def _described(part: Part, kind: str | None) -> str:
