@@ -94,8 +94,8 @@ async def run_agent(request: Request) -> StreamingResponse:
         elif "int-send" in answers:  # the email answered: send it as allowed, ask where to file
             send = answers["int-send"]
             payload = send.payload if send.status == "resolved" else None
-            approved = isinstance(payload, dict) and payload.get("approved") is True
-            email = payload.get("editedArgs", EMAIL) if approved else None  # a whole new call
+            allowed = isinstance(payload, dict) and payload.get("approved") is True
+            email = (payload or {}).get("editedArgs", EMAIL) if allowed else None  # a whole call
             SENT[given.thread_id] = (
                 f"sent the email to {email['to']}" if email else "did not send the email"
             )
