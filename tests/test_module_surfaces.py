@@ -92,7 +92,11 @@ PINNED: dict[str, list[str]] = {
         "forward_interrupts",
         "rpc_id_of",
     ],
-    "user_questions.integrations.pydantic_ai": ["approve_deferred", "ask_user_toolset"],
+    "user_questions.integrations.pydantic_ai": [
+        "METADATA_KEY",
+        "approve_deferred",
+        "ask_user_toolset",
+    ],
     "user_questions.integrations.openai_agents": ["ask_user_tool", "resolve_interruptions"],
     "user_questions.host.a2a": ["InboxAgent", "PUSH_QUEUE"],
     "user_questions.host.a2a.card": ["CARD_NAME", "SECURITY_SCHEME", "agent_card", "extended_card"],
