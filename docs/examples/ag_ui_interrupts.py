@@ -5,10 +5,12 @@
     python docs/examples/ag_ui_interrupts.py
 
 The agent is a small AG-UI server, in this file, on loopback: POST a `RunAgentInput`, read its
-events as server-sent events. Its first run proposes to send an email and ends with two
-interrupts (approve the tool call, confirm archiving the thread); the inbox shows both as one
-request. Allow the email and say Yes; the next run, resumed with the answers, prints:
-sent the email to a@b.com and archived the thread
+events as server-sent events. Its first run proposes to send an email and ends with a `tool_call`
+interrupt whose schema takes `editedArgs`: the card offers "Edit and allow". Change the address to
+c@d.com and allow it; the next run sends the email as changed and ends with an interrupt whose
+`responseSchema` is a form (a folder to choose, days to keep). File it in Archive for 30 days;
+the last run prints:
+sent the email to c@d.com and filed the thread in Archive for 30 days
 """
 
 from __future__ import annotations
@@ -46,16 +48,30 @@ from user_questions import connect
 from user_questions.integrations.ag_ui import resume_interrupts
 
 EMAIL = {"to": "a@b.com", "subject": "Hi", "body": "The build is green."}
-INTERRUPTS = [
-    Interrupt(
-        id="int-send",
-        reason="tool_call",
-        message="Send this email?",
-        tool_call_id="tc-1",
-        response_schema={"type": "object", "properties": {"approved": {"type": "boolean"}}},
-    ),
-    Interrupt(id="int-archive", reason="confirmation", message="Archive the thread after it?"),
-]
+SEND = Interrupt(
+    id="int-send",
+    reason="tool_call",
+    message="Send this email?",
+    tool_call_id="tc-1",
+    response_schema={
+        "type": "object",
+        "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
+        "required": ["approved"],
+    },
+)
+FILE = Interrupt(
+    id="int-file",
+    reason="input_required",
+    message="Where should the thread go?",
+    response_schema={
+        "type": "object",
+        "properties": {
+            "folder": {"type": "string", "title": "Folder", "enum": ["Archive", "Follow-up"]},
+            "days": {"type": "integer", "title": "Days to keep", "minimum": 1, "maximum": 365},
+        },
+        "required": ["folder", "days"],
+    },
+)
 
 
 # -- the agent: an AG-UI server ---------------------------------------------------------------
@@ -67,29 +83,44 @@ async def run_agent(request: Request) -> StreamingResponse:
 
     async def events() -> AsyncIterator[str]:
         yield encoder.encode(RunStartedEvent(thread_id=given.thread_id, run_id=given.run_id))
-        if not given.resume:  # the first run: propose the email, then stop for the person
+        answers = {entry.interrupt_id: entry for entry in given.resume or []}
+        if not answers:  # the first run: propose the email, then stop for the person
             yield encoder.encode(
                 ToolCallStartEvent(tool_call_id="tc-1", tool_call_name="sendEmail")
             )
             yield encoder.encode(ToolCallArgsEvent(tool_call_id="tc-1", delta=json.dumps(EMAIL)))
             yield encoder.encode(ToolCallEndEvent(tool_call_id="tc-1"))
-            outcome = RunFinishedInterruptOutcome(interrupts=INTERRUPTS)
-            yield encoder.encode(
-                RunFinishedEvent(thread_id=given.thread_id, run_id=given.run_id, outcome=outcome)
+            yield encoder.encode(_interrupted(given, SEND))
+        elif "int-send" in answers:  # the email answered: send it as allowed, ask where to file
+            send = answers["int-send"]
+            payload = send.payload if send.status == "resolved" else None
+            allowed = isinstance(payload, dict) and payload.get("approved") is True
+            email = (payload or {}).get("editedArgs", EMAIL) if allowed else None  # a whole call
+            SENT[given.thread_id] = (
+                f"sent the email to {email['to']}" if email else "did not send the email"
             )
-            return
-        answers = {entry.interrupt_id: entry for entry in given.resume}
-        send, archive = answers["int-send"], answers["int-archive"]
-        sent = send.status == "resolved" and send.payload == {"approved": True}
-        done = [f"sent the email to {EMAIL['to']}" if sent else "did not send the email"]
-        if archive.status == "resolved" and archive.payload is True:
-            done.append("archived the thread")
-        result = " and ".join(done)
-        yield encoder.encode(
-            RunFinishedEvent(thread_id=given.thread_id, run_id=given.run_id, result=result)
-        )
+            yield encoder.encode(_interrupted(given, FILE))
+        else:
+            filed = answers["int-file"]
+            done = [SENT.pop(given.thread_id)]
+            if filed.status == "resolved" and isinstance(filed.payload, dict):
+                where = filed.payload
+                done.append(f"filed the thread in {where['folder']} for {where['days']} days")
+            result = " and ".join(done)
+            yield encoder.encode(
+                RunFinishedEvent(thread_id=given.thread_id, run_id=given.run_id, result=result)
+            )
 
     return StreamingResponse(events(), media_type=encoder.get_content_type())
+
+
+SENT: dict[str, str] = {}
+"""What each thread's run did with the email, until the thread is filed (the agent's memory)."""
+
+
+def _interrupted(given: RunAgentInput, interrupt: Interrupt) -> RunFinishedEvent:
+    outcome = RunFinishedInterruptOutcome(interrupts=[interrupt])
+    return RunFinishedEvent(thread_id=given.thread_id, run_id=given.run_id, outcome=outcome)
 
 
 # -- the application: runs the agent, and asks the person when it stops -------------------------

@@ -6,6 +6,7 @@ functions so that they present and answer questions alike.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ __all__ = [
     "AnswerDraft",
     "PlanReview",
     "answer_from_drafts",
+    "answer_item_text",
     "parse_recommended_label",
     "plan_review_of",
 ]
@@ -124,3 +126,22 @@ def answer_from_drafts(
             AskUserQuestionAnswerItem(id=question.id, selected=selected, custom=custom, note=note)
         )
     return AskUserQuestionAnswer(answers=items)
+
+
+def answer_item_text(item: AskUserQuestionAnswerItem, *, skipped: str = "") -> str:
+    """One answer item as one line of text, for a surface that shows text only (a chat card, an
+    A2A text part): the chosen labels, the typed text or the form's value (compact JSON), then
+    the changed call and the note, when there are; `skipped` when nothing was chosen."""
+    chosen = [*item.selected, *([] if item.custom is None else [item.custom])]
+    if item.value is not None:
+        chosen.append(_compact_json(item.value))
+    text = ", ".join(chosen) or skipped
+    if item.edited is not None:
+        text += f" (changed to {_compact_json(item.edited)})"
+    if item.note is not None:
+        text += f" (note: {item.note})"
+    return text.strip()
+
+
+def _compact_json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -250,6 +250,34 @@ def test_settled_elsewhere_the_message_says_how_and_a_late_tap_is_told(
     assert fake.answer_to(late)["text"] == "Too late: answered by owner via api."
 
 
+REPLICAS = {
+    "id": "scale",
+    "question": "How should the service scale?",
+    "schema": {
+        "type": "object",
+        "properties": {"replicas": {"type": "integer", "minimum": 1, "maximum": 10}},
+        "required": ["replicas"],
+    },
+}
+
+
+def test_a_form_is_filled_in_on_the_page_and_the_card_then_shows_its_value_and_note(
+    fake: FakeBotApi, host: HostProcess, tmp_path: Path
+) -> None:
+    pair(fake, tmp_path / "host.db")
+    ask = Ask(host.asker_url, [REPLICAS])
+    message = request_message(fake)
+    assert "This question is a form: fill it in on the page." in message.shown
+    assert [button["text"] for button in message.buttons] == ["Dismiss"]
+    (pending,) = host.pending()
+    filled = {"id": "scale", "selected": [], "value": {"replicas": 3}, "note": "no rush"}
+    body = answer_body(pending["rpcId"], pending["payload"]["sessionId"], filled)
+    assert host.respond(body)["accepted"]
+    assert ask.result() == {"answers": [filled]}
+    fake.wait(lambda: message.edits == 1)
+    assert '{"replicas":3} (note: no rush)' in message.shown
+
+
 def test_a_429_and_a_dropped_connection_are_waited_out(
     fake: FakeBotApi, host: HostProcess, tmp_path: Path
 ) -> None:

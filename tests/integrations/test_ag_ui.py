@@ -1,6 +1,7 @@
 """AG-UI interrupts of each reason asked as one request, and the resume list they give: resolved
 with the payload AG-UI expects, cancelled for a skip or a dismissal, the deadline from
-`expiresAt`, and forms and edits refused until answers carry typed values.
+`expiresAt`, a form asked from `responseSchema`, a changed call resumed with `editedArgs` and a note
+in the entry's metadata.
 
 The interrupts and tool calls are the SDK's own types (`ag_ui.core`), shaped as in AG-UI's
 interrupts document (docs/concepts/interrupts.mdx of ag-ui-protocol/ag-ui)."""
@@ -18,6 +19,7 @@ from ag_ui.core import FunctionCall, Interrupt, RunAgentInput, ToolCall
 from tests.deadlines import within
 from user_questions import (
     AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
     AskUserQuestionRequest,
     ScriptedProvider,
     UserQuestionError,
@@ -167,36 +169,110 @@ async def test_an_expiry_that_is_not_a_date_sets_no_deadline() -> None:
     assert entries[0]["payload"] == "shop"
 
 
+QUARTER = {
+    "type": "object",
+    "properties": {
+        "quarter": {"type": "string", "enum": ["Q1", "Q2", "Q3", "Q4"]},
+        "year": {"type": "integer", "minimum": 2000},
+        "final": {"type": "boolean", "default": False},
+    },
+    "required": ["quarter", "year"],
+}
+
+
+async def test_a_form_is_asked_with_its_schema_and_resolved_with_the_typed_object() -> None:
+    form = NAME.model_copy(update={"id": "int-report", "response_schema": QUARTER})
+    filled = AskUserQuestionAnswerItem(
+        id="int-report", selected=[], value={"quarter": "Q2", "year": 2026, "final": True}
+    )
+    entries, person = await resume([CONFIRM, form], {"int-confirm": "Yes", "int-report": filled})
+    assert person.asked[0].questions[1].schema_ == QUARTER
+    assert entries[1] == {
+        "interruptId": "int-report",
+        "status": "resolved",
+        "payload": {"quarter": "Q2", "year": 2026, "final": True},
+    }
+
+
+async def test_a_value_that_breaks_the_form_is_refused_naming_its_field() -> None:
+    form = NAME.model_copy(update={"id": "int-report", "response_schema": QUARTER})
+    wrong = AskUserQuestionAnswerItem(
+        id="int-report", selected=[], value={"quarter": "Q2", "year": 1999}
+    )
+    with pytest.raises(UserQuestionError, match=r"value\.year: must be at least 2000"):
+        await resume([form], {"int-report": wrong})
+
+
 @pytest.mark.parametrize(
     "schema",
     [
-        {
-            "type": "object",
-            "properties": {"quarter": {"type": "string"}, "year": {"type": "integer"}},
-        },
         {"type": "string", "enum": ["Q1", "Q2"]},
         {"type": "integer"},
+        {"type": "object", "properties": {"where": {"type": "object"}}},
     ],
 )
-async def test_a_form_is_refused_before_anything_is_asked(schema: dict[str, Any]) -> None:
+async def test_a_schema_no_form_reads_is_refused_before_anything_is_asked(
+    schema: dict[str, Any],
+) -> None:
     form = NAME.model_copy(update={"response_schema": schema})
-    with pytest.raises(UserQuestionError, match="asks for a form") as refused:
+    with pytest.raises(UserQuestionError, match="cannot ask as a form") as refused:
         await resume([CONFIRM, form], {"int-confirm": "Yes", "int-name": "x"})
     assert refused.value.code == "BAD_REQUEST"
 
 
-async def test_an_approval_offering_edits_is_asked_without_them() -> None:
-    editable = APPROVE.model_copy(
-        update={
-            "response_schema": {
-                "type": "object",
-                "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
-                "required": ["approved"],
-            }
+EDITABLE = APPROVE.model_copy(
+    update={
+        "response_schema": {
+            "type": "object",
+            "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
+            "required": ["approved"],
         }
+    }
+)
+
+
+async def test_an_approval_offering_edits_resumes_with_the_changed_arguments() -> None:
+    changed = {"to": "a@b.com", "subject": "Hi there"}
+    allowed = AskUserQuestionAnswerItem(
+        id="int-abc123", selected=["Allow"], edited=changed, note="friendlier subject"
     )
-    entries, _ = await resume([editable], {"int-abc123": "Allow"}, tool_calls=[SEND_EMAIL])
-    assert entries[0]["payload"] == {"approved": True}  # no editedArgs until answers carry edits
+    entries, person = await resume([EDITABLE], {"int-abc123": allowed}, tool_calls=[SEND_EMAIL])
+    approval = person.asked[0].approval
+    assert approval is not None
+    assert approval.editable
+    assert entries == [
+        {
+            "interruptId": "int-abc123",
+            "status": "resolved",
+            "payload": {"approved": True, "editedArgs": changed},
+            "metadata": {"user-questions": {"note": "friendlier subject"}},
+        }
+    ]
+
+
+async def test_an_unchanged_allow_sends_no_edited_args() -> None:
+    entries, _ = await resume([EDITABLE], {"int-abc123": "Allow"}, tool_calls=[SEND_EMAIL])
+    assert entries[0]["payload"] == {"approved": True}
+    assert "metadata" not in entries[0]
+
+
+async def test_an_approval_without_edited_args_in_its_schema_is_not_editable() -> None:
+    changed = AskUserQuestionAnswerItem(
+        id="int-abc123", selected=["Allow"], edited={"to": "c@d.com", "subject": "Hi"}
+    )
+    with pytest.raises(UserQuestionError, match="cannot take a changed sendEmail call"):
+        await resume([APPROVE], {"int-abc123": changed}, tool_calls=[SEND_EMAIL])
+
+
+async def test_a_note_beside_a_denial_travels_with_the_reason() -> None:
+    denied = AskUserQuestionAnswerItem(
+        id="int-abc123", selected=[], custom="wrong person", note="ask Bob first"
+    )
+    entries, _ = await resume([APPROVE], {"int-abc123": denied}, tool_calls=[SEND_EMAIL])
+    assert entries[0]["payload"] == {"approved": False}
+    assert entries[0]["metadata"] == {
+        "user-questions": {"feedback": "wrong person", "note": "ask Bob first"}
+    }
 
 
 async def _never() -> AskUserQuestionAnswer:

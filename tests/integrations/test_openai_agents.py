@@ -11,7 +11,14 @@ from agents import Agent, Runner, function_tool
 from agents.testing import ModelStep, ScriptedModel, function_call
 
 from tests.integrations.frameworks import no_tracing, reports, together, tool_failures  # noqa: F401
-from user_questions import ErrorCode, ScriptedProvider, UserQuestionError, connect
+from user_questions import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    ErrorCode,
+    ScriptedProvider,
+    UserQuestionError,
+    connect,
+)
 from user_questions.approvals import ALLOW, ALLOW_ALWAYS, DENY
 from user_questions.integrations.openai_agents import ask_user_tool, resolve_interruptions
 from user_questions.tool_ask_user import DESCRIPTION
@@ -160,3 +167,30 @@ async def test_allow_and_dont_ask_again_approves_the_later_calls_of_the_run() ->
     assert resumed.interruptions == []
     assert deleted == ["a.txt", "b.txt"]
     assert len(human.seen) == 1
+
+
+async def test_a_note_beside_a_denial_is_read_and_beside_an_allow_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    deleted.clear()
+    agent = file_agent(calls=2)
+    paused = await Runner.run(agent, "clean up")
+    answers = {
+        "d0": AskUserQuestionAnswerItem(id="approval", selected=[ALLOW], note="back it up first"),
+        "d1": AskUserQuestionAnswerItem(id="approval", selected=[DENY], note="it is shared"),
+    }
+
+    def person(request: Any) -> AskUserQuestionAnswer:
+        call = "d0" if "notes-0" in request.questions[0].question else "d1"
+        return AskUserQuestionAnswer(answers=[answers[call]])
+
+    async with connect(provider=ScriptedProvider(person)) as asker:
+        with caplog.at_level("WARNING", logger="user_questions.integrations.openai_agents"):
+            state = await resolve_interruptions(paused, asker)
+    assert [record.getMessage() for record in caplog.records] == [
+        "The user allowed this delete_file call and noted: back it up first"
+    ]
+    await Runner.run(agent, state)
+    assert deleted == ["notes-0.txt"]
+    rejected = state.to_json()
+    assert "The user denied this delete_file call and said: it is shared" in str(rejected)

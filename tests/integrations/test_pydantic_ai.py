@@ -176,3 +176,24 @@ async def test_a_call_allowed_with_changes_runs_with_its_new_arguments() -> None
     assert approval.editable is True
     resumed = await agent.run(message_history=paused.all_messages(), deferred_tool_results=results)
     assert resumed.output == "tool said: deleted old.txt"
+
+
+async def test_a_note_beside_an_allowed_call_reaches_the_tool_as_its_call_metadata() -> None:
+    agent: Agent[None, Any] = Agent(
+        FunctionModel(deletes_a_file), output_type=[str, DeferredToolRequests]
+    )
+
+    @agent.tool(requires_approval=True)
+    def delete_file(ctx: RunContext[None], path: str) -> str:
+        note = (ctx.tool_call_metadata or {}).get("user-questions", {}).get("note")
+        return f"deleted {path} ({note})"
+
+    paused = await agent.run("clean up")
+    assert isinstance(paused.output, DeferredToolRequests)
+    item = AskUserQuestionAnswerItem(id="approval", selected=[ALLOW], note="keep a backup")
+    human = ScriptedProvider(lambda request: AskUserQuestionAnswer(answers=[item]))
+    async with connect(provider=human) as asker:
+        results = await approve_deferred(paused.output, asker)
+    assert results.metadata == {"call-1": {"user-questions": {"note": "keep a backup"}}}
+    resumed = await agent.run(message_history=paused.all_messages(), deferred_tool_results=results)
+    assert resumed.output == "tool said: deleted notes.txt (keep a backup)"

@@ -12,13 +12,21 @@ returns that list:
   `Allow` resolves it `{"approved": true}`, `Deny` `{"approved": false}`, and a reason typed
   instead denies it too, the reason in the entry's metadata (`{"user-questions": {"feedback":
   ...}}`), since the payload has no place for one. A lone tool call goes with its `approval`, so
-  the host's rules may decide it;
+  the host's rules may decide it; when its response schema offers `editedArgs` the card is
+  editable, and a call the person changed resolves `{"approved": true, "editedArgs": {...}}`
+  (the whole new arguments, as AG-UI says);
 - `confirmation`: Yes or No, resolved `true` or `false` (AG-UI's boolean default), or
   `{"<name>": ...}` when the response schema is an object of one boolean; typed text is a No,
   with the text as feedback, as on an approval card;
+- a response schema that is a form (`_reading.forms`: a flat object of strings, numbers,
+  booleans and choices) is asked as that form, and resolved with the object the person filled
+  in, typed as the schema says;
 - `input_required` and any other reason: a free-text question (the message, its metadata's
   `detail` when a string), resolved with the typed text, when the response schema is absent or
   a plain string; a boolean one is asked as a confirmation.
+
+A note the person adds beside any answer goes in the entry's metadata too (`{"user-questions":
+{"note": ...}}`): AG-UI's payloads are the agent's own shape, which a note must not break.
 
 A question the person skips is `cancelled` (abandoned without input), and so is every interrupt
 when they dismiss the request; nothing is ever resolved that the person did not answer. The
@@ -26,10 +34,8 @@ earliest `expiresAt` bounds the whole request: past it the ask ends with `ASK_TI
 resume list, since AG-UI forbids resuming past an interrupt's expiry (an interrupt already past it
 ends so before anything is asked).
 
-A response schema that asks for more than those shapes (an object with fields, an enumeration, a
-number, an array: a form) and a tool call whose schema offers `editedArgs` (approval with edits)
-need typed answers, which the vocabulary does not carry yet: a form is refused with `BAD_REQUEST`
-before anything is asked, and an approval is asked without the offer to edit.
+A response schema no form reads (an enumeration, a number or an array on its own, nested objects)
+is refused with `BAD_REQUEST` before anything is asked, naming what the form checker found.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ except ImportError as error:  # pragma: no cover - exercised by hand without the
     ) from error
 
 from user_questions._checks import quoted
+from user_questions._reading.forms import schema_problem
 from user_questions.abort import AbortSignal
 from user_questions.approvals import (
     ALLOW,
@@ -70,8 +77,10 @@ __all__ = [
     "CONFIRMATION",
     "FEEDBACK_KEY",
     "INPUT_REQUIRED",
+    "EDITED_ARGS",
     "METADATA_KEY",
     "NO",
+    "NOTE_KEY",
     "TOOL_CALL",
     "YES",
     "resume_interrupts",
@@ -87,6 +96,10 @@ METADATA_KEY = "user-questions"
 """Our key in a resume entry's metadata (AG-UI reserves `ag-ui`; every other key is user space)."""
 FEEDBACK_KEY = "feedback"
 """The text a person typed instead of choosing, under `METADATA_KEY`."""
+NOTE_KEY = "note"
+"""The note a person added beside their answer, under `METADATA_KEY`."""
+EDITED_ARGS = "editedArgs"
+"""The key of an approval's payload holding the call's changed arguments (AG-UI's own)."""
 
 Payload = Callable[[AskUserQuestionAnswerItem], tuple[Any, str | None]]
 """Reads an answer item as the interrupt's payload and the feedback that goes with it."""
@@ -155,18 +168,19 @@ async def resume_interrupts(
 
 def _entry(asked: _Asked, item: AskUserQuestionAnswerItem) -> ResumeEntry:
     """The resume entry an answer item gives: `cancelled` when skipped."""
-    if not item.selected and item.custom is None:
+    if not item.selected and item.custom is None and item.value is None:
         return ResumeEntry(interrupt_id=asked.interrupt.id, status="cancelled")
     payload, feedback = asked.payload(item)
-    metadata = None if feedback is None else {METADATA_KEY: {FEEDBACK_KEY: feedback}}
+    said = {FEEDBACK_KEY: feedback, NOTE_KEY: item.note}
+    ours = {key: text for key, text in said.items() if text is not None}
+    metadata = {METADATA_KEY: ours} if ours else None
     return ResumeEntry(
         interrupt_id=asked.interrupt.id, status="resolved", payload=payload, metadata=metadata
     )
 
 
 def _asked(interrupt: Interrupt, calls: Mapping[str, ToolCall], agent: str | None) -> _Asked:
-    """How one interrupt is asked. Forms (a typed value) and approvals with edits plug in here,
-    once answers carry them (docs/integrations/ag-ui.md)."""
+    """How one interrupt is asked (docs/integrations/ag-ui.md)."""
     schema = interrupt.response_schema
     if interrupt.reason == TOOL_CALL:
         return _tool_call(interrupt, calls, agent)
@@ -181,12 +195,27 @@ def _asked(interrupt: Interrupt, calls: Mapping[str, ToolCall], agent: str | Non
         return _Asked(
             interrupt, question, lambda item: (item.custom or ", ".join(item.selected), None)
         )
-    raise UserQuestionError(
-        f"interrupt {quoted(interrupt.id)} asks for a form (its responseSchema is "
-        f"{json.dumps(schema)[:200]}); the inbox asks typed forms once answers carry typed "
-        "values: answer it in your app",
-        ErrorCode.BAD_REQUEST,
+    return _form(interrupt, schema)
+
+
+def _form(interrupt: Interrupt, schema: Mapping[str, Any]) -> _Asked:
+    """A response schema asked as a form, resolved with the object the person filled in."""
+    problem = schema_problem(schema)
+    if problem is not None:
+        raise UserQuestionError(
+            f"interrupt {quoted(interrupt.id)} asks for a responseSchema the inbox cannot ask as "
+            f"a form ({problem}): answer it in your app",
+            ErrorCode.BAD_REQUEST,
+        )
+    question = AskUserQuestionItem.model_validate(
+        {
+            "id": interrupt.id,
+            "question": interrupt.message or "The agent needs your input.",
+            "detail": _detail(interrupt),
+            "schema": dict(schema),
+        }
     )
+    return _Asked(interrupt, question, lambda item: (item.value, None))
 
 
 def _tool_call(interrupt: Interrupt, calls: Mapping[str, ToolCall], agent: str | None) -> _Asked:
@@ -197,7 +226,8 @@ def _tool_call(interrupt: Interrupt, calls: Mapping[str, ToolCall], agent: str |
         question = approval_question(
             name, arguments, id=interrupt.id, agent=agent, reason=interrupt.message
         )
-        approval: Approval | None = approval_of(name, arguments, agent=agent)
+        editable = EDITED_ARGS in _properties(interrupt.response_schema)
+        approval: Approval | None = approval_of(name, arguments, agent=agent, editable=editable)
     else:
         question = _yes_no(interrupt, ALLOW, DENY, "Run this tool call.", "Do not run it.")
         approval = None
@@ -205,7 +235,12 @@ def _tool_call(interrupt: Interrupt, calls: Mapping[str, ToolCall], agent: str |
 
     def payload(item: AskUserQuestionAnswerItem) -> tuple[Any, str | None]:
         decision = approval_decision(item)
-        return (decision.allowed if boolean else {"approved": decision.allowed}), decision.feedback
+        if boolean:
+            return decision.allowed, decision.feedback
+        payload: dict[str, Any] = {"approved": decision.allowed}
+        if decision.edited is not None:
+            payload[EDITED_ARGS] = decision.edited
+        return payload, decision.feedback
 
     return _Asked(interrupt, question, payload, approval)
 
@@ -260,6 +295,11 @@ def _arguments(call: ToolCall) -> dict[str, Any] | None:
     except ValueError:
         return None
     return arguments if isinstance(arguments, dict) else None
+
+
+def _properties(schema: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    properties = None if schema is None else schema.get("properties")
+    return properties if isinstance(properties, Mapping) else {}
 
 
 def _type(schema: Mapping[str, Any] | None) -> str | None:

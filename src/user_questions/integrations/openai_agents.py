@@ -8,12 +8,15 @@ Needs the `openai-agents` extra.
 - `resolve_interruptions(result, asker)` answers the run's tool-approval interruptions (tools
   declared with `needs_approval`): each becomes an approval card, and the person's decisions are
   applied to the run's `RunState` (`approve`, or `reject` with the message the model reads),
-  which is returned ready for `Runner.run(agent, state)`.
+  which is returned ready for `Runner.run(agent, state)`. A note beside a denial is in the
+  rejection message; the SDK's `approve` takes no text, so a note beside an allowed call is
+  logged (warning, `user_questions.integrations.openai_agents`) for the application to pass on.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 from typing import Any
 
 try:
@@ -32,11 +35,13 @@ except ImportError as error:  # pragma: no cover - exercised by hand without the
     ) from error
 
 from user_questions._reading.json_reader import JSONRefused, load_json
-from user_questions.approvals import denial_message
+from user_questions.approvals import allowed_note, denial_message
 from user_questions.asker import Asker
 from user_questions.integrations._asking import all_or_none, decide, timeout_signal
 
 __all__ = ["ask_user_tool", "resolve_interruptions"]
+
+logger = logging.getLogger("user_questions.integrations.openai_agents")
 
 
 def ask_user_tool(asker: Asker, *, question_timeout: float | None = None) -> FunctionTool:
@@ -99,6 +104,8 @@ async def resolve_interruptions(
     for item, decision in zip(items, decisions, strict=True):
         if decision.allowed:
             state.approve(item, always_approve=decision.always)
+            if decision.note is not None:  # approve() has no field for it: never dropped silently
+                logger.warning("%s", allowed_note(decision, _tool_name(item)))
         else:
             state.reject(item, rejection_message=denial_message(decision, _tool_name(item)))
     return state

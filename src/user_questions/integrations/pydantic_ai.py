@@ -9,7 +9,10 @@ Needs the `pydantic-ai` extra (the slim package).
   in `DeferredToolRequests.approvals` (tools declared with `requires_approval=True`, or raising
   `ApprovalRequired`) becomes an approval card, and the person's decisions come back as the
   `DeferredToolResults` to run the agent again with (`ToolApproved`, or `ToolDenied` with the
-  message the model reads). It also fits `HandleDeferredToolCalls` to decide within one run.
+  message the model reads). A note beside an allowed call goes in the results' `metadata` for
+  that call (`{"user-questions": {"note": ...}}`), which the tool reads as
+  `ctx.tool_call_metadata` (Pydantic AI has no field the model reads beside an approval); beside
+  a denial it is in the message. It also fits `HandleDeferredToolCalls` to decide within one run.
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ from user_questions.asker import Asker
 from user_questions.integrations._asking import all_or_none, decide, timeout_signal
 from user_questions.tool_ask_user import DESCRIPTION, PARAMETERS, TOOL_NAME
 
-__all__ = ["approve_deferred", "ask_user_toolset"]
+__all__ = ["METADATA_KEY", "approve_deferred", "ask_user_toolset"]
+
+METADATA_KEY = "user-questions"
+"""Our key in a call's `DeferredToolResults.metadata`: `{"note": ...}` beside an allowed call."""
 
 
 def ask_user_toolset(
@@ -93,4 +99,9 @@ async def approve_deferred(
         else ToolDenied(denial_message(decision, call.tool_name))
         for call, decision in zip(calls, decisions, strict=True)
     }
-    return DeferredToolResults(approvals=approvals)
+    metadata = {
+        call.tool_call_id: {METADATA_KEY: {"note": decision.note}}
+        for call, decision in zip(calls, decisions, strict=True)
+        if decision.allowed and decision.note is not None
+    }
+    return DeferredToolResults(approvals=approvals, metadata=metadata)

@@ -34,7 +34,7 @@ from starlette.types import ASGIApp
 
 from tests.deadlines import within
 from tests.host.conftest import answer, dismissal
-from user_questions.frames import JSONObject
+from user_questions.frames import JSONObject, Receipt
 from user_questions.host.a2a.parts import data_part
 from user_questions.host.app import create_app
 from user_questions.host.config import HostConfig
@@ -100,12 +100,16 @@ class Inbox:
 
     async def answer(self, task_id: str, *items: JSONObject, by: str = "alice") -> None:
         """A person's answer, given in the inbox (as a page gives it)."""
+        receipt = await self.respond(task_id, *items, by=by)
+        assert receipt.accepted, receipt
+
+    async def respond(self, task_id: str, *items: JSONObject, by: str = "alice") -> Receipt:
+        """A person's answer given in the inbox, and the host's receipt for it."""
         record = await self.store.get(task_id)
         assert record is not None
-        receipt = await self.hub.respond(
+        return await self.hub.respond(
             answer(task_id, record.session_id, *items), via=Surface.WEB, by=by
         )
-        assert receipt.accepted, receipt
 
     async def dismiss(self, task_id: str) -> None:
         receipt = await self.hub.respond(dismissal(task_id), via=Surface.WEB, by="alice")

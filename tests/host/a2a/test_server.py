@@ -329,6 +329,55 @@ async def test_an_approval_alone_asks_the_approval_card(inbox: Inbox) -> None:
     assert text == "not today"
 
 
+REPLICAS = {
+    "id": "scale",
+    "question": "How should the service scale?",
+    "schema": {
+        "type": "object",
+        "properties": {
+            "replicas": {"type": "integer", "minimum": 1, "maximum": 10},
+            "canary": {"type": "boolean"},
+        },
+        "required": ["replicas"],
+    },
+}
+
+
+async def test_a_data_part_with_a_form_asks_it_and_the_answer_carries_the_value(
+    inbox: Inbox,
+) -> None:
+    client = await inbox.client()
+    task = await sent_task(client, message(asking([REPLICAS])))
+    record = await inbox.store.get(task.id)
+    assert record is not None
+    assert record.questions[0].schema_ == REPLICAS["schema"]
+    refused = await inbox.respond(
+        task.id, {"id": "scale", "selected": [], "value": {"replicas": 11}}
+    )
+    assert (refused.accepted, refused.reason) == (False, "bad-response")
+    assert "value.replicas: must be at most 10" in str(refused.message)
+    await inbox.answer(
+        task.id,
+        {"id": "scale", "selected": [], "value": {"replicas": 3, "canary": True}, "note": "slowly"},
+    )
+    data, text = answer_of(await get(client, task.id))
+    [item] = data["answers"]
+    assert item["value"] == {"replicas": 3, "canary": True}
+    assert item["note"] == "slowly"
+    assert text == '{"replicas":3,"canary":true} (note: slowly)'
+
+
+async def test_an_approval_allowed_with_changes_carries_the_changed_call(inbox: Inbox) -> None:
+    client = await inbox.client()
+    approval = {"tool": "Bash", "input": {"command": "rm -rf build/"}, "editable": True}
+    task = await sent_task(client, message(data_part({"approval": approval})))
+    changed = {"command": "rm -rf build/tmp"}
+    await inbox.answer(task.id, {"id": "approval", "selected": ["Allow"], "edited": changed})
+    data, text = answer_of(await get(client, task.id))
+    assert data["answers"][0]["edited"] == changed
+    assert text == 'Allow (changed to {"command":"rm -rf build/tmp"})'
+
+
 async def test_the_extended_card_says_whom_the_token_reaches_and_when_it_gives_up(
     inbox: Inbox,
 ) -> None:

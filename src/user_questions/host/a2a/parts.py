@@ -19,9 +19,11 @@ in `MessageContent.others`: the host refuses such a message, `uq a2a watch` show
 
 An answer travels as two parts: a data part `{"answers": [...]}` (the vocabulary's answer, exact)
 and a text part (`answer_text`: the chosen labels or the typed text, one line per question when
-there are several), for a reader that takes text only. The typed values of forms and the edited
-arguments of approvals will travel in the data part as they are, once the vocabulary carries
-them; `answer_text` is then the one place that shows them (docs/integrations/a2a.md).
+there are several), for a reader that takes text only. A form's `value`, an approval's `edited`
+call and a `note` travel in the data part as they are, and the text shows them too (the value and
+the changed call as compact JSON, the note as typed), so a reader of text loses none of them.
+A data part holds numbers as protobuf doubles: an integer of a form's value reads back as `30.0`
+from the data part (its text shows `30`).
 """
 
 from __future__ import annotations
@@ -38,9 +40,9 @@ from user_questions._reading.wire import parse_wire
 from user_questions.approvals import approval_question
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, Origin
+from user_questions.presentation import answer_item_text
 from user_questions.types import (
     AskUserQuestionAnswer,
-    AskUserQuestionAnswerItem,
     AskUserQuestionItem,
     WireModel,
 )
@@ -159,7 +161,7 @@ def content_of(message: Message) -> MessageContent:
 def answer_text(questions: Sequence[AskUserQuestionItem], answer: AskUserQuestionAnswer) -> str:
     """The answer as plain text: the chosen labels (comma-separated) or the typed text; with
     several questions, one `header or question: answer` line each."""
-    values = [_item_text(item) for item in answer.answers]
+    values = [answer_item_text(item, skipped=SKIPPED_TEXT) for item in answer.answers]
     if len(values) == 1:
         return values[0]
     by_id = {question.id: question for question in questions}
@@ -214,11 +216,6 @@ def _with_text(questions: list[AskUserQuestionItem], text: str) -> list[AskUserQ
     first = questions[0]
     detail = text.strip() if first.detail is None else f"{text.strip()}\n\n{first.detail}"
     return [first.model_copy(update={"detail": detail}), *questions[1:]]
-
-
-def _item_text(item: AskUserQuestionAnswerItem) -> str:
-    chosen = [*item.selected, *([] if item.custom is None else [item.custom])]
-    return ", ".join(chosen) if chosen else SKIPPED_TEXT
 
 
 def _described(part: Part, kind: str | None) -> str:

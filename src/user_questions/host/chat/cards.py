@@ -22,6 +22,7 @@ from user_questions.outcomes import Outcome
 from user_questions.presentation import (
     AnswerDraft,
     answer_from_drafts,
+    answer_item_text,
     parse_recommended_label,
     plan_review_of,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "DISMISS",
     "DONE",
     "FEEDBACK",
+    "FORM_ON_PAGE",
     "OTHER",
     "SEND",
     "START_OVER",
@@ -58,6 +60,8 @@ FEEDBACK = "Give feedback…"
 SEND = "Send"
 START_OVER = "Start over"
 DISMISS = "Dismiss"
+FORM_ON_PAGE = "This question is a form: fill it in on the page."
+"""What a chat card says of a form question (a chat has no form fields to type a value into)."""
 _HOW = {
     Outcome.ANSWERED: "Answered",
     Outcome.DISMISSED: "Dismissed",
@@ -174,6 +178,9 @@ def card_of(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Card:
         mark = ("☑ " if picked else "☐ ") if question.multi_select else ""
         buttons.append([Button(mark + option.label, f"p{index}.{number}")])
     review = plan_review_of(questions) is not None
+    if question.schema_ is not None:
+        detail = "\n\n".join(filter(None, [question.detail, FORM_ON_PAGE]))
+        return Card(question.header, question.question, detail, [], [[Button(DISMISS, "x")]])
     last = [Button(FEEDBACK if review else OTHER, f"o{index}"), Button(DISMISS, "x")]
     if question.multi_select:
         buttons.append([Button(DONE, f"t{index}")])
@@ -274,8 +281,8 @@ def ended_rows(record: StoredQuestion) -> list[tuple[str, str | None]]:
     rows = []
     for question in record.questions:
         item = answers.get(question.id)
-        chosen = [] if item is None else [*item.selected, *filter(None, [item.custom])]
-        rows.append((cut(question.question, 500), cut(", ".join(chosen), 1000) or None))
+        said = "" if item is None else answer_item_text(item)
+        rows.append((cut(question.question, 500), cut(said, 1000) or None))
     return rows
 
 
