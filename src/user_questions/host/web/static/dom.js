@@ -5,6 +5,8 @@
 // markdown-it with raw HTML disabled), and even that passes through trustedFragment(), which
 // drops anything active: the CSP already forbids inline script, this is a second lock.
 
+import { language, t } from "./i18n.js";
+
 /**
  * Create an element. `props` keys: "class", "text" (textContent), "on<event>" (listener), and
  * any attribute (true sets it empty; false, null and undefined leave it out). Children may be
@@ -70,7 +72,7 @@ export function button(text, className, onclick, props = {}) {
   return h("button", { type: "button", class: className, text, onclick, ...props });
 }
 
-const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+const RELATIVE = new Intl.RelativeTimeFormat(language(), { numeric: "auto" });
 const STEPS = [
   [60, "second"],
   [60, "minute"],
@@ -80,10 +82,13 @@ const STEPS = [
 
 /** What a page says when the host stops accepting its token (a 401). */
 export const TOKEN_REFUSED =
-  "The host no longer accepts this page's token: open the link printed by uq serve.";
+  t("The host no longer accepts this page's token: open the link printed by uq serve.");
 
 /** An instant as the pages write it in full: "Dec 3, 2026, 11:20 AM". */
-export const WHEN = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+export const WHEN = new Intl.DateTimeFormat(language(), {
+  dateStyle: "medium",
+  timeStyle: "short",
+});
 
 /** "just now", "3 minutes ago", "yesterday": how long ago an ISO 8601 instant was. */
 export function timeAgo(iso, now = Date.now()) {

@@ -16,6 +16,7 @@
 // The tab's own notifications stop meanwhile: the pushes say the same. Turning them off
 // unsubscribes and removes the registration.
 
+import { t } from "./i18n.js";
 import { preview } from "./dom.js";
 
 const STORAGE_KEY = "uq.notify";
@@ -25,15 +26,15 @@ const LISTED = 3;
 const PUSH_STORE = "uq-push";
 const PUSH_KEY = "subscription";
 const TEXT = {
-  blocked: "Notifications blocked",
-  on: "Notifications on",
-  off: "Notify me",
-  blockedTitle: "This browser blocks notifications from this page: allow them in the site settings.",
+  blocked: t("Notifications blocked"),
+  on: t("Notifications on"),
+  off: t("Notify me"),
+  blockedTitle: t("This browser blocks notifications from this page: allow them in the site settings."),
   onTitle:
-    "A notification announces each question that arrives while this tab is hidden. Click to turn them off.",
+    t("A notification announces each question that arrives while this tab is hidden. Click to turn them off."),
   pushTitle:
-    "This browser shows each question as a notification, even with no tab open, and can answer from it. Click to turn them off.",
-  offTitle: "Show a desktop notification when a question arrives while this tab is hidden.",
+    t("This browser shows each question as a notification, even with no tab open, and can answer from it. Click to turn them off."),
+  offTitle: t("Show a desktop notification when a question arrives while this tab is hidden."),
   oneTitle: "Question from {session}",
   manyTitle: "{count} questions are waiting",
   more: "and {count} more",

@@ -5,6 +5,7 @@
 // requests cost the page the same few dozen elements. A row is a button that opens the request's
 // card (app.js). The filter lists the sessions with requests waiting, with their counts.
 
+import { t } from "./i18n.js";
 import { h, timeAgo } from "./dom.js";
 
 /** Rows built beyond each edge of the box, so that scrolling shows no gap. */
@@ -167,7 +168,7 @@ export class QueueView {
     this.#sessionsKey = key;
     const select = this.#view.filter;
     select.replaceChildren(
-      h("option", { value: ALL, text: `All sessions (${total})` }),
+      h("option", { value: ALL, text: t("All sessions ({count})", { count: total }) }),
       ...offered.map(([session, count]) =>
         h("option", { value: session, text: `${session} (${count})` }),
       ),
