@@ -152,7 +152,7 @@ class PromptSurface:
         from rich.table import Table  # after the prompt: not on the way to drawing it
 
         words = describe(view, result)
-        mark, style = ("–", "dim") if words.startswith("skipped") else ("✔", "green")
+        mark, style = ("–", "dim") if words.startswith(_("skipped")) else ("✔", "green")
         record = Table.grid()  # a long answer wraps under its own first word
         record.add_column(no_wrap=True)
         record.add_column()
