@@ -83,10 +83,13 @@ def _flags(message: str | tuple[str, str]) -> tuple[str, ...]:
 
 
 def serialized(catalog: Catalog) -> bytes:
-    """A catalog as its file, without the dates that would change on every run."""
+    """A catalog as its file, without what would change when nothing a translator reads did:
+    the dates, and the line numbers of the places a message is used (its files are kept)."""
     out = io.BytesIO()
     catalog.creation_date = catalog.revision_date = FIXED_DATE
-    write_po(out, catalog, width=100, sort_output=True, omit_header=False, ignore_obsolete=True)
+    write_po(
+        out, catalog, width=100, sort_output=True, ignore_obsolete=True, include_lineno=False
+    )
     return out.getvalue()
 
 

@@ -66,6 +66,7 @@ MESSAGE_MARK = re.compile(r"\{\{(.+?)\}\}")
 (the id may hold inline markup such as `<kbd>`, which its translations keep)."""
 _HTML_LANG = '<html lang="en">'
 _HEAD_END = "</head>"
+_WORKER_MESSAGES = "const MESSAGES = {};"
 
 
 async def inbox_page(request: Request) -> Response:
@@ -117,8 +118,12 @@ async def manifest(request: Request) -> Response:
 
 async def service_worker(request: Request) -> Response:
     """`GET /sw.js`: the service worker, served beside `/` so that its scope is the whole host;
-    never cached by HTTP, so a new version reaches the browser at once."""
-    return _file("sw.js", "text/javascript", {"cache-control": "no-cache"})
+    never cached by HTTP, so a new version reaches the browser at once; its notifications' words
+    in the language the browser asks for (`Accept-Language`), filled into its `MESSAGES`."""
+    catalog = _catalog_json(_language_of(request))
+    body = _source("sw.js").replace(_WORKER_MESSAGES, f"const MESSAGES = {catalog};", 1)
+    headers = {"cache-control": "no-cache", "vary": "Accept-Language"}
+    return Response(body, media_type="text/javascript", headers=headers)
 
 
 def static_files() -> ASGIApp:
@@ -136,16 +141,13 @@ def _html(request: Request, name: str) -> Response:
     """A page in the language the browser asks for (`Accept-Language`), with the cookie that
     carries the token the request presented, when the host accepts it and it may answer (the
     shell is served to anyone; only a real token that can open the page becomes a cookie)."""
-    path = STATIC_DIR / name
-    if not path.is_file():
-        raise _page_missing(path)
-    language = from_accept_language(request.headers.get("accept-language"))
+    language = _language_of(request)
     headers = {
         **_NOT_CACHED,
         "content-language": html_tag(language),
         "vary": "Accept-Language",
     }
-    body = page_text(path.read_text(encoding="utf-8"), language)
+    body = page_text(_source(name), language)
     response = Response(body, media_type="text/html", headers=headers)
     token = token_of(request.scope)
     identity = identity_of(request.scope)
@@ -161,10 +163,26 @@ def page_text(source: str, language: str) -> str:
     with speaking(language):
         text = MESSAGE_MARK.sub(lambda mark: gettext(mark.group(1)), source)
     text = text.replace(_HTML_LANG, f'<html lang="{html.escape(html_tag(language))}">', 1)
-    catalog = json.dumps(messages_of(language), ensure_ascii=False, sort_keys=True)
-    embedded = catalog.replace("<", "\\u003c")
+    embedded = _catalog_json(language)
     script = f'<script type="application/json" id="uq-messages">{embedded}</script>\n  '
     return text.replace(_HEAD_END, script + _HEAD_END, 1)
+
+
+def _language_of(request: Request) -> str:
+    return from_accept_language(request.headers.get("accept-language"))
+
+
+def _catalog_json(language: str) -> str:
+    """A language's messages as a JS object literal, safe inside `<script>` (no `</`)."""
+    catalog = json.dumps(messages_of(language), ensure_ascii=False, sort_keys=True)
+    return catalog.replace("<", "\\u003c")
+
+
+def _source(name: str) -> str:
+    path = STATIC_DIR / name
+    if not path.is_file():
+        raise _page_missing(path)
+    return path.read_text(encoding="utf-8")
 
 
 def _cookie(request: Request, token: str) -> str:

@@ -58,7 +58,7 @@ export class Card {
     this.confirmButton = button(t("Dismiss"), "danger", () => this.dismiss());
     this.confirmBar = h(
       "div",
-      { class: "confirm", role: "group", "aria-label": "Confirm dismissal", hidden: true },
+      { class: "confirm", role: "group", "aria-label": t("Confirm dismissal"), hidden: true },
       h("p", { text: t("Dismiss this request? The agent is told that you cancelled it.") }),
       h(
         "div",
@@ -70,10 +70,10 @@ export class Card {
     this.meta = h(
       "header",
       { class: "card-meta" },
-      h("span", { class: "session", title: "session", text: this.sessionId }),
+      h("span", { class: "session", title: t("session"), text: this.sessionId }),
       this.time,
       this.origin
-        ? h("span", { class: "origin", title: `asked from ${this.origin}`, text: this.origin })
+        ? h("span", { class: "origin", title: t("asked from {origin}", { origin: this.origin }), text: this.origin })
         : null,
     );
     this.body = h("div", { class: "card-body" });

@@ -1,7 +1,8 @@
 // The page's words in the reader's language. The host serves each page in the language of the
 // browser's Accept-Language (its <html lang> says which) with that language's catalog embedded
 // as JSON (#uq-messages): the same gettext catalog the Python side reads, so a message id is
-// written once, in English, here as t("..."), and scripts/messages.py extracts it for translators.
+// written once, in English, as the argument of t or tn, and scripts/messages.py extracts it for
+// translators.
 
 const messages = readCatalog();
 

@@ -29,7 +29,7 @@ export function noteField(draft, changed) {
     "details",
     { class: "note", open: (draft.note ?? "").trim() !== "" },
     h("summary", { text: t("Add a note") }),
-    h("label", { for: id, class: "free-label", text: "Note (sent beside your answer)" }),
+    h("label", { for: id, class: "free-label", text: t("Note (sent beside your answer)") }),
     area,
   );
   box.addEventListener("toggle", () => {

@@ -55,7 +55,7 @@ export class PlanCard extends Card {
       h(
         "div",
         { class: "free" },
-        h("label", { for: feedbackId, class: "free-label", text: "Feedback (optional)" }),
+        h("label", { for: feedbackId, class: "free-label", text: t("Feedback (optional)") }),
         this.feedback,
         h("span", {
           class: "hint",

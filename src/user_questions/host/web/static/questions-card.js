@@ -87,7 +87,7 @@ export class QuestionsCard extends Card {
     this.nextButton = button(t("Next"), "primary", () => this.next());
     this.skipButton = button(t("Skip"), "quiet", () => this.skip());
     this.dismissButton = button(t("Dismiss"), "quiet dismiss", () => this.dismiss(), {
-      title: "Dismiss the whole request (Esc)",
+      title: t("Dismiss the whole request (Esc)"),
     });
     this.actions.append(this.backButton, this.nextButton, this.skipButton, this.dismissButton);
     this.approval = editableApproval(frame, this.questions);
@@ -122,7 +122,7 @@ export class QuestionsCard extends Card {
       { class: "question" },
       question.header ? h("span", { class: "chip", text: question.header }) : null,
       h("span", { class: "question-text", id: this.titleId, text: question.question }),
-      multi ? h("span", { class: "hint", text: "Choose any that apply." }) : null,
+      multi ? h("span", { class: "hint", text: t("Choose any that apply.") }) : null,
     );
     const fieldset = h("fieldset", { class: "question-set" }, legend);
     if (question.detail != null) {
@@ -179,14 +179,14 @@ export class QuestionsCard extends Card {
           "span",
           { class: "option-label" },
           display,
-          recommended ? h("span", { class: "badge", text: "Recommended" }) : null,
+          recommended ? h("span", { class: "badge", text: t("Recommended") }) : null,
         ),
         option.description ? h("span", { class: "option-desc", text: option.description }) : null,
         option.rule
           ? h(
               "span",
               { class: "option-rule" },
-              "Makes the rule ",
+              t("Makes the rule:") + " ",
               h("code", { class: "rule-text", text: option.rule }),
             )
           : null,
@@ -216,7 +216,7 @@ export class QuestionsCard extends Card {
         { class: "other-choice" },
         toggle,
         keyHint(index),
-        h("span", { class: "option-label", text: "Other" }),
+        h("span", { class: "option-label", text: t("Other") }),
       ),
       text,
     );
@@ -237,9 +237,9 @@ export class QuestionsCard extends Card {
     return h(
       "div",
       { class: "free" },
-      h("label", { for: id, class: "free-label", text: "Your answer" }),
+      h("label", { for: id, class: "free-label", text: t("Your answer") }),
       area,
-      h("span", { class: "hint", id: `${id}-hint`, text: "Enter sends, Shift+Enter adds a line" }),
+      h("span", { class: "hint", id: `${id}-hint`, text: t("Enter sends, Shift+Enter adds a line") }),
     );
   }
 
