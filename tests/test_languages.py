@@ -134,7 +134,7 @@ def test_translations_keep_the_placeholders_and_the_markup_of_their_id() -> None
 #   value outside <script>, <style> and <title> (the product's name, `user-questions`, is a name);
 # - in the pages' modules, a string literal given as an element's `text`, `title`, `placeholder`
 #   or `aria-label`, as a `button(...)`'s label, to `setStatus(...)`/`showError(...)`, or assigned
-#   to `textContent`;
+#   to `textContent` (each literal of the assigned expression);
 # - in the terminal's modules, a string constant holding two English words apart, except
 #   docstrings, `__all__`, `__repr__`, prompt_toolkit and rich style names (`class:hint`, `bold
 #   cyan`), and the messages of exceptions (errors are stable English for agents and logs, with
@@ -148,8 +148,9 @@ NOT_YET_TRANSLATED: set[str] = set()
 VISIBLE_JS = re.compile(
     r"""(?:\b(?:text|title|placeholder)|"aria-label")\s*:\s*(?P<a>"[^"]*"|`[^`]*`)"""
     r"""|\b(?:button|setStatus|showError)\(\s*(?P<b>"[^"]*"|`[^`]*`)"""
-    r"""|\.textContent\s*=\s*(?P<c>"[^"]*"|`[^`]*`)"""
+    r"""|\.textContent\s*=\s*(?P<c>[^;]*)"""
 )
+_LITERAL = re.compile(r'"[^"]*"|`[^`]*`')
 _INTERPOLATION = re.compile(r"\$\{[^}]*\}")
 
 
@@ -157,9 +158,10 @@ def _english_in_js(source: str) -> list[str]:
     """The visible literals with a word in them (what `${...}` fills in is not the literal's)."""
     found = []
     for match in VISIBLE_JS.finditer(source):
-        literal = next(group for group in match.groups() if group is not None)
-        if re.search("[A-Za-z]{2,}", _INTERPOLATION.sub("", literal)):
-            found.append(literal)
+        visible = next(group for group in match.groups() if group is not None)
+        for literal in _LITERAL.findall(re.sub(r"\bt(?:n)?\((?:[^()]|\([^()]*\))*\)", "", visible)):
+            if re.search("[A-Za-z]{2,}", _INTERPOLATION.sub("", literal)):
+                found.append(literal)
     return found
 
 
@@ -212,9 +214,9 @@ def test_every_message_the_modules_ask_for_is_in_the_catalog() -> None:
 def test_the_js_scan_finds_english_left_outside_the_catalog() -> None:
     source = (
         'h("p", { text: "Hello" }); button(t("Keep"), "quiet"); x.textContent = `Hi ${name}`;'
-        ' h("span", { text: `+${more}` });'
+        ' h("span", { text: `+${more}` }); y.textContent = n ? `asked ${n}` : t("Never");'
     )
-    assert _english_in_js(source) == ['"Hello"', "`Hi ${name}`"]
+    assert _english_in_js(source) == ['"Hello"', "`Hi ${name}`", "`asked ${n}`"]
 
 
 STYLE_WORDS = {"ansicyan", "ansigreen", "bold", "reverse", "cyan", "dim", "green"}

@@ -100,7 +100,7 @@ export class Card {
 
   refreshTime(now = Date.now()) {
     const ago = this.askedAt ? timeAgo(this.askedAt, now) : "";
-    this.time.textContent = ago ? `asked ${ago}` : "";
+    this.time.textContent = ago ? t("asked {when}", { when: ago }) : "";
   }
 
   /** The markdown detail of a question, as the host rendered it. */

@@ -96,7 +96,7 @@ export class PlanCard extends Card {
     const decline = label === undefined ? null : parseRecommendedLabel(label)[0];
     const withFeedback = this.feedbackText !== "";
     if (decline === null) this.declineButton.textContent = t("Send feedback");
-    else this.declineButton.textContent = withFeedback ? `${decline}, with feedback` : decline;
+    else this.declineButton.textContent = withFeedback ? t("{label}, with feedback", { label: decline }) : decline;
     this.declineButton.disabled = busy || (decline === null && !withFeedback);
     this.approveButton.disabled = busy;
     this.chatButton.disabled = busy;
