@@ -19,8 +19,8 @@ import copy
 import io
 import re
 import sys
-from datetime import UTC, datetime
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
@@ -87,9 +87,7 @@ def serialized(catalog: Catalog) -> bytes:
     the dates, and the line numbers of the places a message is used (its files are kept)."""
     out = io.BytesIO()
     catalog.creation_date = catalog.revision_date = FIXED_DATE
-    write_po(
-        out, catalog, width=100, sort_output=True, ignore_obsolete=True, include_lineno=False
-    )
+    write_po(out, catalog, width=100, sort_output=True, ignore_obsolete=True, include_lineno=False)
     return out.getvalue()
 
 
@@ -171,7 +169,9 @@ def problems() -> list[str]:
                 found.append(f"{_relative(po)} marks {message.id!r} fuzzy")
         mo = po.with_suffix(".mo")
         if not mo.is_file() or mo.read_bytes() != mo_bytes(po):
-            found.append(f"{_relative(mo)} does not match its .po: run `scripts/messages.py compile`")
+            found.append(
+                f"{_relative(mo)} does not match its .po: run `scripts/messages.py compile`"
+            )
     return found
 
 

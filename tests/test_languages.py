@@ -32,7 +32,8 @@ PROVIDERS = ROOT / "src" / "user_questions" / "providers"
 
 def _messages_script() -> ModuleType:
     spec = importlib.util.spec_from_file_location("messages", ROOT / "scripts" / "messages.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -228,18 +229,25 @@ def _english_in_python(source: str) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             skipped.add(id(node.value))  # docstrings, and the strings that document a name
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_":
-            skipped.update(id(each) for each in ast.walk(node))
-        elif isinstance(node, ast.FunctionDef) and node.name == "__repr__":
-            skipped.update(id(each) for each in ast.walk(node))
-        elif isinstance(node, ast.Raise | ast.Assign) and (
-            isinstance(node, ast.Raise)
-            or any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+        elif (
+            (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_")
+            or (isinstance(node, ast.FunctionDef) and node.name == "__repr__")
+            or (
+                isinstance(node, ast.Raise | ast.Assign)
+                and (
+                    isinstance(node, ast.Raise)
+                    or any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+                )
+            )
         ):
             skipped.update(id(each) for each in ast.walk(node))
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skipped:
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in skipped
+        ):
             words = re.findall(r"[A-Za-z]{2,}", node.value)
             styled = node.value.startswith("class:") or set(words) <= STYLE_WORDS
             if re.search(r"[A-Za-z]{2,}\s+[A-Za-z]{2,}", node.value) and not styled:

@@ -92,7 +92,9 @@ def question(language: Language) -> dict[str, Any]:
 
 @pytest.mark.parametrize("language", LANGUAGES, ids=[language.tag for language in LANGUAGES])
 @pytest.mark.parametrize(
-    "viewport", [{"width": 1000, "height": 900}, {"width": 375, "height": 740}], ids=["desktop", "phone"]
+    "viewport",
+    [{"width": 1000, "height": 900}, {"width": 375, "height": 740}],
+    ids=["desktop", "phone"],
 )
 def test_the_inbox_a_card_the_history_and_the_rules_speak_the_browsers_language(
     open_inbox: OpenInbox,
