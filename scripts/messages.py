@@ -8,7 +8,8 @@
 
 Needs Babel (the `dev` extra); the installed package reads the committed `.mo` files with the
 standard library alone. Message ids come from one source, the code that shows them:
-- Python: `_("...")`, `gettext("...")`, `ngettext("...", "...", n)` of `user_questions._languages`;
+- Python: `_("...")`, `gettext("...")`, `ngettext("...", "...", n)` of `user_questions._languages`,
+  and `N_("...")` for a constant translated where it is shown;
 - the pages' modules: `t("...")` and `tn("...", "...", n)` of `static/i18n.js`;
 - the pages' HTML: `{{...}}` (`host/web/pages.py` fills them in when it serves a page).
 """
@@ -37,7 +38,7 @@ LANGUAGES = ("ko", "zh_Hans", "ja")
 """The translated languages (English is the message ids themselves, with its own catalog for
 its plural forms)."""
 ALL_LANGUAGES = ("en", *LANGUAGES)
-PYTHON_KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2)}
+PYTHON_KEYWORDS = {"_": None, "N_": None, "gettext": None, "ngettext": (1, 2)}
 JS_KEYWORDS = {"t": None, "tn": (1, 2)}
 FIXED_DATE = datetime(2026, 1, 1, tzinfo=UTC)
 """The date every catalog file says, so that a file changes only when its messages do."""

@@ -5,6 +5,7 @@ finds out which language its person reads (docs/translating.md)."""
 from __future__ import annotations
 
 from user_questions._languages.catalogs import (
+    N_,
     current_language,
     gettext,
     messages_of,
@@ -24,6 +25,7 @@ from user_questions._languages.tags import (
 __all__ = [
     "DEFAULT_LANGUAGE",
     "LANGUAGES",
+    "N_",
     "current_language",
     "from_accept_language",
     "from_environment",

@@ -21,6 +21,7 @@ from user_questions._languages.tags import DEFAULT_LANGUAGE, LANGUAGES, from_env
 
 __all__ = [
     "LOCALES_DIR",
+    "N_",
     "current_language",
     "gettext",
     "messages_of",
@@ -62,6 +63,12 @@ def speaking(language: str | None) -> Iterator[None]:
         yield
     finally:
         _speaking.reset(reset)
+
+
+def N_(message: str) -> str:
+    """`message` itself, marked for the catalog: a constant written here is translated where it
+    is shown, with `gettext(CONSTANT)`."""
+    return message
 
 
 def gettext(message: str) -> str:

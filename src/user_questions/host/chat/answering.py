@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 
 import anyio
 
+from user_questions._languages import speaking
 from user_questions.frames import AnswerResult, AnswerValue, ClientResponse, ErrorResult
 from user_questions.host.chat.cards import (
     Answered,
@@ -117,6 +118,16 @@ class Answering:
         identity = self.tokens.named(person)
         return identity is not None and may_answer(identity) and sees(identity, record)
 
+    def language_of(self, person: str) -> str | None:
+        """`person`'s own language (`uq token add --lang`), or `None`: the host's."""
+        identity = self.tokens.named(person)
+        return None if identity is None else identity.lang
+
+    async def language_in(self, chat: str) -> str | None:
+        """The language of the person paired in `chat` (`None`: the host's)."""
+        pairing = next((p for p in await self.pairings() if p.chat == chat), None)
+        return None if pairing is None else self.language_of(pairing.person)
+
     async def pairings(self) -> list[ChatPairing]:
         return [p for p in await self.store.pairings() if p.service == self.service]
 
@@ -151,13 +162,15 @@ class Answering:
         self, record: StoredQuestion, post: Post, pairings: list[ChatPairing] | None = None
     ) -> None:
         """Send `record` with `post` to each of `pairings` (all of the service's by default)
-        that is among its `recipients`. Each message is kept, with a fresh reference, before
-        it is posted (a tap on it may come at once), then with the id `post` returns."""
+        that is among its `recipients`, in the language of its person. Each message is kept,
+        with a fresh reference, before it is posted (a tap on it may come at once), then with
+        the id `post` returns."""
         for pairing in await self.recipients(record, pairings):
             ref = secrets.token_urlsafe(12)  # 96 bits: no other message's buttons carry it
             kept = ChatMessage(ref, record.rpc_id, self.service, pairing.chat, "")
             await self.store.add_chat_message(kept)
-            sent = await post(kept, card_of(record.questions, Draft()))
+            with speaking(self.language_of(pairing.person)):
+                sent = await post(kept, card_of(record.questions, Draft()))
             await self.store.add_chat_message(replace(kept, message=sent))
 
     async def sent_messages(self, record: StoredQuestion) -> list[ChatMessage]:

@@ -492,6 +492,7 @@ class Tokens(AsyncLifetime):
                 token.remind,
                 token.max_pending,
                 token.rate,
+                token.lang,
             )
             for token in tokens
             if token.active
