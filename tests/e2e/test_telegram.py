@@ -74,13 +74,19 @@ def host(fake: FakeBotApi, tmp_path: Path) -> Iterator[HostProcess]:
         yield host
 
 
-def pair(fake: FakeBotApi, db: Path | str, person: str = "owner", user: int = OWNER_USER) -> None:
+def pair(
+    fake: FakeBotApi,
+    db: Path | str,
+    person: str = "owner",
+    user: int = OWNER_USER,
+    said: str = "Paired",
+) -> None:
     made = uq("chat", "pair", "telegram", person, "--store", str(db))
     assert made.returncode == 0, made.stderr
     code, link = made.stdout.split()
     assert link == f"https://t.me/{USERNAME}?start={code}"
     fake.send(user, f"/start {code}")
-    fake.wait(lambda: any("Paired" in m.shown for m in fake.messages_in(user)))
+    fake.wait(lambda: any(said in m.shown for m in fake.messages_in(user)))
 
 
 def request_message(fake: FakeBotApi, user: int = OWNER_USER, count: int = 1) -> Message:
@@ -386,7 +392,13 @@ def test_a_person_whose_language_is_japanese_gets_the_card_and_its_ending_in_jap
 ) -> None:
     made = uq("token", "add", "hanako", "--lang", "ja", "--store", str(tmp_path / "host.db"))
     assert made.returncode == 0, made.stderr
-    pair(fake, tmp_path / "host.db", "hanako", ALICE)
+    pair(
+        fake,
+        tmp_path / "host.db",
+        "hanako",
+        ALICE,
+        said="ペアリングしました：ここでは hanako として回答します。",
+    )
     ask = Ask(host.asker_url, [{**PICK, "multiSelect": True}])
     message = request_message(fake, ALICE)
     assert [b["text"] for b in message.buttons] == [

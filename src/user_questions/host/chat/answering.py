@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 import anyio
 
-from user_questions._languages import speaking
+from user_questions._languages import N_, gettext, speaking
 from user_questions.frames import AnswerResult, AnswerValue, ClientResponse, ErrorResult
 from user_questions.host.chat.cards import (
     Answered,
@@ -55,11 +55,12 @@ __all__ = [
 
 logger = logging.getLogger("user_questions.host.chat")
 
-REFUSAL = "You are not paired to answer this question."
+# What a presser is told: message ids, said in the language spoken where they are used.
+REFUSAL = N_("You are not paired to answer this question.")
 QUEUE = 1000
 """Requests waiting to be sent or edited; more are dropped with a log line."""
-SENT = "Sent."
-NOT_CURRENT = "This button is no longer current."
+SENT = N_("Sent.")
+NOT_CURRENT = N_("This button is no longer current.")
 RELEASE_SECONDS = 2.0
 """How long a stopping host tries to release its bot's lease (renewed for 0 s: expired)."""
 
@@ -198,7 +199,7 @@ class Answering:
         """Give the answer or the dismissal `step` as the tap's person; what to tell them."""
         identity = self.tokens.named(tap.pairing.person)
         if identity is None:
-            return REFUSAL
+            return gettext(REFUSAL)
         result: AnswerResult | ErrorResult
         if isinstance(step, Answered):
             result = AnswerResult(ok=True, value=AnswerValue(answer=step.answer))
@@ -211,16 +212,16 @@ class Answering:
             sees=viewer(identity),
         )
         if receipt.accepted:
-            return SENT
+            return gettext(SENT)
         known = await self.store.get(tap.record.rpc_id)
-        return SENT if known is None or known.pending else too_late(known)
+        return gettext(SENT) if known is None or known.pending else too_late(known)
 
     async def press(self, user: str, chat: str, ref: str, action: str) -> Reaction:
         """What the press of `user` in `chat` on the button `action` of the message `ref` does,
         done: the draft kept, or the answer given."""
         tap = await self.tap(user, chat, ref)
         if tap is None:
-            return Reaction(None, REFUSAL)
+            return Reaction(None, gettext(REFUSAL))
         if not tap.record.pending:
             return Reaction(tap, too_late(tap.record), settled=tap.record)
         draft = Draft.from_json(tap.message.draft)
@@ -235,7 +236,7 @@ class Answering:
 
     async def _advance(self, tap: Tap, draft: Draft, step: Step) -> Reaction:
         if step is None:
-            return Reaction(tap, NOT_CURRENT)
+            return Reaction(tap, gettext(NOT_CURRENT))
         if isinstance(step, Answered | Dismissed):
             return Reaction(tap, await self.respond(tap, step), alert=False)
         await self.store.set_chat_draft(tap.message.ref, draft.to_json())
@@ -251,15 +252,16 @@ class Answering:
         if check_code(code) is not None:
             person = await self.store.redeem_pair_code(self.service, code)
         if person is None:
-            await say(
-                "This code is unknown or expired; make a new one with "
-                f"uq chat pair {self.service} NAME."
+            unknown = gettext(
+                "This code is unknown or expired; make a new one with uq chat pair {service} NAME."
             )
+            await say(unknown.format(service=self.service))
             return
         pairing = ChatPairing(self.service, user, chat, person, datetime.now(UTC))
         await self.store.pair(pairing)
         logger.info("%s: user %s is paired as %s", self.service, user, person)
-        await say(f"Paired: you answer here as {person}.")
+        with speaking(self.language_of(person)):
+            await say(gettext("Paired: you answer here as {person}.").format(person=person))
         for record in await self.store.pending():
             await self.send(record, post, [pairing])
 

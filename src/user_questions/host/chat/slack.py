@@ -326,7 +326,7 @@ class _SlackBot:
         text = str(view["state"]["values"]["answer"]["text"].get("value") or "")
         tap = await self.room.tap(user, channel, ref)
         if tap is None:
-            await self._tell(channel, user, REFUSAL)
+            await self._tell(channel, user, gettext(REFUSAL))
             return
         await self._react(await self.room.typed(tap, text), user, channel, None, None)
 
@@ -360,5 +360,5 @@ class _SlackBot:
             apart = await self._post_detail(message.chat, card) if detail_apart(card) else 0
             blocks = card_blocks(message.ref, card, apart=apart)
             await self._update(message, cut(escape(card.question), 3000), blocks)
-        if reaction.told and reaction.told != SENT:
+        if reaction.told and reaction.told != gettext(SENT):
             await self._tell(channel, user, reaction.told)
