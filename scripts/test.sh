@@ -15,6 +15,8 @@ unset PYTHONDONTWRITEBYTECODE
 
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# CJK glyphs for the pages' screenshots in Korean, Chinese and Japanese (tests/host/web).
+fc-list :lang=ja 2>/dev/null | grep -q . || missing+=(fonts-noto-cjk)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 command -v cc >/dev/null 2>&1 || missing+=(gcc)

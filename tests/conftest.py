@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,9 @@ from tests.standin import StandIn
 from user_questions import AgentRegistry, Context, ToolRegistry, UserQuestionService
 
 profiles.register()  # before the hypothesis plugin loads one (`--hypothesis-profile long`)
+# The product speaks the language of its environment (UQ_LANG, LC_ALL, LC_MESSAGES, LANG): the
+# tests read its English whatever the machine's locale, and those of another language set their own.
+os.environ["UQ_LANG"] = "en"
 
 
 MARKED_FOLDERS: dict[str, tuple[str, ...]] = {

@@ -18,6 +18,7 @@ LEVELS: dict[str, int] = {
     "limits": 0,
     "_version": 0,
     "_lifecycle": 0,
+    "_languages": 0,
     "errors": 1,
     "_reading": 1,
     "_hooks": 1,
@@ -70,6 +71,7 @@ HOST_LEVELS: dict[str, int] = {
 # package; `__init__` is the room's package module itself.
 ROOM_LEVELS: dict[str, dict[str, int]] = {
     "_lifecycle": {"__init__": 0, "disposer": 0, "lifetime": 0, "listeners": 1},
+    "_languages": {"tags": 0, "catalogs": 1, "__init__": 2},
     "_reading": {
         "__init__": 0,
         "text": 0,

@@ -285,3 +285,26 @@ def test_the_old_flag_is_not_shown_in_the_help(capsys: pytest.CaptureFixture[str
     _, out, _ = uq(capsys, "token", "add", "--help")
     assert "--store" in out
     assert "--db" not in out
+
+
+def test_a_persons_language_is_kept_listed_changed_and_checked(
+    capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UQ_STORE", db)
+    status, _, _ = uq(capsys, "token", "add", "alice", "--lang", "ko")
+    assert status in (None, 0)
+    assert tokens(db)[0].lang == "ko"
+    _, out, _ = uq(capsys, "token", "list")
+    assert "person (ko)" in out.splitlines()[1]
+    _, out, _ = uq(capsys, "token", "list", "--json")
+    assert json.loads(out)["lang"] == "ko"
+    status, _, err = uq(capsys, "token", "change", "alice", "--lang", "zh-CN")
+    assert (status, err) == (None, "alice is now: person (zh_Hans)\n")
+    uq(capsys, "token", "change", "alice", "--lang", "none")
+    assert tokens(db)[0].lang is None
+    status, out, err = uq(capsys, "token", "change", "alice", "--lang", "fr")
+    assert (status, out) == (2, "")
+    assert 'the language "fr" has no catalog; use one of en, ko, zh_Hans, ja' in err
+    status, _, _ = uq(capsys, "token", "add", "bob", "--lang", "klingon")
+    assert status == 2
+    assert [token.name for token in tokens(db)] == ["alice"]

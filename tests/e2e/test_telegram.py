@@ -77,13 +77,19 @@ def host(fake: FakeBotApi, tmp_path: Path) -> Iterator[HostProcess]:
         yield host
 
 
-def pair(fake: FakeBotApi, db: Path | str, person: str = "owner", user: int = OWNER_USER) -> None:
+def pair(
+    fake: FakeBotApi,
+    db: Path | str,
+    person: str = "owner",
+    user: int = OWNER_USER,
+    said: str = "Paired",
+) -> None:
     made = uq("chat", "pair", "telegram", person, "--store", str(db))
     assert made.returncode == 0, made.stderr
     code, link = made.stdout.split()
     assert link == f"https://t.me/{USERNAME}?start={code}"
     fake.send(user, f"/start {code}")
-    fake.wait(lambda: any("Paired" in m.shown for m in fake.messages_in(user)))
+    fake.wait(lambda: any(said in m.shown for m in fake.messages_in(user)))
 
 
 def request_message(fake: FakeBotApi, user: int = OWNER_USER, count: int = 1) -> Message:
@@ -428,3 +434,33 @@ def test_a_bad_bot_token_is_refused_before_the_host_starts_and_the_token_is_neve
     assert "getUpdates" in host.stderr
     assert TOKEN not in host.stderr
     assert TOKEN.partition(":")[2] not in host.stderr
+
+
+def test_a_person_whose_language_is_japanese_gets_the_card_and_its_ending_in_japanese(
+    fake: FakeBotApi, host: HostProcess, tmp_path: Path
+) -> None:
+    made = uq("token", "add", "hanako", "--lang", "ja", "--store", str(tmp_path / "host.db"))
+    assert made.returncode == 0, made.stderr
+    pair(
+        fake,
+        tmp_path / "host.db",
+        "hanako",
+        ALICE,
+        said="ペアリングしました：ここでは hanako として回答します。",
+    )
+    ask = Ask(host.asker_url, [{**PICK, "multiSelect": True}])
+    message = request_message(fake, ALICE)
+    assert [b["text"] for b in message.buttons] == [
+        "☐ pnpm (Recommended)",
+        "☐ npm",
+        "完了",
+        "その他…",
+        "取り消す",
+    ]
+    assert "おすすめ" in message.shown
+    fake.tap(ALICE, message, "npm")
+    fake.wait(lambda: message.edits == 1)
+    fake.tap(ALICE, message, "完了")
+    assert ask.result() == {"answers": [NPM]}
+    fake.wait(lambda: message.edits == 2)
+    assert "回答済み hanako さんが telegram 経由で" in message.shown

@@ -23,7 +23,13 @@ from user_questions.host.gate.durations import (
     timer_steps,
 )
 from user_questions.host.gate.fair_share import parse_max_pending, parse_rate, rate_text
-from user_questions.host.gate.tokens import add_token, change_token, revoke_token, token_json
+from user_questions.host.gate.tokens import (
+    add_token,
+    change_token,
+    parse_language,
+    revoke_token,
+    token_json,
+)
 from user_questions.host.stores import Role, Store, TokenChange, TokenRecord
 
 __all__ = ["token_app"]
@@ -50,6 +56,7 @@ def add(
     remind: str | None = None,
     max_pending: str | None = None,
     rate: str | None = None,
+    lang: str | None = None,
     store: StoreOption = None,
     db: OldDb = None,
     url: str = "http://127.0.0.1:8765/",
@@ -88,13 +95,18 @@ def add(
         An asker's: how fast it may ask, PER_SECOND[:BURST] (default 10:100: a burst of 100,
         then 10 a second); a new ask beyond it is refused with RATE_LIMITED and when to ask
         again.
+    lang
+        This person's own language for their chats and notifications (ko, zh-Hans, ja, en);
+        without it they get the host's. Another is refused with UNSUPPORTED_LANGUAGE.
     url
         The host's address, to print the page's URL with the token.
     """
 
     async def work(store: Store) -> str:
         _check_notify(notify)
-        grants = _change(role, group, route, notify, deadline, escalate, remind, max_pending, rate)
+        grants = _change(
+            role, group, route, notify, deadline, escalate, remind, max_pending, rate, lang
+        )
         return await add_token(store, name, grants)
 
     token = with_store("token", chosen_store("token", store, db), work)
@@ -120,6 +132,7 @@ def change(
     remind: str | None = None,
     max_pending: str | None = None,
     rate: str | None = None,
+    lang: str | None = None,
     store: StoreOption = None,
     db: OldDb = None,
 ) -> None:
@@ -150,11 +163,16 @@ def change(
     rate
         An asker's rate PER_SECOND[:BURST], replacing the one it has; default gives it the
         host's default.
+    lang
+        The person's own language (ko, zh-Hans, ja, en), replacing the one they have; none
+        gives them the host's.
     """
 
     async def work(store: Store) -> TokenRecord:
         _check_notify(notify)
-        change = _change(role, group, route, notify, deadline, escalate, remind, max_pending, rate)
+        change = _change(
+            role, group, route, notify, deadline, escalate, remind, max_pending, rate, lang
+        )
         return await change_token(store, name, change)
 
     changed = with_store("token", chosen_store("token", store, db), work)
@@ -194,7 +212,7 @@ def list_tokens(
     rows += [
         (
             t.name,
-            str(t.role),
+            _role(t),
             ",".join(t.groups or t.routes) or "-",
             _timers(t),
             local_time(t.created_at),
@@ -224,12 +242,18 @@ def revoke(name: str, *, store: StoreOption = None, db: OldDb = None) -> None:
 
 
 def _grants(token: TokenRecord) -> str:
-    """What a token may do, in a few words: `person in oncall, ops`, `asker routed to @oncall`."""
+    """What a token may do, in a few words: `person in oncall, ops`, `asker routed to @oncall`,
+    `person (ko) in ops` (a person with a language of their own)."""
     if token.groups:
-        return f"{token.role} in {', '.join(token.groups)}"
+        return f"{_role(token)} in {', '.join(token.groups)}"
     if token.routes:
-        return f"{token.role} routed to {', '.join(token.routes)}"
-    return str(token.role)
+        return f"{_role(token)} routed to {', '.join(token.routes)}"
+    return _role(token)
+
+
+def _role(token: TokenRecord) -> str:
+    """A token's role, and the person's own language when they have one: `person (ko)`."""
+    return str(token.role) if token.lang is None else f"{token.role} ({token.lang})"
 
 
 def _timers(token: TokenRecord) -> str:
@@ -258,10 +282,11 @@ def _change(
     remind: str | None,
     max_pending: str | None,
     rate: str | None,
+    lang: str | None,
 ) -> TokenChange:
     """The options of `uq token add|change` as one change, its times and share read
     (`BAD_REQUEST`, exit status 2, for a time not written as `30s`, `10m`, `2h`, `7d` or `none`,
-    a cap or a rate out of bounds)."""
+    a cap or a rate out of bounds; `UNSUPPORTED_LANGUAGE` for a language with no catalog)."""
     return TokenChange(
         role=role,
         groups=groups,
@@ -272,6 +297,7 @@ def _change(
         remind=timer_seconds(remind),
         max_pending=parse_max_pending(max_pending),
         rate=parse_rate(rate),
+        lang=parse_language(lang),
     )
 
 

@@ -15,18 +15,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from user_questions._languages import gettext as _
 from user_questions.presentation import AnswerDraft
 from user_questions.providers._terminal_view import QuestionView, describe
 from user_questions.providers._terminal_wrap import Fragments, hang, text_width
 
 __all__ = [
-    "REVIEW_HINT",
     "ChoiceState",
     "RowKind",
     "choice_hint",
     "choice_lines",
     "field_prompt",
     "hint_lines",
+    "review_hint",
     "review_lines",
 ]
 
@@ -175,7 +176,7 @@ class ChoiceState:
             return None
         if text.strip():
             return AnswerDraft(custom=text, note=self.note)
-        self.notice = "nothing typed: choose an option, or type an answer under Other"
+        self.notice = _("nothing typed: choose an option, or type an answer under Other")
         return None
 
     def leave_text(self) -> bool:
@@ -208,14 +209,20 @@ def choice_lines(state: ChoiceState, width: int) -> Fragments:
         first.append((style, f"{index + 1}. "))
         label = [(style, _row_text(state, index, kind))]
         if kind is RowKind.OPTION and view.options[index].recommended:
-            label.append(("class:recommended", " (recommended)"))
+            label.append(("class:recommended", " " + _("(recommended)")))
         out += _joined(hang(first, label, width))
         description = view.options[index].description if kind is RowKind.OPTION else None
         if description:
             indent = " " * text_width("".join(text for _, text in first))
             out += _joined(hang([("", indent)], [("class:description", description)], width))
     if state.note.strip() and not state.noting:
-        out += _joined(hang([("", "  ")], [("class:description", f"Note: {state.note}")], width))
+        out += _joined(
+            hang(
+                [("", "  ")],
+                [("class:description", _("Note: {note}").format(note=state.note))],
+                width,
+            )
+        )
     if state.notice:
         out += _joined(hang([("", "  ")], [("class:notice", state.notice)], width))
     return out
@@ -236,10 +243,10 @@ def _row_text(state: ChoiceState, index: int, kind: RowKind) -> str:
     if kind is RowKind.OPTION:
         return state.view.options[index].display
     if kind is RowKind.SKIP:
-        return "Skip"
+        return _("Skip")
     if state.custom.strip() and not state.editing:
-        return f"Other: {state.custom.strip()}"
-    return "Other… (feedback on the plan)" if state.view.plan_review else "Other…"
+        return _("Other: {text}").format(text=state.custom.strip())
+    return _("Other… (feedback on the plan)") if state.view.plan_review else _("Other…")
 
 
 def field_prompt(state: ChoiceState) -> str:
@@ -247,8 +254,8 @@ def field_prompt(state: ChoiceState) -> str:
     if state.is_free_text:
         return "› "
     if state.noting:
-        return "  Note: "
-    return "  Feedback: " if state.view.plan_review else "  Your answer: "
+        return "  " + _("Note:") + " "
+    return "  " + (_("Feedback:") if state.view.plan_review else _("Your answer:")) + " "
 
 
 def hint_lines(hint: str, width: int) -> list[Fragments]:
@@ -259,23 +266,25 @@ def hint_lines(hint: str, width: int) -> list[Fragments]:
 def choice_hint(state: ChoiceState) -> str:
     """The key help under the list, for the current mode."""
     if state.is_free_text:
-        return "enter submit · enter on nothing skips · esc dismiss"
+        return _("enter submit · enter on nothing skips · esc dismiss")
     if state.noting:
-        return "enter keep the note · esc back to the options"
+        return _("enter keep the note · esc back to the options")
     if state.editing:
-        return "enter confirm · esc back to the options"
+        return _("enter confirm · esc back to the options")
     keys = f"1-{min(len(state.rows), DIGIT_KEYS)}"
     if state.view.multi:
-        return f"↑↓ move · space or {keys} tick · n note · enter submit · esc dismiss"
-    return f"↑↓ move · {keys} jump · n note · enter choose · esc dismiss"
+        return _("↑↓ move · space or {keys} tick · n note · enter submit · esc dismiss").format(
+            keys=keys
+        )
+    return _("↑↓ move · {keys} jump · n note · enter choose · esc dismiss").format(keys=keys)
 
 
 def review_lines(
     views: Sequence[QuestionView], drafts: Sequence[AnswerDraft], cursor: int, width: int
 ) -> Fragments:
     """The batch summary at `width` cells: row 0 submits, row n changes question n."""
-    out: Fragments = [("class:title", "Review your answers\n")]
-    rows = [("", "Submit answers")]
+    out: Fragments = [("class:title", _("Review your answers") + "\n")]
+    rows = [("", _("Submit answers"))]
     rows += [
         (f"{v.position}. ", f"{v.title} → {describe(v, d)}")
         for v, d in zip(views, drafts, strict=True)
@@ -287,4 +296,6 @@ def review_lines(
     return out
 
 
-REVIEW_HINT = "↑↓ move · enter on a question changes it · enter on submit sends · esc dismiss"
+def review_hint() -> str:
+    """The key help under the batch summary."""
+    return _("↑↓ move · enter on a question changes it · enter on submit sends · esc dismiss")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from user_questions._checks import cancelled_error
+from user_questions._languages import gettext as _
 from user_questions._reading.text import printable
 from user_questions.presentation import AnswerDraft
 from user_questions.providers._terminal_reader import MAX_LINE_CHARS, LineReader, LineTooLongError
@@ -67,10 +68,14 @@ def _numbers(view: QuestionView, numbers: list[int]) -> AnswerDraft | NeedsText 
     other = len(view.options) + 1
     for number in numbers:
         if not 1 <= number <= other:
-            return Invalid(f"there is no option {number}; answer with a number from 1 to {other}")
+            return Invalid(
+                _("there is no option {number}; answer with a number from 1 to {last}").format(
+                    number=number, last=other
+                )
+            )
     chosen = list(dict.fromkeys(numbers))
     if len(chosen) > 1 and not view.multi:
-        return Invalid("this question takes one answer: give a single number")
+        return Invalid(_("this question takes one answer: give a single number"))
     selected = [view.options[number - 1].label for number in chosen if number != other]
     return NeedsText(selected) if other in chosen else AnswerDraft(selected=selected)
 
@@ -79,31 +84,35 @@ def render_question(view: QuestionView) -> str:
     """The text printed before a question's first prompt."""
     heading = [f"[{view.header}]"] if view.header else []
     if view.total > 1:
-        heading.append(f"(question {view.position} of {view.total})")
+        heading.append(
+            "("
+            + _("question {position} of {total}").format(position=view.position, total=view.total)
+            + ")"
+        )
     lines = [" ".join(heading)] if heading else []
     lines.append(view.question)
     if view.detail is not None and view.plan_review:
-        lines += ["----- plan -----", view.detail, "----- end of plan -----"]
+        lines += [f"----- {_('plan')} -----", view.detail, f"----- {_('end of plan')} -----"]
     elif view.detail:
         lines += ["", view.detail, ""]
     for number, row in enumerate(view.options, start=1):
-        mark = " (recommended)" if row.recommended else ""
+        mark = " " + _("(recommended)") if row.recommended else ""
         lines.append(f"  {number}. {row.display}{mark}")
         if row.description:
             lines.append(f"     {row.description}")
     if view.options:
-        other = "feedback on the plan" if view.plan_review else "type your own answer"
-        lines.append(f"  {len(view.options) + 1}. Other ({other})")
+        other = _("feedback on the plan") if view.plan_review else _("type your own answer")
+        lines.append(f"  {len(view.options) + 1}. " + _("Other ({how})").format(how=other))
     lines.append(_instructions(view))
     return "\n".join(lines) + "\n"
 
 
 def _instructions(view: QuestionView) -> str:
     if not view.options:
-        return "Type your answer; an empty line skips."
+        return _("Type your answer; an empty line skips.")
     if view.multi:
-        return "Answer with numbers like 1,3, or type your own answer; an empty line skips."
-    return "Answer with a number, or type your own answer; an empty line skips."
+        return _("Answer with numbers like 1,3, or type your own answer; an empty line skips.")
+    return _("Answer with a number, or type your own answer; an empty line skips.")
 
 
 class LineDialogue:
@@ -122,13 +131,15 @@ class LineDialogue:
         """Ask one question until a reply can be read; `draft` is the answer to change, if any."""
         self._write(render_question(view))
         if draft != AnswerDraft():
-            self._write(f"  (your answer was: {describe(view, draft)})\n")
+            self._write(
+                "  (" + _("your answer was: {answer}").format(answer=describe(view, draft)) + ")\n"
+            )
         while True:
             result = parse_reply(view, await self._line())
             if isinstance(result, NeedsText):
-                text = await self._line("Your answer: ")
+                text = await self._line(_("Your answer:") + " ")
                 if not text.strip():
-                    self._write("  ! nothing typed; answer the question again\n")
+                    self._write("  ! " + _("nothing typed; answer the question again") + "\n")
                     continue
                 result = AnswerDraft(selected=result.selected, custom=text)
             if isinstance(result, Invalid):
@@ -141,12 +152,12 @@ class LineDialogue:
         self, views: Sequence[QuestionView], drafts: Sequence[AnswerDraft]
     ) -> int | None:
         """The batch summary: `None` to submit, or the index of a question to ask again."""
-        lines = ["Your answers:"]
+        lines = [_("Your answers:")]
         lines += [
             f"  {v.position}. {v.title} -> {describe(v, d)}"
             for v, d in zip(views, drafts, strict=True)
         ]
-        lines.append("Press enter to submit, or type a question's number to change its answer.")
+        lines.append(_("Press enter to submit, or type a question's number to change its answer."))
         self._write("\n".join(lines) + "\n")
         while True:
             reply = (await self._line()).strip()
@@ -154,7 +165,13 @@ class LineDialogue:
                 return None
             if reply.isdigit() and 1 <= int(reply) <= len(views):
                 return int(reply) - 1
-            self._write(f"  ! type a number from 1 to {len(views)}, or press enter to submit\n")
+            self._write(
+                "  ! "
+                + _("type a number from 1 to {last}, or press enter to submit").format(
+                    last=len(views)
+                )
+                + "\n"
+            )
 
     async def _line(self, prompt: str = "> ") -> str:
         while True:
@@ -162,7 +179,11 @@ class LineDialogue:
             try:
                 line = await self._reader.readline()
             except LineTooLongError:
-                self._write(f"  ! that line is longer than {MAX_LINE_CHARS} characters\n")
+                self._write(
+                    "  ! "
+                    + _("that line is longer than {limit} characters").format(limit=MAX_LINE_CHARS)
+                    + "\n"
+                )
                 continue
             if line is None:
                 self._write("\n")

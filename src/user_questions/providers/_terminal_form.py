@@ -16,6 +16,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from user_questions._languages import gettext as _
 from user_questions._reading.forms import FormField, form_fields
 from user_questions.presentation import AnswerDraft
 from user_questions.providers._terminal_view import QuestionView, views_of
@@ -48,7 +49,7 @@ async def ask_form(surface: _Surface, question: AskUserQuestionItem) -> dict[str
             if read is _SKIPPED:
                 if not field.required:
                     break
-                problem = "This field is required."
+                problem = _("This field is required.")
                 continue
             problem = field.problem(read)
             if problem is None:
@@ -71,7 +72,7 @@ def _view(
     """The field as a question, in the form's place in its batch."""
     notes = [problem] if problem else []
     notes += [part for part in (field.description, field.hint()) if part]
-    notes.append("Required." if field.required else "Optional: you may skip it.")
+    notes.append(_("Required.") if field.required else _("Optional: you may skip it."))
     detail = "\n\n".join(notes)
     if question.detail:
         detail = f"{question.detail}\n\n{detail}"

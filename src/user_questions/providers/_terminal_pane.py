@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from user_questions._languages import gettext as _
+
 __all__ = ["CONTEXT_MIN_ROWS", "ContextPane", "split_rows"]
 
 CONTEXT_MIN_ROWS = 6
@@ -52,7 +54,9 @@ class ContextPane:
         self.page = max(rows - 1, 1)
         self.top = max(min(self.top, count - self.page), 0)
         shown = range(self.top, self.top + self.page)
-        status = f"lines {shown.start + 1}-{shown.stop} of {count} · pgup pgdn scroll"
+        status = _("lines {first}-{last} of {count} · pgup pgdn scroll").format(
+            first=shown.start + 1, last=shown.stop, count=count
+        )
         return shown, status if rows > 1 else None
 
     def scroll(self, pages: int) -> None:

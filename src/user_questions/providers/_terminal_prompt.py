@@ -45,14 +45,15 @@ from rich.console import Console
 from rich.text import Text
 
 from user_questions._checks import cancelled_error
+from user_questions._languages import gettext as _
 from user_questions.presentation import AnswerDraft
 from user_questions.providers._terminal_choices import (
-    REVIEW_HINT,
     ChoiceState,
     choice_hint,
     choice_lines,
     field_prompt,
     hint_lines,
+    review_hint,
     review_lines,
 )
 from user_questions.providers._terminal_pane import ContextPane, split_rows
@@ -151,7 +152,7 @@ class PromptSurface:
         from rich.table import Table  # after the prompt: not on the way to drawing it
 
         words = describe(view, result)
-        mark, style = ("–", "dim") if words.startswith("skipped") else ("✔", "green")
+        mark, style = ("–", "dim") if words.startswith(_("skipped")) else ("✔", "green")
         record = Table.grid()  # a long answer wraps under its own first word
         record.add_column(no_wrap=True)
         record.add_column()
@@ -196,7 +197,10 @@ def _print_context(console: Console, view: QuestionView) -> None:
         heading.append(f" {view.header} ", style="bold reverse cyan")
     if view.total > 1:
         heading.append(" " if view.header else "")
-        heading.append(f"question {view.position} of {view.total}", style="dim")
+        heading.append(
+            _("question {position} of {total}").format(position=view.position, total=view.total),
+            style="dim",
+        )
     if heading:
         console.print(heading)
     console.print(Text(view.question, style="bold"))
@@ -208,7 +212,7 @@ def _print_context(console: Console, view: QuestionView) -> None:
 
     markdown = Markdown(view.detail, hyperlinks=False)
     if view.plan_review:
-        console.print(Panel(markdown, title="Plan", title_align="left", border_style="cyan"))
+        console.print(Panel(markdown, title=_("Plan"), title_align="left", border_style="cyan"))
     else:
         console.print(markdown)
         console.print()
@@ -437,7 +441,7 @@ def _review_app(
     def body(width: int) -> Fragments:
         return review_lines(views, drafts, cursor, width)
 
-    _, layout = _list_layout(terminal, body, lambda: REVIEW_HINT, keys)
+    _, layout = _list_layout(terminal, body, review_hint, keys)
 
     @keys.add("up")
     @keys.add("s-tab")

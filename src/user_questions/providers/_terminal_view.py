@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from user_questions._languages import gettext as _
 from user_questions._reading.text import printable
 from user_questions.presentation import AnswerDraft, parse_recommended_label, plan_review_of
 from user_questions.types import AskUserQuestionItem
@@ -104,10 +105,10 @@ def describe(view: QuestionView, draft: AnswerDraft) -> str:
     if custom and not view.multi:
         chosen = []
     note = printable(draft.note.strip())
-    noted = f" (note: {note})" if note else ""
+    noted = " " + _("(note: {note})").format(note=note) if note else ""
     if draft.skipped or not (chosen or custom):
-        return f"skipped{noted}"
+        return _("skipped") + noted
     parts = [", ".join(chosen)] if chosen else []
     if custom:
-        parts.append(f"Other: {custom}" if view.options else custom)
+        parts.append(_("Other: {text}").format(text=custom) if view.options else custom)
     return " + ".join(parts) + noted

@@ -175,7 +175,7 @@ def test_an_answer_during_a_long_replay_gets_its_receipt_and_the_count_goes_down
             inbox = open_page(before=lambda page: page.route_web_socket(PAGE_SOCKET, pings.connect))
             page = inbox.page
             expect(page).to_have_title("(1100) user-questions")
-            expect(page.locator("#queue-heading")).to_have_text("1045 more requests waiting")
+            expect(page.locator("#queue-heading")).to_have_text("1,045 more requests waiting")
             first = page.locator(".card").first
             first.get_by_role("radio", name="Yes").check()
             first.get_by_role("button", name="Submit").click()
@@ -184,7 +184,7 @@ def test_an_answer_during_a_long_replay_gets_its_receipt_and_the_count_goes_down
             assert len(pings.held) == 2  # one for each batch read; the last batch never came
             assert len(host.pending()) == 1_099
             pings.release()
-            expect(page.locator("#queue-heading")).to_have_text("1094 more requests waiting")
+            expect(page.locator("#queue-heading")).to_have_text("1,094 more requests waiting")
             expect(page).to_have_title("(1099) user-questions")
     finally:
         host.stop()

@@ -127,3 +127,19 @@ def test_a_reminder_tells_the_people_it_is_routed_to_again(
     assert "waiting" in first["message"]
     assert "waiting" in again["message"]
     assert not [post for post in receiver.posts.items if post.path == "/alice"]
+
+
+def test_a_person_is_notified_in_their_own_language_from_when_they_choose_it(
+    client: TestClient, receiver: HttpReceiver
+) -> None:
+    ask_as(client, "pager", "in-english")
+    (english,) = posts_to(receiver, "/alice", 1)
+    assert english["title"].startswith("Question from ")
+    assert "Answer in one tap:" in english["message"]
+    chosen = client.patch("/api/tokens/alice", json={"lang": "ko"}, headers=AUTH)
+    assert chosen.status_code == 200, chosen.text
+    ask_as(client, "pager", "in-korean")
+    korean = posts_to(receiver, "/alice", 2)[1]
+    assert korean["title"].endswith("의 질문")
+    assert "한 번에 답하기:" in korean["message"]
+    assert "열기: https://uq.example.com/q/in-korean" in korean["message"]

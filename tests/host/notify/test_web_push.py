@@ -268,3 +268,18 @@ def test_private_mode_pushes_no_question_and_the_worker_fetches_the_card(
             assert card.json()["question"] == "Which one?"
             assert card.json()["tag"] == push.json["tag"]
             assert client.get("/api/push/worker/card/r1").status_code == 401
+
+
+def test_each_person_is_pushed_the_question_in_their_own_language(
+    tmp_path: Path, service: FakePushService
+) -> None:
+    for client in host(tmp_path, service):
+        client.patch("/api/tokens/alice", json={"lang": "ja"}, headers=AUTH)
+        client.patch("/api/tokens/pager", json={"routes": ["alice", "bob"]}, headers=AUTH)
+        alices, _ = subscribe(client, service, "alice")
+        bobs, _ = subscribe(client, service, "bob")
+        with asking(client, "r-ja"):
+            pushes = {push.subscription: push.json for push in service.pushes.wait_for(2)}
+            assert pushes[alices]["title"] == "s からの質問"  # the session is `s`
+            assert pushes[bobs]["title"] == "Question from s"
+            assert pushes[alices]["question"] == pushes[bobs]["question"] == "Which one?"

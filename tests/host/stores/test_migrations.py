@@ -34,6 +34,7 @@ from user_questions.host.stores import (
     Rule,
     Settlement,
     Store,
+    TokenChange,
     TokenRecord,
     open_store,
 )
@@ -281,7 +282,7 @@ async def test_a_version_5_sqlite_file_gains_roles_and_audiences_and_loses_nothi
     kept_with_defaults(
         before["tokens"],
         after["tokens"],
-        ("person", "[]", "[]", "[]", None, "[]", None, None, None, None),
+        ("person", "[]", "[]", "[]", None, "[]", None, None, None, None, None),
     )
     kept_with_defaults(
         before["questions"],
@@ -326,7 +327,7 @@ async def test_a_version_5_postgres_database_gains_roles_and_audiences_and_loses
     kept_with_defaults(
         before["tokens"],
         after["tokens"],
-        ("person", [], [], [], None, [], None, None, None, None),
+        ("person", [], [], [], None, [], None, None, None, None, None),
     )
     kept_with_defaults(
         before["questions"],
@@ -401,7 +402,7 @@ async def test_a_version_6_sqlite_file_gains_approvals_and_rules_and_loses_nothi
     async with open_store(path) as store:
         await version_6_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 14
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
         after = sqlite_rows(connection)["questions"]
     kept_with_defaults(before, digested(after), (None, None, "[]", 0, None, None, None, 0))
 
@@ -427,7 +428,7 @@ async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses
         await version_6_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(14,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(15,)]
         after = (await postgres_rows(connection))["questions"]
     kept_with_defaults(before, digested(after), (None, None, [], 0, None, None, None, False))
 
@@ -461,7 +462,7 @@ async def test_a_version_9_sqlite_file_gains_the_rules_version_and_loses_nothing
     async with open_store(path) as store:
         await version_9_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 14
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
         after = sqlite_rows(connection)["questions"]
     kept_with_defaults(before, digested(after), (None, 0))
 
@@ -486,7 +487,7 @@ async def test_a_version_9_postgres_database_gains_the_rules_version_and_loses_n
         await version_9_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(14,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(15,)]
         after = (await postgres_rows(connection))["questions"]
     kept_with_defaults(before, digested(after), (None, False))
 
@@ -591,7 +592,7 @@ async def test_a_version_10_sqlite_file_finds_its_changed_calls_and_loses_nothin
     async with open_store(path) as store:
         await version_10_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 14
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
         after = digested(sqlite_rows(connection)["questions"][: len(before)])
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [0, 1]
@@ -617,7 +618,63 @@ async def test_a_version_10_postgres_database_finds_its_changed_calls_and_loses_
         await version_10_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(14,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(15,)]
         after = digested((await postgres_rows(connection))["questions"][: len(before)])
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [False, True]
+
+
+VERSION_14_TOKEN = ("alice", "a" * 64, "person", '["ops"]', "[]", '["ntfy://ntfy.example/a"]')
+"""A person's token as version 14 wrote it: name, hash, role, groups, routes, notification URLs."""
+
+
+async def test_a_version_14_sqlite_file_gives_tokens_a_language_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "host.db"
+    with sqlite_at_version(path, 14) as connection:  # what the previous release created
+        connection.execute(
+            "INSERT INTO tokens (name, token_hash, created_at, role, groups, routes, notify) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (*VERSION_14_TOKEN[:2], ASKED.isoformat(), *VERSION_14_TOKEN[2:]),
+        )
+    async with open_store(path) as store:
+        await version_14_migrated_as_expected(store)
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
+
+
+async def test_a_version_14_postgres_database_gives_tokens_a_language_and_loses_nothing(
+    pg_url: str,
+) -> None:
+    await postgres_at_version(pg_url, 14)  # what the previous release created
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        await connection.execute(
+            "INSERT INTO user_questions.tokens (name, token_hash, created_at, role, groups, "
+            "routes, notify) VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb)",
+            (*VERSION_14_TOKEN[:2], ASKED, *VERSION_14_TOKEN[2:]),
+        )
+    async with open_store(pg_url) as store:
+        await version_14_migrated_as_expected(store)
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        version = await connection.execute("SELECT version FROM user_questions.schema_version")
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(15,)]
+
+
+async def version_14_migrated_as_expected(store: Store) -> None:
+    """The token keeps everything it had, with no language of its own (the host's); one can be
+    given, and taken back."""
+    [token] = [token for token in await store.tokens() if token.name == "alice"]
+    assert (token.token_hash, token.role, token.groups, token.notify, token.lang) == (
+        "a" * 64,
+        Role.PERSON,
+        ("ops",),
+        ("ntfy://ntfy.example/a",),
+        None,
+    )
+    korean = await store.change_token("alice", TokenChange(lang="ko"))
+    assert korean is not None
+    assert (korean.lang, korean.groups) == ("ko", ("ops",))
+    hosts = await store.change_token("alice", TokenChange(lang=""))
+    assert hosts is not None
+    assert hosts.lang is None

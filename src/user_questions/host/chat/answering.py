@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 
 import anyio
 
+from user_questions._languages import N_, gettext, speaking
 from user_questions.frames import AnswerResult, AnswerValue, ClientResponse, ErrorResult
 from user_questions.host.chat.cards import (
     Answered,
@@ -54,11 +55,12 @@ __all__ = [
 
 logger = logging.getLogger("user_questions.host.chat")
 
-REFUSAL = "You are not paired to answer this question."
+# What a presser is told: message ids, said in the language spoken where they are used.
+REFUSAL = N_("You are not paired to answer this question.")
 QUEUE = 1000
 """Requests waiting to be sent or edited; more are dropped with a log line."""
-SENT = "Sent."
-NOT_CURRENT = "This button is no longer current."
+SENT = N_("Sent.")
+NOT_CURRENT = N_("This button is no longer current.")
 RELEASE_SECONDS = 2.0
 """How long a stopping host tries to release its bot's lease (renewed for 0 s: expired)."""
 
@@ -117,6 +119,16 @@ class Answering:
         identity = self.tokens.named(person)
         return identity is not None and may_answer(identity) and sees(identity, record)
 
+    def language_of(self, person: str) -> str | None:
+        """`person`'s own language (`uq token add --lang`), or `None`: the host's."""
+        identity = self.tokens.named(person)
+        return None if identity is None else identity.lang
+
+    async def language_in(self, chat: str) -> str | None:
+        """The language of the person paired in `chat` (`None`: the host's)."""
+        pairing = next((p for p in await self.pairings() if p.chat == chat), None)
+        return None if pairing is None else self.language_of(pairing.person)
+
     async def pairings(self) -> list[ChatPairing]:
         return [p for p in await self.store.pairings() if p.service == self.service]
 
@@ -151,13 +163,15 @@ class Answering:
         self, record: StoredQuestion, post: Post, pairings: list[ChatPairing] | None = None
     ) -> None:
         """Send `record` with `post` to each of `pairings` (all of the service's by default)
-        that is among its `recipients`. Each message is kept, with a fresh reference, before
-        it is posted (a tap on it may come at once), then with the id `post` returns."""
+        that is among its `recipients`, in the language of its person. Each message is kept,
+        with a fresh reference, before it is posted (a tap on it may come at once), then with
+        the id `post` returns."""
         for pairing in await self.recipients(record, pairings):
             ref = secrets.token_urlsafe(12)  # 96 bits: no other message's buttons carry it
             kept = ChatMessage(ref, record.rpc_id, self.service, pairing.chat, "")
             await self.store.add_chat_message(kept)
-            sent = await post(kept, card_of(record.questions, Draft()))
+            with speaking(self.language_of(pairing.person)):
+                sent = await post(kept, card_of(record.questions, Draft()))
             await self.store.add_chat_message(replace(kept, message=sent))
 
     async def sent_messages(self, record: StoredQuestion) -> list[ChatMessage]:
@@ -185,7 +199,7 @@ class Answering:
         """Give the answer or the dismissal `step` as the tap's person; what to tell them."""
         identity = self.tokens.named(tap.pairing.person)
         if identity is None:
-            return REFUSAL
+            return gettext(REFUSAL)
         result: AnswerResult | ErrorResult
         if isinstance(step, Answered):
             result = AnswerResult(ok=True, value=AnswerValue(answer=step.answer))
@@ -198,16 +212,16 @@ class Answering:
             sees=viewer(identity),
         )
         if receipt.accepted:
-            return SENT
+            return gettext(SENT)
         known = await self.store.get(tap.record.rpc_id)
-        return SENT if known is None or known.pending else too_late(known)
+        return gettext(SENT) if known is None or known.pending else too_late(known)
 
     async def press(self, user: str, chat: str, ref: str, action: str) -> Reaction:
         """What the press of `user` in `chat` on the button `action` of the message `ref` does,
         done: the draft kept, or the answer given."""
         tap = await self.tap(user, chat, ref)
         if tap is None:
-            return Reaction(None, REFUSAL)
+            return Reaction(None, gettext(REFUSAL))
         if not tap.record.pending:
             return Reaction(tap, too_late(tap.record), settled=tap.record)
         draft = Draft.from_json(tap.message.draft)
@@ -222,7 +236,7 @@ class Answering:
 
     async def _advance(self, tap: Tap, draft: Draft, step: Step) -> Reaction:
         if step is None:
-            return Reaction(tap, NOT_CURRENT)
+            return Reaction(tap, gettext(NOT_CURRENT))
         if isinstance(step, Answered | Dismissed):
             return Reaction(tap, await self.respond(tap, step), alert=False)
         await self.store.set_chat_draft(tap.message.ref, draft.to_json())
@@ -238,15 +252,16 @@ class Answering:
         if check_code(code) is not None:
             person = await self.store.redeem_pair_code(self.service, code)
         if person is None:
-            await say(
-                "This code is unknown or expired; make a new one with "
-                f"uq chat pair {self.service} NAME."
+            unknown = gettext(
+                "This code is unknown or expired; make a new one with uq chat pair {service} NAME."
             )
+            await say(unknown.format(service=self.service))
             return
         pairing = ChatPairing(self.service, user, chat, person, datetime.now(UTC))
         await self.store.pair(pairing)
         logger.info("%s: user %s is paired as %s", self.service, user, person)
-        await say(f"Paired: you answer here as {person}.")
+        with speaking(self.language_of(person)):
+            await say(gettext("Paired: you answer here as {person}.").format(person=person))
         for record in await self.store.pending():
             await self.send(record, post, [pairing])
 

@@ -17,6 +17,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from user_questions._languages import N_
+from user_questions._languages import gettext as _
 from user_questions.host.stores import StoredQuestion
 from user_questions.outcomes import Outcome
 from user_questions.presentation import (
@@ -54,19 +56,20 @@ __all__ = [
     "too_late",
 ]
 
-DONE = "Done"
-OTHER = "Other…"
-FEEDBACK = "Give feedback…"
-SEND = "Send"
-START_OVER = "Start over"
-DISMISS = "Dismiss"
-FORM_ON_PAGE = "This question is a form: fill it in on the page."
+# The buttons' labels: message ids, shown in the language of the chat's person (`gettext`).
+DONE = N_("Done")
+OTHER = N_("Other…")
+FEEDBACK = N_("Give feedback…")
+SEND = N_("Send")
+START_OVER = N_("Start over")
+DISMISS = N_("Dismiss")
+FORM_ON_PAGE = N_("This question is a form: fill it in on the page.")
 """What a chat card says of a form question (a chat has no form fields to type a value into)."""
 _HOW = {
-    Outcome.ANSWERED: "Answered",
-    Outcome.DISMISSED: "Dismissed",
-    Outcome.WITHDRAWN: "Withdrawn",
-    Outcome.TIMED_OUT: "Timed out",
+    Outcome.ANSWERED: N_("Answered"),
+    Outcome.DISMISSED: N_("Dismissed"),
+    Outcome.WITHDRAWN: N_("Withdrawn"),
+    Outcome.TIMED_OUT: N_("Timed out"),
 }
 _FENCE = re.compile(r"```([\w+-]*)\n(.*?)```", re.S)
 _ACTION = re.compile(r"(?P<verb>[ptoqsrx])(?:(?P<step>\d{1,2})(?:\.(?P<option>\d{1,2}))?)?")
@@ -179,11 +182,11 @@ def card_of(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Card:
         buttons.append([Button(mark + option.label, f"p{index}.{number}")])
     review = plan_review_of(questions) is not None
     if question.schema_ is not None:
-        detail = "\n\n".join(filter(None, [question.detail, FORM_ON_PAGE]))
-        return Card(question.header, question.question, detail, [], [[Button(DISMISS, "x")]])
-    last = [Button(FEEDBACK if review else OTHER, f"o{index}"), Button(DISMISS, "x")]
+        detail = "\n\n".join(filter(None, [question.detail, _(FORM_ON_PAGE)]))
+        return Card(question.header, question.question, detail, [], [[Button(_(DISMISS), "x")]])
+    last = [Button(_(FEEDBACK if review else OTHER), f"o{index}"), Button(_(DISMISS), "x")]
     if question.multi_select:
-        buttons.append([Button(DONE, f"t{index}")])
+        buttons.append([Button(_(DONE), f"t{index}")])
     buttons.append(last)
     return Card(
         question.header, question.question, question.detail, lines, buttons, plan_review=review
@@ -262,17 +265,20 @@ def _summary(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Card:
         (question.question, ", ".join([*item.selected, *filter(None, [item.custom])]) or "—")
         for question, item in zip(questions, answer.answers, strict=True)
     ]
-    buttons = [[Button(SEND, "s")], [Button(START_OVER, "r"), Button(DISMISS, "x")]]
-    return Card(None, "Your answers:", None, [], buttons, summary=rows)
+    buttons = [[Button(_(SEND), "s")], [Button(_(START_OVER), "r"), Button(_(DISMISS), "x")]]
+    return Card(None, _("Your answers:"), None, [], buttons, summary=rows)
 
 
 def ending_of(record: StoredQuestion) -> str:
-    """How `record` ended, by whom and where: `Answered by owner via telegram`."""
+    """How `record` ended, by whom and where: `Answered by owner via telegram`, in the language
+    spoken."""
     outcome = record.state.outcome
-    how = "Pending" if outcome is None else _HOW[outcome]
-    who = f" by {record.settled_by}" if record.settled_by else ""
-    where = f" via {record.settled_via}" if record.settled_via else ""
-    return f"{how}{who}{where}"
+    parts = [_("Pending") if outcome is None else _(_HOW[outcome])]
+    if record.settled_by:
+        parts.append(_("by {name}").format(name=record.settled_by))
+    if record.settled_via:
+        parts.append(_("via {surface}").format(surface=record.settled_via))
+    return " ".join(parts)
 
 
 def ended_rows(record: StoredQuestion) -> list[tuple[str, str | None]]:
@@ -289,7 +295,7 @@ def ended_rows(record: StoredQuestion) -> list[tuple[str, str | None]]:
 def too_late(record: StoredQuestion) -> str:
     """What a tap on a message of a settled `record` is told."""
     ending = ending_of(record)
-    return f"Too late: {ending[0].lower()}{ending[1:]}."
+    return _("Too late: {ending}.").format(ending=f"{ending[0].lower()}{ending[1:]}")
 
 
 def cut(text: str, limit: int) -> str:

@@ -29,6 +29,7 @@ import anyio
 import httpx
 from anyio.abc import ObjectReceiveStream
 
+from user_questions._languages import N_, gettext, speaking
 from user_questions.host.chat.answering import REFUSAL, SENT, Answering, Reaction
 from user_questions.host.chat.cards import Card, cut, ending_of
 from user_questions.host.chat.slack_api import SlackApi, SlackApiError, SlackApiUnreachable
@@ -60,7 +61,7 @@ node that dies is replaced by another within this."""
 MAX_BACKOFF = 60.0
 REMEMBERED_ENVELOPES = 1000
 """The latest envelope ids kept to drop one Slack sends again."""
-_NOT_PAIRED = (
+_NOT_PAIRED = N_(
     "This conversation is not paired with the host. Ask its admin for a code "
     "(uq chat pair slack NAME) and send pair CODE here."
 )
@@ -123,7 +124,8 @@ class _SlackBot:
         """Post the card's whole detail in messages of its own; how many."""
         messages = detail_messages(card)
         for blocks in messages:
-            text = "The full text of: " + cut(escape(card.question), 200)
+            question = cut(escape(card.question), 200)
+            text = gettext("The full text of: {question}").format(question=question)
             await self.bot.call(
                 "chat.postMessage", {"channel": channel, "text": text, "blocks": blocks}
             )
@@ -131,7 +133,8 @@ class _SlackBot:
 
     async def _edit_settled(self, record: StoredQuestion) -> None:
         for message in await self.room.sent_messages(record):
-            await self._update(message, ending_of(record), settled_blocks(record))
+            with speaking(await self.room.language_in(message.chat)):
+                await self._update(message, ending_of(record), settled_blocks(record))
 
     async def _update(self, message: ChatMessage, text: str, blocks: list[dict[str, Any]]) -> None:
         if not message.message:
@@ -273,10 +276,16 @@ class _SlackBot:
             if event.get("type") == "message" and event.get("channel_type") == "im" and typed:
                 await self._written(event)
         elif envelope.get("type") == "interactive":
-            if payload.get("type") == "block_actions":
-                await self._clicked(payload)
-            elif payload.get("type") == "view_submission":
-                await self._submitted(payload)
+            with speaking(await self._language_of(str(payload["user"]["id"]))):
+                if payload.get("type") == "block_actions":
+                    await self._clicked(payload)
+                elif payload.get("type") == "view_submission":
+                    await self._submitted(payload)
+
+    async def _language_of(self, user: str) -> str | None:
+        """The own language of the person paired as Slack's `user` (`None`: the host's)."""
+        pairing = await self.room.paired(user)
+        return None if pairing is None else self.room.language_of(pairing.person)
 
     # -- what people do ------------------------------------------------------------------------
 
@@ -293,9 +302,12 @@ class _SlackBot:
             return
         pairing = await self.room.paired(user)
         if pairing is None or pairing.chat != channel:
-            await self._say(channel, _NOT_PAIRED)
-        else:
-            await self._say(channel, "Answer with the buttons; Other… opens a form to type in.")
+            await self._say(channel, gettext(_NOT_PAIRED))
+            return
+        with speaking(self.room.language_of(pairing.person)):
+            await self._say(
+                channel, gettext("Answer with the buttons; Other… opens a form to type in.")
+            )
 
     async def _clicked(self, payload: dict[str, Any]) -> None:
         user = str(payload["user"]["id"])
@@ -314,7 +326,7 @@ class _SlackBot:
         text = str(view["state"]["values"]["answer"]["text"].get("value") or "")
         tap = await self.room.tap(user, channel, ref)
         if tap is None:
-            await self._tell(channel, user, REFUSAL)
+            await self._tell(channel, user, gettext(REFUSAL))
             return
         await self._react(await self.room.typed(tap, text), user, channel, None, None)
 
@@ -348,5 +360,5 @@ class _SlackBot:
             apart = await self._post_detail(message.chat, card) if detail_apart(card) else 0
             blocks = card_blocks(message.ref, card, apart=apart)
             await self._update(message, cut(escape(card.question), 3000), blocks)
-        if reaction.told and reaction.told != SENT:
+        if reaction.told and reaction.told != gettext(SENT):
             await self._tell(channel, user, reaction.told)

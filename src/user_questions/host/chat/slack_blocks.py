@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from user_questions._languages import gettext, ngettext
 from user_questions.host.chat.cards import Card, cut, detail_parts, ended_rows, ending_of
 from user_questions.host.stores import StoredQuestion
 
@@ -141,8 +142,12 @@ def card_blocks(ref: str, card: Card, *, apart: int = 0) -> list[dict[str, Any]]
     top += [_section(text) for text in sections(f"*{escape(card.question)}*")]
     if card.detail is not None:
         if apart:
-            said = "the message just sent" if apart == 1 else f"the {apart} messages just sent"
-            note = f"The full text is too long for this message: it is in {said}."
+            note = ngettext(
+                "The full text is too long for this message: it is in the message just sent.",
+                "The full text is too long for this message: it is in the {count} messages just "
+                "sent.",
+                apart,
+            ).format(count=apart)
             top.append({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
         else:
             top += [_section(text) for text in sections(detail_mrkdwn(card.detail))]
@@ -151,7 +156,7 @@ def card_blocks(ref: str, card: Card, *, apart: int = 0) -> list[dict[str, Any]]
         mark = "☑ " if line.chosen else ""
         text = f"{number}. {mark}*{escape(line.label)}*"
         if line.recommended:
-            text += " ⭐ _recommended_"
+            text += " ⭐ _" + escape(gettext("recommended")) + "_"
         if line.description:
             text += "\n      " + escape(cut(line.description, _DESCRIPTION_CHARACTERS))
         lines.append(text)
@@ -192,9 +197,9 @@ def modal_view(prompt: str, ref: str, channel: str) -> dict[str, Any]:
         "type": "modal",
         "callback_id": MODAL_CALLBACK,
         "private_metadata": json.dumps({"ref": ref, "channel": channel}),
-        "title": _plain("Your answer"),
-        "submit": _plain("Send"),
-        "close": _plain("Cancel"),
+        "title": _plain(gettext("Your answer")),
+        "submit": _plain(gettext("Send")),
+        "close": _plain(gettext("Cancel")),
         "blocks": [
             {
                 "type": "input",

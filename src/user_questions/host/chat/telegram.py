@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 import httpx
 
+from user_questions._languages import gettext, speaking
 from user_questions.host.chat.answering import Answering, Reaction
 from user_questions.host.chat.bot_api import BotApi, BotApiError, BotApiUnreachable
 from user_questions.host.chat.cards import (
@@ -99,7 +100,12 @@ class _TelegramBot:
             name = "plan.md" if card.plan_review else "detail.md"
             await self.api.call(
                 "sendDocument",
-                {"chat_id": kept.chat, "caption": f"The full text of: {card.question}"[:1000]},
+                {
+                    "chat_id": kept.chat,
+                    "caption": gettext("The full text of: {question}").format(
+                        question=card.question
+                    )[:1000],
+                },
                 files={"document": (name, card.detail.encode(), "text/markdown")},
             )
             text = telegram_html(card, detail_attached=name)
@@ -116,7 +122,8 @@ class _TelegramBot:
 
     async def _edit_settled(self, record: StoredQuestion) -> None:
         for message in await self.room.sent_messages(record):
-            await self._edit(message, settled_text(record), {"inline_keyboard": []})
+            with speaking(await self.room.language_in(message.chat)):
+                await self._edit(message, settled_text(record), {"inline_keyboard": []})
 
     async def _edit(self, message: ChatMessage, text: str, markup: dict[str, Any]) -> None:
         if not message.message:
@@ -185,15 +192,23 @@ class _TelegramBot:
                 backoff = min(backoff * 2, MAX_BACKOFF)
 
     async def _handle(self, update: dict[str, Any]) -> None:
+        """An update, answered in the language of the person paired with its sender."""
         try:
             if isinstance(update.get("callback_query"), dict):
-                await self._tapped(update["callback_query"])
+                query = update["callback_query"]
+                with speaking(await self._language_of(query)):
+                    await self._tapped(query)
             elif isinstance(update.get("message"), dict):
-                await self._written(update["message"])
+                with speaking(await self._language_of(update["message"])):
+                    await self._written(update["message"])
         except (BotApiError, BotApiUnreachable) as error:
             logger.warning("Telegram: update %s: %s", update.get("update_id"), error)
         except (KeyError, TypeError, ValueError):
             logger.warning("Telegram: update %s is not as documented", update.get("update_id"))
+
+    async def _language_of(self, sent: dict[str, Any]) -> str | None:
+        pairing = await self.room.paired(str(sent["from"]["id"]))
+        return None if pairing is None else self.room.language_of(pairing.person)
 
     async def _tapped(self, query: dict[str, Any]) -> None:
         ref, _, action = str(query.get("data", "")).partition(":")
@@ -216,14 +231,18 @@ class _TelegramBot:
         if pairing is None or pairing.chat != chat_id:
             await self._say(
                 chat_id,
-                "This chat is not paired with the host. Ask its admin "
-                "for a code (uq chat pair telegram NAME) and send /start CODE.",
+                gettext(
+                    "This chat is not paired with the host. Ask its admin for a code "
+                    "(uq chat pair telegram NAME) and send /start CODE."
+                ),
             )
             return
         ref = await self.store.setting(_awaiting_key(chat_id))
         tap = None if not ref else await self.room.tap(user, chat_id, ref)
         if tap is None:
-            await self._say(chat_id, "Nothing waits for a typed answer here; tap a button.")
+            await self._say(
+                chat_id, gettext("Nothing waits for a typed answer here; tap a button.")
+            )
             return
         await self.store.set_setting(_awaiting_key(chat_id), "")
         reaction = await self.room.typed(tap, text)
@@ -253,8 +272,13 @@ class _TelegramBot:
                 "sendMessage",
                 {
                     "chat_id": message.chat,
-                    "text": _fit(f"Type your answer to: {reaction.prompt}"),
-                    "reply_markup": {"force_reply": True, "input_field_placeholder": "Your answer"},
+                    "text": _fit(
+                        gettext("Type your answer to: {question}").format(question=reaction.prompt)
+                    ),
+                    "reply_markup": {
+                        "force_reply": True,
+                        "input_field_placeholder": gettext("Your answer"),
+                    },
                 },
             )
         elif reaction.card is not None:
@@ -287,12 +311,13 @@ def telegram_html(card: Card, *, detail_attached: str | None = None) -> str:
         if detail_attached is None:
             parts.append(_detail_html(card.detail))
         else:
-            parts.append(f"<i>The full text is in {html.escape(detail_attached)}, above.</i>")
+            above = gettext("The full text is in {file}, above.").format(file=detail_attached)
+            parts.append(f"<i>{html.escape(above)}</i>")
     for number, line in enumerate(card.lines, 1):
         mark = "☑ " if line.chosen else ""
         text = f"{number}. {mark}<b>{html.escape(line.label)}</b>"
         if line.recommended:
-            text += " ⭐ <i>recommended</i>"
+            text += " ⭐ <i>" + html.escape(gettext("recommended")) + "</i>"
         if line.description:
             text += "\n    " + html.escape(cut(line.description, _DESCRIPTION_CHARACTERS))
         parts.append(text)

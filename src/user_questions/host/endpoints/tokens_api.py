@@ -3,10 +3,10 @@
     GET    /api/tokens          every named token (never a token itself)
     POST   /api/tokens          make one: {"name", "role"?, "groups"?, "routes"?, "notify"?,
                                 "deadline"?, "escalate"?, "remind"?, "maxPending"?,
-                                "rate"?};
+                                "rate"?, "lang"?};
                                 201 with the token, shown this once, and the page's URL with it
-    PATCH  /api/tokens/<name>   change its role, groups, routes, notification URLs, timers or
-                                share
+    PATCH  /api/tokens/<name>   change its role, groups, routes, notification URLs, timers,
+                                share or language
     DELETE /api/tokens/<name>   revoke it
 
 Only an admin's token reaches these routes (`roles.refusal_of`); what they change reaches every
@@ -29,6 +29,7 @@ from user_questions.host.gate.tokens import (
     Tokens,
     add_token,
     change_token,
+    parse_language,
     revoke_token,
     token_json,
 )
@@ -67,6 +68,9 @@ class TokenChangeBody(WireModel):
     """An asker's pending cap (1 to `MAX_PENDING`); `default` gives back the host's."""
     rate: StrictStr | None = Field(default=None, max_length=32)
     """An asker's rate, written `PER_SECOND[:BURST]` (`5`, `20:200`); `default` too."""
+    lang: StrictStr | None = Field(default=None, max_length=35)
+    """A person's own language for their chats and notifications (`ko`, `zh-Hans`, `ja`, `en`);
+    `none` gives back the host's."""
 
     def change(self) -> TokenChange:
         """The change, its times read (`BAD_REQUEST` for one not written so)."""
@@ -80,6 +84,7 @@ class TokenChangeBody(WireModel):
             remind=timer_seconds(self.remind),
             max_pending=parse_max_pending(self.max_pending),
             rate=parse_rate(self.rate),
+            lang=parse_language(self.lang),
         )
 
 

@@ -150,6 +150,8 @@ class Identity:
     """An asker's: how many of its requests may be pending at once; `None`: the default."""
     rate: Rate | None = None
     """An asker's: how fast it may ask; `None`: the default."""
+    lang: str | None = None
+    """A person's own language for their chats and notifications; `None`: the host's."""
 
 
 Authorize = Callable[[Identity, str, str], str | None]

@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 
 import anyio
 
+from user_questions._languages import LANGUAGES, language_of_tag
 from user_questions._lifecycle.disposer import Disposer, nothing
 from user_questions._lifecycle.lifetime import AsyncLifetime
 from user_questions._lifecycle.listeners import Listeners
@@ -69,6 +70,7 @@ __all__ = [
     "hash_token",
     "host_token",
     "new_token",
+    "parse_language",
     "revoke_token",
     "token_json",
 ]
@@ -185,6 +187,29 @@ def check_grants(
         _check_part("route", route.removeprefix("@"))
 
 
+def parse_language(given: str | None) -> str | None:
+    """A person's language as `--lang` and `"lang"` write it: a catalog's code or a tag that
+    names one (`ko`, `ko-KR`, `zh-Hans`, `zh_CN`, `ja`, `en`), or `none` ("" here) for the
+    host's; `None` (not given) stays `None`.
+
+    Raises:
+        UserQuestionError: `UNSUPPORTED_LANGUAGE` for a language the catalogs do not hold.
+    """
+    if given is None:
+        return None
+    if given.strip().lower() in ("", "none"):
+        return ""
+    language = language_of_tag(given)
+    if language is None:
+        held = ", ".join(LANGUAGES)
+        raise UserQuestionError(
+            f"the language {json.dumps(given, ensure_ascii=False)} has no catalog; "
+            f"use one of {held}, or none for the host's",
+            ErrorCode.UNSUPPORTED_LANGUAGE,
+        )
+    return language
+
+
 def _check_part(what: str, value: str) -> None:
     if _NAME.fullmatch(value) is None:
         shown = json.dumps(value, ensure_ascii=False)
@@ -222,6 +247,7 @@ async def add_token(store: TokenStore, name: str, grants: TokenChange | None = N
         remind=grants.remind or None,
         max_pending=grants.max_pending or None,  # 0 (`default`) is the host's default
         rate=grants.rate if grants.rate is not None and grants.rate.per_second else None,
+        lang=grants.lang or None,  # "" (`none`) is the host's language
     )
     await store.add_token(record)
     return token
@@ -293,6 +319,8 @@ def token_json(token: TokenRecord) -> dict[str, object]:
         shown["maxPending"] = token.max_pending
     if token.rate is not None:
         shown["rate"] = rate_text(token.rate)
+    if token.lang is not None:
+        shown["lang"] = token.lang
     times = {
         "createdAt": token.created_at,
         "lastUsedAt": token.last_used_at,
@@ -464,6 +492,7 @@ class Tokens(AsyncLifetime):
                 token.remind,
                 token.max_pending,
                 token.rate,
+                token.lang,
             )
             for token in tokens
             if token.active

@@ -34,7 +34,7 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.notify.events import EVENT_SETTLED, HostEvent
 from user_questions.host.notify.links import AnswerLinks, check_channel
-from user_questions.host.notify.message import message_of
+from user_questions.host.notify.message import PersonLanguage, hosts_language, message_of
 from user_questions.host.notify.notifier import QUEUE_CAPACITY, Notifier
 
 if TYPE_CHECKING:
@@ -113,6 +113,7 @@ class AppriseNotifier(Notifier):
         links: AnswerLinks | None = None,
         settled: bool = False,
         person: str | None = None,
+        language: PersonLanguage = hosts_language,
         timeout: float = APPRISE_TIMEOUT,
         concurrency: int = APPRISE_CONCURRENCY,
         capacity: int = QUEUE_CAPACITY,
@@ -128,6 +129,7 @@ class AppriseNotifier(Notifier):
         self._links = links
         self._settled = settled
         self.person = person
+        self._language = language
         """Whose own notifications these are (their answer links answer as them), or `None`
         for the host's (`--notify`)."""
         self._timeout = timeout
@@ -139,7 +141,9 @@ class AppriseNotifier(Notifier):
         super().notify(event)
 
     async def deliver(self, event: HostEvent) -> bool:
-        message = message_of(event, self._address, self._links, self.channel, self.person)
+        message = message_of(
+            event, self._address, self._links, self.channel, self.person, self._language()
+        )
         problem = "took too long"
         with anyio.move_on_after(self._timeout):
             result = await _in_daemon_thread(

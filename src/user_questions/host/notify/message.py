@@ -13,9 +13,11 @@ HTML is given text, so a question can never turn into a link or markup of its ow
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from user_questions._languages import N_, ngettext, speaking
+from user_questions._languages import gettext as _
 from user_questions.frames import Origin
 from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.notify.events import EVENT_PENDING, EVENT_WAITING, HostEvent
@@ -27,7 +29,9 @@ __all__ = [
     "MAX_LISTED_OPTIONS",
     "MAX_TEXT_CHARS",
     "Message",
+    "PersonLanguage",
     "asker_line",
+    "hosts_language",
     "message_of",
     "one_line",
 ]
@@ -37,19 +41,29 @@ MAX_TEXT_CHARS = 300
 MAX_LISTED_OPTIONS = 10
 """Options listed in a message; the rest are counted."""
 
+PersonLanguage = Callable[[], str | None]
+"""Reads a person's own language when a message is written (it may change while their notifier
+runs); `None`: the host's."""
+
+
+def hosts_language() -> str | None:
+    """The language of the host's own notifiers (`--notify`): none of a person's."""
+    return None
+
+
 _ENDINGS = {
-    Outcome.ANSWERED: "Answered",
-    Outcome.DISMISSED: "Dismissed",
-    Outcome.WITHDRAWN: "Withdrawn by its agent",
-    Outcome.TIMED_OUT: "Timed out",
+    Outcome.ANSWERED: N_("Answered"),
+    Outcome.DISMISSED: N_("Dismissed"),
+    Outcome.WITHDRAWN: N_("Withdrawn by its agent"),
+    Outcome.TIMED_OUT: N_("Timed out"),
 }
 _SURFACES = {
-    Surface.WEB: "in the web page",
-    Surface.TERMINAL: "in a terminal",
-    Surface.EDITOR: "in an editor",
-    Surface.LINK: "through an answer link",
-    Surface.API: "through the API",
-    Surface.PUSH: "from a push notification",
+    Surface.WEB: N_("in the web page"),
+    Surface.TERMINAL: N_("in a terminal"),
+    Surface.EDITOR: N_("in an editor"),
+    Surface.LINK: N_("through an answer link"),
+    Surface.API: N_("through the API"),
+    Surface.PUSH: N_("from a push notification"),
 }
 
 
@@ -67,10 +81,22 @@ def message_of(
     links: AnswerLinks | None,
     channel: str,
     person: str | None = None,
+    language: str | None = None,
 ) -> Message:
     """The message for `event`: a question waiting (with its links to `address`, and answer
     links signed by `links` for `channel` when it has any, answering as `person` when it is
-    theirs), or how it ended."""
+    theirs), or how it ended; in `language` (`None`: the host's)."""
+    with speaking(language):
+        return _message(event, address, links, channel, person)
+
+
+def _message(
+    event: HostEvent,
+    address: PublicUrl,
+    links: AnswerLinks | None,
+    channel: str,
+    person: str | None,
+) -> Message:
     questions = [AskUserQuestionItem.model_validate(question) for question in event.questions]
     first = questions[0]
     lines = [_question_line(first)]
@@ -84,25 +110,25 @@ def message_of(
         session = one_line(event.session_id, 60)
         lines += [f"  {index}. {text}" for index, text in enumerate(_options(first), 1)]
         lines += _more(questions)
-        lines.append(f"From {asker_line(event.session_id, event.origin)}")
+        lines.append(_("From {asker}").format(asker=asker_line(event.session_id, event.origin)))
         lines += _answer_links(event.rpc_id, questions, address, links, channel, person)
-        lines.append(f"Open it: {address.question_link(event.rpc_id)}")
-        return Message(f"Question from {session}", "\n".join(lines))
+        lines.append(_("Open it: {link}").format(link=address.question_link(event.rpc_id)))
+        return Message(_("Question from {session}").format(session=session), "\n".join(lines))
     assert event.outcome is not None
-    ending = _ENDINGS[event.outcome]
+    ending = _(_ENDINGS[event.outcome])
     lines += _more(questions)
     if event.outcome == Outcome.ANSWERED and event.answer is not None:
         lines.append(f"{ending}: {_answer_text(event.answer)}")
     else:
         lines.append(f"{ending}.")
-    how = [f"by {one_line(event.by, 60)}"] if event.by else []
+    how = [_("by {name}").format(name=one_line(event.by, 60))] if event.by else []
     if event.via in _SURFACES:
-        how.append(_SURFACES[event.via])
+        how.append(_(_SURFACES[event.via]))
     if event.channel:
         how.append(f"({event.channel})")
     if how:
         lines.append(" ".join(how).capitalize())
-    lines.append(f"Asked by {asker_line(event.session_id, event.origin)}")
+    lines.append(_("Asked by {asker}").format(asker=asker_line(event.session_id, event.origin)))
     return Message(f"{ending}: {one_line(first.question, 80)}", "\n".join(lines))
 
 
@@ -133,13 +159,17 @@ def _options(question: AskUserQuestionItem) -> list[str]:
         for option in options[:MAX_LISTED_OPTIONS]
     ]
     if len(options) > MAX_LISTED_OPTIONS:
-        listed.append(f"(+{len(options) - MAX_LISTED_OPTIONS} more options)")
+        more = len(options) - MAX_LISTED_OPTIONS
+        listed.append(
+            ngettext("(+{count} more option)", "(+{count} more options)", more).format(count=more)
+        )
     return listed
 
 
 def _more(questions: Sequence[AskUserQuestionItem]) -> list[str]:
     more = len(questions) - 1
-    return [f"(+{more} more question{'s' if more > 1 else ''})"] if more else []
+    said = ngettext("(+{count} more question)", "(+{count} more questions)", more)
+    return [said.format(count=more)] if more else []
 
 
 def _answer_links(
@@ -154,7 +184,7 @@ def _answer_links(
     if links is None or not indexes:
         return []
     options = questions[0].options or []
-    lines = ["", "Answer in one tap:"]
+    lines = ["", _("Answer in one tap:")]
     for index in indexes:
         signed = links.sign(links.grant(rpc_id, 0, index, channel, person))
         lines.append(f"  {one_line(options[index].label, 80)}: {address.link('a/' + signed)}")
@@ -173,10 +203,10 @@ def _answer_text(answer: dict[str, object]) -> str:
     if item.get("custom"):
         chosen.append(f"“{item['custom']}”")
     if isinstance(item.get("value"), dict):
-        chosen.append("the form filled in")
+        chosen.append(_("the form filled in"))
     if isinstance(item.get("edited"), dict):
-        chosen.append("with changes")
-    text = ", ".join(chosen) or "(skipped)"
+        chosen.append(_("with changes"))
+    text = ", ".join(chosen) or _("(skipped)")
     if item.get("note"):
-        text += f" (note: “{item['note']}”)"
+        text += " " + _("(note: {note})").format(note=f"“{item['note']}”")
     return one_line(text)

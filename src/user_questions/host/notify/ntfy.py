@@ -40,7 +40,7 @@ from user_questions.host.gate.public_url import PublicUrl
 from user_questions.host.notify.apprise import AppriseNotifier, check_apprise_url
 from user_questions.host.notify.events import EVENT_PENDING, EVENT_WAITING, HostEvent
 from user_questions.host.notify.links import AnswerLinks, check_channel
-from user_questions.host.notify.message import message_of
+from user_questions.host.notify.message import PersonLanguage, hosts_language, message_of
 from user_questions.host.notify.notifier import QUEUE_CAPACITY, Notifier
 from user_questions.host.notify.posting import Poster
 from user_questions.host.notify.push_message import topic_of
@@ -78,16 +78,20 @@ def service_notifier(
     links: AnswerLinks | None,
     settled: bool = False,
     person: str | None = None,
+    language: PersonLanguage = hosts_language,
 ) -> Notifier:
     """The notifier of a `--notify` URL: `NtfyNotifier` for ntfy (which replaces each
-    question's message once it settles, whatever `settled` says), `AppriseNotifier` else.
+    question's message once it settles, whatever `settled` says), `AppriseNotifier` else; a
+    `person`'s in their `language`.
 
     Raises:
         UserQuestionError: `BAD_NOTIFIER`, as `apprise.check_apprise_url`.
     """
     if url.partition("://")[0].lower() in NTFY_SCHEMES:
-        return NtfyNotifier(url, address=address, links=links, person=person)
-    return AppriseNotifier(url, address=address, links=links, settled=settled, person=person)
+        return NtfyNotifier(url, address=address, links=links, person=person, language=language)
+    return AppriseNotifier(
+        url, address=address, links=links, settled=settled, person=person, language=language
+    )
 
 
 class NtfyNotifier(Notifier):
@@ -107,6 +111,7 @@ class NtfyNotifier(Notifier):
         address: PublicUrl,
         links: AnswerLinks | None = None,
         person: str | None = None,
+        language: PersonLanguage = hosts_language,
         tries: int = NTFY_TRIES,
         backoff: float = 1.0,
         timeout: float = NTFY_TIMEOUT,
@@ -138,6 +143,7 @@ class NtfyNotifier(Notifier):
         self._address = address
         self._links = links
         self.person = person
+        self._language = language
         """Whose own notifications these are (their buttons answer as them), or `None`."""
         self._poster = Poster(tries=tries, backoff=backoff, timeout=timeout)
 
@@ -148,7 +154,9 @@ class NtfyNotifier(Notifier):
     async def deliver(self, event: HostEvent) -> bool:
         actions = self._actions(event) if event.type == EVENT_PENDING else []
         links = None if actions else self._links
-        message = message_of(event, self._address, links, self.channel, self.person)
+        message = message_of(
+            event, self._address, links, self.channel, self.person, self._language()
+        )
         headers = {
             **self._headers,
             "x-title": _header_text(message.title),

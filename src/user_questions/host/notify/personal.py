@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+from functools import partial
 
 import anyio
 
@@ -76,7 +77,12 @@ def personal_notifying(
                 for key in sorted(wanted - running.keys()):
                     try:
                         notifier = service_notifier(
-                            key[1], address=address, links=links, settled=settled, person=key[0]
+                            key[1],
+                            address=address,
+                            links=links,
+                            settled=settled,
+                            person=key[0],
+                            language=partial(_language_of, tokens, key[0]),
                         )
                     except UserQuestionError as error:
                         logger.warning("cannot notify %s: %s", key[0], error.message)
@@ -94,3 +100,9 @@ def personal_notifying(
                 await anyio.sleep_forever()
 
     return run
+
+
+def _language_of(tokens: Tokens, person: str) -> str | None:
+    """`person`'s own language now (`uq token change --lang`), `None` for the host's."""
+    identity = tokens.named(person)
+    return None if identity is None else identity.lang

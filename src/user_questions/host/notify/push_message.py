@@ -26,6 +26,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from user_questions._languages import N_, gettext
 from user_questions.host.notify.message import one_line
 from user_questions.host.notify.taps import one_tap_options
 from user_questions.host.stores import StoredQuestion
@@ -50,11 +51,12 @@ MAX_CHOICES = 4
 MAX_PAYLOAD_BYTES = 3000
 """The most a message's JSON takes, in UTF-8 bytes."""
 TEXTS: Mapping[str, str] = {
-    "pending_title": "Question from {session}",
-    "waiting_title": "A question is waiting",
-    "waiting_body": "Open it to see the question.",
+    "pending_title": N_("Question from {session}"),
+    "waiting_title": N_("A question is waiting"),
+    "waiting_body": N_("Open it to see the question."),
 }
-"""Every word of a push message that is not the agent's, as a template."""
+"""Every word of a push message that is not the agent's, as a template: a catalog's message id,
+written in the language spoken where the message is made (`gettext`)."""
 _CUTS = ((300, 80), (120, 40), (60, 20))
 """The longest question and label, tried in turn until the message fits."""
 
@@ -76,8 +78,8 @@ def payload_of(record: StoredQuestion, *, private: bool = False) -> bytes:
             {
                 **head,
                 "type": PUSH_WAITING,
-                "title": TEXTS["waiting_title"],
-                "body": TEXTS["waiting_body"],
+                "title": gettext(TEXTS["waiting_title"]),
+                "body": gettext(TEXTS["waiting_body"]),
             }
         )
     for question_chars, label_chars in _CUTS:
@@ -102,7 +104,7 @@ def card_of(
     taps = one_tap_options(record) if choices else []
     return {
         "type": PUSH_PENDING,
-        "title": TEXTS["pending_title"].format(session=one_line(record.session_id, 60)),
+        "title": gettext(TEXTS["pending_title"]).format(session=one_line(record.session_id, 60)),
         "body": f"[{header}] {question}" if header else question,
         "question": question,
         "choices": [

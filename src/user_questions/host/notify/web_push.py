@@ -46,6 +46,7 @@ from urllib.parse import urlsplit
 import anyio
 from pydantic import Field, PrivateAttr, StrictStr
 
+from user_questions._languages import speaking
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.gate.roles import may_answer, sees
 from user_questions.host.gate.security import Identity
@@ -291,17 +292,29 @@ class WebPushNotifier(Notifier):
         ]
         if not receivers:
             return True
-        payload = payload_of(record, private=self._push.private)
+        payloads: dict[str | None, bytes] = {}  # one per language among the receivers
         delivered = True
         async with anyio.create_task_group() as sending:
             for subscription in receivers:
+                language = self._language_of(subscription.person)
+                if language not in payloads:
+                    with speaking(language):
+                        payloads[language] = payload_of(record, private=self._push.private)
+                payload = payloads[language]
 
-                async def send(subscription: PushSubscription = subscription) -> None:
+                async def send(
+                    subscription: PushSubscription = subscription, payload: bytes = payload
+                ) -> None:
                     nonlocal delivered
                     delivered &= await self._send(subscription, record, payload)
 
                 sending.start_soon(send)
         return delivered
+
+    def _language_of(self, person: str) -> str | None:
+        """`person`'s own language (`uq token add --lang`), `None`: the host's."""
+        identity = self._push.tokens.named(person)
+        return None if identity is None else identity.lang
 
     def _reaches(self, person: str, record: StoredQuestion, whom: tuple[str, ...] | None) -> bool:
         identity = self._push.tokens.named(person)

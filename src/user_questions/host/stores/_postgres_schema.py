@@ -30,7 +30,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -284,6 +284,8 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
         ADD COLUMN max_pending integer, ADD COLUMN rate double precision, ADD COLUMN burst integer;
     """,
     _audit_log,  # Version 14: the audit log.
+    # Version 15: a person's own language for their chats and notifications; NULL: the host's.
+    f"ALTER TABLE {SCHEMA}.tokens ADD COLUMN lang text;",
 )
 
 

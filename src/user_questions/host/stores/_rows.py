@@ -138,6 +138,7 @@ TOKEN_COLUMNS = (
     "max_pending",
     "rate",
     "burst",
+    "lang",
 )
 """The columns of a `tokens` row that make a `TokenRecord`, in `token_record`'s order (cast as
 `COLUMNS` may be)."""
@@ -470,12 +471,13 @@ def token_fields(
 def token_change_fields(change: TokenChange) -> tuple[object, ...]:
     """A `TokenChange` as both backends' `change_token` writes it: role, groups, routes,
     notification URLs, deadline, escalation steps, reminder period, pending cap, rate and
-    burst; `None` keeps the stored value (0 sets it back to none, or to the default)."""
+    burst, language; `None` keeps the stored value (0, or "" for the language, sets it back to
+    none, or to the default)."""
     steps = None if change.escalate is None else escalations_json(change.escalate)
     lists = token_fields(change.role, change.groups, change.routes, change.notify)
     rate = change.rate
     rated = (None, None) if rate is None else (rate.per_second, rate.burst)
-    return (*lists, change.deadline, steps, change.remind, change.max_pending, *rated)
+    return (*lists, change.deadline, steps, change.remind, change.max_pending, *rated, change.lang)
 
 
 def token_limits(token: TokenRecord) -> tuple[int | None, float | None, int | None]:
@@ -491,7 +493,7 @@ def _listed(items: Sequence[str] | None) -> str | None:
 def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> TokenRecord:
     """A row of `TOKEN_COLUMNS` as a record; `moment` as for `stored_question`."""
     name, token_hash, created_at, last_used_at, revoked_at, role, groups, routes, notify = row[:9]
-    deadline, escalate, remind, max_pending, rate, burst = row[9:15]
+    deadline, escalate, remind, max_pending, rate, burst, lang = row[9:16]
     created = moment(created_at)
     assert created is not None  # created_at is NOT NULL in both schemas
     return TokenRecord(
@@ -509,6 +511,7 @@ def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -
         remind=None if remind is None else int(remind),
         max_pending=None if max_pending is None else int(max_pending),
         rate=None if rate is None or burst is None else Rate(float(rate), int(burst)),
+        lang=lang,
     )
 
 

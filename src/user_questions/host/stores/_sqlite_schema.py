@@ -25,7 +25,7 @@ from user_questions.host.stores.records import audit_time
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -230,6 +230,8 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     ALTER TABLE tokens ADD COLUMN burst INTEGER;
     """,
     _audit_log,  # Version 14: the audit log.
+    # Version 15: a person's own language for their chats and notifications; NULL: the host's.
+    "ALTER TABLE tokens ADD COLUMN lang TEXT;",
 )
 
 

@@ -375,6 +375,9 @@ class TokenRecord:
     """An asker's: how many of its requests may be pending at once; `None`: the default."""
     rate: Rate | None = None
     """An asker's: how fast it may ask; `None`: the default."""
+    lang: str | None = None
+    """A person's own language (a catalog's code: `ko`, `zh_Hans`, `ja`, `en`) for their chats
+    and notifications; `None`: the host's."""
 
     @property
     def active(self) -> bool:
@@ -387,8 +390,8 @@ class TokenChange:
     """What a token may do, as `uq token add|change`, `POST|PATCH /api/tokens` and `uq hook
     install` give it: a field left `None` keeps what a token has (a new token: role `person`,
     nothing else). `deadline` and `remind` are seconds, 0 taking them away; `max_pending` 0 and
-    a `rate` of 0 per second give back the host's default; `escalate` and the
-    lists replace the ones a token has."""
+    a `rate` of 0 per second give back the host's default; `lang` "" gives back the host's
+    language; `escalate` and the lists replace the ones a token has."""
 
     role: Role | None = None
     groups: Sequence[str] | None = None
@@ -399,6 +402,7 @@ class TokenChange:
     remind: int | None = None
     max_pending: int | None = None
     rate: Rate | None = None
+    lang: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

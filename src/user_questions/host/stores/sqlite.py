@@ -486,14 +486,14 @@ class SQLiteStore(AsyncLifetime):
         added = await self._run(
             self._execute,
             f"INSERT INTO tokens ({_TOKEN_COLUMNS}) "
-            "VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash, "
             "created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL, "
             "role = excluded.role, groups = excluded.groups, routes = excluded.routes, "
             "notify = excluded.notify, deadline = excluded.deadline, "
             "escalate = excluded.escalate, remind = excluded.remind, "
-            "max_pending = excluded.max_pending, rate = excluded.rate, burst = excluded.burst "
-            "WHERE tokens.revoked_at IS NOT NULL RETURNING name",
+            "max_pending = excluded.max_pending, rate = excluded.rate, burst = excluded.burst, "
+            "lang = excluded.lang WHERE tokens.revoked_at IS NOT NULL RETURNING name",
             (
                 token.name,
                 token.token_hash,
@@ -503,6 +503,7 @@ class SQLiteStore(AsyncLifetime):
                 escalations_json(token.escalate),
                 token.remind,
                 *token_limits(token),
+                token.lang,
             ),
         )
         if not added:
@@ -527,7 +528,8 @@ class SQLiteStore(AsyncLifetime):
             "deadline = nullif(coalesce(?, deadline), 0), escalate = coalesce(?, escalate), "
             "remind = nullif(coalesce(?, remind), 0), "
             "max_pending = nullif(coalesce(?, max_pending), 0), "
-            "rate = nullif(coalesce(?, rate), 0), burst = nullif(coalesce(?, burst), 0) "
+            "rate = nullif(coalesce(?, rate), 0), burst = nullif(coalesce(?, burst), 0), "
+            "lang = nullif(coalesce(?, lang), '') "
             f"WHERE name = ? AND revoked_at IS NULL RETURNING {_TOKEN_COLUMNS}",
             (*token_change_fields(change), name),
         )

@@ -19,6 +19,9 @@ that carries it, so the token can leave the address bar; a page without a sessio
 
 from __future__ import annotations
 
+import html
+import json
+import re
 from pathlib import Path
 from urllib.parse import quote
 
@@ -27,6 +30,13 @@ from starlette.responses import FileResponse, RedirectResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from user_questions._languages import (
+    from_accept_language,
+    gettext,
+    html_tag,
+    messages_of,
+    speaking,
+)
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.gate.roles import may_answer, refusal_of
 from user_questions.host.gate.security import identity_of, token_cookie, token_of
@@ -38,6 +48,7 @@ __all__ = [
     "history_page",
     "inbox_page",
     "manifest",
+    "page_text",
     "question_page",
     "rules_page",
     "service_worker",
@@ -50,6 +61,12 @@ STATIC_DIR = Path(__file__).parent / "static"
 MAX_TOKEN_BYTES = 1024
 """The longest body `POST /session` reads."""
 _NOT_CACHED = {"cache-control": "no-store"}
+MESSAGE_MARK = re.compile(r"\{\{(.+?)\}\}")
+"""A message id in a page's HTML: `{{Inbox}}`, replaced by its text in the reader's language
+(the id may hold inline markup such as `<kbd>`, which its translations keep)."""
+_HTML_LANG = '<html lang="en">'
+_HEAD_END = "</head>"
+_WORKER_MESSAGES = "const MESSAGES = {};"
 
 
 async def inbox_page(request: Request) -> Response:
@@ -101,8 +118,12 @@ async def manifest(request: Request) -> Response:
 
 async def service_worker(request: Request) -> Response:
     """`GET /sw.js`: the service worker, served beside `/` so that its scope is the whole host;
-    never cached by HTTP, so a new version reaches the browser at once."""
-    return _file("sw.js", "text/javascript", {"cache-control": "no-cache"})
+    never cached by HTTP, so a new version reaches the browser at once; its notifications' words
+    in the language the browser asks for (`Accept-Language`), filled into its `MESSAGES`."""
+    catalog = _catalog_json(_language_of(request))
+    body = _source("sw.js").replace(_WORKER_MESSAGES, f"const MESSAGES = {catalog};", 1)
+    headers = {"cache-control": "no-cache", "vary": "Accept-Language"}
+    return Response(body, media_type="text/javascript", headers=headers)
 
 
 def static_files() -> ASGIApp:
@@ -117,15 +138,51 @@ def static_files() -> ASGIApp:
 
 
 def _html(request: Request, name: str) -> Response:
-    """A page, with the cookie that carries the token the request presented, when the host
-    accepts it and it may answer (the shell is served to anyone; only a real token that can
-    open the page becomes a cookie)."""
-    response = _file(name, "text/html", _NOT_CACHED)
+    """A page in the language the browser asks for (`Accept-Language`), with the cookie that
+    carries the token the request presented, when the host accepts it and it may answer (the
+    shell is served to anyone; only a real token that can open the page becomes a cookie)."""
+    language = _language_of(request)
+    headers = {
+        **_NOT_CACHED,
+        "content-language": html_tag(language),
+        "vary": "Accept-Language",
+    }
+    body = page_text(_source(name), language)
+    response = Response(body, media_type="text/html", headers=headers)
     token = token_of(request.scope)
     identity = identity_of(request.scope)
     if token is not None and identity is not None and may_answer(identity):
         response.headers.append("set-cookie", _cookie(request, token))
     return response
+
+
+def page_text(source: str, language: str) -> str:
+    """A page's HTML in `language`: its `<html lang>`, each `{{message}}` translated, and the
+    language's catalog embedded as JSON (`#uq-messages`) for its modules to read: the same
+    messages, no second file to build or fetch."""
+    with speaking(language):
+        text = MESSAGE_MARK.sub(lambda mark: gettext(mark.group(1)), source)
+    text = text.replace(_HTML_LANG, f'<html lang="{html.escape(html_tag(language))}">', 1)
+    embedded = _catalog_json(language)
+    script = f'<script type="application/json" id="uq-messages">{embedded}</script>\n  '
+    return text.replace(_HEAD_END, script + _HEAD_END, 1)
+
+
+def _language_of(request: Request) -> str:
+    return from_accept_language(request.headers.get("accept-language"))
+
+
+def _catalog_json(language: str) -> str:
+    """A language's messages as a JS object literal, safe inside `<script>` (no `</`)."""
+    catalog = json.dumps(messages_of(language), ensure_ascii=False, sort_keys=True)
+    return catalog.replace("<", "\\u003c")
+
+
+def _source(name: str) -> str:
+    path = STATIC_DIR / name
+    if not path.is_file():
+        raise _page_missing(path)
+    return path.read_text(encoding="utf-8")
 
 
 def _cookie(request: Request, token: str) -> str:

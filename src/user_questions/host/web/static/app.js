@@ -10,6 +10,7 @@
 // page on that request's card. Without the token the page asks for it (sign-in.js); installed,
 // a service worker (sw.js) keeps its shell.
 
+import { t, tn } from "./i18n.js";
 import { TOKEN_REFUSED, h, isObject, preview } from "./dom.js";
 import { DraftStore } from "./drafts.js";
 import { DesktopNotifier } from "./notify.js";
@@ -31,16 +32,16 @@ const SERVICE_WORKER_AFTER_MS = 2000;
 const CARDS_SHOWN = 5;
 
 const NOTICES = {
-  sent: (card) => `Answer sent: ${card.summary}`,
-  dismissed: (card) => `Dismissed: ${card.summary}`,
-  elsewhere: (card) => `Answered elsewhere: ${card.summary}`,
-  "dismissed-elsewhere": (card) => `Dismissed elsewhere: ${card.summary}`,
-  withdrawn: (card) => `Withdrawn by its agent: ${card.summary}`,
-  "timed-out": (card) => `Timed out, the agent stopped waiting: ${card.summary}`,
-  gone: (card) => `No longer pending: ${card.summary}`,
+  sent: (card) => t("Answer sent: {summary}", card),
+  dismissed: (card) => t("Dismissed: {summary}", card),
+  elsewhere: (card) => t("Answered elsewhere: {summary}", card),
+  "dismissed-elsewhere": (card) => t("Dismissed elsewhere: {summary}", card),
+  withdrawn: (card) => t("Withdrawn by its agent: {summary}", card),
+  "timed-out": (card) => t("Timed out, the agent stopped waiting: {summary}", card),
+  gone: (card) => t("No longer pending: {summary}", card),
 };
-const NOT_WAITING = "The question you followed a link to is no longer waiting.";
-const SIGN_IN = "This host needs its token.";
+const NOT_WAITING = t("The question you followed a link to is no longer waiting.");
+const SIGN_IN = t("This host needs its token.");
 
 const byId = (id) => document.getElementById(id);
 const view = {
@@ -403,7 +404,7 @@ function updateCount() {
   if (count === 0) notifier.clear();
   view.empty.hidden = count > 0;
   view.count.hidden = count === 0;
-  view.count.textContent = count === 1 ? "1 request waiting" : `${count} requests waiting`;
+  view.count.textContent = tn("{count} request waiting", "{count} requests waiting", count);
 }
 
 /** Tell screen readers about new requests, once per burst (a replay brings many at once). */
@@ -416,9 +417,9 @@ function announce(fresh) {
     if (still.length === 1) {
       const [only] = still;
       const from = preview(only.sessionId, 40);
-      view.announcer.textContent = `New question from ${from}: ${only.summary}`;
+      view.announcer.textContent = t("New question from {from}: {summary}", { from, summary: only.summary });
     } else if (still.length > 1) {
-      view.announcer.textContent = `${still.length} new requests`;
+      view.announcer.textContent = tn("{count} new request", "{count} new requests", still.length);
     }
   }, ANNOUNCE_AFTER_MS);
 }
@@ -428,7 +429,7 @@ function notice(text) {
   const close = h("button", {
     type: "button",
     class: "quiet close",
-    "aria-label": "Close notice",
+    "aria-label": t("Close notice"),
     text: "×",
     onclick: () => item.remove(),
   });
@@ -448,19 +449,19 @@ function onStatus(status) {
   document.body.dataset.connection = status.state;
   view.retry.hidden = status.state !== "waiting";
   if (status.state === "connecting") {
-    setStatus("Connecting…");
+    setStatus(t("Connecting…"));
   } else if (status.state === "open") {
     generation += 1;
     replay = null;
-    setStatus("Connected");
+    setStatus(t("Connected"));
   } else {
     cards.forEach((card) => card.connectionLost());
     const tick = () => {
       const seconds = Math.max(0, Math.ceil((status.retryAt - Date.now()) / 1000));
       setStatus(
         everOpened
-          ? `Connection lost. Reconnecting in ${seconds} s…`
-          : `Cannot reach the host. Retrying in ${seconds} s…`,
+          ? t("Connection lost. Reconnecting in {seconds} s…", { seconds })
+          : t("Cannot reach the host. Retrying in {seconds} s…", { seconds }),
       );
     };
     tick();

@@ -5,6 +5,7 @@
 // JSON arguments; the person sees a line diff against the original while typing, and the card
 // sends nothing until the call differs and (for JSON) reads as an object.
 
+import { t } from "./i18n.js";
 import { uid } from "./card.js";
 import { h, isObject } from "./dom.js";
 
@@ -38,9 +39,9 @@ export function editedCall(approval, shape, text) {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    return { problem: `Not JSON: ${error.message}` };
+    return { problem: t("Not JSON: {reason}", { reason: error.message }) };
   }
-  if (!isObject(parsed)) return { problem: "The arguments must be a JSON object." };
+  if (!isObject(parsed)) return { problem: t("The arguments must be a JSON object.") };
   return { input: parsed };
 }
 
@@ -114,10 +115,12 @@ export function callEditor(approval, draft, onChange) {
   const problem = h("p", { class: "field-error", id: `${id}-problem`, hidden: true });
   const what =
     shape.kind === "line"
-      ? "The command to run instead"
+      ? t("The command to run instead")
       : shape.kind === "text"
-        ? `The ${shape.key === "content" ? "file's content" : "new text"} to write instead`
-        : "The call's arguments, as JSON";
+        ? shape.key === "content"
+          ? t("The file’s content to write instead")
+          : t("The new text to write instead")
+        : t("The call’s arguments, as JSON");
   const update = () => {
     draft.edit = field.value;
     const changed = field.value !== shape.text;
@@ -130,10 +133,10 @@ export function callEditor(approval, draft, onChange) {
         ? h(
             "div",
             {},
-            h("p", { class: "hint", text: "Changes against the call as asked:" }),
+            h("p", { class: "hint", text: t("Changes against the call as asked:") }),
             diffView(lineDiff(shape.text, field.value)),
           )
-        : h("p", { class: "hint", text: "Unchanged: edit the call to allow it with changes." }),
+        : h("p", { class: "hint", text: t("Unchanged: edit the call to allow it with changes.") }),
     );
     onChange(result);
   };
@@ -141,7 +144,7 @@ export function callEditor(approval, draft, onChange) {
   field.setAttribute("aria-describedby", `${id}-problem`);
   const panel = h(
     "div",
-    { class: "call-edit", role: "group", "aria-label": "Edit the call" },
+    { class: "call-edit", role: "group", "aria-label": t("Edit the call") },
     h("label", { for: id, class: "free-label", text: what }),
     field,
     problem,

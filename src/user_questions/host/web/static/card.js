@@ -10,6 +10,7 @@
 // Model text only ever reaches the DOM as text; a question's detail is the host's rendered
 // markdown, passed through trustedFragment(). Ids from outside key Maps, never plain objects.
 
+import { language, t } from "./i18n.js";
 import { button, h, isObject, originText, summaryOf, timeAgo, trustedFragment } from "./dom.js";
 import { dismissFrame } from "./protocol.js";
 import { askedTimes, groupCount } from "./requests.js";
@@ -24,8 +25,7 @@ const CLOSED_BY = new Map([
   ["timed-out", "timed-out"],
 ]);
 const NOT_CONNECTED =
-  "Not connected, so nothing was sent. Your answer is kept: " +
-  "send it again once the page has reconnected.";
+  t("Not connected, so nothing was sent. Your answer is kept: send it again once the page has reconnected.");
 
 let lastId = 0;
 
@@ -53,19 +53,19 @@ export class Card {
     this.graceTimer = 0;
     this.titleId = uid("card-title");
     this.time = h("time", { class: "asked", datetime: this.askedAt || false });
-    if (this.askedAt) this.time.title = new Date(this.askedAt).toLocaleString();
+    if (this.askedAt) this.time.title = new Date(this.askedAt).toLocaleString(language());
     this.refreshTime();
     this.errorBox = h("p", { class: "card-error", role: "alert", hidden: true });
-    this.confirmButton = button("Dismiss", "danger", () => this.dismiss());
+    this.confirmButton = button(t("Dismiss"), "danger", () => this.dismiss());
     this.confirmBar = h(
       "div",
-      { class: "confirm", role: "group", "aria-label": "Confirm dismissal", hidden: true },
-      h("p", { text: "Dismiss this request? The agent is told that you cancelled it." }),
+      { class: "confirm", role: "group", "aria-label": t("Confirm dismissal"), hidden: true },
+      h("p", { text: t("Dismiss this request? The agent is told that you cancelled it.") }),
       h(
         "div",
         { class: "confirm-actions" },
         this.confirmButton,
-        button("Keep", "quiet", () => this.closeConfirm()),
+        button(t("Keep"), "quiet", () => this.closeConfirm()),
       ),
     );
     this.times = h("span", {
@@ -76,11 +76,11 @@ export class Card {
     this.meta = h(
       "header",
       { class: "card-meta" },
-      h("span", { class: "session", title: "session", text: this.sessionId }),
+      h("span", { class: "session", title: t("session"), text: this.sessionId }),
       this.time,
       this.times,
       this.origin
-        ? h("span", { class: "origin", title: `asked from ${this.origin}`, text: this.origin })
+        ? h("span", { class: "origin", title: t("asked from {origin}", { origin: this.origin }), text: this.origin })
         : null,
     );
     this.body = h("div", { class: "card-body" });
@@ -113,7 +113,7 @@ export class Card {
 
   refreshTime(now = Date.now()) {
     const ago = this.askedAt ? timeAgo(this.askedAt, now) : "";
-    this.time.textContent = ago ? `asked ${ago}` : "";
+    this.time.textContent = ago ? t("asked {when}", { when: ago }) : "";
   }
 
   /** The markdown detail of a question, as the host rendered it. */
@@ -148,7 +148,7 @@ export class Card {
     this.idle();
     if (payload.accepted === true) this.env.closed(this, kind === "dismiss" ? "dismissed" : "sent");
     else if (payload.reason === "not-pending") this.env.closed(this, "elsewhere");
-    else this.showError(payload.message || "The host did not accept this answer.");
+    else this.showError(payload.message || t("The host did not accept this answer."));
   }
 
   /**

@@ -5,6 +5,8 @@
 // markdown-it with raw HTML disabled), and even that passes through trustedFragment(), which
 // drops anything active: the CSP already forbids inline script, this is a second lock.
 
+import { language, t, tn } from "./i18n.js";
+
 /**
  * Create an element. `props` keys: "class", "text" (textContent), "on<event>" (listener), and
  * any attribute (true sets it empty; false, null and undefined leave it out). Children may be
@@ -70,7 +72,7 @@ export function button(text, className, onclick, props = {}) {
   return h("button", { type: "button", class: className, text, onclick, ...props });
 }
 
-const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+const RELATIVE = new Intl.RelativeTimeFormat(language(), { numeric: "auto" });
 const STEPS = [
   [60, "second"],
   [60, "minute"],
@@ -80,17 +82,20 @@ const STEPS = [
 
 /** What a page says when the host stops accepting its token (a 401). */
 export const TOKEN_REFUSED =
-  "The host no longer accepts this page's token: open the link printed by uq serve.";
+  t("The host no longer accepts this page's token: open the link printed by uq serve.");
 
 /** An instant as the pages write it in full: "Dec 3, 2026, 11:20 AM". */
-export const WHEN = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+export const WHEN = new Intl.DateTimeFormat(language(), {
+  dateStyle: "medium",
+  timeStyle: "short",
+});
 
-/** "just now", "3 minutes ago", "yesterday": how long ago an ISO 8601 instant was. */
+/** "now", "3 minutes ago", "yesterday" (in the page's language): how long ago an ISO 8601 instant was. */
 export function timeAgo(iso, now = Date.now()) {
   const then = Date.parse(iso);
   if (Number.isNaN(then)) return "";
   let amount = Math.round((then - now) / 1000);
-  if (Math.abs(amount) < 10) return "just now";
+  if (Math.abs(amount) < 10) return RELATIVE.format(0, "second");
   for (const [size, unit] of STEPS) {
     if (Math.abs(amount) < size) return RELATIVE.format(amount, unit);
     amount = Math.round(amount / size);
@@ -113,7 +118,7 @@ export function preview(text, limit = 80) {
 export function summaryOf(questions) {
   const first = `“${preview(questions[0]?.question ?? "")}”`;
   const more = questions.length - 1;
-  return more > 0 ? `${first} and ${more} more` : first;
+  return more > 0 ? tn("{first} and {count} more", "{first} and {count} more", more, { first }) : first;
 }
 
 /** Where the asker says a request comes from, on one line: `client · folder`; "" for none. */

@@ -6,6 +6,7 @@
 // next to that field and marks it invalid for screen readers. Numbers are sent as numbers,
 // booleans as booleans, several choices as an array: nothing is flattened to text.
 
+import { t } from "./i18n.js";
 import { uid } from "./card.js";
 import { h, isObject } from "./dom.js";
 
@@ -125,7 +126,7 @@ export class FormView {
     } else {
       if (kind === "choice") {
         control = h("select", { id, "aria-describedby": described });
-        control.append(h("option", { value: "", text: required ? "Choose one" : "(none)" }));
+        control.append(h("option", { value: "", text: required ? t("Choose one") : t("(none)") }));
         for (const choice of choicesOf(field)) {
           control.append(h("option", { value: choice.value, text: choice.title }));
         }

@@ -7,6 +7,7 @@
 // as text through h(); a question's detail is the host's rendered markdown, through
 // trustedFragment(). Ids and names from the host key Maps, never plain objects.
 
+import { t, tn } from "./i18n.js";
 import {
   TOKEN_REFUSED,
   WHEN,
@@ -23,20 +24,20 @@ import { makeRule } from "./rules-api.js";
 const PAGE_SIZE = 50;
 const FILTERS = ["q", "session", "by", "outcome"];
 const OUTCOMES = new Map([
-  ["answered", "Answered"],
-  ["dismissed", "Dismissed"],
-  ["withdrawn", "Withdrawn"],
-  ["timed-out", "Timed out"],
+  ["answered", t("Answered")],
+  ["dismissed", t("Dismissed")],
+  ["withdrawn", t("Withdrawn")],
+  ["timed-out", t("Timed out")],
 ]);
 const SURFACES = new Map([
-  ["web", "in the web page"],
-  ["terminal", "in a terminal"],
-  ["editor", "in an editor"],
-  ["link", "through an answer link"],
-  ["api", "through the API"],
-  ["asker", "by its asker"],
-  ["host", "by the host"],
-  ["rule", "without asking anyone"],
+  ["web", t("in the web page")],
+  ["terminal", t("in a terminal")],
+  ["editor", t("in an editor")],
+  ["link", t("through an answer link")],
+  ["api", t("through the API")],
+  ["asker", t("by its asker")],
+  ["host", t("by the host")],
+  ["rule", t("without asking anyone")],
 ]);
 
 const byId = (id) => document.getElementById(id);
@@ -120,7 +121,7 @@ async function load(fresh) {
     body = await response.json().catch(() => ({}));
     if (!response.ok) throw new Error(response.status === 401 ? TOKEN_REFUSED : problemOf(body));
   } catch (error) {
-    if (mine === generation) showProblem(error.message || "The host could not be reached.");
+    if (mine === generation) showProblem(error.message || t("The host could not be reached."));
     return;
   } finally {
     if (mine === generation) {
@@ -140,7 +141,7 @@ async function load(fresh) {
 
 function problemOf(body) {
   const message = body?.error?.message;
-  return typeof message === "string" ? message : "The host could not read the history.";
+  return typeof message === "string" ? message : t("The host could not read the history.");
 }
 
 function showProblem(text) {
@@ -153,12 +154,13 @@ function update() {
   const filtered = filters().toString() !== "";
   view.none.hidden = count > 0;
   view.none.textContent = filtered
-    ? "No settled questions match these filters."
-    : "No settled questions yet: answered, dismissed and withdrawn questions appear here.";
+    ? t("No settled questions match these filters.")
+    : t("No settled questions yet: answered, dismissed and withdrawn questions appear here.");
   view.more.hidden = next === null;
-  const noun = count === 1 ? "settled question" : "settled questions";
-  view.summary.textContent =
-    count === 0 ? "" : `${count} ${noun}${filtered ? " matching" : ""}, newest first`;
+  const summary = filtered
+    ? tn("{count} settled question matching, newest first", "{count} settled questions matching, newest first", count)
+    : tn("{count} settled question, newest first", "{count} settled questions, newest first", count);
+  view.summary.textContent = count === 0 ? "" : summary;
 }
 
 /** One settled request: how it ended, by whom, then each question and its answer. */
@@ -190,25 +192,25 @@ function entryElement(entry) {
 function ruleMaker(proposal) {
   const box = h("div", { class: "rule-maker" });
   const problem = h("p", { class: "card-error", role: "alert", hidden: true });
-  const start = button("Make a rule", "secondary small", () => {
+  const start = button(t("Make a rule"), "secondary small", () => {
     box.replaceChildren(
       h(
         "p",
         { class: "rule-proposal" },
-        "The host will decide this call by itself from now on: ",
+        t("The host will decide this call by itself from now on:") + " ",
         h("code", { class: "rule-text", text: proposal.text }),
       ),
       problem,
-      h("div", { class: "rule-actions" }, make, button("Cancel", "quiet small", cancel)),
+      h("div", { class: "rule-actions" }, make, button(t("Cancel"), "quiet small", cancel)),
     );
     make.focus();
   });
-  const make = button("Make this rule", "primary small", async () => {
+  const make = button(t("Make this rule"), "primary small", async () => {
     make.disabled = true;
     problem.hidden = true;
     try {
       const made = await makeRule(proposal);
-      const text = `Rule ${made.id} made: ${made.text}`;
+      const text = t("Rule {id} made: {text}", made);
       box.replaceChildren(h("p", { class: "made", role: "status", text }));
     } catch (error) {
       make.disabled = false;
@@ -228,9 +230,9 @@ function metaElement(entry) {
   const outcome = OUTCOMES.get(entry.outcome) ?? String(entry.outcome);
   const how = [];
   if (entry.by && entry.outcome !== "withdrawn" && entry.outcome !== "timed-out") {
-    how.push(`by ${entry.by}`);
+    how.push(t("by {name}", { name: entry.by }));
   }
-  if (entry.via) how.push(SURFACES.get(entry.via) ?? `via ${entry.via}`);
+  if (entry.via) how.push(SURFACES.get(entry.via) ?? t("via {surface}", { surface: entry.via }));
   if (entry.channel) how.push(`(${entry.channel})`);
   const origin = originText(entry.origin);
   return h(
@@ -242,11 +244,11 @@ function metaElement(entry) {
     h("button", {
       type: "button",
       class: "quiet small session",
-      title: "Show only this session",
+      title: t("Show only this session"),
       text: entry.sessionId,
       onclick: () => filterBy("session", entry.sessionId),
     }),
-    origin ? h("span", { class: "origin", title: `asked from ${origin}`, text: origin }) : null,
+    origin ? h("span", { class: "origin", title: t("asked from {origin}", { origin }), text: origin }) : null,
   );
 }
 
@@ -266,7 +268,7 @@ function questionElement(question, html, answers, entry) {
       h(
         "details",
         { class: "entry-detail" },
-        h("summary", { text: "Details" }),
+        h("summary", { text: t("Details") }),
         h("div", { class: "markdown" }, trustedFragment(html)),
       ),
     );
@@ -283,13 +285,13 @@ function answerElements(item, entry) {
   const value = isObject(item?.value) ? item.value : null;
   const parts = [];
   if (chosen.length === 0 && custom === null && value === null) {
-    parts.push(h("p", { class: "entry-answer skipped", text: "Skipped" }));
+    parts.push(h("p", { class: "entry-answer skipped", text: t("Skipped") }));
   } else if (chosen.length > 0 || custom !== null) {
     parts.push(
       h(
         "p",
         { class: "entry-answer" },
-        h("span", { class: "visually-hidden", text: "Answer: " }),
+        h("span", { class: "visually-hidden", text: t("Answer:") + " " }),
         chosen.length ? h("span", { class: "chosen", text: chosen.join(", ") }) : null,
         custom !== null ? h("q", { class: "custom", text: custom }) : null,
       ),
@@ -315,7 +317,7 @@ function answerElements(item, entry) {
       h(
         "div",
         { class: "entry-edited" },
-        h("p", { class: "hint", text: `changed by ${entry.by ?? "a person"}` }),
+        h("p", { class: "hint", text: entry.by ? t("changed by {name}", { name: entry.by }) : t("changed by a person") }),
         diffView(
           lineDiff(
             text === null ? JSON.stringify(entry.approval.input, null, 2) : before.text,
@@ -326,7 +328,7 @@ function answerElements(item, entry) {
     );
   }
   if (typeof item?.note === "string") {
-    parts.push(h("p", { class: "entry-answer-note" }, h("b", { text: "Note: " }), item.note));
+    parts.push(h("p", { class: "entry-answer-note" }, h("b", { text: t("Note:") + " " }), item.note));
   }
   return parts;
 }
@@ -336,9 +338,12 @@ function timesOf(entry) {
     const date = new Date(iso);
     return Number.isNaN(date.getTime()) ? String(iso) : WHEN.format(date);
   };
-  const times = [`Asked ${at(entry.askedAt)}`];
-  if (entry.askedBy) times[0] += ` with ${entry.askedBy}'s token`;
-  if (entry.shownAt) times.push(`first shown ${at(entry.shownAt)}`);
-  times.push(`settled ${at(entry.settledAt)}`);
+  const times = [
+    entry.askedBy
+      ? t("Asked {when} with {name}’s token", { when: at(entry.askedAt), name: entry.askedBy })
+      : t("Asked {when}", { when: at(entry.askedAt) }),
+  ];
+  if (entry.shownAt) times.push(t("first shown {when}", { when: at(entry.shownAt) }));
+  times.push(t("settled {when}", { when: at(entry.settledAt) }));
   return times.join(" · ");
 }

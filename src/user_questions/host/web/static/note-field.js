@@ -4,6 +4,7 @@
 // characters (MAX_ANSWER_NOTE_LENGTH), and the box stops there too. It lives in the draft, so a
 // reload or a reconnect keeps it.
 
+import { t } from "./i18n.js";
 import { uid } from "./card.js";
 import { h } from "./dom.js";
 
@@ -17,7 +18,7 @@ export function noteField(draft, changed) {
     class: "note-text",
     rows: 2,
     maxlength: MAX_NOTE_LENGTH,
-    placeholder: "Anything the agent should know beside your answer",
+    placeholder: t("Anything the agent should know beside your answer"),
   });
   area.value = draft.note ?? "";
   area.addEventListener("input", () => {
@@ -27,8 +28,8 @@ export function noteField(draft, changed) {
   const box = h(
     "details",
     { class: "note", open: (draft.note ?? "").trim() !== "" },
-    h("summary", { text: "Add a note" }),
-    h("label", { for: id, class: "free-label", text: "Note (sent beside your answer)" }),
+    h("summary", { text: t("Add a note") }),
+    h("label", { for: id, class: "free-label", text: t("Note (sent beside your answer)") }),
     area,
   );
   box.addEventListener("toggle", () => {

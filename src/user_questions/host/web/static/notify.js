@@ -16,6 +16,7 @@
 // The tab's own notifications stop meanwhile: the pushes say the same. Turning them off
 // unsubscribes and removes the registration.
 
+import { t, tn } from "./i18n.js";
 import { preview } from "./dom.js";
 
 const STORAGE_KEY = "uq.notify";
@@ -25,18 +26,15 @@ const LISTED = 3;
 const PUSH_STORE = "uq-push";
 const PUSH_KEY = "subscription";
 const TEXT = {
-  blocked: "Notifications blocked",
-  on: "Notifications on",
-  off: "Notify me",
-  blockedTitle: "This browser blocks notifications from this page: allow them in the site settings.",
+  blocked: t("Notifications blocked"),
+  on: t("Notifications on"),
+  off: t("Notify me"),
+  blockedTitle: t("This browser blocks notifications from this page: allow them in the site settings."),
   onTitle:
-    "A notification announces each question that arrives while this tab is hidden. Click to turn them off.",
+    t("A notification announces each question that arrives while this tab is hidden. Click to turn them off."),
   pushTitle:
-    "This browser shows each question as a notification, even with no tab open, and can answer from it. Click to turn them off.",
-  offTitle: "Show a desktop notification when a question arrives while this tab is hidden.",
-  oneTitle: "Question from {session}",
-  manyTitle: "{count} questions are waiting",
-  more: "and {count} more",
+    t("This browser shows each question as a notification, even with no tab open, and can answer from it. Click to turn them off."),
+  offTitle: t("Show a desktop notification when a question arrives while this tab is hidden."),
 };
 
 /** The choice, when localStorage is unavailable: it lasts until the page is reloaded. */
@@ -161,10 +159,10 @@ export class DesktopNotifier {
     const [first] = requests;
     const title =
       requests.length === 1
-        ? fill(TEXT.oneTitle, { session: preview(first.sessionId, 40) })
-        : fill(TEXT.manyTitle, { count: requests.length });
+        ? t("Question from {session}", { session: preview(first.sessionId, 40) })
+        : tn("{count} question is waiting", "{count} questions are waiting", requests.length);
     const lines = requests.slice(0, LISTED).map((request) => request.summary);
-    if (requests.length > LISTED) lines.push(fill(TEXT.more, { count: requests.length - LISTED }));
+    if (requests.length > LISTED) lines.push(tn("and {count} more", "and {count} more", requests.length - LISTED));
     this.clear();
     try {
       this.shown = new Notification(title, { body: lines.join("\n"), tag: TAG });
@@ -184,11 +182,6 @@ export class DesktopNotifier {
     this.shown?.close();
     this.shown = null;
   }
-}
-
-/** `template` with each `{name}` replaced by `values[name]`. */
-function fill(template, values) {
-  return template.replace(/\{(\w+)\}/g, (_, name) => String(values[name]));
 }
 
 function pushAvailable() {

@@ -1,5 +1,6 @@
 // The plan-review card (presentation.planReviewOf): the plan, Approve, decline, "Chat about it".
 
+import { t } from "./i18n.js";
 import { Card, uid } from "./card.js";
 import { button, h } from "./dom.js";
 import { noteField, noteOf } from "./note-field.js";
@@ -24,7 +25,7 @@ export class PlanCard extends Card {
       id: feedbackId,
       class: "feedback",
       rows: 2,
-      placeholder: "What should change?",
+      placeholder: t("What should change?"),
     });
     this.feedback.value = draft.custom;
     this.feedback.addEventListener("input", () => {
@@ -43,8 +44,8 @@ export class PlanCard extends Card {
     this.chatButton = h("button", {
       type: "button",
       class: "quiet",
-      text: "Chat about it",
-      title: "Dismiss the review and talk it over with the agent",
+      text: t("Chat about it"),
+      title: t("Dismiss the review and talk it over with the agent"),
       onclick: () => this.dismiss(),
     });
     this.body.append(
@@ -54,13 +55,13 @@ export class PlanCard extends Card {
       h(
         "div",
         { class: "free" },
-        h("label", { for: feedbackId, class: "free-label", text: "Feedback (optional)" }),
+        h("label", { for: feedbackId, class: "free-label", text: t("Feedback (optional)") }),
         this.feedback,
         h("span", {
           class: "hint",
           text: view.decline
-            ? `Sent with “${parseRecommendedLabel(view.decline)[0]}”.`
-            : "Sent instead of approving.",
+            ? t("Sent with “{label}”.", { label: parseRecommendedLabel(view.decline)[0] })
+            : t("Sent instead of approving."),
         }),
       ),
       noteField(draft, () => this.env.drafts.save()),
@@ -94,8 +95,8 @@ export class PlanCard extends Card {
     const label = this.view.decline;
     const decline = label === undefined ? null : parseRecommendedLabel(label)[0];
     const withFeedback = this.feedbackText !== "";
-    if (decline === null) this.declineButton.textContent = "Send feedback";
-    else this.declineButton.textContent = withFeedback ? `${decline}, with feedback` : decline;
+    if (decline === null) this.declineButton.textContent = t("Send feedback");
+    else this.declineButton.textContent = withFeedback ? t("{label}, with feedback", { label: decline }) : decline;
     this.declineButton.disabled = busy || (decline === null && !withFeedback);
     this.approveButton.disabled = busy;
     this.chatButton.disabled = busy;

@@ -2,6 +2,7 @@
 // a form for a question that asks one (`schema`), a note beside any answer, and "Edit and allow"
 // on an approval whose agent takes a changed call (`approval.editable`).
 
+import { t } from "./i18n.js";
 import { callEditor } from "./call-edit.js";
 import { Card, uid } from "./card.js";
 import { button, h, isObject } from "./dom.js";
@@ -10,11 +11,11 @@ import { noteField, noteOf } from "./note-field.js";
 import { answerFromDrafts, parseRecommendedLabel } from "./presentation.js";
 import { answerFrame } from "./protocol.js";
 
-const UNANSWERED = "Pick an option or type an answer first, or press Skip to leave it blank.";
+const UNANSWERED = t("Pick an option or type an answer first, or press Skip to leave it blank.");
 /** The approval card's options (`user_questions.approvals`). */
 const ALLOW = "Allow";
 const ALLOW_ALWAYS = "Allow and don't ask again";
-const REMEMBER_DESCRIPTION = "Run it, and let the host allow the same call from now on.";
+const REMEMBER_DESCRIPTION = t("Run it, and let the host allow the same call from now on.");
 
 /**
  * The rule "Allow and don't ask again" makes, when the host offers one for this approval card
@@ -82,19 +83,19 @@ export class QuestionsCard extends Card {
     this.page = Math.min(env.drafts.page(this.rpcId), this.questions.length - 1);
     this.pager = h("nav", { class: "pager", hidden: this.questions.length < 2 });
     this.meta.append(this.pager);
-    this.backButton = button("Back", "quiet", () => this.back());
-    this.nextButton = button("Next", "primary", () => this.next());
-    this.skipButton = button("Skip", "quiet", () => this.skip());
-    this.dismissButton = button("Dismiss", "quiet dismiss", () => this.dismiss(), {
-      title: "Dismiss the whole request (Esc)",
+    this.backButton = button(t("Back"), "quiet", () => this.back());
+    this.nextButton = button(t("Next"), "primary", () => this.next());
+    this.skipButton = button(t("Skip"), "quiet", () => this.skip());
+    this.dismissButton = button(t("Dismiss"), "quiet dismiss", () => this.dismiss(), {
+      title: t("Dismiss the whole request (Esc)"),
     });
     this.actions.append(this.backButton, this.nextButton, this.skipButton, this.dismissButton);
     this.approval = editableApproval(frame, this.questions);
     this.edited = null;
     this.editButton = null;
     if (this.approval !== null) {
-      this.editButton = button("Edit and allow", "secondary", () => this.editOrAllow());
-      this.cancelEditButton = button("Cancel edit", "quiet", () => this.cancelEdit(), {
+      this.editButton = button(t("Edit and allow"), "secondary", () => this.editOrAllow());
+      this.cancelEditButton = button(t("Cancel edit"), "quiet", () => this.cancelEdit(), {
         hidden: true,
       });
       this.actions.insertBefore(this.editButton, this.skipButton);
@@ -121,7 +122,7 @@ export class QuestionsCard extends Card {
       { class: "question" },
       question.header ? h("span", { class: "chip", text: question.header }) : null,
       h("span", { class: "question-text", id: this.titleId, text: question.question }),
-      multi ? h("span", { class: "hint", text: "Choose any that apply." }) : null,
+      multi ? h("span", { class: "hint", text: t("Choose any that apply.") }) : null,
     );
     const fieldset = h("fieldset", { class: "question-set" }, legend);
     if (question.detail != null) {
@@ -178,14 +179,14 @@ export class QuestionsCard extends Card {
           "span",
           { class: "option-label" },
           display,
-          recommended ? h("span", { class: "badge", text: "Recommended" }) : null,
+          recommended ? h("span", { class: "badge", text: t("Recommended") }) : null,
         ),
         option.description ? h("span", { class: "option-desc", text: option.description }) : null,
         option.rule
           ? h(
               "span",
               { class: "option-rule" },
-              "Makes the rule ",
+              t("Makes the rule:") + " ",
               h("code", { class: "rule-text", text: option.rule }),
             )
           : null,
@@ -199,8 +200,8 @@ export class QuestionsCard extends Card {
     const text = h("input", {
       type: "text",
       class: "other-text",
-      "aria-label": "Other: your own answer",
-      placeholder: "Type your own answer",
+      "aria-label": t("Other: your own answer"),
+      placeholder: t("Type your own answer"),
       autocomplete: "off",
     });
     text.value = draft.custom;
@@ -215,7 +216,7 @@ export class QuestionsCard extends Card {
         { class: "other-choice" },
         toggle,
         keyHint(index),
-        h("span", { class: "option-label", text: "Other" }),
+        h("span", { class: "option-label", text: t("Other") }),
       ),
       text,
     );
@@ -227,7 +228,7 @@ export class QuestionsCard extends Card {
       id,
       class: "free-text",
       rows: 3,
-      placeholder: "Type your answer",
+      placeholder: t("Type your answer"),
       "aria-describedby": `${id}-hint`,
     });
     area.value = draft.custom;
@@ -236,9 +237,9 @@ export class QuestionsCard extends Card {
     return h(
       "div",
       { class: "free" },
-      h("label", { for: id, class: "free-label", text: "Your answer" }),
+      h("label", { for: id, class: "free-label", text: t("Your answer") }),
       area,
-      h("span", { class: "hint", id: `${id}-hint`, text: "Enter sends, Shift+Enter adds a line" }),
+      h("span", { class: "hint", id: `${id}-hint`, text: t("Enter sends, Shift+Enter adds a line") }),
     );
   }
 
@@ -314,13 +315,13 @@ export class QuestionsCard extends Card {
   renderPager() {
     if (this.questions.length < 2) return;
     const total = this.questions.length;
-    this.pager.setAttribute("aria-label", `Question ${this.page + 1} of ${total}`);
+    this.pager.setAttribute("aria-label", t("Question {position} of {total}", { position: this.page + 1, total }));
     const dots = this.questions.map((question, index) => {
       const status = this.statusOf(question);
       const dot = h("button", {
         type: "button",
         class: `dot ${status}`,
-        "aria-label": `Question ${index + 1}, ${status}`,
+        "aria-label": t("Question {position}, {status}", { position: index + 1, status }),
         "aria-current": index === this.page ? "step" : false,
         onclick: () => this.go(index),
       });
@@ -335,7 +336,7 @@ export class QuestionsCard extends Card {
   updateButtons() {
     const busy = this.sending !== null;
     this.backButton.hidden = this.page === 0;
-    this.nextButton.textContent = this.isLast ? "Submit" : "Next";
+    this.nextButton.textContent = this.isLast ? t("Submit") : t("Next");
     const editing = this.editButton !== null && this.draftOf(this.question).editing === true;
     this.nextButton.hidden = editing; // while editing, the answer is "Allow with changes"
     for (const button of [this.backButton, this.nextButton, this.skipButton, this.dismissButton]) {
@@ -344,7 +345,7 @@ export class QuestionsCard extends Card {
     this.confirmButton.disabled = busy;
     if (this.editButton !== null) {
       const editing = this.draftOf(this.question).editing === true;
-      this.editButton.textContent = editing ? "Allow with changes" : "Edit and allow";
+      this.editButton.textContent = editing ? t("Allow with changes") : t("Edit and allow");
       this.editButton.disabled = busy || (editing && this.edited?.input === undefined);
       this.cancelEditButton.hidden = !editing;
       this.cancelEditButton.disabled = busy;

@@ -5,6 +5,7 @@
 // requests cost the page the same few dozen elements. A row is a button that opens the request's
 // card (app.js). The filter lists the sessions with requests waiting, with their counts.
 
+import { t, tn } from "./i18n.js";
 import { h, timeAgo } from "./dom.js";
 
 /** Rows built beyond each edge of the box, so that scrolling shows no gap. */
@@ -73,9 +74,15 @@ export class QueueView {
       return;
     }
     this.#items = items;
-    const more = items.length === 1 ? "1 more request" : `${items.length} more requests`;
     this.#view.heading.textContent =
-      filter === null ? `${more} waiting` : `${more} waiting from ${filter}`;
+      filter === null
+        ? tn("{count} more request waiting", "{count} more requests waiting", items.length)
+        : tn(
+            "{count} more request waiting from {session}",
+            "{count} more requests waiting from {session}",
+            items.length,
+            { session: filter },
+          );
     this.#updateFilter(sessions, total, filter);
     this.#renderRows();
   }
@@ -174,7 +181,7 @@ export class QueueView {
     this.#sessionsKey = key;
     const select = this.#view.filter;
     select.replaceChildren(
-      h("option", { value: ALL, text: `All sessions (${total})` }),
+      h("option", { value: ALL, text: t("All sessions ({count})", { count: total }) }),
       ...offered.map(([session, count]) =>
         h("option", { value: session, text: `${session} (${count})` }),
       ),

@@ -1,6 +1,7 @@
 // The rules over HTTP (docs/protocol.md, `/api/rules`), for the rules and history pages: list,
 // make and revoke, each a promise of the host's JSON or an Error saying what went wrong.
 
+import { t } from "./i18n.js";
 import { TOKEN_REFUSED } from "./dom.js";
 
 /** The fields of a proposed rule that `POST /api/rules` takes (its `text` is the host's words). */
@@ -18,12 +19,12 @@ async function call(method, path, body) {
     response = await fetch(path, options);
     json = await response.json().catch(() => ({}));
   } catch {
-    throw new Error("The host could not be reached.");
+    throw new Error(t("The host could not be reached."));
   }
   if (response.status === 401) throw new Error(TOKEN_REFUSED);
   if (!response.ok) {
     const message = json?.error?.message;
-    throw new Error(typeof message === "string" ? message : `The host answered ${response.status}.`);
+    throw new Error(typeof message === "string" ? message : t("The host answered {status}.", { status: response.status }));
   }
   return json;
 }

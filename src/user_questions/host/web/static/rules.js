@@ -3,10 +3,15 @@
 // (an admin's rules that also decide its askers' calls) are shown read-only (docs/rules.md).
 // Everything from the host reaches the DOM as text through h(), never as HTML.
 
+import { t, tn } from "./i18n.js";
 import { WHEN, button, h, timeAgo } from "./dom.js";
 import { listRules, revokeRule } from "./rules-api.js";
 
 
+const DECISIONS = new Map([
+  ["allow", t("allow")],
+  ["deny", t("deny")],
+]);
 const byId = (id) => document.getElementById(id);
 const view = {
   summary: byId("summary"),
@@ -39,7 +44,7 @@ async function load() {
   view.table.hidden = shown.length === 0;
   view.none.hidden = shown.length > 0;
   view.summary.textContent =
-    shown.length === 0 ? "" : `${shown.length} active ${shown.length === 1 ? "rule" : "rules"}`;
+    shown.length === 0 ? "" : tn("{count} active rule", "{count} active rules", shown.length);
 }
 
 function rowOf(rule) {
@@ -47,10 +52,10 @@ function rowOf(rule) {
     "tr",
     { "data-rule-id": String(rule.id) },
     h("td", {}, h("code", { class: "rule-text", text: String(rule.text) })),
-    h("td", { class: `short decision ${rule.decision}`, text: String(rule.decision) }),
+    h("td", { class: `short decision ${rule.decision}`, text: DECISIONS.get(rule.decision) ?? String(rule.decision) }),
     h("td", { class: "short", text: rule.asker ?? "any" }),
     h("td", { class: "path", text: rule.cwd ?? "any" }),
-    h("td", { class: "short made-by", text: rule.createdBy ?? "unknown" }),
+    h("td", { class: "short made-by", text: rule.createdBy ?? t("unknown") }),
     h("td", { class: "short" }, timeOf(rule.createdAt)),
     h("td", { class: "short hits", text: String(rule.hits ?? 0) }),
     h("td", { class: "short" }, rule.lastUsedAt ? timeOf(rule.lastUsedAt) : "never"),
@@ -64,12 +69,12 @@ function controlOf(rule) {
   if (rule.mayChange === false) {
     return h("span", {
       class: "read-only",
-      text: "read-only",
-      title: "It decides calls of askers routed to you; an admin made it and may change it.",
+      text: t("read-only"),
+      title: t("It decides calls of askers routed to you; an admin made it and may change it."),
     });
   }
-  const control = button("Revoke", "secondary small", () => revoke(rule, control), {
-    "aria-label": `Revoke: ${rule.text}`,
+  const control = button(t("Revoke"), "secondary small", () => revoke(rule, control), {
+    "aria-label": t("Revoke: {rule}", { rule: rule.text }),
   });
   return control;
 }

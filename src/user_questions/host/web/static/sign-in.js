@@ -5,8 +5,10 @@
 // POST /session, never in an address, and the host answers with the HttpOnly cookie the page
 // uses from then on (the script never sees it again). See docs/web.md.
 
-const REFUSED = "This host does not accept that token.";
-const UNREACHABLE = "The host cannot be reached; try again once it is back.";
+import { t } from "./i18n.js";
+
+const REFUSED = t("This host does not accept that token.");
+const UNREACHABLE = t("The host cannot be reached; try again once it is back.");
 
 /** The token in what was pasted: a link's `?token=`, else the text itself. */
 export function tokenOf(text) {

@@ -15,7 +15,7 @@
 // content-free push (`--push-private`) makes the worker fetch the card first. A push saying the
 // request settled closes its notification.
 
-const CACHE = "uq-shell-v2";
+const CACHE = "uq-shell-v3";
 const SHELL = [
   "./",
   "manifest.webmanifest",
@@ -26,6 +26,7 @@ const SHELL = [
   "static/dom.js",
   "static/drafts.js",
   "static/form-fields.js",
+  "static/i18n.js",
   "static/note-field.js",
   "static/notify.js",
   "static/plan-card.js",
@@ -101,10 +102,14 @@ async function questionLink(request, url) {
   }
 }
 
+// The words of its notifications, in the language the browser asked for when it fetched this
+// worker: the host puts that language's catalog in MESSAGES as it serves the file (pages.py).
+const MESSAGES = {};
+const t = (id) => (typeof MESSAGES[id] === "string" && MESSAGES[id]) || id;
 const TEXT = {
-  waitingTitle: "A question is waiting",
-  waitingBody: "Open it to see the question.",
-  notSent: "Not answered: open the question to answer it there.",
+  waitingTitle: t("A question is waiting"),
+  waitingBody: t("Open it to see the question."),
+  notSent: t("Not answered: open the question to answer it there."),
 };
 const STORE = "uq-push";
 const SECRET_KEY = "subscription";
