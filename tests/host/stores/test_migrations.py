@@ -281,7 +281,7 @@ async def test_a_version_5_sqlite_file_gains_roles_and_audiences_and_loses_nothi
     kept_with_defaults(
         before["tokens"],
         after["tokens"],
-        ("person", "[]", "[]", "[]", None, "[]", None, None, None, None),
+        ("person", "[]", "[]", "[]", None, "[]", None, None, None, None, 1),
     )
     kept_with_defaults(
         before["questions"],
@@ -326,7 +326,7 @@ async def test_a_version_5_postgres_database_gains_roles_and_audiences_and_loses
     kept_with_defaults(
         before["tokens"],
         after["tokens"],
-        ("person", [], [], [], None, [], None, None, None, None),
+        ("person", [], [], [], None, [], None, None, None, None, 1),
     )
     kept_with_defaults(
         before["questions"],
@@ -345,10 +345,11 @@ async def postgres_rows(connection: psycopg.AsyncConnection[Any]) -> dict[str, l
 
 
 def digested(rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
-    """`rows` of questions without their last column, the card digest the audit log's
-    migration computed for each (checked to be one: 64 hexadecimal digits)."""
-    assert all(re.fullmatch("[0-9a-f]{64}", row[-1]) for row in rows)
-    return [tuple(row[:-1]) for row in rows]
+    """`rows` of questions without their last two columns: the card digest the audit log's
+    migration computed for each (checked to be one: 64 hexadecimal digits) and the approvals
+    the quorum's step gave each (one: as before, one person settles it)."""
+    assert all(re.fullmatch("[0-9a-f]{64}", row[-2]) and row[-1] == 1 for row in rows)
+    return [tuple(row[:-2]) for row in rows]
 
 
 def kept_with_defaults(
@@ -401,7 +402,7 @@ async def test_a_version_6_sqlite_file_gains_approvals_and_rules_and_loses_nothi
     async with open_store(path) as store:
         await version_6_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 14
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
         after = sqlite_rows(connection)["questions"]
     kept_with_defaults(before, digested(after), (None, None, "[]", 0, None, None, None, 0))
 
@@ -427,7 +428,7 @@ async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses
         await version_6_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(14,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(15,)]
         after = (await postgres_rows(connection))["questions"]
     kept_with_defaults(before, digested(after), (None, None, [], 0, None, None, None, False))
 
@@ -461,7 +462,7 @@ async def test_a_version_9_sqlite_file_gains_the_rules_version_and_loses_nothing
     async with open_store(path) as store:
         await version_9_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 14
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
         after = sqlite_rows(connection)["questions"]
     kept_with_defaults(before, digested(after), (None, 0))
 
@@ -486,7 +487,7 @@ async def test_a_version_9_postgres_database_gains_the_rules_version_and_loses_n
         await version_9_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(14,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(15,)]
         after = (await postgres_rows(connection))["questions"]
     kept_with_defaults(before, digested(after), (None, False))
 
@@ -591,7 +592,7 @@ async def test_a_version_10_sqlite_file_finds_its_changed_calls_and_loses_nothin
     async with open_store(path) as store:
         await version_10_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 14
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
         after = digested(sqlite_rows(connection)["questions"][: len(before)])
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [0, 1]
@@ -617,7 +618,7 @@ async def test_a_version_10_postgres_database_finds_its_changed_calls_and_loses_
         await version_10_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(14,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(15,)]
         after = digested((await postgres_rows(connection))["questions"][: len(before)])
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [False, True]

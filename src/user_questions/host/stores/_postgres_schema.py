@@ -30,7 +30,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -284,6 +284,17 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
         ADD COLUMN max_pending integer, ADD COLUMN rate double precision, ADD COLUMN burst integer;
     """,
     _audit_log,  # Version 14: the audit log.
+    # Version 15: quorum approvals (docs/rules.md). How many people an asker token's approval
+    # requests need, and a rule's allowed calls; each request's copy of it; the approvals
+    # given so far to a pending request, one per person and call (the call's digest).
+    f"""
+    ALTER TABLE {SCHEMA}.tokens ADD COLUMN approvals integer NOT NULL DEFAULT 1;
+    ALTER TABLE {SCHEMA}.rules ADD COLUMN approvals integer NOT NULL DEFAULT 1;
+    ALTER TABLE {SCHEMA}.questions ADD COLUMN approvals integer NOT NULL DEFAULT 1;
+    CREATE TABLE {SCHEMA}.approvals (
+        rpc_id text NOT NULL, person text NOT NULL, digest text NOT NULL, call json NOT NULL,
+        via text NOT NULL, at timestamptz NOT NULL, PRIMARY KEY (rpc_id, digest, person));
+    """,
 )
 
 

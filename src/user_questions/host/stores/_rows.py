@@ -120,6 +120,7 @@ RULE_COLUMNS = (
     "hits",
     "last_used_at",
     "revoked_at",
+    "approvals",
 )
 """The columns of a `rules` row that make a `RuleRecord`, in `rule_record`'s order."""
 TOKEN_COLUMNS = (
@@ -138,6 +139,7 @@ TOKEN_COLUMNS = (
     "max_pending",
     "rate",
     "burst",
+    "approvals",
 )
 """The columns of a `tokens` row that make a `TokenRecord`, in `token_record`'s order (cast as
 `COLUMNS` may be)."""
@@ -469,19 +471,22 @@ def token_fields(
 
 def token_change_fields(change: TokenChange) -> tuple[object, ...]:
     """A `TokenChange` as both backends' `change_token` writes it: role, groups, routes,
-    notification URLs, deadline, escalation steps, reminder period, pending cap, rate and
-    burst; `None` keeps the stored value (0 sets it back to none, or to the default)."""
+    notification URLs, deadline, escalation steps, reminder period, pending cap, rate,
+    burst and approvals; `None` keeps the stored value (0 sets it back to none, or to the default)."""
     steps = None if change.escalate is None else escalations_json(change.escalate)
     lists = token_fields(change.role, change.groups, change.routes, change.notify)
     rate = change.rate
     rated = (None, None) if rate is None else (rate.per_second, rate.burst)
-    return (*lists, change.deadline, steps, change.remind, change.max_pending, *rated)
+    share = (change.max_pending, *rated)
+    return (*lists, change.deadline, steps, change.remind, *share, change.approvals)
 
 
-def token_limits(token: TokenRecord) -> tuple[int | None, float | None, int | None]:
-    """A token's pending cap, rate and burst as both backends store them (NULL: the default)."""
+def token_limits(token: TokenRecord) -> tuple[int | None, float | None, int | None, int]:
+    """A token's pending cap, rate and burst as both backends store them (NULL: the default),
+    and the approvals its calls need."""
     rate = token.rate
-    return (token.max_pending, *((None, None) if rate is None else (rate.per_second, rate.burst)))
+    rated = (None, None) if rate is None else (rate.per_second, rate.burst)
+    return (token.max_pending, *rated, token.approvals)
 
 
 def _listed(items: Sequence[str] | None) -> str | None:
@@ -491,7 +496,7 @@ def _listed(items: Sequence[str] | None) -> str | None:
 def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> TokenRecord:
     """A row of `TOKEN_COLUMNS` as a record; `moment` as for `stored_question`."""
     name, token_hash, created_at, last_used_at, revoked_at, role, groups, routes, notify = row[:9]
-    deadline, escalate, remind, max_pending, rate, burst = row[9:15]
+    deadline, escalate, remind, max_pending, rate, burst, approvals = row[9:16]
     created = moment(created_at)
     assert created is not None  # created_at is NOT NULL in both schemas
     return TokenRecord(
@@ -509,13 +514,14 @@ def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -
         remind=None if remind is None else int(remind),
         max_pending=None if max_pending is None else int(max_pending),
         rate=None if rate is None or burst is None else Rate(float(rate), int(burst)),
+        approvals=int(approvals),
     )
 
 
 def rule_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> RuleRecord:
     """A row of `RULE_COLUMNS` as a record; `moment` as for `stored_question`."""
     rule_id, tool, decision, created_at, command, path, domain, asker, cwd = row[:9]
-    created_by, expires_at, hits, last_used_at, revoked_at = row[9:14]
+    created_by, expires_at, hits, last_used_at, revoked_at, approvals = row[9:15]
     created = moment(created_at)
     assert created is not None  # created_at is NOT NULL in both schemas
     rule = Rule(
@@ -529,5 +535,6 @@ def rule_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) ->
         cwd=cwd,
         created_by=created_by,
         expires_at=moment(expires_at),
+        approvals=int(approvals),
     )
     return RuleRecord(int(rule_id), rule, int(hits), moment(last_used_at), moment(revoked_at))

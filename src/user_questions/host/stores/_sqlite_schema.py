@@ -25,7 +25,7 @@ from user_questions.host.stores.records import audit_time
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -230,6 +230,17 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     ALTER TABLE tokens ADD COLUMN burst INTEGER;
     """,
     _audit_log,  # Version 14: the audit log.
+    # Version 15: quorum approvals (docs/rules.md). How many people an asker token's approval
+    # requests need, and a rule's allowed calls; each request's copy of it; the approvals
+    # given so far to a pending request, one per person and call (the call's digest).
+    """
+    ALTER TABLE tokens ADD COLUMN approvals INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE rules ADD COLUMN approvals INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE questions ADD COLUMN approvals INTEGER NOT NULL DEFAULT 1;
+    CREATE TABLE approvals (
+        rpc_id TEXT NOT NULL, person TEXT NOT NULL, digest TEXT NOT NULL, call TEXT NOT NULL,
+        via TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (rpc_id, digest, person));
+    """,
 )
 
 

@@ -216,14 +216,16 @@ _ADD_TOKEN = f"""
     WITH added AS (
         INSERT INTO {SCHEMA}.tokens
             (name, token_hash, created_at, role, groups, routes, notify, deadline, escalate,
-             remind, max_pending, rate, burst)
-        VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s, %s::jsonb, %s, %s, %s, %s)
+             remind, max_pending, rate, burst, approvals)
+        VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s, %s::jsonb, %s, %s, %s, %s,
+            %s)
         ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash,
             created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL,
             role = excluded.role, groups = excluded.groups, routes = excluded.routes,
             notify = excluded.notify, deadline = excluded.deadline,
             escalate = excluded.escalate, remind = excluded.remind,
-            max_pending = excluded.max_pending, rate = excluded.rate, burst = excluded.burst
+            max_pending = excluded.max_pending, rate = excluded.rate, burst = excluded.burst,
+            approvals = excluded.approvals
         WHERE {SCHEMA}.tokens.revoked_at IS NOT NULL
         RETURNING name
     )
@@ -243,7 +245,8 @@ _CHANGE_TOKEN = f"""
             notify = coalesce(%s::jsonb, notify), deadline = nullif(coalesce(%s, deadline), 0),
             escalate = coalesce(%s::jsonb, escalate), remind = nullif(coalesce(%s, remind), 0),
             max_pending = nullif(coalesce(%s, max_pending), 0),
-            rate = nullif(coalesce(%s, rate), 0), burst = nullif(coalesce(%s, burst), 0)
+            rate = nullif(coalesce(%s, rate), 0), burst = nullif(coalesce(%s, burst), 0),
+            approvals = coalesce(%s, approvals)
         WHERE name = %s AND revoked_at IS NULL RETURNING *
     )
     SELECT {_TOKEN_COLUMNS}, {_TOKENS_NOTIFY} FROM changed
@@ -255,8 +258,8 @@ _RULES_NOTIFY = f"pg_notify('{RULES_CHANNEL}', id::text)"
 _ADD_RULE = f"""
     WITH added AS (
         INSERT INTO {SCHEMA}.rules (tool, decision, created_at, command, path, domain, asker,
-            cwd, created_by, expires_at)
-        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *
+            cwd, created_by, expires_at, approvals)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *
     )
     SELECT {_RULE_COLUMNS}, {_RULES_NOTIFY} FROM added
 """
@@ -806,6 +809,7 @@ class PostgresStore(AsyncLifetime):
             rule.cwd,
             rule.created_by,
             rule.expires_at,
+            rule.approvals,
         )
         added = await self._rule_write(_ADD_RULE, parameters)
         assert added is not None  # an insert always returns its row

@@ -375,6 +375,8 @@ class TokenRecord:
     """An asker's: how many of its requests may be pending at once; `None`: the default."""
     rate: Rate | None = None
     """An asker's: how fast it may ask; `None`: the default."""
+    approvals: int = 1
+    """An asker's: how many people must approve each call it asks about (a quorum)."""
 
     @property
     def active(self) -> bool:
@@ -399,6 +401,7 @@ class TokenChange:
     remind: int | None = None
     max_pending: int | None = None
     rate: Rate | None = None
+    approvals: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -607,6 +610,9 @@ class Rule:
     """The person (a token's name) who made it."""
     expires_at: datetime | None = None
     """When it stops matching, if it does."""
+    approvals: int = 1
+    """An allow rule's: how many people must approve a matching call; above 1 the rule does
+    not allow it outright, it asks for that quorum."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -486,13 +486,14 @@ class SQLiteStore(AsyncLifetime):
         added = await self._run(
             self._execute,
             f"INSERT INTO tokens ({_TOKEN_COLUMNS}) "
-            "VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash, "
             "created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL, "
             "role = excluded.role, groups = excluded.groups, routes = excluded.routes, "
             "notify = excluded.notify, deadline = excluded.deadline, "
             "escalate = excluded.escalate, remind = excluded.remind, "
-            "max_pending = excluded.max_pending, rate = excluded.rate, burst = excluded.burst "
+            "max_pending = excluded.max_pending, rate = excluded.rate, burst = excluded.burst, "
+            "approvals = excluded.approvals "
             "WHERE tokens.revoked_at IS NOT NULL RETURNING name",
             (
                 token.name,
@@ -527,7 +528,8 @@ class SQLiteStore(AsyncLifetime):
             "deadline = nullif(coalesce(?, deadline), 0), escalate = coalesce(?, escalate), "
             "remind = nullif(coalesce(?, remind), 0), "
             "max_pending = nullif(coalesce(?, max_pending), 0), "
-            "rate = nullif(coalesce(?, rate), 0), burst = nullif(coalesce(?, burst), 0) "
+            "rate = nullif(coalesce(?, rate), 0), burst = nullif(coalesce(?, burst), 0), "
+            "approvals = coalesce(?, approvals) "
             f"WHERE name = ? AND revoked_at IS NULL RETURNING {_TOKEN_COLUMNS}",
             (*token_change_fields(change), name),
         )
@@ -557,7 +559,7 @@ class SQLiteStore(AsyncLifetime):
         rows = await self._run(
             self._execute,
             "INSERT INTO rules (tool, decision, created_at, command, path, domain, asker, cwd, "
-            "created_by, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "created_by, expires_at, approvals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             f"RETURNING {_RULE_COLUMNS}",
             (
                 rule.tool,
@@ -570,6 +572,7 @@ class SQLiteStore(AsyncLifetime):
                 rule.cwd,
                 rule.created_by,
                 None if rule.expires_at is None else _iso(rule.expires_at),
+                rule.approvals,
             ),
         )
         self._rules_listeners.tell()
