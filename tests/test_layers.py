@@ -114,6 +114,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "public_url": 0,
         "durations": 0,
         "fair_share": 0,
+        "quorum": 0,
         "tokens": 1,
         "roles": 1,
     },

@@ -3,7 +3,7 @@
     GET    /api/tokens          every named token (never a token itself)
     POST   /api/tokens          make one: {"name", "role"?, "groups"?, "routes"?, "notify"?,
                                 "deadline"?, "escalate"?, "remind"?, "maxPending"?,
-                                "rate"?};
+                                "rate"?, "approvals"?};
                                 201 with the token, shown this once, and the page's URL with it
     PATCH  /api/tokens/<name>   change its role, groups, routes, notification URLs, timers or
                                 share
@@ -25,6 +25,7 @@ from user_questions.host.endpoints.decoding import load, validate
 from user_questions.host.gate.durations import timer_seconds, timer_steps
 from user_questions.host.gate.fair_share import parse_max_pending, parse_rate
 from user_questions.host.gate.public_url import PublicUrl
+from user_questions.host.gate.quorum import parse_approvals
 from user_questions.host.gate.tokens import (
     Tokens,
     add_token,
@@ -67,6 +68,8 @@ class TokenChangeBody(WireModel):
     """An asker's pending cap (1 to `MAX_PENDING`); `default` gives back the host's."""
     rate: StrictStr | None = Field(default=None, max_length=32)
     """An asker's rate, written `PER_SECOND[:BURST]` (`5`, `20:200`); `default` too."""
+    approvals: StrictInt | None = None
+    """An asker's quorum: how many people must approve each call (1 to `MAX_APPROVALS`)."""
 
     def change(self) -> TokenChange:
         """The change, its times read (`BAD_REQUEST` for one not written so)."""
@@ -80,6 +83,7 @@ class TokenChangeBody(WireModel):
             remind=timer_seconds(self.remind),
             max_pending=parse_max_pending(self.max_pending),
             rate=parse_rate(self.rate),
+            approvals=parse_approvals(self.approvals),
         )
 
 

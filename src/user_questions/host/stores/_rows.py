@@ -102,6 +102,7 @@ COLUMNS = (
     "reminded_at",
     "asker_rpc_id",
     "digest",
+    "approvals",
 )
 """The columns of a `questions` row that make a `StoredQuestion`, in `stored_question`'s order
 (a backend may cast them, as PostgreSQL casts its JSON to text)."""
@@ -421,6 +422,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
     asked_by, shown_at, settled_by, origin, channel, rendered, audience, approval = row[8:16]
     deadline_at, escalate, escalated, remind, reminded_at, asker_rpc_id, digest = row[16:23]
+    approvals = row[23]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
     items = tuple(QUESTIONS.validate_json(questions))
@@ -453,6 +455,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         remind=None if remind is None else int(remind),
         reminded_at=moment(reminded_at),
         asker_rpc_id=asker_rpc_id,
+        approvals=int(approvals),
         questions_json=questions,
         digest=digest,
     )

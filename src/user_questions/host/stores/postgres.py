@@ -158,9 +158,9 @@ _CREATE = f"""
         INSERT INTO {SCHEMA}.questions
             (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search,
              rendered, audience, approval, deadline_at, escalate, remind, state, answer,
-             settled_via, settled_by, settled_at, asker_rpc_id, digest)
+             settled_via, settled_by, settled_at, asker_rpc_id, digest, approvals)
         VALUES (%s, %s, %s::json, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb, %s::json, %s,
-                %s::jsonb, %s, %s, %s::json, %s, %s, %s, %s, %s)
+                %s::jsonb, %s, %s, %s::json, %s, %s, %s, %s, %s, %s)
         ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )"""
 _SUBMIT = f"{_CREATE} SELECT {_COLUMNS}, {_NOTIFY} FROM created"
@@ -391,6 +391,7 @@ class PostgresStore(AsyncLifetime):
             None if question.settlement is None else question.asked_at,
             question.asker_rpc_id,
             question.digest,
+            question.approvals,
         )
         sql = _SUBMIT
         settlement = question.settlement

@@ -135,6 +135,9 @@ class NewQuestion:
     asker_rpc_id: str | None = None
     """The rpcId its asker knows it by, when the host keeps it under another (`rpc_id`): each
     asking token has rpcIds of its own, and another token had asked with that one first."""
+    approvals: int = 1
+    """An approval card's quorum: how many people must approve the same call before it is
+    allowed (its asker token's, or the rule's that asked for it)."""
     questions_json: str = field(init=False, repr=False, compare=False)
     """`questions` as JSON text (`QUESTIONS`), made once here: the store writes it, and the
     pages' `question/requested` frame embeds it as it is."""
@@ -218,6 +221,8 @@ class StoredQuestion:
     """When its audience was last reminded of it; `None`: never yet."""
     asker_rpc_id: str | None = None
     """The rpcId its asker knows it by, when not `rpc_id` (`NewQuestion.asker_rpc_id`)."""
+    approvals: int = 1
+    """Its quorum (`NewQuestion.approvals`)."""
     questions_json: str | None = field(default=None, repr=False, compare=False)
     """`questions` as JSON text, as the store holds them, when the record was read from the
     store or just written to it; the pages' frame embeds it rather than serialise the questions
@@ -279,6 +284,7 @@ def pending_record(question: NewQuestion) -> StoredQuestion:
         escalate=question.escalate,
         remind=question.remind,
         asker_rpc_id=question.asker_rpc_id,
+        approvals=question.approvals,
         questions_json=question.questions_json,
         digest=question.digest,
     )
@@ -330,6 +336,7 @@ def settled_record(
         remind=pending.remind,
         reminded_at=pending.reminded_at,
         asker_rpc_id=pending.asker_rpc_id,
+        approvals=pending.approvals,
         questions_json=pending.questions_json,
         digest=pending.digest,
     )

@@ -305,6 +305,7 @@ class SQLiteStore(AsyncLifetime):
             None if question.settlement is None else _iso(question.asked_at),
             question.asker_rpc_id,
             question.digest,
+            question.approvals,
         )
         size = sum(len(column) for column in row if isinstance(column, str))
         return await self._write(lambda: self._atomic(self._submit, question, row), size)
@@ -1027,8 +1028,8 @@ class SQLiteStore(AsyncLifetime):
         inserted = self._db().execute(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
             "origin, search, rendered, audience, approval, deadline_at, escalate, remind, state, "
-            "answer, settled_via, settled_by, settled_at, asker_rpc_id, digest) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "answer, settled_via, settled_by, settled_at, asker_rpc_id, digest, approvals) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (rpc_id) DO NOTHING",
             row,
         )
