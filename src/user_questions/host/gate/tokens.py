@@ -230,9 +230,9 @@ async def add_token(store: TokenStore, name: str, grants: TokenChange | None = N
 
 async def change_token(store: TokenStore, name: str, change: TokenChange) -> TokenRecord:
     """Change what the token called `name` may do (`deadline`, `escalate`, `remind`,
-    `max_pending`, `rate` and `approvals`: an asker's only; each field `change` gives replaces the one it has);
-    every running host applies it at once (its open sockets are closed, and reconnect with the
-    new permissions).
+    `max_pending`, `rate` and `approvals`: an asker's only; each field `change` gives replaces
+    the one it has); every running host applies it at once (its open sockets are closed, and
+    reconnect with the new permissions).
 
     Raises:
         UserQuestionError: `NOT_FOUND` when no active token has that name; `BAD_REQUEST` as

@@ -21,7 +21,12 @@ from typing import Any
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, Origin
 from user_questions.host.markdown import RENDER_BUDGET, rendered_details
-from user_questions.host.stores.audit_chain import GENESIS, chain_hash, record_body
+from user_questions.host.stores.audit_chain import (
+    GENESIS,
+    canonical_json,
+    chain_hash,
+    record_body,
+)
 from user_questions.host.stores.collector import collector_paused
 from user_questions.host.stores.records import (
     QUESTIONS,
@@ -36,6 +41,7 @@ from user_questions.host.stores.records import (
     StoredQuestion,
     TokenChange,
     TokenRecord,
+    Vote,
     audit_time,
     stored_detail,
 )
@@ -75,6 +81,8 @@ __all__ = [
     "token_fields",
     "token_limits",
     "token_record",
+    "vote_body",
+    "vote_record",
 ]
 
 
@@ -197,6 +205,28 @@ def audit_body(
             "at": audit_time(at),
         },
     )
+
+
+def vote_body(vote: Vote, digest: str | None) -> str:
+    """The audit record of `vote`, one approval of a quorum on the request whose card has
+    `digest`: the call approved (its SHA-256), who, through which surface, and when."""
+    fields = {
+        "digest": digest,
+        "call": vote.digest,
+        "by": vote.person,
+        "via": str(vote.via),
+        "at": audit_time(vote.at),
+    }
+    return record_body("approved", vote.rpc_id, fields)
+
+
+def vote_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> Vote:
+    """A row of `approvals` (rpc_id, person, call, via, at) as a `Vote`."""
+    rpc_id, person, call, via, at = row
+    when = moment(at)
+    assert when is not None  # at is NOT NULL in both schemas
+    text = call if isinstance(call, str) else canonical_json(call)
+    return Vote(rpc_id, person, text, Surface(via), when)
 
 
 ImportedRow = tuple[str, str, str, str | None, str | None, str | None, str | None, datetime]
@@ -474,8 +504,8 @@ def token_fields(
 
 def token_change_fields(change: TokenChange) -> tuple[object, ...]:
     """A `TokenChange` as both backends' `change_token` writes it: role, groups, routes,
-    notification URLs, deadline, escalation steps, reminder period, pending cap, rate,
-    burst and approvals; `None` keeps the stored value (0 sets it back to none, or to the default)."""
+    notification URLs, deadline, escalation steps, reminder period, pending cap, rate, burst
+    and approvals; `None` keeps the stored value (0 sets it back to none, or the default)."""
     steps = None if change.escalate is None else escalations_json(change.escalate)
     lists = token_fields(change.role, change.groups, change.routes, change.notify)
     rate = change.rate

@@ -7,6 +7,7 @@ metrics.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -43,6 +44,8 @@ __all__ = [
     "Settlement",
     "StoreStats",
     "StoredQuestion",
+    "Tally",
+    "Vote",
     "Rate",
     "Role",
     "Rule",
@@ -180,6 +183,37 @@ class Settlement:
         withdrawal's note. One column serves both, since a request settled through a link is
         answered or dismissed, never withdrawn (`stored_detail` reads it back)."""
         return self.channel if self.note is None else self.note
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    """One person's approval of a call, in a pending request that needs a quorum."""
+
+    rpc_id: str
+    person: str
+    """The approver's token name: one person however many pages and chats they approve from."""
+    call: str
+    """The call approved, as canonical JSON (`audit_chain.canonical_json`): the request's own,
+    or the one a person changed it to; votes for different calls are counted apart."""
+    via: Surface
+    at: datetime
+
+    @property
+    def digest(self) -> str:
+        """The call's SHA-256, which the store counts votes by."""
+        return hashlib.sha256(self.call.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Where a quorum stands after a vote: who approved the voted call so far, oldest first,
+    of how many needed; whether the vote was new (a person's second approval is not); and the
+    request, settled allowed, when this vote completed the quorum."""
+
+    people: tuple[str, ...]
+    needed: int
+    counted: bool
+    settled: StoredQuestion | None = None
 
 
 @dataclass(frozen=True, slots=True)

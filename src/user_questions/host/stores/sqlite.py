@@ -51,7 +51,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import astuple
+from dataclasses import astuple, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -85,6 +85,8 @@ from user_questions.host.stores._rows import (
     token_fields,
     token_limits,
     token_record,
+    vote_body,
+    vote_record,
 )
 from user_questions.host.stores._sqlite_backup import BackupSummary, copy_store
 from user_questions.host.stores._sqlite_file import lock, open_file
@@ -110,9 +112,11 @@ from user_questions.host.stores.records import (
     Settlement,
     StoredQuestion,
     StoreStats,
+    Tally,
     TokenChange,
     TokenRecord,
     TokensListener,
+    Vote,
     settled_record,
     submitted_record,
 )
@@ -313,39 +317,89 @@ class SQLiteStore(AsyncLifetime):
     async def settle(
         self, rpc_id: str, settlement: Settlement, *, pending: StoredQuestion | None = None
     ) -> StoredQuestion | None:
-        answer = None if settlement.answer is None else settlement.answer.model_dump_json()
         now = datetime.now(UTC)
-        returning = _COLUMNS if pending is None else "shown_at, digest"
-        update = (
-            "UPDATE questions SET state = ?, answer = ?, settled_at = ?, settled_via = ?, "
-            "settled_by = ?, channel = ?, edited = ?, search = search || ? "
-            f"WHERE rpc_id = ? AND state = 'pending' RETURNING {returning}"
+        returning = _COLUMNS if pending is None else "shown_at"
+        found = await self._write(
+            lambda: self._atomic(self._settled, rpc_id, settlement, now, returning)
         )
-        parameters = (
-            settlement.outcome,
-            answer,
-            _iso(now),
-            settlement.via,
-            settlement.by,
-            settlement.detail,
-            answer_edited(settlement.answer),
-            settlement_text(settlement),
-            rpc_id,
-        )
-
-        def write() -> list[tuple[Any, ...]]:
-            found = self._execute(update, parameters)
-            if found:  # the row's digest is the last column either way
-                body = audit_body(rpc_id, found[0][-1], settlement, answer, now)
-                self._append(rpc_id, now, body)
-            return found
-
-        found = await self._write(lambda: self._atomic(write))
         if not found:
             return None
         if pending is None:
             return _record(found[0])
         return settled_record(pending, settlement, now, _moment(found[0][0]))
+
+    async def approve(self, vote: Vote, settlement: Settlement) -> Tally | None:
+        now = datetime.now(UTC)
+
+        def write() -> tuple[Tally, list[tuple[Any, ...]]] | None:
+            found = self._execute(
+                "SELECT approvals, digest FROM questions WHERE rpc_id = ? AND state = 'pending'",
+                (vote.rpc_id,),
+            )
+            if not found:
+                return None
+            needed, card = found[0]
+            added = self._execute(
+                "INSERT INTO approvals (rpc_id, person, digest, call, via, at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING person",
+                (vote.rpc_id, vote.person, vote.digest, vote.call, str(vote.via), _iso(vote.at)),
+            )
+            if added:
+                self._append(vote.rpc_id, vote.at, vote_body(vote, card))
+            people = tuple(
+                person
+                for (person,) in self._execute(
+                    "SELECT person FROM approvals WHERE rpc_id = ? AND digest = ? "
+                    "ORDER BY at, person",
+                    (vote.rpc_id, vote.digest),
+                )
+            )
+            tally = Tally(people, int(needed), bool(added))
+            if len(people) < tally.needed:
+                return tally, []
+            return tally, self._settled(vote.rpc_id, settlement, now, _COLUMNS)
+
+        outcome = await self._write(lambda: self._atomic(write))
+        if outcome is None:
+            return None
+        tally, settled = outcome
+        return replace(tally, settled=_record(settled[0])) if settled else tally
+
+    async def votes(self, rpc_id: str) -> list[Vote]:
+        rows = await self._run(
+            self._execute,
+            "SELECT rpc_id, person, call, via, at FROM approvals WHERE rpc_id = ? "
+            "ORDER BY at, person",
+            (rpc_id,),
+        )
+        return [vote_record(row, _moment) for row in rows]
+
+    def _settled(
+        self, rpc_id: str, settlement: Settlement, now: datetime, returning: str
+    ) -> list[tuple[Any, ...]]:
+        """Settle the request if pending and append its audit record (in the caller's
+        savepoint); the `returning` columns of its row, none when it was not pending."""
+        answer = None if settlement.answer is None else settlement.answer.model_dump_json()
+        found = self._execute(
+            "UPDATE questions SET state = ?, answer = ?, settled_at = ?, settled_via = ?, "
+            "settled_by = ?, channel = ?, edited = ?, search = search || ? "
+            f"WHERE rpc_id = ? AND state = 'pending' RETURNING digest, {returning}",
+            (
+                settlement.outcome,
+                answer,
+                _iso(now),
+                settlement.via,
+                settlement.by,
+                settlement.detail,
+                answer_edited(settlement.answer),
+                settlement_text(settlement),
+                rpc_id,
+            ),
+        )
+        if not found:
+            return []
+        self._append(rpc_id, now, audit_body(rpc_id, found[0][0], settlement, answer, now))
+        return [row[1:] for row in found]
 
     async def escalate(self, rpc_id: str, step: int) -> StoredQuestion | None:
         return await self._one(_ESCALATE, (rpc_id, step))
