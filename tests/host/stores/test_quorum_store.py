@@ -16,7 +16,14 @@ from tests.host.conftest import StoreFactory
 from user_questions.frames import Approval
 from user_questions.host.audit.keys import open_key
 from user_questions.host.audit.verify import verify_store
-from user_questions.host.stores import NewQuestion, Settlement, Store, Tally, Vote
+from user_questions.host.stores import (
+    NewQuestion,
+    Settlement,
+    Store,
+    Tally,
+    Vote,
+    open_store,
+)
 from user_questions.host.stores.audit_chain import canonical_json
 from user_questions.outcomes import Outcome, RequestState, Surface
 from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem, AskUserQuestionOption
@@ -106,28 +113,43 @@ async def test_the_count_survives_a_restart(make_store: StoreFactory) -> None:
         assert tally == Tally(("alice", "bob"), 3, counted=True)
 
 
-async def test_two_handles_approving_at_once_count_exactly_twice(
-    make_store: StoreFactory,
-) -> None:
-    """Two handles (two nodes on PostgreSQL, a host and a command on SQLite) each take one person's approval of the same call at
-    the same moment: both are counted and exactly one of them settles the request."""
-    async with make_store() as one, make_store(host=False) as other:
-        for number in range(5):
+async def approve_at_once(stores: list[Store], rpc_id: str) -> list[Tally]:
+    """One person per store approves the call of `rpc_id` at the same moment; their tallies."""
+    tallies: list[Tally] = []
+
+    async def approve(store: Store, person: str) -> None:
+        tally = await store.approve(vote(rpc_id, person), allowed(person))
+        assert tally is not None
+        tallies.append(tally)
+
+    async with anyio.create_task_group() as group:
+        for number, store in enumerate(stores):
+            group.start_soon(approve, store, f"person-{number}")
+    return tallies
+
+
+def counted_once_each(tallies: list[Tally]) -> None:
+    """Every approval counted, one count each, and exactly the last one settled."""
+    assert sorted(len(tally.people) for tally in tallies) == list(range(1, len(tallies) + 1))
+    assert all(tally.counted for tally in tallies)
+    assert [tally.settled is not None for tally in tallies].count(True) == 1
+
+
+async def test_approvals_at_once_on_one_host_count_once_each(store: Store) -> None:
+    for number in range(5):
+        await store.submit(quorum(f"deploy-{number}", needed=3))
+        counted_once_each(await approve_at_once([store] * 3, f"deploy-{number}"))
+
+
+async def test_three_postgres_nodes_approving_at_once_count_once_each(pg_url: str) -> None:
+    """Three nodes each take one person's approval of the same call at the same moment: all
+    three are counted, under the request's row lock, and exactly one of them settles it."""
+    async with open_store(pg_url) as one, open_store(pg_url) as two, open_store(pg_url) as three:
+        for number in range(10):
             rpc_id = f"deploy-{number}"
-            await one.submit(quorum(rpc_id))
-            tallies: list[Tally | None] = []
-
-            async def approve(store: Store, person: str, rpc_id: str = rpc_id) -> None:
-                tallies.append(await store.approve(vote(rpc_id, person), allowed(person)))
-
-            async with anyio.create_task_group() as group:
-                group.start_soon(approve, one, "alice")
-                group.start_soon(approve, other, "bob")
-            counted = [tally for tally in tallies if tally is not None]
-            assert len(counted) == 2
-            assert sorted(len(tally.people) for tally in counted) == [1, 2]
-            assert [tally.settled is not None for tally in counted].count(True) == 1
-            settled = await one.get(rpc_id)
+            await one.submit(quorum(rpc_id, needed=3))
+            counted_once_each(await approve_at_once([one, two, three], rpc_id))
+            settled = await three.get(rpc_id)
             assert settled is not None
             assert settled.state is RequestState.ANSWERED
-            assert len(await other.votes(rpc_id)) == 2
+            assert len(await two.votes(rpc_id)) == 3
