@@ -139,6 +139,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "_requests": 1,
         "_admission": 1,
         "_checks": 2,
+        "_quorum": 2,
         "_intake": 3,
         "_hub": 4,
         "__init__": 5,

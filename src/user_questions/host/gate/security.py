@@ -150,6 +150,8 @@ class Identity:
     """An asker's: how many of its requests may be pending at once; `None`: the default."""
     rate: Rate | None = None
     """An asker's: how fast it may ask; `None`: the default."""
+    approvals: int = 1
+    """An asker's: how many people must approve each call it asks about."""
 
 
 Authorize = Callable[[Identity, str, str], str | None]

@@ -468,6 +468,7 @@ class Tokens(AsyncLifetime):
                 token.remind,
                 token.max_pending,
                 token.rate,
+                token.approvals,
             )
             for token in tokens
             if token.active

@@ -127,7 +127,7 @@ class InboxRules:
         refusal = None if self._refusal is None else self._refusal(by, offer)
         if refusal is not None:
             raise UserQuestionError(f"{by} may not make this rule: {refusal}", ErrorCode.BAD_ANSWER)
-        return replace(offer, created_by=by)
+        return replace(offer, created_by=by, approvals=record.approvals)  # the same quorum
 
     async def remember(self, rpc_id: str, rule: Rule, via: Surface) -> None:
         """Make the rule a winning answer asked for, and apply it here at once (the other hosts
