@@ -6,7 +6,6 @@ call; a bad quorum is refused with `BAD_REQUEST`; and the asker hears only the s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -49,8 +48,8 @@ class Host:
 
 
 @pytest.fixture
-def host(client: TestClient) -> Iterator[Host]:
-    yield Host(client)
+def host(client: TestClient) -> Host:
+    return Host(client)
 
 
 def approval_frame(rpc_id: str) -> dict[str, Any]:
