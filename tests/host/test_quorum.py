@@ -6,13 +6,17 @@ call; a bad quorum is refused with `BAD_REQUEST`; and the asker hears only the s
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from starlette.testclient import TestClient
 
 from tests.host.conftest import AUTH, answer_frame, ask_frame
 from user_questions.approvals import ALLOW, DENY, approval_question
+from user_questions.host.rules.making import add_rule
+from user_questions.host.stores import Decision, open_store
 
 CALL = {"command": "kubectl apply -f prod.yaml"}
 CARD = approval_question("Bash", CALL, agent="claude-code")
@@ -111,3 +115,21 @@ def test_an_approval_with_changes_starts_the_count_again(host: Host) -> None:
         host.answer("alice", "apply", selected=[ALLOW], edited=changed)
         settled = asker.receive_json()
     assert settled["payload"]["answer"]["answers"][0]["edited"] == changed
+
+
+def test_an_allow_rule_with_a_quorum_asks_that_many_people(host: Host, tmp_path: Path) -> None:
+    async def make_rule() -> None:
+        async with open_store(tmp_path / "host.db", host=False) as store:
+            await add_rule(store, "Bash", Decision.ALLOW, command="kubectl apply", approvals=2)
+
+    anyio.run(make_rule)
+    agents = {"Authorization": f"Bearer {host.client.app.state.asker_token}"}  # type: ignore[attr-defined]
+    with host.client.websocket_connect("/ws/ask", headers=agents) as asker:
+        asker.send_json(approval_frame("apply"))  # the rule alone would have allowed it
+        assert asker.receive_json()["payload"] == {"type": "ask/pending"}
+        assert host.answer("alice", "apply", selected=[ALLOW])["message"] == (
+            "1 of 2 approved: alice"
+        )
+        assert host.answer("bob", "apply", selected=[ALLOW])["accepted"] is True
+        settled = asker.receive_json()
+    assert settled["payload"]["outcome"] == "answered"
