@@ -55,6 +55,8 @@ export class Card {
     if (this.askedAt) this.time.title = new Date(this.askedAt).toLocaleString();
     this.refreshTime();
     this.errorBox = h("p", { class: "card-error", role: "alert", hidden: true });
+    /** Where a quorum stands once this person's approval was counted ("1 of 2 approved: alice"). */
+    this.statusBox = h("p", { class: "card-status", role: "status", hidden: true });
     this.confirmButton = button("Dismiss", "danger", () => this.dismiss());
     this.confirmBar = h(
       "div",
@@ -84,6 +86,7 @@ export class Card {
       this.meta,
       this.body,
       this.errorBox,
+      this.statusBox,
       this.confirmBar,
       this.actions,
     );
@@ -133,8 +136,13 @@ export class Card {
   receipt(payload) {
     const kind = this.sending;
     this.idle();
-    if (payload.accepted === true) this.env.closed(this, kind === "dismiss" ? "dismissed" : "sent");
-    else if (payload.reason === "not-pending") this.env.closed(this, "elsewhere");
+    if (payload.accepted === true && typeof payload.message === "string") {
+      // One approval of several needed: counted, and the request stays pending.
+      this.statusBox.textContent = payload.message;
+      this.statusBox.hidden = false;
+    } else if (payload.accepted === true) {
+      this.env.closed(this, kind === "dismiss" ? "dismissed" : "sent");
+    } else if (payload.reason === "not-pending") this.env.closed(this, "elsewhere");
     else this.showError(payload.message || "The host did not accept this answer.");
   }
 
