@@ -286,7 +286,8 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
     _audit_log,  # Version 14: the audit log.
     # Version 15: quorum approvals (docs/rules.md). How many people an asker token's approval
     # requests need, and a rule's allowed calls; each request's copy of it; the approvals
-    # given so far to a pending request, one per person and call (the call's digest).
+    # given so far to a pending request, one per person and call (the call's digest). The
+    # digest of the card each chat message shows.
     f"""
     ALTER TABLE {SCHEMA}.tokens ADD COLUMN approvals integer NOT NULL DEFAULT 1;
     ALTER TABLE {SCHEMA}.rules ADD COLUMN approvals integer NOT NULL DEFAULT 1;
@@ -294,6 +295,7 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
     CREATE TABLE {SCHEMA}.approvals (
         rpc_id text NOT NULL, person text NOT NULL, digest text NOT NULL, call json NOT NULL,
         via text NOT NULL, at timestamptz NOT NULL, PRIMARY KEY (rpc_id, digest, person));
+    ALTER TABLE {SCHEMA}.chat_messages ADD COLUMN digest text;
     """,
 )
 

@@ -232,7 +232,8 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     _audit_log,  # Version 14: the audit log.
     # Version 15: quorum approvals (docs/rules.md). How many people an asker token's approval
     # requests need, and a rule's allowed calls; each request's copy of it; the approvals
-    # given so far to a pending request, one per person and call (the call's digest).
+    # given so far to a pending request, one per person and call (the call's digest). The
+    # digest of the card each chat message shows.
     """
     ALTER TABLE tokens ADD COLUMN approvals INTEGER NOT NULL DEFAULT 1;
     ALTER TABLE rules ADD COLUMN approvals INTEGER NOT NULL DEFAULT 1;
@@ -240,6 +241,7 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     CREATE TABLE approvals (
         rpc_id TEXT NOT NULL, person TEXT NOT NULL, digest TEXT NOT NULL, call TEXT NOT NULL,
         via TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (rpc_id, digest, person));
+    ALTER TABLE chat_messages ADD COLUMN digest TEXT;
     """,
 )
 

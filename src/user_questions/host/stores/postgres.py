@@ -757,8 +757,8 @@ class PostgresStore(AsyncLifetime):
     async def add_chat_message(self, message: ChatMessage) -> None:
         await self._rows(
             f"INSERT INTO {SCHEMA}.chat_messages "
-            "(ref, rpc_id, service, chat_id, message_id, draft) "
-            "VALUES (%s, %s, %s, %s, %s, %s::jsonb) ON CONFLICT (ref) DO UPDATE SET "
+            "(ref, rpc_id, service, chat_id, message_id, draft, digest) "
+            "VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s) ON CONFLICT (ref) DO UPDATE SET "
             "message_id = excluded.message_id RETURNING 1",
             astuple(message),
         )
@@ -905,7 +905,8 @@ _PUSH_SUBSCRIPTIONS = (
     f"FROM {SCHEMA}.push_subscriptions"
 )
 _CHAT_MESSAGES = (
-    f"SELECT ref, rpc_id, service, chat_id, message_id, draft::text FROM {SCHEMA}.chat_messages"
+    f"SELECT ref, rpc_id, service, chat_id, message_id, draft::text, digest "
+    f"FROM {SCHEMA}.chat_messages"
 )
 
 

@@ -500,6 +500,9 @@ class ChatMessage:
     """The service's id of the message, to edit it when the request settles."""
     draft: str = "{}"
     """JSON: the answer built so far (which question is shown, the options toggled)."""
+    digest: str | None = None
+    """The digest of the card the message shows (`StoredQuestion.card`), sent back with each
+    press: an answer to a card that is not the stored one is refused."""
 
 
 @dataclass(frozen=True, slots=True)

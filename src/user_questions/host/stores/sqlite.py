@@ -163,7 +163,9 @@ commit back to the event loop."""
 _COLUMNS = ", ".join(COLUMNS)
 _TOKEN_COLUMNS = ", ".join(TOKEN_COLUMNS)
 _RULE_COLUMNS = ", ".join(RULE_COLUMNS)
-_CHAT_MESSAGES = "SELECT ref, rpc_id, service, chat_id, message_id, draft FROM chat_messages"
+_CHAT_MESSAGES = (
+    "SELECT ref, rpc_id, service, chat_id, message_id, draft, digest FROM chat_messages"
+)
 _PUSH_SUBSCRIPTIONS = (
     "SELECT id, person, endpoint, p256dh, auth, secret_hash, device, created_at "
     "FROM push_subscriptions"
@@ -709,8 +711,8 @@ class SQLiteStore(AsyncLifetime):
     async def add_chat_message(self, message: ChatMessage) -> None:
         await self._run(
             self._execute,
-            "INSERT INTO chat_messages (ref, rpc_id, service, chat_id, message_id, draft) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (ref) DO UPDATE SET "
+            "INSERT INTO chat_messages (ref, rpc_id, service, chat_id, message_id, draft, digest) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ref) DO UPDATE SET "
             "message_id = excluded.message_id",
             astuple(message),
         )
