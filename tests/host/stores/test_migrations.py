@@ -35,6 +35,7 @@ from user_questions.host.stores import (
     Settlement,
     Store,
     TokenRecord,
+    Vote,
     open_store,
 )
 from user_questions.host.stores import _postgres_schema as postgres_schema
@@ -622,3 +623,69 @@ async def test_a_version_10_postgres_database_finds_its_changed_calls_and_loses_
         after = digested((await postgres_rows(connection))["questions"][: len(before)])
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [False, True]
+
+
+# Version 15: quorum approvals. A version 14 store's tokens, rules and requests need one approval
+# each, as before; its pending request takes votes, counted once per person, and settles at the
+# first, since it needs one.
+
+
+async def version_14_migrated_as_expected(store: Store) -> None:
+    (token,) = await store.tokens()
+    (rule,) = await store.rules()
+    (waiting,) = await store.pending()
+    assert (token.approvals, rule.rule.approvals, waiting.approvals) == (1, 1, 1)
+    assert await store.votes("waiting") == []
+    vote = Vote("waiting", "alice", '{"command":"ls"}', Surface.WEB, SETTLED)
+    tally = await store.approve(vote, Settlement(Outcome.ANSWERED, ANSWER, Surface.WEB, "alice"))
+    assert tally is not None
+    assert (tally.people, tally.needed, tally.counted) == (("alice",), 1, True)
+    assert tally.settled is not None
+
+
+async def test_a_version_14_sqlite_file_needs_one_approval_everywhere(tmp_path: Path) -> None:
+    path = tmp_path / "host.db"
+    with sqlite_at_version(path, 14) as connection:  # what the previous release created
+        connection.execute(
+            "INSERT INTO tokens (name, token_hash, created_at, role) VALUES ('ci', ?, ?, 'asker')",
+            ("c" * 64, ASKED.isoformat()),
+        )
+        connection.execute(
+            "INSERT INTO rules (tool, decision, created_at, command) "
+            "VALUES ('Bash', 'allow', ?, 'git status')",
+            (ASKED.isoformat(),),
+        )
+        connection.execute(
+            "INSERT INTO questions (rpc_id, session_id, questions, asked_at) "
+            "VALUES ('waiting', 'agent-1', ?, ?)",
+            (QUESTIONS_JSON, ASKED.isoformat()),
+        )
+    async with open_store(path) as store:
+        await version_14_migrated_as_expected(store)
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
+
+
+async def test_a_version_14_postgres_database_needs_one_approval_everywhere(pg_url: str) -> None:
+    await postgres_at_version(pg_url, 14)  # what the previous release created
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        await connection.execute(
+            "INSERT INTO user_questions.tokens (name, token_hash, created_at, role) "
+            "VALUES ('ci', %s, %s, 'asker')",
+            ("c" * 64, ASKED),
+        )
+        await connection.execute(
+            "INSERT INTO user_questions.rules (tool, decision, created_at, command) "
+            "VALUES ('Bash', 'allow', %s, 'git status')",
+            (ASKED,),
+        )
+        await connection.execute(
+            "INSERT INTO user_questions.questions (rpc_id, session_id, questions, asked_at) "
+            "VALUES ('waiting', 'agent-1', %s::json, %s)",
+            (QUESTIONS_JSON, ASKED),
+        )
+    async with open_store(pg_url) as store:
+        await version_14_migrated_as_expected(store)
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        version = await connection.execute("SELECT version FROM user_questions.schema_version")
+        assert await version.fetchall() == [(15,)]
