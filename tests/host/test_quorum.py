@@ -133,3 +133,22 @@ def test_an_allow_rule_with_a_quorum_asks_that_many_people(host: Host, tmp_path:
         assert host.answer("bob", "apply", selected=[ALLOW])["accepted"] is True
         settled = asker.receive_json()
     assert settled["payload"]["outcome"] == "answered"
+
+
+def test_only_an_admin_remembers_a_quorum_and_the_rule_keeps_it(host: Host) -> None:
+    with host.client.websocket_connect("/ws/ask", headers=host.auth("deploy")) as asker:
+        asker.send_json(approval_frame("apply"))
+        assert asker.receive_json()["payload"] == {"type": "ask/pending"}
+        frame = answer_frame("apply", "claude-code:1", {"id": "approval", "selected": [ALLOW]})
+        frame["result"]["value"]["remember"] = True
+        refused = host.client.post("/api/respond", json=frame, headers=host.auth("alice")).json()
+        assert refused["accepted"] is False
+        assert "a rule that asks for a quorum of approvals is an admin's" in refused["message"]
+        assert host.answer("alice", "apply", selected=[ALLOW])["message"] == (
+            "1 of 2 approved: alice"
+        )
+        settled = host.client.post("/api/respond", json=frame, headers=host.auth("carol")).json()
+        assert settled == {"accepted": True}
+        asker.receive_json()
+    (rule,) = host.client.get("/api/rules", headers=AUTH).json()["rules"]
+    assert rule["text"].endswith("once 2 people approve")
