@@ -15,9 +15,11 @@ import httpx
 
 from tests.e2e.conftest import start_hook
 from tests.e2e.host_process import HostProcess, answer_body, free_port
+from tests.e2e.pty_terminal import ENTER, PtyTerminal
 from tests.e2e.test_fair_share import accepted
 from tests.e2e.test_host_cli import uq
 from tests.e2e.test_uq_hook import UQ, fixture_text
+from user_questions.cli import _answer
 
 
 def add_token(db: Path, name: str, *grants: str) -> str:
@@ -130,3 +132,22 @@ def test_the_count_survives_a_restart_between_the_approvals(
     finally:
         if host.process is not None and host.process.poll() is None:
             assert host.stop() == 0
+
+
+def test_uq_answer_says_the_approval_was_counted_and_where_the_quorum_stands(
+    host: HostProcess,
+    hooks: list[subprocess.Popen[str]],
+    spawn: type[PtyTerminal],
+    tmp_path: Path,
+) -> None:
+    assert host.db is not None
+    tokens = people(host, host.db)
+    asking, _ = hook_asking(host, tokens["deploy"], hooks, tmp_path)
+    terminal = spawn([UQ, "answer"], env={"UQ_URL": f"{host.base}/?token={tokens['alice']}"})
+    terminal.wait_for("1. Allow")
+    terminal.send("1" + ENTER)
+    assert terminal.wait_exit() == _answer.EXIT_ANSWERED
+    assert (
+        terminal.display.splitlines()[-1] == "uq answer: approval counted: 1 of 2 approved: alice"
+    )
+    assert asking.poll() is None
