@@ -308,7 +308,8 @@ class Receipt(Frame):
     """Why it was refused: the request had settled or never existed, or the response broke the
     answer rules, named another session or was malformed, and the request stays pending."""
     message: Message | None = None
-    """One line saying what was wrong, when refused."""
+    """One line saying what was wrong, when refused; when accepted, where a quorum stands
+    (`1 of 2 approved: alice`) if the answer was one approval of several needed."""
 
 
 class ReceiptFrame(Frame):

@@ -128,3 +128,21 @@ def test_check_says_which_rule_decides_a_call_or_why_none_can(
                         "https://x", "--store", db)  # fmt: skip
     assert status == 2
     assert "give one of" in err
+
+
+def test_an_allow_rule_may_ask_for_a_quorum_and_a_deny_may_not(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    rule = ["--tool", "Bash", "--command", "kubectl apply", "--allow", "--approvals", "2"]
+    status, _, err = uq(capsys, "rule", "add", *rule, "--store", db)
+    assert status in (0, None), err
+    assert "allow Bash kubectl apply once 2 people approve" in err
+    _, out, _ = uq(capsys, "rule", "list", "--store", db)
+    assert "once 2 people approve" in out.splitlines()[1]
+    for refused, says in (
+        (["--allow", "--approvals", "11"], "invalid approvals"),
+        (["--deny", "--approvals", "2"], "a quorum of approvals goes with an allow rule"),
+    ):
+        status, _, err = uq(capsys, "rule", "add", "--tool", "Bash", *refused, "--store", db)
+        assert status == 2
+        assert says in err

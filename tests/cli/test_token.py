@@ -224,6 +224,31 @@ def test_an_askers_share_is_kept_listed_changed_and_bounded(
     assert "a pending cap is an asker's" in err
 
 
+def test_an_askers_quorum_is_kept_listed_changed_and_bounded(
+    capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UQ_STORE", db)
+    status, _, _ = uq(capsys, "token", "add", "deploy", "--role", "asker", "--approvals", "2")
+    assert status in (None, 0)
+    assert tokens(db)[0].approvals == 2
+    _, out, _ = uq(capsys, "token", "list")
+    assert "approvals 2" in out.splitlines()[1]
+    _, out, _ = uq(capsys, "token", "list", "--json")
+    assert json.loads(out)["approvals"] == 2
+    status, _, err = uq(capsys, "token", "change", "deploy", "--approvals", "3")
+    assert status in (None, 0)
+    assert "approvals 3" in err
+    assert tokens(db)[0].approvals == 3
+    for value in ("0", "11", "two"):
+        status, _, err = uq(capsys, "token", "change", "deploy", "--approvals", value)
+        assert status == 2
+        assert "invalid approvals" in err
+    assert tokens(db)[0].approvals == 3
+    status, _, err = uq(capsys, "token", "add", "bob", "--approvals", "2")
+    assert status == 2
+    assert "a quorum of approvals is an asker's" in err
+
+
 # -- --store, and its deprecated old names --db and UQ_DB ------------------------------------
 
 DB_LINE = "uq token: --db is deprecated and will be removed in the next release; use --store\n"

@@ -157,6 +157,8 @@ async def _answer(
         receipt = await client.respond(_response(frame, given))
     if receipt.accepted and given is None:
         return "dismissed; the asker is told so (ASK_CANCELLED)", EXIT_DISMISSED
+    if receipt.accepted and receipt.message is not None:  # one approval of several needed
+        return f"approval counted: {receipt.message}", EXIT_ANSWERED
     if receipt.accepted:
         return "answer sent", EXIT_ANSWERED
     if receipt.reason == "not-pending":

@@ -67,6 +67,7 @@ def add(
     asker: str | None = None,
     cwd: str | None = None,
     expires: str | None = None,
+    approvals: str | None = None,
     store: StoreOption = None,
     db: OldDb = None,
 ) -> None:
@@ -97,6 +98,9 @@ def add(
         Only calls in this folder or below it.
     expires
         Stop matching after this long: 30s, 10m, 2h, 7d.
+    approvals
+        With --allow: a matching call is not allowed outright but needs this many people's
+        approvals (2 to 10; default 1, allowed by the rule alone).
     """
     if allow == deny:
         print("uq rule: give exactly one of --allow and --deny", file=sys.stderr)
@@ -113,6 +117,7 @@ def add(
             cwd=cwd,
             expires=expires,
             created_by=_maker(),
+            approvals=approvals,
         )
     except UserQuestionError as error:
         fail("rule", error.message, 2)

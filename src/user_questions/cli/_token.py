@@ -23,6 +23,7 @@ from user_questions.host.gate.durations import (
     timer_steps,
 )
 from user_questions.host.gate.fair_share import parse_max_pending, parse_rate, rate_text
+from user_questions.host.gate.quorum import parse_approvals
 from user_questions.host.gate.tokens import (
     add_token,
     change_token,
@@ -57,6 +58,7 @@ def add(
     max_pending: str | None = None,
     rate: str | None = None,
     lang: str | None = None,
+    approvals: str | None = None,
     store: StoreOption = None,
     db: OldDb = None,
     url: str = "http://127.0.0.1:8765/",
@@ -98,15 +100,17 @@ def add(
     lang
         This person's own language for their chats and notifications (ko, zh-Hans, ja, en);
         without it they get the host's. Another is refused with UNSUPPORTED_LANGUAGE.
+    approvals
+        An asker's: how many people (1 to 10, default 1) must approve each call it asks about
+        before it is allowed; the first deny settles it at once.
     url
         The host's address, to print the page's URL with the token.
     """
 
     async def work(store: Store) -> str:
         _check_notify(notify)
-        grants = _change(
-            role, group, route, notify, deadline, escalate, remind, max_pending, rate, lang
-        )
+        share = (max_pending, rate, approvals, lang)
+        grants = _change(role, group, route, notify, deadline, escalate, remind, *share)
         return await add_token(store, name, grants)
 
     token = with_store("token", chosen_store("token", store, db), work)
@@ -133,6 +137,7 @@ def change(
     max_pending: str | None = None,
     rate: str | None = None,
     lang: str | None = None,
+    approvals: str | None = None,
     store: StoreOption = None,
     db: OldDb = None,
 ) -> None:
@@ -166,13 +171,15 @@ def change(
     lang
         The person's own language (ko, zh-Hans, ja, en), replacing the one they have; none
         gives them the host's.
+    approvals
+        How many people (1 to 10) must approve each call the asker asks about, replacing the
+        number it has; 1 lets one person settle it.
     """
 
     async def work(store: Store) -> TokenRecord:
         _check_notify(notify)
-        change = _change(
-            role, group, route, notify, deadline, escalate, remind, max_pending, rate, lang
-        )
+        share = (max_pending, rate, approvals, lang)
+        change = _change(role, group, route, notify, deadline, escalate, remind, *share)
         return await change_token(store, name, change)
 
     changed = with_store("token", chosen_store("token", store, db), work)
@@ -258,7 +265,8 @@ def _role(token: TokenRecord) -> str:
 
 def _timers(token: TokenRecord) -> str:
     """An asker's timers and share in a few words: `deadline 1h, escalate 10m:@oncall, remind
-    5m, max-pending 200, rate 5:50` (a share only where it is not the default)."""
+    5m, max-pending 200, rate 5:50, approvals 2` (a share and a quorum only where they are not
+    the default)."""
 
     parts = [f"escalate {escalation_text(step)}" for step in token.escalate]
     if token.deadline is not None:
@@ -269,6 +277,8 @@ def _timers(token: TokenRecord) -> str:
         parts.append(f"max-pending {token.max_pending}")
     if token.rate is not None:
         parts.append(f"rate {rate_text(token.rate)}")
+    if token.approvals > 1:
+        parts.append(f"approvals {token.approvals}")
     return ", ".join(parts) or "-"
 
 
@@ -282,11 +292,13 @@ def _change(
     remind: str | None,
     max_pending: str | None,
     rate: str | None,
+    approvals: str | None,
     lang: str | None,
 ) -> TokenChange:
     """The options of `uq token add|change` as one change, its times and share read
     (`BAD_REQUEST`, exit status 2, for a time not written as `30s`, `10m`, `2h`, `7d` or `none`,
-    a cap or a rate out of bounds; `UNSUPPORTED_LANGUAGE` for a language with no catalog)."""
+    a cap, a rate or a quorum out of bounds; `UNSUPPORTED_LANGUAGE` for a language with no
+    catalog)."""
     return TokenChange(
         role=role,
         groups=groups,
@@ -298,6 +310,7 @@ def _change(
         max_pending=parse_max_pending(max_pending),
         rate=parse_rate(rate),
         lang=parse_language(lang),
+        approvals=parse_approvals(approvals),
     )
 
 

@@ -108,7 +108,7 @@ async def test_a_version_6_sqlite_file_gains_the_chat_tables(tmp_path: Path) -> 
     async with open_store(path) as store:
         await migrated_from_6(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 14
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 16
 
 
 async def test_a_version_6_postgres_database_gains_the_chat_tables(pg_url: str) -> None:
@@ -120,7 +120,7 @@ async def test_a_version_6_postgres_database_gains_the_chat_tables(pg_url: str) 
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
         assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
-    assert postgres_schema.SCHEMA_VERSION == 14
+    assert postgres_schema.SCHEMA_VERSION == 16
 
 
 async def migrated_from_6(store: Store) -> None:

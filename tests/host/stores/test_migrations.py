@@ -36,6 +36,7 @@ from user_questions.host.stores import (
     Store,
     TokenChange,
     TokenRecord,
+    Vote,
     open_store,
 )
 from user_questions.host.stores import _postgres_schema as postgres_schema
@@ -282,7 +283,7 @@ async def test_a_version_5_sqlite_file_gains_roles_and_audiences_and_loses_nothi
     kept_with_defaults(
         before["tokens"],
         after["tokens"],
-        ("person", "[]", "[]", "[]", None, "[]", None, None, None, None, None),
+        ("person", "[]", "[]", "[]", None, "[]", None, None, None, None, None, 1),
     )
     kept_with_defaults(
         before["questions"],
@@ -327,7 +328,7 @@ async def test_a_version_5_postgres_database_gains_roles_and_audiences_and_loses
     kept_with_defaults(
         before["tokens"],
         after["tokens"],
-        ("person", [], [], [], None, [], None, None, None, None, None),
+        ("person", [], [], [], None, [], None, None, None, None, None, 1),
     )
     kept_with_defaults(
         before["questions"],
@@ -346,10 +347,11 @@ async def postgres_rows(connection: psycopg.AsyncConnection[Any]) -> dict[str, l
 
 
 def digested(rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
-    """`rows` of questions without their last column, the card digest the audit log's
-    migration computed for each (checked to be one: 64 hexadecimal digits)."""
-    assert all(re.fullmatch("[0-9a-f]{64}", row[-1]) for row in rows)
-    return [tuple(row[:-1]) for row in rows]
+    """`rows` of questions without their last two columns: the card digest the audit log's
+    migration computed for each (checked to be one: 64 hexadecimal digits) and the approvals
+    the quorum's step gave each (one: as before, one person settles it)."""
+    assert all(re.fullmatch("[0-9a-f]{64}", row[-2]) and row[-1] == 1 for row in rows)
+    return [tuple(row[:-2]) for row in rows]
 
 
 def kept_with_defaults(
@@ -402,7 +404,7 @@ async def test_a_version_6_sqlite_file_gains_approvals_and_rules_and_loses_nothi
     async with open_store(path) as store:
         await version_6_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 16
         after = sqlite_rows(connection)["questions"]
     kept_with_defaults(before, digested(after), (None, None, "[]", 0, None, None, None, 0))
 
@@ -428,7 +430,7 @@ async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses
         await version_6_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(15,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(16,)]
         after = (await postgres_rows(connection))["questions"]
     kept_with_defaults(before, digested(after), (None, None, [], 0, None, None, None, False))
 
@@ -462,7 +464,7 @@ async def test_a_version_9_sqlite_file_gains_the_rules_version_and_loses_nothing
     async with open_store(path) as store:
         await version_9_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 16
         after = sqlite_rows(connection)["questions"]
     kept_with_defaults(before, digested(after), (None, 0))
 
@@ -487,7 +489,7 @@ async def test_a_version_9_postgres_database_gains_the_rules_version_and_loses_n
         await version_9_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(15,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(16,)]
         after = (await postgres_rows(connection))["questions"]
     kept_with_defaults(before, digested(after), (None, False))
 
@@ -592,7 +594,7 @@ async def test_a_version_10_sqlite_file_finds_its_changed_calls_and_loses_nothin
     async with open_store(path) as store:
         await version_10_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 16
         after = digested(sqlite_rows(connection)["questions"][: len(before)])
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [0, 1]
@@ -618,7 +620,7 @@ async def test_a_version_10_postgres_database_finds_its_changed_calls_and_loses_
         await version_10_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(15,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(16,)]
         after = digested((await postgres_rows(connection))["questions"][: len(before)])
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [False, True]
@@ -641,7 +643,7 @@ async def test_a_version_14_sqlite_file_gives_tokens_a_language_and_loses_nothin
     async with open_store(path) as store:
         await version_14_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 16
 
 
 async def test_a_version_14_postgres_database_gives_tokens_a_language_and_loses_nothing(
@@ -658,7 +660,7 @@ async def test_a_version_14_postgres_database_gives_tokens_a_language_and_loses_
         await version_14_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(15,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(16,)]
 
 
 async def version_14_migrated_as_expected(store: Store) -> None:
@@ -678,3 +680,69 @@ async def version_14_migrated_as_expected(store: Store) -> None:
     hosts = await store.change_token("alice", TokenChange(lang=""))
     assert hosts is not None
     assert hosts.lang is None
+
+
+# Version 16: quorum approvals. A version 15 store's tokens, rules and requests need one approval
+# each, as before; its pending request takes votes, counted once per person, and settles at the
+# first, since it needs one.
+
+
+async def version_15_migrated_as_expected(store: Store) -> None:
+    (token,) = await store.tokens()
+    (rule,) = await store.rules()
+    (waiting,) = await store.pending()
+    assert (token.approvals, rule.rule.approvals, waiting.approvals) == (1, 1, 1)
+    assert await store.votes("waiting") == []
+    vote = Vote("waiting", "alice", '{"command":"ls"}', Surface.WEB, SETTLED)
+    tally = await store.approve(vote, Settlement(Outcome.ANSWERED, ANSWER, Surface.WEB, "alice"))
+    assert tally is not None
+    assert (tally.people, tally.needed, tally.counted) == (("alice",), 1, True)
+    assert tally.settled is not None
+
+
+async def test_a_version_15_sqlite_file_needs_one_approval_everywhere(tmp_path: Path) -> None:
+    path = tmp_path / "host.db"
+    with sqlite_at_version(path, 15) as connection:  # what the previous release created
+        connection.execute(
+            "INSERT INTO tokens (name, token_hash, created_at, role) VALUES ('ci', ?, ?, 'asker')",
+            ("c" * 64, ASKED.isoformat()),
+        )
+        connection.execute(
+            "INSERT INTO rules (tool, decision, created_at, command) "
+            "VALUES ('Bash', 'allow', ?, 'git status')",
+            (ASKED.isoformat(),),
+        )
+        connection.execute(
+            "INSERT INTO questions (rpc_id, session_id, questions, asked_at) "
+            "VALUES ('waiting', 'agent-1', ?, ?)",
+            (QUESTIONS_JSON, ASKED.isoformat()),
+        )
+    async with open_store(path) as store:
+        await version_15_migrated_as_expected(store)
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 16
+
+
+async def test_a_version_15_postgres_database_needs_one_approval_everywhere(pg_url: str) -> None:
+    await postgres_at_version(pg_url, 15)  # what the previous release created
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        await connection.execute(
+            "INSERT INTO user_questions.tokens (name, token_hash, created_at, role) "
+            "VALUES ('ci', %s, %s, 'asker')",
+            ("c" * 64, ASKED),
+        )
+        await connection.execute(
+            "INSERT INTO user_questions.rules (tool, decision, created_at, command) "
+            "VALUES ('Bash', 'allow', %s, 'git status')",
+            (ASKED,),
+        )
+        await connection.execute(
+            "INSERT INTO user_questions.questions (rpc_id, session_id, questions, asked_at) "
+            "VALUES ('waiting', 'agent-1', %s::json, %s)",
+            (QUESTIONS_JSON, ASKED),
+        )
+    async with open_store(pg_url) as store:
+        await version_15_migrated_as_expected(store)
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        version = await connection.execute("SELECT version FROM user_questions.schema_version")
+        assert await version.fetchall() == [(16,)]

@@ -307,6 +307,7 @@ class InboxHandler(RequestHandler):
                 deadline=identity.deadline,
                 escalate=identity.escalate,
                 remind=identity.remind,
+                approvals=identity.approvals,
                 share=share_of(identity),
             )
         except Exception:

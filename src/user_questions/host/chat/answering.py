@@ -168,7 +168,9 @@ class Answering:
         the id `post` returns."""
         for pairing in await self.recipients(record, pairings):
             ref = secrets.token_urlsafe(12)  # 96 bits: no other message's buttons carry it
-            kept = ChatMessage(ref, record.rpc_id, self.service, pairing.chat, "")
+            kept = ChatMessage(
+                ref, record.rpc_id, self.service, pairing.chat, "", digest=record.card
+            )
             await self.store.add_chat_message(kept)
             with speaking(self.language_of(pairing.person)):
                 sent = await post(kept, card_of(record.questions, Draft()))
@@ -206,13 +208,15 @@ class Answering:
         else:
             result = ErrorResult.model_validate({"ok": False, "error": {"code": "cancelled"}})
         receipt = await self.hub.respond(
-            ClientResponse(rpc_id=tap.record.rpc_id, result=result),
+            ClientResponse(rpc_id=tap.record.rpc_id, result=result, digest=tap.message.digest),
             via=self.surface,
             by=tap.pairing.person,
             sees=viewer(identity),
         )
         if receipt.accepted:
-            return gettext(SENT)
+            return receipt.message or gettext(SENT)  # one approval of a quorum: where it stands
+        if receipt.reason == "bad-response" and receipt.message is not None:
+            return gettext("Not sent: {reason}").format(reason=receipt.message)
         known = await self.store.get(tap.record.rpc_id)
         return gettext(SENT) if known is None or known.pending else too_late(known)
 

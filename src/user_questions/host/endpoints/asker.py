@@ -119,6 +119,7 @@ class AskerConnection(HostConnection):
             deadline=None if self.identity is None else self.identity.deadline,
             escalate=() if self.identity is None else self.identity.escalate,
             remind=None if self.identity is None else self.identity.remind,
+            approvals=1 if self.identity is None else self.identity.approvals,
             share=share_of(self.identity),
         )
         if not record.pending:

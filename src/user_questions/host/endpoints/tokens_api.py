@@ -3,10 +3,10 @@
     GET    /api/tokens          every named token (never a token itself)
     POST   /api/tokens          make one: {"name", "role"?, "groups"?, "routes"?, "notify"?,
                                 "deadline"?, "escalate"?, "remind"?, "maxPending"?,
-                                "rate"?, "lang"?};
+                                "rate"?, "approvals"?, "lang"?};
                                 201 with the token, shown this once, and the page's URL with it
     PATCH  /api/tokens/<name>   change its role, groups, routes, notification URLs, timers,
-                                share or language
+                                share, quorum or language
     DELETE /api/tokens/<name>   revoke it
 
 Only an admin's token reaches these routes (`roles.refusal_of`); what they change reaches every
@@ -25,6 +25,7 @@ from user_questions.host.endpoints.decoding import load, validate
 from user_questions.host.gate.durations import timer_seconds, timer_steps
 from user_questions.host.gate.fair_share import parse_max_pending, parse_rate
 from user_questions.host.gate.public_url import PublicUrl
+from user_questions.host.gate.quorum import parse_approvals
 from user_questions.host.gate.tokens import (
     Tokens,
     add_token,
@@ -71,6 +72,8 @@ class TokenChangeBody(WireModel):
     lang: StrictStr | None = Field(default=None, max_length=35)
     """A person's own language for their chats and notifications (`ko`, `zh-Hans`, `ja`, `en`);
     `none` gives back the host's."""
+    approvals: StrictInt | None = None
+    """An asker's quorum: how many people must approve each call (1 to `MAX_APPROVALS`)."""
 
     def change(self) -> TokenChange:
         """The change, its times read (`BAD_REQUEST` for one not written so)."""
@@ -85,6 +88,7 @@ class TokenChangeBody(WireModel):
             max_pending=parse_max_pending(self.max_pending),
             rate=parse_rate(self.rate),
             lang=parse_language(self.lang),
+            approvals=parse_approvals(self.approvals),
         )
 
 

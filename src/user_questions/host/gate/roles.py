@@ -147,11 +147,14 @@ def routed_to(identity: Identity, asker: Identity) -> bool:
 def rule_refusal(identity: Identity, rule: Rule, asker: Identity | None) -> str | None:
     """Why `identity` may not make, change or revoke `rule`, `None` when it may. `asker` is
     who the token `rule.asker` names is now (`None`: no such token). An admin may make any
-    rule; a person only one for an asker whose requests are routed to them, and for one tool."""
+    rule; a person only one for an asker whose requests are routed to them, and for one tool,
+    that asks for no quorum."""
     if identity.role is Role.ADMIN:
         return None
     if identity.role is Role.ASKER:
         return "an asker's token makes no rules"
+    if rule.approvals > 1:
+        return "a rule that asks for a quorum of approvals is an admin's to make"
     if rule.tool == ANY_TOOL:
         return "a rule for every tool (*) is an admin's to make"
     if rule.asker is None:

@@ -152,6 +152,8 @@ class Identity:
     """An asker's: how fast it may ask; `None`: the default."""
     lang: str | None = None
     """A person's own language for their chats and notifications; `None`: the host's."""
+    approvals: int = 1
+    """An asker's: how many people must approve each call it asks about."""
 
 
 Authorize = Callable[[Identity, str, str], str | None]

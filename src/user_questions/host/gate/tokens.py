@@ -248,6 +248,7 @@ async def add_token(store: TokenStore, name: str, grants: TokenChange | None = N
         max_pending=grants.max_pending or None,  # 0 (`default`) is the host's default
         rate=grants.rate if grants.rate is not None and grants.rate.per_second else None,
         lang=grants.lang or None,  # "" (`none`) is the host's language
+        approvals=grants.approvals or 1,
     )
     await store.add_token(record)
     return token
@@ -255,9 +256,9 @@ async def add_token(store: TokenStore, name: str, grants: TokenChange | None = N
 
 async def change_token(store: TokenStore, name: str, change: TokenChange) -> TokenRecord:
     """Change what the token called `name` may do (`deadline`, `escalate`, `remind`,
-    `max_pending` and `rate`: an asker's only; each field `change` gives replaces the one it has);
-    every running host applies it at once (its open sockets are closed, and reconnect with the
-    new permissions).
+    `max_pending`, `rate` and `approvals`: an asker's only; each field `change` gives replaces
+    the one it has); every running host applies it at once (its open sockets are closed, and
+    reconnect with the new permissions).
 
     Raises:
         UserQuestionError: `NOT_FOUND` when no active token has that name; `BAD_REQUEST` as
@@ -321,6 +322,8 @@ def token_json(token: TokenRecord) -> dict[str, object]:
         shown["rate"] = rate_text(token.rate)
     if token.lang is not None:
         shown["lang"] = token.lang
+    if token.approvals > 1:
+        shown["approvals"] = token.approvals
     times = {
         "createdAt": token.created_at,
         "lastUsedAt": token.last_used_at,
@@ -346,6 +349,7 @@ def _check_asker_only(role: Role, change: TokenChange) -> None:
             ("a reminder period", change.remind),
             ("a pending cap", change.max_pending),
             ("a rate", change.rate is not None and change.rate.per_second),
+            ("a quorum of approvals", (change.approvals or 1) > 1),
         )
         if value
     ]
@@ -493,6 +497,7 @@ class Tokens(AsyncLifetime):
                 token.max_pending,
                 token.rate,
                 token.lang,
+                token.approvals,
             )
             for token in tokens
             if token.active

@@ -11,7 +11,8 @@ on it:
   rpcId re-attaches), then shows it;
 - `respond` checks a page's answer with the service's answer checks (and the request's session,
   when the response names one), then settles it with the store's conditional update: of two
-  answers at once exactly one wins;
+  answers at once exactly one wins; an approval of a request that needs several is counted
+  instead (`Store.approve`), and the one that completes the quorum settles it;
 - `withdraw` settles a request for an asker that gave up (abort, timeout, cancellation).
 
 Identical requests of one asker token pending at once (`_groups`) are one card with a count
@@ -47,6 +48,8 @@ and that this map names each at its level):
                                 rate (`gate/fair_share.py`), counted from the cache
     2 _checks                   the request checks: what an ask and a response must be, and the
                                 refusals and receipts that say why not
+    2 _quorum                   which answers are approvals of a quorum to count, and what the
+                                person who gave one short of it is told (`1 of 2 approved`)
     3 _intake                   a new request made ready to store: the host's card, the rules'
                                 decision, its times on the clock, its frame
     4 _hub                      `Hub`, composing them over one store, with the rules as the

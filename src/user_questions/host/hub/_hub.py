@@ -45,6 +45,7 @@ from user_questions.host.hub._events import EventListener, RoutedListener
 from user_questions.host.hub._following import StoreFollower
 from user_questions.host.hub._intake import Intake, Timing
 from user_questions.host.hub._pages import Pages, PageSubscription, Sees
+from user_questions.host.hub._quorum import tally_receipt, tally_text, vote_of
 from user_questions.host.hub._requests import (
     Applied,
     Asking,
@@ -212,6 +213,7 @@ class Hub(AsyncLifetime):
         deadline: float | None = None,
         escalate: Sequence[Escalation] = (),
         remind: int | None = None,
+        approvals: int = 1,
         share: Share | None = None,
     ) -> tuple[StoredQuestion, Disposer]:
         """Store and show a request, or re-attach to the one this asker asked with this rpcId.
@@ -222,7 +224,8 @@ class Hub(AsyncLifetime):
         host writes an approval's card from `approval`, and a rule may settle it before anyone
         hears of it (`via` `rule`). `deadline`, `escalate` and `remind` (the asker token's) are
         the request's timetable (`_timetable`): whichever host sharing the store gets there
-        first fires each. `share` is the asker token's fair share (`None`: a person's, an
+        first fires each. `approvals` (the asker token's) is how many people must approve its
+        call (`_quorum`). `share` is the asker token's fair share (`None`: a person's, an
         admin's or an in-process ask): a new ask beyond its pending cap or its rate is refused,
         before the host-wide `MAX_PENDING`; a re-attachment never is.
 
@@ -247,7 +250,7 @@ class Hub(AsyncLifetime):
                     raise refusal
             if known is None:
                 with self._admission.asking(share):
-                    timing = Timing(deadline, escalate, remind)
+                    timing = Timing(deadline, escalate, remind, approvals)
                     new = await self._intake.new(asking, stored_id, timing, shown=bool(self._pages))
                     known, created = await self.store.submit(new.question)
                     if created and new.decided is None:
@@ -414,10 +417,18 @@ class Hub(AsyncLifetime):
         try:
             settlement = settlement_of(entry.record, response, via, by, channel)
             remember = self._rules.to_remember(entry.record, response, by)
+            vote = vote_of(entry.record, settlement, via, self._timers.clock.now())
         except UserQuestionError as error:
             return Receipt(accepted=False, reason="bad-response", message=str(error))
         group = self._requests.group(entry)
-        settled = await self.store.settle(rpc_id, settlement, pending=entry.record)
+        if vote is None:
+            settled = await self.store.settle(rpc_id, settlement, pending=entry.record)
+        else:  # one approval of a quorum: counted, and the last one settles it (and its group)
+            tally = await self.store.approve(vote, settlement)
+            if tally is not None and tally.settled is None:
+                logger.info("question %s: %s", rpc_id, tally_text(tally))
+                return tally_receipt(tally)
+            settled = None if tally is None else tally.settled
         if settled is None:
             await self._store_follower.refresh(rpc_id)
             return not_pending(f"question {quoted(rpc_id)} was settled by another response first")

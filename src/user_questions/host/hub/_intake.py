@@ -34,12 +34,13 @@ RENDER_WORKERS = 2
 
 @dataclass(frozen=True, slots=True)
 class Timing:
-    """An asker token's timers for a new request (`Hub.submit`'s `deadline`, `escalate`,
-    `remind`)."""
+    """An asker token's timers and quorum for a new request (`Hub.submit`'s `deadline`,
+    `escalate`, `remind`, `approvals`)."""
 
     deadline: float | None = None
     escalate: Sequence[Escalation] = ()
     remind: int | None = None
+    approvals: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,11 @@ class Intake:
             questions = (AskUserQuestionItem.model_validate(fields),)
             check_request(questions, None, None, None)
         decided = None if verdict is None else self._rules.settlement(verdict, questions)
+        approvals = timing.approvals
+        if decided is not None and decided[0].rule.rule.approvals > 1:
+            # An allow rule with a quorum asks that many people instead of allowing outright.
+            approvals = max(approvals, decided[0].rule.rule.approvals)
+            decided = None
         rendered = await render_details(questions, self._rendering)
         now = self._clock.now()
         deadline = timing.deadline
@@ -104,6 +110,7 @@ class Intake:
             escalate=tuple(timing.escalate),
             remind=timing.remind,
             asker_rpc_id=None if stored_id == asking.rpc_id else asking.rpc_id,
+            approvals=approvals,
         )
         frame = requested_frame(question, None if decided else self._rules.offer(question))
         check_frame_size(frame)

@@ -124,10 +124,11 @@ class InboxRules:
                 "remember goes with the call as asked: no rule is made from an edited call",
                 ErrorCode.BAD_ANSWER,
             )
-        refusal = None if self._refusal is None else self._refusal(by, offer)
+        rule = replace(offer, created_by=by, approvals=record.approvals)  # the same quorum
+        refusal = None if self._refusal is None else self._refusal(by, rule)
         if refusal is not None:
             raise UserQuestionError(f"{by} may not make this rule: {refusal}", ErrorCode.BAD_ANSWER)
-        return replace(offer, created_by=by)
+        return rule
 
     async def remember(self, rpc_id: str, rule: Rule, via: Surface) -> None:
         """Make the rule a winning answer asked for, and apply it here at once (the other hosts

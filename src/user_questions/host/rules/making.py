@@ -18,6 +18,7 @@ from typing import TypedDict, Unpack
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import iso
 from user_questions.host.gate.durations import parse_duration
+from user_questions.host.gate.quorum import parse_approvals
 from user_questions.host.rules.calls import FIELDS, Kind, tool_kind
 from user_questions.host.rules.paths import PathError, check_pattern
 from user_questions.host.rules.shell import read_script
@@ -126,6 +127,7 @@ class RuleFields(TypedDict, total=False):
     cwd: str | None
     expires: str | None
     created_by: str | None
+    approvals: str | int | None
 
 
 async def add_rule(
@@ -150,6 +152,12 @@ def new_rule(tool: str, decision: Decision, **fields: Unpack[RuleFields]) -> Rul
     """
     now = datetime.now(UTC)
     expires = fields.get("expires")
+    approvals = parse_approvals(fields.get("approvals")) or 1
+    if approvals > 1 and decision is not Decision.ALLOW:
+        raise UserQuestionError(
+            "a quorum of approvals goes with an allow rule: a deny needs nobody",
+            ErrorCode.BAD_REQUEST,
+        )
     rule = Rule(
         tool=tool,
         decision=decision,
@@ -161,6 +169,7 @@ def new_rule(tool: str, decision: Decision, **fields: Unpack[RuleFields]) -> Rul
         cwd=fields.get("cwd"),
         created_by=fields.get("created_by"),
         expires_at=None if expires is None else now + parse_duration(expires),
+        approvals=approvals,
     )
     return check_rule(rule)
 
@@ -191,6 +200,8 @@ def rule_text(rule: Rule) -> str:
         text += f" for {rule.asker}"
     if rule.cwd is not None:
         text += f" in {rule.cwd}"
+    if rule.approvals > 1:
+        text += f" once {rule.approvals} people approve"
     return text
 
 

@@ -30,7 +30,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -286,6 +286,19 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
     _audit_log,  # Version 14: the audit log.
     # Version 15: a person's own language for their chats and notifications; NULL: the host's.
     f"ALTER TABLE {SCHEMA}.tokens ADD COLUMN lang text;",
+    # Version 16: quorum approvals (docs/rules.md). How many people an asker token's approval
+    # requests need, and a rule's allowed calls; each request's copy of it; the approvals
+    # given so far to a pending request, one per person and call (the call's digest). The
+    # digest of the card each chat message shows.
+    f"""
+    ALTER TABLE {SCHEMA}.tokens ADD COLUMN approvals integer NOT NULL DEFAULT 1;
+    ALTER TABLE {SCHEMA}.rules ADD COLUMN approvals integer NOT NULL DEFAULT 1;
+    ALTER TABLE {SCHEMA}.questions ADD COLUMN approvals integer NOT NULL DEFAULT 1;
+    CREATE TABLE {SCHEMA}.approvals (
+        rpc_id text NOT NULL, person text NOT NULL, digest text NOT NULL, call json NOT NULL,
+        via text NOT NULL, at timestamptz NOT NULL, PRIMARY KEY (rpc_id, digest, person));
+    ALTER TABLE {SCHEMA}.chat_messages ADD COLUMN digest text;
+    """,
 )
 
 

@@ -21,7 +21,12 @@ from typing import Any
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval, Origin
 from user_questions.host.markdown import RENDER_BUDGET, rendered_details
-from user_questions.host.stores.audit_chain import GENESIS, chain_hash, record_body
+from user_questions.host.stores.audit_chain import (
+    GENESIS,
+    canonical_json,
+    chain_hash,
+    record_body,
+)
 from user_questions.host.stores.collector import collector_paused
 from user_questions.host.stores.records import (
     QUESTIONS,
@@ -36,6 +41,7 @@ from user_questions.host.stores.records import (
     StoredQuestion,
     TokenChange,
     TokenRecord,
+    Vote,
     audit_time,
     stored_detail,
 )
@@ -75,6 +81,8 @@ __all__ = [
     "token_fields",
     "token_limits",
     "token_record",
+    "vote_body",
+    "vote_record",
 ]
 
 
@@ -102,6 +110,7 @@ COLUMNS = (
     "reminded_at",
     "asker_rpc_id",
     "digest",
+    "approvals",
 )
 """The columns of a `questions` row that make a `StoredQuestion`, in `stored_question`'s order
 (a backend may cast them, as PostgreSQL casts its JSON to text)."""
@@ -120,6 +129,7 @@ RULE_COLUMNS = (
     "hits",
     "last_used_at",
     "revoked_at",
+    "approvals",
 )
 """The columns of a `rules` row that make a `RuleRecord`, in `rule_record`'s order."""
 TOKEN_COLUMNS = (
@@ -138,6 +148,7 @@ TOKEN_COLUMNS = (
     "max_pending",
     "rate",
     "burst",
+    "approvals",
     "lang",
 )
 """The columns of a `tokens` row that make a `TokenRecord`, in `token_record`'s order (cast as
@@ -195,6 +206,28 @@ def audit_body(
             "at": audit_time(at),
         },
     )
+
+
+def vote_body(vote: Vote, digest: str | None) -> str:
+    """The audit record of `vote`, one approval of a quorum on the request whose card has
+    `digest`: the call approved (its SHA-256), who, through which surface, and when."""
+    fields = {
+        "digest": digest,
+        "call": vote.digest,
+        "by": vote.person,
+        "via": str(vote.via),
+        "at": audit_time(vote.at),
+    }
+    return record_body("approved", vote.rpc_id, fields)
+
+
+def vote_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> Vote:
+    """A row of `approvals` (rpc_id, person, call, via, at) as a `Vote`."""
+    rpc_id, person, call, via, at = row
+    when = moment(at)
+    assert when is not None  # at is NOT NULL in both schemas
+    text = call if isinstance(call, str) else canonical_json(call)
+    return Vote(rpc_id, person, text, Surface(via), when)
 
 
 ImportedRow = tuple[str, str, str, str | None, str | None, str | None, str | None, datetime]
@@ -420,6 +453,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     rpc_id, session_id, questions, asked_at, state, answer, settled_at, settled_via = row[:8]
     asked_by, shown_at, settled_by, origin, channel, rendered, audience, approval = row[8:16]
     deadline_at, escalate, escalated, remind, reminded_at, asker_rpc_id, digest = row[16:23]
+    approvals = row[23]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
     items = tuple(QUESTIONS.validate_json(questions))
@@ -452,6 +486,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         remind=None if remind is None else int(remind),
         reminded_at=moment(reminded_at),
         asker_rpc_id=asker_rpc_id,
+        approvals=int(approvals),
         questions_json=questions,
         digest=digest,
     )
@@ -470,20 +505,23 @@ def token_fields(
 
 def token_change_fields(change: TokenChange) -> tuple[object, ...]:
     """A `TokenChange` as both backends' `change_token` writes it: role, groups, routes,
-    notification URLs, deadline, escalation steps, reminder period, pending cap, rate and
-    burst, language; `None` keeps the stored value (0, or "" for the language, sets it back to
-    none, or to the default)."""
+    notification URLs, deadline, escalation steps, reminder period, pending cap, rate, burst,
+    language and approvals; `None` keeps the stored value (0, or "" for the language, sets it
+    back to none, or to the default)."""
     steps = None if change.escalate is None else escalations_json(change.escalate)
     lists = token_fields(change.role, change.groups, change.routes, change.notify)
     rate = change.rate
     rated = (None, None) if rate is None else (rate.per_second, rate.burst)
-    return (*lists, change.deadline, steps, change.remind, change.max_pending, *rated, change.lang)
+    share = (change.max_pending, *rated, change.approvals, change.lang)
+    return (*lists, change.deadline, steps, change.remind, *share)
 
 
-def token_limits(token: TokenRecord) -> tuple[int | None, float | None, int | None]:
-    """A token's pending cap, rate and burst as both backends store them (NULL: the default)."""
+def token_limits(token: TokenRecord) -> tuple[int | None, float | None, int | None, int]:
+    """A token's pending cap, rate and burst as both backends store them (NULL: the default),
+    and the approvals its calls need."""
     rate = token.rate
-    return (token.max_pending, *((None, None) if rate is None else (rate.per_second, rate.burst)))
+    rated = (None, None) if rate is None else (rate.per_second, rate.burst)
+    return (token.max_pending, *rated, token.approvals)
 
 
 def _listed(items: Sequence[str] | None) -> str | None:
@@ -493,7 +531,7 @@ def _listed(items: Sequence[str] | None) -> str | None:
 def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> TokenRecord:
     """A row of `TOKEN_COLUMNS` as a record; `moment` as for `stored_question`."""
     name, token_hash, created_at, last_used_at, revoked_at, role, groups, routes, notify = row[:9]
-    deadline, escalate, remind, max_pending, rate, burst, lang = row[9:16]
+    deadline, escalate, remind, max_pending, rate, burst, approvals, lang = row[9:17]
     created = moment(created_at)
     assert created is not None  # created_at is NOT NULL in both schemas
     return TokenRecord(
@@ -512,13 +550,14 @@ def token_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -
         max_pending=None if max_pending is None else int(max_pending),
         rate=None if rate is None or burst is None else Rate(float(rate), int(burst)),
         lang=lang,
+        approvals=int(approvals),
     )
 
 
 def rule_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) -> RuleRecord:
     """A row of `RULE_COLUMNS` as a record; `moment` as for `stored_question`."""
     rule_id, tool, decision, created_at, command, path, domain, asker, cwd = row[:9]
-    created_by, expires_at, hits, last_used_at, revoked_at = row[9:14]
+    created_by, expires_at, hits, last_used_at, revoked_at, approvals = row[9:15]
     created = moment(created_at)
     assert created is not None  # created_at is NOT NULL in both schemas
     rule = Rule(
@@ -532,5 +571,6 @@ def rule_record(row: Sequence[Any], moment: Callable[[Any], datetime | None]) ->
         cwd=cwd,
         created_by=created_by,
         expires_at=moment(expires_at),
+        approvals=int(approvals),
     )
     return RuleRecord(int(rule_id), rule, int(hits), moment(last_used_at), moment(revoked_at))

@@ -25,7 +25,7 @@ from user_questions.host.stores.records import audit_time
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -232,6 +232,19 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
     _audit_log,  # Version 14: the audit log.
     # Version 15: a person's own language for their chats and notifications; NULL: the host's.
     "ALTER TABLE tokens ADD COLUMN lang TEXT;",
+    # Version 16: quorum approvals (docs/rules.md). How many people an asker token's approval
+    # requests need, and a rule's allowed calls; each request's copy of it; the approvals
+    # given so far to a pending request, one per person and call (the call's digest). The
+    # digest of the card each chat message shows.
+    """
+    ALTER TABLE tokens ADD COLUMN approvals INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE rules ADD COLUMN approvals INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE questions ADD COLUMN approvals INTEGER NOT NULL DEFAULT 1;
+    CREATE TABLE approvals (
+        rpc_id TEXT NOT NULL, person TEXT NOT NULL, digest TEXT NOT NULL, call TEXT NOT NULL,
+        via TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (rpc_id, digest, person));
+    ALTER TABLE chat_messages ADD COLUMN digest TEXT;
+    """,
 )
 
 

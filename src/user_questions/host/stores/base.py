@@ -38,9 +38,11 @@ from user_questions.host.stores.records import (
     Settlement,
     StoredQuestion,
     StoreStats,
+    Tally,
     TokenChange,
     TokenRecord,
     TokensListener,
+    Vote,
 )
 
 __all__ = [
@@ -85,6 +87,18 @@ class QuestionStore(Protocol):
         `pending` is the request's record as the caller holds it (the hub's cache): the settled
         record is then made from it (`settled_record`) rather than read back from the row.
         """
+        ...
+
+    async def approve(self, vote: Vote, settlement: Settlement) -> Tally | None:
+        """Count `vote` toward the pending request's quorum (once per person and call) and,
+        when that call now has as many approvals as the request needs, settle it with
+        `settlement` (allowed), all under the request's lock, so that votes on several hosts
+        at once are each counted exactly once; each new vote appends an audit record. The
+        tally, `None` when the request is not pending."""
+        ...
+
+    async def votes(self, rpc_id: str) -> list[Vote]:
+        """Every approval given to the request so far, oldest first (kept once settled)."""
         ...
 
     async def escalate(self, rpc_id: str, step: int) -> StoredQuestion | None:

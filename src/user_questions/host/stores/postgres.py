@@ -27,7 +27,7 @@ import json
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import astuple
+from dataclasses import astuple, replace
 from datetime import UTC, datetime
 from typing import cast
 
@@ -68,6 +68,8 @@ from user_questions.host.stores._rows import (
     token_fields,
     token_limits,
     token_record,
+    vote_body,
+    vote_record,
 )
 from user_questions.host.stores.records import (
     AUDIT_PAGE,
@@ -86,9 +88,11 @@ from user_questions.host.stores.records import (
     Seal,
     Settlement,
     StoredQuestion,
+    Tally,
     TokenChange,
     TokenRecord,
     TokensListener,
+    Vote,
     settled_record,
 )
 
@@ -158,9 +162,9 @@ _CREATE = f"""
         INSERT INTO {SCHEMA}.questions
             (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search,
              rendered, audience, approval, deadline_at, escalate, remind, state, answer,
-             settled_via, settled_by, settled_at, asker_rpc_id, digest)
+             settled_via, settled_by, settled_at, asker_rpc_id, digest, approvals)
         VALUES (%s, %s, %s::json, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb, %s::json, %s,
-                %s::jsonb, %s, %s, %s::json, %s, %s, %s, %s, %s)
+                %s::jsonb, %s, %s, %s::json, %s, %s, %s, %s, %s, %s)
         ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )"""
 _SUBMIT = f"{_CREATE} SELECT {_COLUMNS}, {_NOTIFY} FROM created"
@@ -181,6 +185,23 @@ _SETTLE_ROW = f"{_SETTLE} SELECT {_COLUMNS}, {_NOTIFY} FROM settled"
 """Settles a request, appends its audit record and reads back its whole row."""
 _SETTLE_TIMES = f"{_SETTLE} SELECT settled_at, shown_at, {_NOTIFY} FROM settled"
 """Settles a request whose pending record the caller holds: only the times are read back."""
+_LOCK_PENDING = f"""
+    SELECT approvals, digest FROM {SCHEMA}.questions
+    WHERE rpc_id = %s AND state = 'pending' FOR UPDATE
+"""
+"""A pending request's quorum and card, its row locked until the commit: the votes of every
+node on it are counted one after another."""
+_VOTE = f"""
+    WITH voted AS (
+        INSERT INTO {SCHEMA}.approvals (rpc_id, person, digest, call, via, at)
+        VALUES (%s, %s, %s, %s::json, %s, %s) ON CONFLICT DO NOTHING RETURNING person
+    ), {_appended("voted")}
+    SELECT person FROM voted
+"""
+"""Records a person's approval of a call, once, with its audit record."""
+_VOTERS = f"""
+    SELECT person FROM {SCHEMA}.approvals WHERE rpc_id = %s AND digest = %s ORDER BY at, person
+"""
 _PRUNABLE = f"""
     SELECT seq, hash FROM {SCHEMA}.audit WHERE seq < coalesce(
         (SELECT min(seq) FROM {SCHEMA}.audit WHERE at >= %s OR rpc_id IN (
@@ -216,16 +237,16 @@ _ADD_TOKEN = f"""
     WITH added AS (
         INSERT INTO {SCHEMA}.tokens
             (name, token_hash, created_at, role, groups, routes, notify, deadline, escalate,
-             remind, max_pending, rate, burst, lang)
+             remind, max_pending, rate, burst, approvals, lang)
         VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s, %s::jsonb, %s, %s, %s, %s,
-            %s)
+            %s, %s)
         ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash,
             created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL,
             role = excluded.role, groups = excluded.groups, routes = excluded.routes,
             notify = excluded.notify, deadline = excluded.deadline,
             escalate = excluded.escalate, remind = excluded.remind,
             max_pending = excluded.max_pending, rate = excluded.rate, burst = excluded.burst,
-            lang = excluded.lang
+            lang = excluded.lang, approvals = excluded.approvals
         WHERE {SCHEMA}.tokens.revoked_at IS NOT NULL
         RETURNING name
     )
@@ -246,7 +267,7 @@ _CHANGE_TOKEN = f"""
             escalate = coalesce(%s::jsonb, escalate), remind = nullif(coalesce(%s, remind), 0),
             max_pending = nullif(coalesce(%s, max_pending), 0),
             rate = nullif(coalesce(%s, rate), 0), burst = nullif(coalesce(%s, burst), 0),
-            lang = nullif(coalesce(%s, lang), '')
+            approvals = coalesce(%s, approvals), lang = nullif(coalesce(%s, lang), '')
         WHERE name = %s AND revoked_at IS NULL RETURNING *
     )
     SELECT {_TOKEN_COLUMNS}, {_TOKENS_NOTIFY} FROM changed
@@ -258,8 +279,8 @@ _RULES_NOTIFY = f"pg_notify('{RULES_CHANNEL}', id::text)"
 _ADD_RULE = f"""
     WITH added AS (
         INSERT INTO {SCHEMA}.rules (tool, decision, created_at, command, path, domain, asker,
-            cwd, created_by, expires_at)
-        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *
+            cwd, created_by, expires_at, approvals)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *
     )
     SELECT {_RULE_COLUMNS}, {_RULES_NOTIFY} FROM added
 """
@@ -391,6 +412,7 @@ class PostgresStore(AsyncLifetime):
             None if question.settlement is None else question.asked_at,
             question.asker_rpc_id,
             question.digest,
+            question.approvals,
         )
         sql = _SUBMIT
         settlement = question.settlement
@@ -416,22 +438,8 @@ class PostgresStore(AsyncLifetime):
     async def settle(
         self, rpc_id: str, settlement: Settlement, *, pending: StoredQuestion | None = None
     ) -> StoredQuestion | None:
-        answer = None if settlement.answer is None else settlement.answer.model_dump_json()
         settle_id = uuid.uuid4()
         now = datetime.now(UTC)
-        parameters = (
-            str(settlement.outcome),
-            answer,
-            now,
-            None if settlement.via is None else str(settlement.via),
-            settlement.by,
-            settlement.detail,
-            settle_id,
-            answer_edited(settlement.answer),
-            settlement_text(settlement),
-            rpc_id,
-            settle_id,
-        )
         known = None if pending is None else pending.digest
 
         async def update(connection: PgConnection) -> StoredQuestion | None:
@@ -442,8 +450,7 @@ class PostgresStore(AsyncLifetime):
                 )
                 row = await cursor.fetchone()
                 digest = None if row is None else row[0]
-            body = audit_body(rpc_id, digest, settlement, answer, now)
-            appended = (*parameters, *_append_parameters(body, settle_id, rpc_id, now))
+            appended = _settle_parameters(rpc_id, settlement, digest, settle_id, now)
             if pending is None:
                 found = await _records(connection, _SETTLE_ROW, appended)
                 return found[0] if found else None
@@ -456,6 +463,52 @@ class PostgresStore(AsyncLifetime):
             return settled_record(pending, settlement, settled_at, _utc(row[1]))
 
         return await self._pool.run(update)
+
+    async def approve(self, vote: Vote, settlement: Settlement) -> Tally | None:
+        settle_id, vote_id = uuid.uuid4(), uuid.uuid4()
+        now = datetime.now(UTC)
+
+        async def count(connection: PgConnection) -> Tally | None:
+            async with connection.transaction():
+                cursor = await connection.execute(_LOCK_PENDING, (vote.rpc_id,))
+                row = await cursor.fetchone()
+                if row is None:
+                    return None
+                needed, card = int(row[0]), row[1]
+                body = vote_body(vote, card)
+                cursor = await connection.execute(
+                    _VOTE,
+                    (
+                        vote.rpc_id,
+                        vote.person,
+                        vote.digest,
+                        vote.call,
+                        str(vote.via),
+                        vote.at,
+                        *_append_parameters(body, vote_id, vote.rpc_id, vote.at),
+                    ),
+                )
+                counted = await cursor.fetchone() is not None
+                cursor = await connection.execute(_VOTERS, (vote.rpc_id, vote.digest))
+                tally = Tally(tuple(row[0] for row in await cursor.fetchall()), needed, counted)
+                if len(tally.people) < needed:
+                    return tally
+                parameters = _settle_parameters(vote.rpc_id, settlement, card, settle_id, now)
+                found = await _records(connection, _SETTLE_ROW, parameters)
+                return replace(tally, settled=found[0] if found else None)
+
+        return await self._pool.run(count)
+
+    async def votes(self, rpc_id: str) -> list[Vote]:
+        async def select(connection: PgConnection) -> list[Vote]:
+            cursor = await connection.execute(
+                f"SELECT rpc_id, person, call::text, via, at FROM {SCHEMA}.approvals "
+                "WHERE rpc_id = %s ORDER BY at, person",
+                (rpc_id,),
+            )
+            return [vote_record(row, _utc) for row in await cursor.fetchall()]
+
+        return await self._pool.run(select)
 
     async def escalate(self, rpc_id: str, step: int) -> StoredQuestion | None:
         return await self._one(_ESCALATE, (rpc_id, step))
@@ -705,8 +758,8 @@ class PostgresStore(AsyncLifetime):
     async def add_chat_message(self, message: ChatMessage) -> None:
         await self._rows(
             f"INSERT INTO {SCHEMA}.chat_messages "
-            "(ref, rpc_id, service, chat_id, message_id, draft) "
-            "VALUES (%s, %s, %s, %s, %s, %s::jsonb) ON CONFLICT (ref) DO UPDATE SET "
+            "(ref, rpc_id, service, chat_id, message_id, draft, digest) "
+            "VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s) ON CONFLICT (ref) DO UPDATE SET "
             "message_id = excluded.message_id RETURNING 1",
             astuple(message),
         )
@@ -810,6 +863,7 @@ class PostgresStore(AsyncLifetime):
             rule.cwd,
             rule.created_by,
             rule.expires_at,
+            rule.approvals,
         )
         added = await self._rule_write(_ADD_RULE, parameters)
         assert added is not None  # an insert always returns its row
@@ -852,7 +906,8 @@ _PUSH_SUBSCRIPTIONS = (
     f"FROM {SCHEMA}.push_subscriptions"
 )
 _CHAT_MESSAGES = (
-    f"SELECT ref, rpc_id, service, chat_id, message_id, draft::text FROM {SCHEMA}.chat_messages"
+    f"SELECT ref, rpc_id, service, chat_id, message_id, draft::text, digest "
+    f"FROM {SCHEMA}.chat_messages"
 )
 
 
@@ -868,6 +923,29 @@ def printable_url(url: str) -> str:
     path, _, query = tail.partition("?")
     kept = [pair for pair in query.split("&") if pair and pair.partition("=")[0] != "password"]
     return f"{scheme}{sep}{authority}{path}" + ("?" + "&".join(kept) if kept else "")
+
+
+def _settle_parameters(
+    rpc_id: str, settlement: Settlement, digest: str | None, settle_id: uuid.UUID, now: datetime
+) -> tuple[object, ...]:
+    """The parameters of `_SETTLE` (with its audit record) for `settlement` of `rpc_id` at
+    `now`, whose card has `digest`; `settle_id` recognises a retried settle as its own."""
+    answer = None if settlement.answer is None else settlement.answer.model_dump_json()
+    body = audit_body(rpc_id, digest, settlement, answer, now)
+    return (
+        str(settlement.outcome),
+        answer,
+        now,
+        None if settlement.via is None else str(settlement.via),
+        settlement.by,
+        settlement.detail,
+        settle_id,
+        answer_edited(settlement.answer),
+        settlement_text(settlement),
+        rpc_id,
+        settle_id,
+        *_append_parameters(body, settle_id, rpc_id, now),
+    )
 
 
 def _append_parameters(

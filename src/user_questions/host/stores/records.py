@@ -7,6 +7,7 @@ metrics.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -43,6 +44,8 @@ __all__ = [
     "Settlement",
     "StoreStats",
     "StoredQuestion",
+    "Tally",
+    "Vote",
     "Rate",
     "Role",
     "Rule",
@@ -135,6 +138,9 @@ class NewQuestion:
     asker_rpc_id: str | None = None
     """The rpcId its asker knows it by, when the host keeps it under another (`rpc_id`): each
     asking token has rpcIds of its own, and another token had asked with that one first."""
+    approvals: int = 1
+    """An approval card's quorum: how many people must approve the same call before it is
+    allowed (its asker token's, or the rule's that asked for it)."""
     questions_json: str = field(init=False, repr=False, compare=False)
     """`questions` as JSON text (`QUESTIONS`), made once here: the store writes it, and the
     pages' `question/requested` frame embeds it as it is."""
@@ -180,6 +186,37 @@ class Settlement:
 
 
 @dataclass(frozen=True, slots=True)
+class Vote:
+    """One person's approval of a call, in a pending request that needs a quorum."""
+
+    rpc_id: str
+    person: str
+    """The approver's token name: one person however many pages and chats they approve from."""
+    call: str
+    """The call approved, as canonical JSON (`audit_chain.canonical_json`): the request's own,
+    or the one a person changed it to; votes for different calls are counted apart."""
+    via: Surface
+    at: datetime
+
+    @property
+    def digest(self) -> str:
+        """The call's SHA-256, which the store counts votes by."""
+        return hashlib.sha256(self.call.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Where a quorum stands after a vote: who approved the voted call so far, oldest first,
+    of how many needed; whether the vote was new (a person's second approval is not); and the
+    request, settled allowed, when this vote completed the quorum."""
+
+    people: tuple[str, ...]
+    needed: int
+    counted: bool
+    settled: StoredQuestion | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class StoredQuestion:
     """A request as the store holds it."""
 
@@ -218,6 +255,8 @@ class StoredQuestion:
     """When its audience was last reminded of it; `None`: never yet."""
     asker_rpc_id: str | None = None
     """The rpcId its asker knows it by, when not `rpc_id` (`NewQuestion.asker_rpc_id`)."""
+    approvals: int = 1
+    """Its quorum (`NewQuestion.approvals`)."""
     questions_json: str | None = field(default=None, repr=False, compare=False)
     """`questions` as JSON text, as the store holds them, when the record was read from the
     store or just written to it; the pages' frame embeds it rather than serialise the questions
@@ -279,6 +318,7 @@ def pending_record(question: NewQuestion) -> StoredQuestion:
         escalate=question.escalate,
         remind=question.remind,
         asker_rpc_id=question.asker_rpc_id,
+        approvals=question.approvals,
         questions_json=question.questions_json,
         digest=question.digest,
     )
@@ -330,6 +370,7 @@ def settled_record(
         remind=pending.remind,
         reminded_at=pending.reminded_at,
         asker_rpc_id=pending.asker_rpc_id,
+        approvals=pending.approvals,
         questions_json=pending.questions_json,
         digest=pending.digest,
     )
@@ -378,6 +419,8 @@ class TokenRecord:
     lang: str | None = None
     """A person's own language (a catalog's code: `ko`, `zh_Hans`, `ja`, `en`) for their chats
     and notifications; `None`: the host's."""
+    approvals: int = 1
+    """An asker's: how many people must approve each call it asks about (a quorum)."""
 
     @property
     def active(self) -> bool:
@@ -403,6 +446,7 @@ class TokenChange:
     max_pending: int | None = None
     rate: Rate | None = None
     lang: str | None = None
+    approvals: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,6 +504,9 @@ class ChatMessage:
     """The service's id of the message, to edit it when the request settles."""
     draft: str = "{}"
     """JSON: the answer built so far (which question is shown, the options toggled)."""
+    digest: str | None = None
+    """The digest of the card the message shows (`StoredQuestion.card`), sent back with each
+    press: an answer to a card that is not the stored one is refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -611,6 +658,9 @@ class Rule:
     """The person (a token's name) who made it."""
     expires_at: datetime | None = None
     """When it stops matching, if it does."""
+    approvals: int = 1
+    """An allow rule's: how many people must approve a matching call; above 1 the rule does
+    not allow it outright, it asks for that quorum."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,7 +51,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import astuple
+from dataclasses import astuple, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -85,6 +85,8 @@ from user_questions.host.stores._rows import (
     token_fields,
     token_limits,
     token_record,
+    vote_body,
+    vote_record,
 )
 from user_questions.host.stores._sqlite_backup import BackupSummary, copy_store
 from user_questions.host.stores._sqlite_file import lock, open_file
@@ -110,9 +112,11 @@ from user_questions.host.stores.records import (
     Settlement,
     StoredQuestion,
     StoreStats,
+    Tally,
     TokenChange,
     TokenRecord,
     TokensListener,
+    Vote,
     settled_record,
     submitted_record,
 )
@@ -159,7 +163,9 @@ commit back to the event loop."""
 _COLUMNS = ", ".join(COLUMNS)
 _TOKEN_COLUMNS = ", ".join(TOKEN_COLUMNS)
 _RULE_COLUMNS = ", ".join(RULE_COLUMNS)
-_CHAT_MESSAGES = "SELECT ref, rpc_id, service, chat_id, message_id, draft FROM chat_messages"
+_CHAT_MESSAGES = (
+    "SELECT ref, rpc_id, service, chat_id, message_id, draft, digest FROM chat_messages"
+)
 _PUSH_SUBSCRIPTIONS = (
     "SELECT id, person, endpoint, p256dh, auth, secret_hash, device, created_at "
     "FROM push_subscriptions"
@@ -305,6 +311,7 @@ class SQLiteStore(AsyncLifetime):
             None if question.settlement is None else _iso(question.asked_at),
             question.asker_rpc_id,
             question.digest,
+            question.approvals,
         )
         size = sum(len(column) for column in row if isinstance(column, str))
         return await self._write(lambda: self._atomic(self._submit, question, row), size)
@@ -312,39 +319,89 @@ class SQLiteStore(AsyncLifetime):
     async def settle(
         self, rpc_id: str, settlement: Settlement, *, pending: StoredQuestion | None = None
     ) -> StoredQuestion | None:
-        answer = None if settlement.answer is None else settlement.answer.model_dump_json()
         now = datetime.now(UTC)
-        returning = _COLUMNS if pending is None else "shown_at, digest"
-        update = (
-            "UPDATE questions SET state = ?, answer = ?, settled_at = ?, settled_via = ?, "
-            "settled_by = ?, channel = ?, edited = ?, search = search || ? "
-            f"WHERE rpc_id = ? AND state = 'pending' RETURNING {returning}"
+        returning = _COLUMNS if pending is None else "shown_at"
+        found = await self._write(
+            lambda: self._atomic(self._settled, rpc_id, settlement, now, returning)
         )
-        parameters = (
-            settlement.outcome,
-            answer,
-            _iso(now),
-            settlement.via,
-            settlement.by,
-            settlement.detail,
-            answer_edited(settlement.answer),
-            settlement_text(settlement),
-            rpc_id,
-        )
-
-        def write() -> list[tuple[Any, ...]]:
-            found = self._execute(update, parameters)
-            if found:  # the row's digest is the last column either way
-                body = audit_body(rpc_id, found[0][-1], settlement, answer, now)
-                self._append(rpc_id, now, body)
-            return found
-
-        found = await self._write(lambda: self._atomic(write))
         if not found:
             return None
         if pending is None:
             return _record(found[0])
         return settled_record(pending, settlement, now, _moment(found[0][0]))
+
+    async def approve(self, vote: Vote, settlement: Settlement) -> Tally | None:
+        now = datetime.now(UTC)
+
+        def write() -> tuple[Tally, list[tuple[Any, ...]]] | None:
+            found = self._execute(
+                "SELECT approvals, digest FROM questions WHERE rpc_id = ? AND state = 'pending'",
+                (vote.rpc_id,),
+            )
+            if not found:
+                return None
+            needed, card = found[0]
+            added = self._execute(
+                "INSERT INTO approvals (rpc_id, person, digest, call, via, at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING person",
+                (vote.rpc_id, vote.person, vote.digest, vote.call, str(vote.via), _iso(vote.at)),
+            )
+            if added:
+                self._append(vote.rpc_id, vote.at, vote_body(vote, card))
+            people = tuple(
+                person
+                for (person,) in self._execute(
+                    "SELECT person FROM approvals WHERE rpc_id = ? AND digest = ? "
+                    "ORDER BY at, person",
+                    (vote.rpc_id, vote.digest),
+                )
+            )
+            tally = Tally(people, int(needed), bool(added))
+            if len(people) < tally.needed:
+                return tally, []
+            return tally, self._settled(vote.rpc_id, settlement, now, _COLUMNS)
+
+        outcome = await self._write(lambda: self._atomic(write))
+        if outcome is None:
+            return None
+        tally, settled = outcome
+        return replace(tally, settled=_record(settled[0])) if settled else tally
+
+    async def votes(self, rpc_id: str) -> list[Vote]:
+        rows = await self._run(
+            self._execute,
+            "SELECT rpc_id, person, call, via, at FROM approvals WHERE rpc_id = ? "
+            "ORDER BY at, person",
+            (rpc_id,),
+        )
+        return [vote_record(row, _moment) for row in rows]
+
+    def _settled(
+        self, rpc_id: str, settlement: Settlement, now: datetime, returning: str
+    ) -> list[tuple[Any, ...]]:
+        """Settle the request if pending and append its audit record (in the caller's
+        savepoint); the `returning` columns of its row, none when it was not pending."""
+        answer = None if settlement.answer is None else settlement.answer.model_dump_json()
+        found = self._execute(
+            "UPDATE questions SET state = ?, answer = ?, settled_at = ?, settled_via = ?, "
+            "settled_by = ?, channel = ?, edited = ?, search = search || ? "
+            f"WHERE rpc_id = ? AND state = 'pending' RETURNING digest, {returning}",
+            (
+                settlement.outcome,
+                answer,
+                _iso(now),
+                settlement.via,
+                settlement.by,
+                settlement.detail,
+                answer_edited(settlement.answer),
+                settlement_text(settlement),
+                rpc_id,
+            ),
+        )
+        if not found:
+            return []
+        self._append(rpc_id, now, audit_body(rpc_id, found[0][0], settlement, answer, now))
+        return [row[1:] for row in found]
 
     async def escalate(self, rpc_id: str, step: int) -> StoredQuestion | None:
         return await self._one(_ESCALATE, (rpc_id, step))
@@ -486,14 +543,15 @@ class SQLiteStore(AsyncLifetime):
         added = await self._run(
             self._execute,
             f"INSERT INTO tokens ({_TOKEN_COLUMNS}) "
-            "VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash, "
             "created_at = excluded.created_at, last_used_at = NULL, revoked_at = NULL, "
             "role = excluded.role, groups = excluded.groups, routes = excluded.routes, "
             "notify = excluded.notify, deadline = excluded.deadline, "
             "escalate = excluded.escalate, remind = excluded.remind, "
             "max_pending = excluded.max_pending, rate = excluded.rate, burst = excluded.burst, "
-            "lang = excluded.lang WHERE tokens.revoked_at IS NOT NULL RETURNING name",
+            "lang = excluded.lang, approvals = excluded.approvals "
+            "WHERE tokens.revoked_at IS NOT NULL RETURNING name",
             (
                 token.name,
                 token.token_hash,
@@ -529,7 +587,7 @@ class SQLiteStore(AsyncLifetime):
             "remind = nullif(coalesce(?, remind), 0), "
             "max_pending = nullif(coalesce(?, max_pending), 0), "
             "rate = nullif(coalesce(?, rate), 0), burst = nullif(coalesce(?, burst), 0), "
-            "lang = nullif(coalesce(?, lang), '') "
+            "approvals = coalesce(?, approvals), lang = nullif(coalesce(?, lang), '') "
             f"WHERE name = ? AND revoked_at IS NULL RETURNING {_TOKEN_COLUMNS}",
             (*token_change_fields(change), name),
         )
@@ -559,7 +617,7 @@ class SQLiteStore(AsyncLifetime):
         rows = await self._run(
             self._execute,
             "INSERT INTO rules (tool, decision, created_at, command, path, domain, asker, cwd, "
-            "created_by, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "created_by, expires_at, approvals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             f"RETURNING {_RULE_COLUMNS}",
             (
                 rule.tool,
@@ -572,6 +630,7 @@ class SQLiteStore(AsyncLifetime):
                 rule.cwd,
                 rule.created_by,
                 None if rule.expires_at is None else _iso(rule.expires_at),
+                rule.approvals,
             ),
         )
         self._rules_listeners.tell()
@@ -653,8 +712,8 @@ class SQLiteStore(AsyncLifetime):
     async def add_chat_message(self, message: ChatMessage) -> None:
         await self._run(
             self._execute,
-            "INSERT INTO chat_messages (ref, rpc_id, service, chat_id, message_id, draft) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (ref) DO UPDATE SET "
+            "INSERT INTO chat_messages (ref, rpc_id, service, chat_id, message_id, draft, digest) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ref) DO UPDATE SET "
             "message_id = excluded.message_id",
             astuple(message),
         )
@@ -1026,8 +1085,8 @@ class SQLiteStore(AsyncLifetime):
         inserted = self._db().execute(
             "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
             "origin, search, rendered, audience, approval, deadline_at, escalate, remind, state, "
-            "answer, settled_via, settled_by, settled_at, asker_rpc_id, digest) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "answer, settled_via, settled_by, settled_at, asker_rpc_id, digest, approvals) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (rpc_id) DO NOTHING",
             row,
         )

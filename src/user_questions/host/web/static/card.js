@@ -56,6 +56,8 @@ export class Card {
     if (this.askedAt) this.time.title = new Date(this.askedAt).toLocaleString(language());
     this.refreshTime();
     this.errorBox = h("p", { class: "card-error", role: "alert", hidden: true });
+    /** Where a quorum stands once this person's approval was counted ("1 of 2 approved: alice"). */
+    this.statusBox = h("p", { class: "card-status", role: "status", hidden: true });
     this.confirmButton = button(t("Dismiss"), "danger", () => this.dismiss());
     this.confirmBar = h(
       "div",
@@ -91,6 +93,7 @@ export class Card {
       this.meta,
       this.body,
       this.errorBox,
+      this.statusBox,
       this.confirmBar,
       this.actions,
     );
@@ -146,8 +149,13 @@ export class Card {
   receipt(payload) {
     const kind = this.sending;
     this.idle();
-    if (payload.accepted === true) this.env.closed(this, kind === "dismiss" ? "dismissed" : "sent");
-    else if (payload.reason === "not-pending") this.env.closed(this, "elsewhere");
+    if (payload.accepted === true && typeof payload.message === "string") {
+      // One approval of several needed: counted, and the request stays pending.
+      this.statusBox.textContent = payload.message;
+      this.statusBox.hidden = false;
+    } else if (payload.accepted === true) {
+      this.env.closed(this, kind === "dismiss" ? "dismissed" : "sent");
+    } else if (payload.reason === "not-pending") this.env.closed(this, "elsewhere");
     else this.showError(payload.message || t("The host did not accept this answer."));
   }
 

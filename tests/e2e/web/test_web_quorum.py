@@ -1,0 +1,59 @@
+"""A quorum in Chromium: the real `uq hook claude` asks with an asker token made with
+`uq token add deploy --role asker --approvals 2`; alice allows the call on her page and her card
+stays open, saying "1 of 2 approved: alice" (the hook still waiting); bob's Allow on his page
+settles it and the hook allows the call."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+from playwright.sync_api import Browser, expect
+
+from tests.e2e.conftest import start_hook
+from tests.e2e.test_fair_share import accepted
+from tests.e2e.test_host_cli import uq
+from tests.e2e.test_uq_hook import UQ
+from tests.e2e.web.conftest import Host, inboxes
+from tests.e2e.web.test_web_hooks import HOOK_SECONDS, fixture_event
+
+
+def add_token(host: Host, name: str, *grants: str) -> str:
+    made = uq("token", "add", name, *grants, "--store", str(host.db))
+    assert made.returncode == 0, made.stderr
+    token = made.stdout.splitlines()[0]
+    accepted(host, token)
+    return token
+
+
+def test_the_first_approval_is_counted_on_the_page_and_the_second_allows(
+    browser: Browser, host: Host, tmp_path: Path
+) -> None:
+    suffix = secrets.token_hex(3)  # the host is the module's: names of this test's own
+    deploy = add_token(host, f"deploy-{suffix}", "--role", "asker", "--approvals", "2")
+    alice = add_token(host, f"alice-{suffix}")
+    bob = add_token(host, f"bob-{suffix}")
+    event = fixture_event("claude_code", "permission_request_bash")
+    hook = start_hook(
+        [UQ, "hook", "claude", "--url", f"{host.base}/?token={deploy}"], json.dumps(event), tmp_path
+    )
+    session = f"claude-code:{event['session_id']}"
+    try:
+        with inboxes(browser, f"{host.base}/?token={alice}") as open_alice:
+            card = open_alice().card(session)
+            card.locator(".option", has_text="Allow").first.click()
+            card.get_by_role("button", name="Submit").click()
+            expect(card.get_by_role("status")).to_have_text(f"1 of 2 approved: alice-{suffix}")
+            assert hook.poll() is None
+        with inboxes(browser, f"{host.base}/?token={bob}") as open_bob:
+            card = open_bob().card(session)
+            card.locator(".option", has_text="Allow").first.click()
+            card.get_by_role("button", name="Submit").click()
+            out, err = hook.communicate(timeout=HOOK_SECONDS)
+        assert (hook.returncode, err) == (0, "")
+        assert json.loads(out)["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+    finally:
+        if hook.poll() is None:
+            hook.kill()
+            hook.communicate()
