@@ -36,7 +36,7 @@ DECIDE = 3.0
 """`--permission-timeout`."""
 MARGIN = 3.0
 """Seconds for a loaded machine, on top of each documented bound."""
-STARTUP = 4.0
+STARTUP = 6.0
 """Seconds for `uq mcp` to start (the MCP SDK is a large import) on a loaded machine."""
 CALL = {"tool_name": "Bash", "input": {"command": "npm test"}, "tool_use_id": "toolu_01"}
 
