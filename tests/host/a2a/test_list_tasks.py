@@ -163,3 +163,15 @@ async def test_bad_parameters_are_invalid_params_with_a_code(
     assert says in error["message"]
     [info] = error["data"]
     assert info["metadata"] == {"code": "BAD_REQUEST"}
+
+
+async def test_every_node_sharing_a_postgresql_store_lists_the_same_tasks(pg_url: str) -> None:
+    async with inbox_on(pg_url) as first, inbox_on(pg_url) as second:
+        asked = await ask(await first.client())
+        here, there = await first.client(), await second.client()
+        assert ids(await listed(there)) == [asked]
+        await first.answer(asked, {"id": "reply", "selected": [], "custom": "yes"})
+        [task] = (await listed(there, include_artifacts=True)).tasks
+        assert task.status.state == TaskState.TASK_STATE_COMPLETED
+        assert [part.text for part in task.artifacts[0].parts if part.text] == ["yes"]
+        assert ids(await listed(here)) == [asked]
