@@ -4,11 +4,13 @@ Run: `.venv/bin/python benchmarks/history_query.py [--rows N] [--store STORE] [-
 store (a temporary SQLite file unless `--store` names one: use a scratch PostgreSQL database, the
 run leaves its rows in it) with N settled requests through the store's own `submit` and
 `settle` (20 sessions, 5 people, every outcome, a plan with a long detail in one request of 10,
-a typed answer in one of 4), then times each kind of history query R times and prints the
-median and p95 in milliseconds: the first page, a page deep in the cursor chain, each filter,
-searches that match often, rarely and never, the rendering of a page for the web page, and a
-retention pass with nothing to delete. On PostgreSQL it measures twice: right after the fill,
-before the planner has statistics, and after `ANALYZE` (which autovacuum runs by itself soon).
+a typed answer in one of 4, one in 4 asked over A2A by one of two askers), then times each kind
+of history query R times and prints the median and p95 in milliseconds: the first page, a page
+deep in the cursor chain, each filter, searches that match often, rarely and never, A2A's
+`ListTasks` (an asker's first page with its count, a status, a last change), the rendering of a
+page for the web page, and a retention pass with nothing to delete. On PostgreSQL it measures
+twice: right after the fill, before the planner has statistics, and after `ANALYZE` (which
+autovacuum runs by itself soon).
 
 Target on the project's machines: every history page under 50 ms with 10,000 settled requests.
 """
@@ -21,6 +23,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -39,12 +42,17 @@ from user_questions.outcomes import Outcome, Surface
 
 WORDS = ["deploy", "cache", "schema", "index", "retry", "budget", "rollout", "canary", "shard"]
 PEOPLE = ["alice", "bob", "carol", "dave", "erin"]
+ASKERS = ["ci-bot", "deploy-bot"]
+"""The tokens that ask over A2A, one request in 4 (sessions `a2a:...`)."""
 OUTCOMES: list[tuple[Outcome, int]] = [
     (Outcome.ANSWERED, 14),
     (Outcome.DISMISSED, 3),
     (Outcome.WITHDRAWN, 2),
     (Outcome.TIMED_OUT, 1),
 ]
+TASKS = HistoryQuery(session_prefix="a2a:", pending=True, count=True, limit=50)
+"""A2A's `ListTasks` as the inbox asks the store (`host/a2a/listing.py`): an admin's first page."""
+ONE_SECOND = timedelta(seconds=1)
 ENDINGS = [outcome for outcome, share in OUTCOMES for _ in range(share)]
 random.seed(7)
 PLAN = "\n".join(f"{step}. " + " ".join(random.choices(WORDS, k=12)) for step in range(1, 40))
@@ -82,7 +90,10 @@ async def fill(store: Store, rows: int) -> float:
     for index in range(rows):
         rpc_id = f"bench-{index}"
         asked = datetime.now(UTC)
-        await store.submit(NewQuestion(rpc_id, f"agent-{index % 20}", request(index), asked))
+        a2a = index % 4 == 1  # leaves the sessions the filters below time as they were
+        session = f"a2a:ctx-{index % 20}" if a2a else f"agent-{index % 20}"
+        asker = ASKERS[index // 4 % 2] if a2a else None
+        await store.submit(NewQuestion(rpc_id, session, request(index), asked, asker))
         outcome = ENDINGS[index % len(ENDINGS)]
         settled = Settlement(
             outcome,
@@ -156,6 +167,18 @@ async def measure(store: Store, runs: int, deep: str | None, walked: int) -> Non
         (
             "session + search",
             lambda: store.history(HistoryQuery(session="agent-0", terms=("zeppelin",))),
+        ),
+        (
+            "ListTasks: asker page + count",
+            lambda: store.history(replace(TASKS, asked_by="ci-bot")),
+        ),
+        (
+            "ListTasks: admin, timed-out",
+            lambda: store.history(replace(TASKS, outcome=Outcome.TIMED_OUT)),
+        ),
+        (
+            "ListTasks: changed in last 1 s",
+            lambda: store.history(replace(TASKS, changed_after=datetime.now(UTC) - ONE_SECOND)),
         ),
         (
             "retention, nothing to delete",

@@ -187,6 +187,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "parts": 0,
         "tasks": 1,
         "card": 1,
+        "listing": 2,
         "push": 2,
         "handler": 3,
         "routes": 4,

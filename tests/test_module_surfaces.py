@@ -107,6 +107,7 @@ PINNED: dict[str, list[str]] = {
         "REQUEST_STATE_KEY",
         "base_url_of",
     ],
+    "user_questions.host.a2a.listing": ["list_tasks", "tasks_query"],
     "user_questions.host.a2a.naming": ["A2A_PATH", "CARD_PATH", "CONTEXT_PREFIX"],
     "user_questions.host.a2a.parts": [
         "ANSWERS_KEY",

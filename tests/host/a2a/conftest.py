@@ -8,6 +8,7 @@ the browser's part is tests/e2e/web/test_web_a2a.py's.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -172,12 +173,34 @@ async def serving(app_at: Callable[[str], ASGIApp]) -> AsyncIterator[str]:
             server.should_exit = True
 
 
-@pytest.fixture
-async def inbox(tmp_path: Path) -> AsyncIterator[Inbox]:
-    app = create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN, a2a_push_private=True))
+@contextlib.asynccontextmanager
+async def inbox_on(store: str | os.PathLike[str]) -> AsyncIterator[Inbox]:
+    """A host on `store` (a SQLite file or a PostgreSQL URL), serving on loopback."""
+    app = create_app(HostConfig(store=store, token=TOKEN, a2a_push_private=True))
     async with (
         serving(lambda base: app) as base,
         contextlib.AsyncExitStack() as stack,
         httpx.AsyncClient(base_url=base, timeout=30) as http,
     ):
         yield Inbox(app, base, http, stack)
+
+
+@pytest.fixture
+async def inbox(tmp_path: Path) -> AsyncIterator[Inbox]:
+    async with inbox_on(tmp_path / "host.db") as opened:
+        yield opened
+
+
+async def raw(
+    inbox: Inbox, method: str, params: dict[str, Any], *, token: str | None = None
+) -> dict[str, Any]:
+    """A JSON-RPC call made by hand (with `token`, the agents' by default), to read the
+    error exactly as it travels."""
+    response = await inbox.http.post(
+        "/a2a",
+        json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+        headers={"Authorization": f"Bearer {token or inbox.agents_token}", "A2A-Version": "1.0"},
+    )
+    assert response.status_code == 200
+    body: dict[str, Any] = response.json()
+    return body

@@ -37,7 +37,7 @@ from a2a.utils.errors import (
 from google.protobuf import json_format
 
 from tests.deadlines import within
-from tests.host.a2a.conftest import Inbox, asking, message, send, sent_task
+from tests.host.a2a.conftest import Inbox, asking, message, raw, send, sent_task
 from tests.host.conftest import next_frame
 from user_questions.frames import Approval
 from user_questions.host.a2a.parts import data_part, json_of
@@ -424,18 +424,6 @@ async def test_subscribing_re_attaches_and_hears_the_answer(inbox: Inbox) -> Non
 
 async def collect(client: Client, sent: Any, into: list[Any], immediately: bool = True) -> None:
     into.extend(await send(client, sent, immediately=immediately))
-
-
-async def raw(inbox: Inbox, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """A JSON-RPC call made by hand, to read the error exactly as it travels."""
-    response = await inbox.http.post(
-        "/a2a",
-        json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
-        headers={"Authorization": f"Bearer {inbox.agents_token}", "A2A-Version": "1.0"},
-    )
-    assert response.status_code == 200
-    body: dict[str, Any] = response.json()
-    return body
 
 
 async def test_the_sdks_auth_interceptor_finds_the_cards_bearer_scheme(inbox: Inbox) -> None:

@@ -503,6 +503,79 @@ async def test_a_cursor_the_store_did_not_make_is_refused(store: Store) -> None:
         assert "invalid history cursor" in str(caught.value)
 
 
+async def test_history_with_pending_lists_every_request_newest_change_first(store: Store) -> None:
+    await store.submit(new("waiting-1", "a2a:ctx", asked_by="ci-bot"))
+    await settled(store, "answered", session="a2a:ctx")
+    await store.submit(new("waiting-2", "a2a:other", asked_by="ci-bot"))
+    await settled(store, "dismissed", session="a2a:ctx", outcome=Outcome.DISMISSED)
+    assert await history(store, pending=True) == ["dismissed", "answered", "waiting-2", "waiting-1"]
+    assert await history(store) == ["dismissed", "answered"]  # without: settled only
+    assert await history(store, pending=True, outcome=RequestState.PENDING) == [
+        "waiting-2",
+        "waiting-1",
+    ]
+    assert await history(store, pending=True, outcome=Outcome.DISMISSED) == ["dismissed"]
+
+
+async def test_history_filters_by_asker_and_session_prefix_taking_wildcards_literally(
+    store: Store,
+) -> None:
+    await store.submit(new("mine", "a2a:one", asked_by="ci-bot"))
+    await store.submit(new("theirs", "a2a:two", asked_by="other-bot"))
+    await store.submit(new("not-a2a", "agent-1", asked_by="ci-bot"))
+    await store.submit(new("lookalike", "a2ax:three", asked_by="ci-bot"))
+    await store.submit(new("underscore", "a_b:four", asked_by="ci-bot"))
+    assert await history(store, pending=True, asked_by="ci-bot", session_prefix="a2a:") == ["mine"]
+    assert await history(store, pending=True, session_prefix="a2a:") == ["theirs", "mine"]
+    assert await history(store, pending=True, session_prefix="a_b:") == ["underscore"]
+    assert await history(store, pending=True, session_prefix="a%") == []
+
+
+async def test_history_keeps_requests_changed_at_or_after_an_instant(store: Store) -> None:
+    await store.submit(new("asked-long-ago"))
+    first = await settled(store, "first")
+    assert first.settled_at is not None
+    await settled(store, "second")
+    since = await history(store, pending=True, changed_after=first.settled_at)
+    assert since == ["second", "first"]
+    later = first.settled_at + timedelta(microseconds=1)
+    assert await history(store, pending=True, changed_after=later) == ["second"]
+    assert await history(store, changed_after=later) == ["second"]
+    old = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
+    assert await history(store, pending=True, changed_after=old) == [
+        "second",
+        "first",
+        "asked-long-ago",
+    ]
+
+
+async def test_history_counts_every_match_on_every_page_when_asked(store: Store) -> None:
+    for index in range(5):
+        await store.submit(new(f"p{index}", "a2a:ctx", asked_by="ci-bot"))
+    await settled(store, "elsewhere")
+    query = HistoryQuery(pending=True, session_prefix="a2a:", count=True, limit=2)
+    first = await store.history(query)
+    assert [record.rpc_id for record in first.records] == ["p4", "p3"]
+    assert first.total == 5
+    second = await store.history(replace(query, before=first.next))
+    assert [record.rpc_id for record in second.records] == ["p2", "p1"]
+    assert second.total == 5
+    assert (await store.history(HistoryQuery(limit=2))).total is None
+
+
+async def test_pending_pages_follow_their_cursor_as_requests_settle(store: Store) -> None:
+    for index in range(5):
+        await store.submit(new(f"p{index}"))
+    first = await store.history(HistoryQuery(pending=True, limit=2))
+    assert [record.rpc_id for record in first.records] == ["p4", "p3"]
+    await settled(store, "later")  # a new change: above the cursor, never repeated below it
+    await store.settle("p4", Settlement(Outcome.DISMISSED, None, via=Surface.WEB, by="bob"))
+    rest = await store.history(HistoryQuery(pending=True, before=first.next, limit=10))
+    assert [record.rpc_id for record in rest.records] == ["p2", "p1", "p0"]
+    assert rest.next is None
+    assert await history(store, pending=True, limit=2) == ["p4", "later"]
+
+
 async def test_purge_deletes_only_requests_settled_before_the_cutoff_never_pending_ones(
     store: Store,
 ) -> None:

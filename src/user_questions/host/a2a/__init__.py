@@ -12,6 +12,7 @@ with the line that installs it. The room's modules, the SDK's side:
     parts     A2A messages in our vocabulary and back (shared with `uq a2a watch`)
     tasks     a request as an A2A task: its state, status message and answer artifact
     card      the public and the extended Agent Card
+    listing   `ListTasks`: its parameters as a history query, a page as its answer
     push      push configurations in the store, and their delivery
     handler   the A2A operations, mapped onto the hub and the store
     routes    the card's endpoint and the SDK's JSON-RPC endpoint

@@ -19,8 +19,8 @@ from that token as on every other surface:
   request has it. `CancelTask` withdraws the request from every page.
 - A message naming a task (`taskId`) is refused: a person's task never asks back, so it takes no
   further message (A2A's `UnsupportedOperationError`).
-- `ListTasks` is not offered: the store keeps no index of requests by asker (a task is found by
-  the id its `SendMessage` returned).
+- `ListTasks` lists the tasks the token asked (an admin's: every task), from the store's
+  history, with A2A's filters and an opaque page token (`host/a2a/listing.py`).
 
 A refusal of ours becomes the A2A error its kind is (`InvalidParamsError` for a malformed or
 oversized question, `TaskNotFoundError`, ...), with our code in its details (`{"code":
@@ -75,12 +75,13 @@ from user_questions._lifecycle.disposer import Disposer
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Origin
 from user_questions.host.a2a.card import extended_card
+from user_questions.host.a2a.listing import list_tasks
 from user_questions.host.a2a.naming import CONTEXT_PREFIX
 from user_questions.host.a2a.parts import content_of
 from user_questions.host.a2a.push import PushSender
 from user_questions.host.a2a.tasks import session_of, task_of
 from user_questions.host.gate.fair_share import share_of
-from user_questions.host.gate.roles import audience_of, withdrawer
+from user_questions.host.gate.roles import asker_reached, audience_of, withdrawer
 from user_questions.host.gate.security import INTERNAL_ERROR_MESSAGE, Identity, identity_of
 from user_questions.host.hub import Hub
 from user_questions.host.stores import Store, StoredQuestion
@@ -379,9 +380,8 @@ class InboxHandler(RequestHandler):
     async def on_list_tasks(
         self, params: ListTasksRequest, context: ServerCallContext
     ) -> ListTasksResponse:
-        raise UnsupportedOperationError(
-            "this inbox does not list tasks; read each with GetTask, by the id SendMessage gave"
-        )
+        call = _call(context)
+        return await list_tasks(call.store, params, asker_reached(call.identity))
 
     # -- push notifications -----------------------------------------------------------------
 

@@ -125,12 +125,17 @@ def viewer(identity: Identity) -> Callable[[StoredQuestion], bool] | None:
     return None if identity.role is Role.ADMIN else functools.partial(sees, identity)
 
 
+def asker_reached(identity: Identity) -> str | None:
+    """Whose requests `identity` reaches through the asker protocol: its own (its name), or
+    (an admin, `None`) every one."""
+    return None if identity.role is Role.ADMIN else identity.name
+
+
 def withdrawer(identity: Identity) -> Callable[[StoredQuestion], bool] | None:
     """Which requests `identity` may withdraw through the asker protocol: the ones it asked,
-    or (an admin) every one."""
-    if identity.role is Role.ADMIN:
-        return None
-    return functools.partial(_asked_by, identity.name)
+    or (an admin) every one (`asker_reached`)."""
+    name = asker_reached(identity)
+    return None if name is None else functools.partial(_asked_by, name)
 
 
 def _asked_by(name: str, record: StoredQuestion) -> bool:

@@ -15,7 +15,7 @@ import binascii
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from user_questions.errors import ErrorCode, UserQuestionError
@@ -62,6 +62,8 @@ __all__ = [
     "decode_cursor",
     "encode_cursor",
     "history_filter",
+    "history_moment",
+    "instant_text",
     "like_pattern",
     "names",
     "names_json",
@@ -373,32 +375,48 @@ def _joined(parts: Iterable[str]) -> str:
     return "".join(f"{part}\n" for part in parts if part).casefold()
 
 
-def like_pattern(term: str) -> str:
-    """A `LIKE ... ESCAPE '\\'` pattern matching `term` anywhere, wildcards taken literally."""
+def like_pattern(term: str, *, anywhere: bool = True) -> str:
+    """A `LIKE ... ESCAPE '\\'` pattern matching `term` anywhere (or, not `anywhere`, at the
+    start), wildcards taken literally."""
     escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
+    return f"%{escaped}%" if anywhere else f"{escaped}%"
+
+
+def instant_text(moment: datetime) -> str:
+    """A UTC instant as text that sorts in time order: how SQLite keeps it, and a cursor."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def history_moment(query: HistoryQuery) -> str:
+    """The column a history page is ordered and paged by: when each request settled, or (with
+    `pending`) when it last changed, settled or else asked."""
+    return "COALESCE(settled_at, asked_at)" if query.pending else "settled_at"
 
 
 def history_filter(
-    query: HistoryQuery, mark: str, settled: Callable[[str], object], shares: str
+    query: HistoryQuery, mark: str, moment: Callable[[str], object], shares: str
 ) -> tuple[str, list[object]]:
     """The `WHERE` condition of a history page, and its parameters (the limit is the caller's).
 
-    `mark` is the driver's placeholder (`?` or `%s`); `settled` turns the settled time in the
-    cursor into the value the database compares with `settled_at`; `shares` is the backend's
-    condition that the `audience` column shares a name with a JSON array of names, its one
-    placeholder (`query.seen_by`, as `names_json`).
+    `mark` is the driver's placeholder (`?` or `%s`); `moment` turns an ISO instant (the
+    cursor's, `changed_after`) into the value the database compares with its timestamps;
+    `shares` is the backend's condition that the `audience` column shares a name with a JSON
+    array of names, its one placeholder (`query.seen_by`, as `names_json`).
     """
-    where = ["state <> 'pending'"]
+    where = [] if query.pending else ["state <> 'pending'"]
     parameters: list[object] = []
     for column, value in (
         ("session_id", query.session),
         ("state", query.outcome),
         ("settled_by", query.by),
+        ("asked_by", query.asked_by),
     ):
         if value is not None:
             where.append(f"{column} = {mark}")
             parameters.append(str(value))
+    if query.session_prefix is not None:
+        where.append(f"session_id LIKE {mark} ESCAPE '\\'")
+        parameters.append(like_pattern(query.session_prefix, anywhere=False))
     if query.edited:
         where.append(f"edited = {mark}")
         parameters.append(True)
@@ -408,11 +426,16 @@ def history_filter(
     if query.seen_by is not None:
         where.append(f"(audience = '[]' OR {shares})")
         parameters.append(names_json(query.seen_by))
+    ordered_by = history_moment(query)
+    if query.changed_after is not None:
+        where.append(f"{ordered_by} >= {mark}")
+        parameters.append(moment(instant_text(query.changed_after)))
     if query.before is not None:
-        settled_at, seq = decode_cursor(query.before)
-        where.append(f"(settled_at, seq) < ({mark}, {mark})")  # a range on the index, not a filter
-        parameters += [settled(settled_at), seq]
-    return " AND ".join(where), parameters
+        at, seq = decode_cursor(query.before)
+        # Settled only: a range on the index, not a filter.
+        where.append(f"({ordered_by}, seq) < ({mark}, {mark})")
+        parameters += [moment(at), seq]
+    return " AND ".join(where) or "TRUE", parameters
 
 
 def encode_cursor(settled_at: str, seq: int) -> str:

@@ -138,7 +138,8 @@ class HistoryStore(Protocol):
     """The settled requests, as people look them up, and their retention."""
 
     async def history(self, query: HistoryQuery) -> HistoryPage:
-        """Settled requests matching `query`, newest settled first (ties: newest asked first).
+        """Settled requests matching `query`, newest settled first (ties: newest asked first);
+        with `query.pending`, pending ones too, newest change first.
 
         Raises:
             UserQuestionError: `BAD_REQUEST` for a cursor this store did not make.

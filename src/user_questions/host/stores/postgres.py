@@ -55,6 +55,8 @@ from user_questions.host.stores._rows import (
     encode_cursor,
     escalations_json,
     history_filter,
+    history_moment,
+    instant_text,
     names_json,
     origin_json,
     question_text,
@@ -559,23 +561,30 @@ class PostgresStore(AsyncLifetime):
 
     async def history(self, query: HistoryQuery) -> HistoryPage:
         where, parameters = history_filter(query, "%s", datetime.fromisoformat, _SHARES)
+        moment = history_moment(query)
         sql = (
-            f"SELECT {_COLUMNS}, seq FROM {SCHEMA}.questions WHERE {where} "
-            "ORDER BY settled_at DESC, seq DESC LIMIT %s"
+            f"SELECT {_COLUMNS}, {moment}, seq FROM {SCHEMA}.questions WHERE {where} "
+            f"ORDER BY {moment} DESC, seq DESC LIMIT %s"
         )
+        unpaged = history_filter(replace(query, before=None), "%s", datetime.fromisoformat, _SHARES)
+        count = f"SELECT count(*) FROM {SCHEMA}.questions WHERE {unpaged[0]}"
 
-        async def select(connection: PgConnection) -> list[TupleRow]:
+        async def select(connection: PgConnection) -> tuple[list[TupleRow], int | None]:
             cursor = await connection.execute(sql, (*parameters, query.limit + 1))
-            return await cursor.fetchall()
+            rows = await cursor.fetchall()
+            if not query.count:
+                return rows, None
+            counted = await (await connection.execute(count, unpaged[1])).fetchone()
+            return rows, None if counted is None else int(counted[0])
 
-        rows = await self._pool.run(select)
+        rows, total = await self._pool.run(select)
         # A page may hold megabytes of JSON: read it into records off the event loop.
         records = await anyio.to_thread.run_sync(_records_of, rows[: query.limit])
         if len(rows) <= query.limit:
-            return HistoryPage(records, None)
+            return HistoryPage(records, None, total)
         last = rows[query.limit - 1]
-        settled = cast(datetime, last[6]).astimezone(UTC).isoformat(timespec="microseconds")
-        return HistoryPage(records, encode_cursor(settled, last[-1]))
+        at = instant_text(cast(datetime, last[-2]))
+        return HistoryPage(records, encode_cursor(at, last[-1]), total)
 
     async def purge(self, settled_before: datetime, seal: Seal | None = None) -> int:
         async def delete(connection: PgConnection) -> int:

@@ -511,12 +511,28 @@ class ChatMessage:
 
 @dataclass(frozen=True, slots=True)
 class HistoryQuery:
-    """Which settled requests to list, newest settled first; every filter given must match."""
+    """Which settled requests to list, newest settled first; every filter given must match.
+
+    With `pending`, the requests still pending are listed too, and every request is ordered
+    and paged by when it last changed (settled, else asked): A2A's `ListTasks`.
+    """
 
     session: str | None = None
     """Only this session's requests."""
-    outcome: Outcome | None = None
-    """Only requests that ended this way."""
+    session_prefix: str | None = None
+    """Only requests whose session begins with this (`a2a:`: the tasks asked over A2A)."""
+    outcome: Outcome | RequestState | None = None
+    """Only requests that ended this way (`RequestState.PENDING`, with `pending`: only the
+    requests still pending)."""
+    asked_by: str | None = None
+    """Only requests asked with this token (its name)."""
+    pending: bool = False
+    """List pending requests too, newest change first (see the class)."""
+    changed_after: datetime | None = None
+    """Only requests that last changed (settled, or with `pending` else asked) at or after this
+    instant."""
+    count: bool = False
+    """Count every request the filters match, on all pages (`HistoryPage.total`)."""
     by: str | None = None
     """Only requests settled by this person."""
     terms: tuple[str, ...] = ()
@@ -622,7 +638,10 @@ class HistoryPage:
     records: list[StoredQuestion]
     next: str | None
     """The cursor of the following page; `None` when this is the last one. A cursor stays
-    valid: requests settled later never shift the pages after it."""
+    valid: requests settled later never shift the pages after it (with `pending`, a request
+    that settles moves to the top, above the cursor)."""
+    total: int | None = None
+    """How many requests the filters match on all pages, when the query asked (`count`)."""
 
 
 class Decision(StrEnum):

@@ -72,6 +72,8 @@ from user_questions.host.stores._rows import (
     encode_cursor,
     escalations_json,
     history_filter,
+    history_moment,
+    instant_text,
     names_json,
     origin_json,
     question_text,
@@ -296,7 +298,7 @@ class SQLiteStore(AsyncLifetime):
             question.rpc_id,
             question.session_id,
             question.questions_json,
-            question.asked_at.isoformat(),
+            _iso(question.asked_at),
             question.asked_by,
             None if question.shown_at is None else _iso(question.shown_at),
             origin_json(question.origin),
@@ -443,17 +445,24 @@ class SQLiteStore(AsyncLifetime):
 
     async def history(self, query: HistoryQuery) -> HistoryPage:
         where, parameters = history_filter(query, "?", str, _SHARES)
+        moment = history_moment(query)
         rows = await self._run(
             self._execute,
-            f"SELECT {_COLUMNS}, seq FROM questions WHERE {where} "
-            "ORDER BY settled_at DESC, seq DESC LIMIT ?",
+            f"SELECT {_COLUMNS}, {moment}, seq FROM questions WHERE {where} "
+            f"ORDER BY {moment} DESC, seq DESC LIMIT ?",
             (*parameters, query.limit + 1),
         )
-        records = [_record(row[:-1]) for row in rows[: query.limit]]
+        total = None
+        if query.count:
+            where, parameters = history_filter(replace(query, before=None), "?", str, _SHARES)
+            [(total,)] = await self._run(
+                self._execute, f"SELECT COUNT(*) FROM questions WHERE {where}", parameters
+            )
+        records = [_record(row[:-2]) for row in rows[: query.limit]]
         if len(rows) <= query.limit:
-            return HistoryPage(records, None)
+            return HistoryPage(records, None, total)
         last = rows[query.limit - 1]
-        return HistoryPage(records, encode_cursor(last[6], last[-1]))
+        return HistoryPage(records, encode_cursor(last[-2], last[-1]), total)
 
     async def purge(self, settled_before: datetime, seal: Seal | None = None) -> int:
         cutoff = _iso(settled_before)
@@ -1155,9 +1164,8 @@ def _moment(text: str | None) -> datetime | None:
     return None if text is None else datetime.fromisoformat(text)
 
 
-def _iso(moment: datetime) -> str:
-    """A UTC instant as the store writes it: text that sorts in time order."""
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+_iso = instant_text
+"""A UTC instant as the store writes it."""
 
 
 def _now() -> str:
