@@ -1,8 +1,9 @@
 """The real `uq hook claude` and `uq hook codex` against a real `uq serve`, answered with more than
 a label: a call allowed with changes reaches Claude Code as `updatedInput`, a note beside a denial
 is in the `message` the model reads; the host refuses an edit that breaks the rules (with Deny, of
-a Codex call, which is not editable) with `bad-response`, the hook still waiting; history keeps the
-call as asked and as changed."""
+a Codex approval prompt, which is not editable) with `bad-response`, the hook still waiting;
+history keeps the call as asked and as changed. Codex's `PreToolUse` takes a changed call as
+`updatedInput` with `allow`, and a note as `additionalContext`."""
 
 from __future__ import annotations
 
@@ -33,13 +34,15 @@ def output(hook: subprocess.Popen[str]) -> dict[str, Any]:
 
 
 def hook_asking(
-    host: HostProcess, hooks: list[subprocess.Popen[str]], folder: Path, client: str
+    host: HostProcess,
+    hooks: list[subprocess.Popen[str]],
+    folder: Path,
+    client: str,
+    fixture: str = "permission_request_bash",
 ) -> tuple[subprocess.Popen[str], dict[str, Any], str]:
     """The real `uq hook CLIENT` asking about the fixture's Bash call: the process, its card as
     the host lists it, and the event."""
-    event = fixture_text(
-        "claude_code" if client == "claude" else "codex", "permission_request_bash"
-    )
+    event = fixture_text("claude_code" if client == "claude" else "codex", fixture)
     asking = start_hook([UQ, "hook", client, "--url", host.asker_url], event, folder)
     hooks.append(asking)
     (card,) = host.wait_pending(1)
@@ -102,3 +105,32 @@ def test_a_codex_call_cannot_be_changed_and_a_note_reaches_codex(
         "behavior": "deny",
         "message": "The user denied this Bash call and said: use make clean",
     }
+
+
+def test_codex_pre_tool_use_gets_the_call_as_the_person_changed_it_and_the_note(
+    host: HostProcess, hooks: list[subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    asking, card, _ = hook_asking(host, hooks, tmp_path, "codex", "pre_tool_use_bash")
+    assert card["approval"]["editable"] is True
+    changed = {"command": "rm -rf build/tmp"}
+    refused = respond(host, card, selected=["Deny"], edited=changed)
+    assert refused["accepted"] is False
+    assert asking.poll() is None
+    answered = respond(host, card, selected=["Allow"], edited=changed, note="only the tmp part")
+    assert answered == {"accepted": True}
+    assert output(asking)["hookSpecificOutput"] == {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "updatedInput": changed,
+        "additionalContext": "The user changed this Bash call before allowing it. "
+        "The user allowed this Bash call and noted: only the tmp part",
+    }
+
+
+def test_codex_pre_tool_use_allowed_unchanged_prints_nothing(
+    host: HostProcess, hooks: list[subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    asking, card, _ = hook_asking(host, hooks, tmp_path, "codex", "pre_tool_use_bash")
+    assert respond(host, card, selected=["Allow"]) == {"accepted": True}
+    assert asking.communicate(timeout=30) == ("", "")
+    assert asking.returncode == 0

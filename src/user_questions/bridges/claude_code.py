@@ -33,7 +33,7 @@ from typing import Any
 from user_questions._hooks.events import ASK_TOOL, PLAN_TOOL, PRE_TOOL_USE, answers
 from user_questions._hooks.permission_call import permission_call
 from user_questions.bridges.claude import DISMISSED, answers_to_claude, questions_from_claude
-from user_questions.bridges.hook import HookAsk, HookOutput, approval_ask
+from user_questions.bridges.hook import HookAsk, HookOutput, approval_ask, permission_decision
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.tool_exit_plan_mode import verdict, verdict_text
 from user_questions.types import AskUserQuestionAnswer
@@ -64,9 +64,8 @@ def hook_ask(event: Mapping[str, Any]) -> HookAsk | None:
         return _plan_review(_tool_input(event))
     call = permission_call("claude", event)
     assert call is not None  # a permission prompt, as `answers` found
-    return approval_ask(
-        call, dismissed={"behavior": "deny", "message": DISMISSED, "interrupt": True}
-    )
+    dismissed = {"behavior": "deny", "message": DISMISSED, "interrupt": True}
+    return approval_ask(call, dismissed=permission_decision(dismissed))
 
 
 def _questions(input: dict[str, Any]) -> HookAsk:

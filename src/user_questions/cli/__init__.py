@@ -188,8 +188,9 @@ def _hook(client: Client, options: HookOptions) -> None:
     from user_questions.cli._hook_stdin import event_text
 
     output = rule_output(client, options, event_text())
-    if output is not None:
-        print(json.dumps(output, ensure_ascii=False), flush=True)
+    if output is not None:  # a rule decided; an empty output says nothing (the CLI goes on)
+        if output:
+            print(json.dumps(output, ensure_ascii=False), flush=True)
         return
     from user_questions.cli._hook_run import run
 
