@@ -3,7 +3,8 @@ a label: a call allowed with changes reaches Claude Code as `updatedInput`, a no
 is in the `message` the model reads; the host refuses an edit that breaks the rules (with Deny, of
 a Codex approval prompt, which is not editable) with `bad-response`, the hook still waiting;
 history keeps the call as asked and as changed. Codex's `PreToolUse` takes a changed call as
-`updatedInput` with `allow`, and a note as `additionalContext`."""
+`updatedInput` with `allow`, and a note as `additionalContext`; Claude Code's model reads a note
+beside an allowed call in the `additionalContext` of that call's `PostToolUse`."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.e2e.conftest import start_hook
 from tests.e2e.host_process import HostProcess, answer_body
-from tests.e2e.test_uq_hook import UQ, fixture_text
+from tests.e2e.test_uq_hook import UQ, fixture_text, hook
 
 CHANGED = {"command": "npm test -- --runInBand", "description": "Run the tests one by one"}
 
@@ -31,6 +33,13 @@ def output(hook: subprocess.Popen[str]) -> dict[str, Any]:
     assert (hook.returncode, err) == (0, "")
     printed: dict[str, Any] = json.loads(out)
     return printed
+
+
+def run_hook(client: str, event: str) -> tuple[str, str]:
+    """What the real `uq hook CLIENT` prints for `event` that asks nothing: stdout, stderr."""
+    ended = hook(client, event, url=None)
+    assert ended.returncode == 0
+    return ended.stdout, ended.stderr
 
 
 def hook_asking(
@@ -134,3 +143,30 @@ def test_codex_pre_tool_use_allowed_unchanged_prints_nothing(
     assert respond(host, card, selected=["Allow"]) == {"accepted": True}
     assert asking.communicate(timeout=30) == ("", "")
     assert asking.returncode == 0
+
+
+def test_a_note_beside_an_allowed_claude_code_call_reaches_the_model_once_it_has_run(
+    host: HostProcess,
+    hooks: list[subprocess.Popen[str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    asking, card, event = hook_asking(host, hooks, tmp_path, "claude")
+    answered = respond(host, card, selected=["Allow"], edited=CHANGED, note="CI is slow today")
+    assert answered == {"accepted": True}
+    printed = output(asking)
+    note = (
+        "The user changed this Bash call before allowing it. "
+        "The user allowed this Bash call and noted: CI is slow today"
+    )
+    assert printed["systemMessage"] == note  # the person sees it in Claude Code's terminal
+    ran = {**json.loads(event), "hook_event_name": "PostToolUse", "tool_input": CHANGED}
+    ran["tool_response"] = {"stdout": "ok", "stderr": "", "interrupted": False}
+    other = {**ran, "tool_input": {"command": "ls"}}
+    assert run_hook("claude", json.dumps(other)) == ("", "")  # a call with no note
+    given = json.loads(run_hook("claude", json.dumps(ran))[0])
+    assert given == {
+        "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": note}
+    }
+    assert run_hook("claude", json.dumps(ran)) == ("", "")  # given once

@@ -151,8 +151,9 @@ def main() -> None:
 
         client = hook_run_client(sys.argv[1:])
         if client is not None:
-            if not is_answered(client):
-                return  # not an event the hook asks about: the CLI goes on as without the hook
+            if not is_answered(client):  # the CLI goes on as without the hook
+                _give_kept_note(client)
+                return
             from user_questions.cli._hook_options import fast_options
 
             options = fast_options(sys.argv[1:])
@@ -177,6 +178,18 @@ def main() -> None:
         raise SystemExit(0) from None
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+
+
+def _give_kept_note(client: Client) -> None:
+    """Print the `PostToolUse` output that gives the model a note kept for the call that has
+    just run, if there is one (`_hook_stdin.note_for_the_model`)."""
+    from user_questions.cli._hook_stdin import note_for_the_model
+
+    output = note_for_the_model(client)
+    if output is not None:
+        import json
+
+        print(json.dumps(output, ensure_ascii=False), flush=True)
 
 
 def _hook(client: Client, options: HookOptions) -> None:
