@@ -59,9 +59,10 @@ except ImportError as error:  # pragma: no cover - exercised by hand without the
 from user_questions._checks import check_answer, check_request
 from user_questions._reading.forms import schema_problem
 from user_questions._reading.wire import parse_answer
-from user_questions.approvals import fenced
+from user_questions.approvals import approval_of, fenced
 from user_questions.asker import Asker, Question, questions_of
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import MAX_ID_LENGTH, Approval
 from user_questions.integrations._asking import all_or_none, timeout_signal
 from user_questions.types import (
     AskUserQuestionAnswer,
@@ -87,6 +88,8 @@ logger = logging.getLogger(__name__)
 
 ASK_INTERRUPT = "user-questions/ask"
 """The `type` of the interrupt value `ask_user` raises."""
+AGENT = "langgraph"
+"""Who asks, on an editable Agent Inbox card's approval."""
 ACCEPT = "Accept"
 IGNORE = "Ignore"
 """The options of an Agent Inbox interrupt; typed text is its `response`."""
@@ -161,6 +164,9 @@ class _Mapping:
     """The resume value of an answer; raises `ASK_CANCELLED` for one the graph cannot take."""
     failed: Callable[[UserQuestionError], Any]
     """The resume value of a failed ask, or raises the error (leaving the interrupt pending)."""
+    approval: Approval | None = None
+    """The call the questions approve, when the graph takes it changed (an Agent Inbox card
+    that allows `edit`)."""
 
 
 class _ActionRequest(BaseModel):
@@ -253,7 +259,20 @@ def _inbox_mapping(requests: list[_HumanInterrupt]) -> _Mapping:
             for request, item in zip(requests, answer.answers, strict=True)
         ]
 
-    return _Mapping(questions, read=read, failed=_raise)
+    return _Mapping(questions, read=read, failed=_raise, approval=_editable_call(requests))
+
+
+def _editable_call(requests: list[_HumanInterrupt]) -> Approval | None:
+    """A lone card that allows both `accept` and `edit`, as an editable approval of its action
+    (its approving option is `Accept`, the card's first); `None` otherwise (the host checks an
+    edit against a request's one approval)."""
+    if len(requests) != 1:
+        return None
+    (request,) = requests
+    if not (request.config.allow_edit and request.config.allow_accept):
+        return None
+    action = request.action_request
+    return approval_of(action.action[:MAX_ID_LENGTH], action.args, agent=AGENT, editable=True)
 
 
 def _inbox_question(id: str, request: _HumanInterrupt) -> AskUserQuestionItem:
@@ -289,6 +308,9 @@ def _inbox_question(id: str, request: _HumanInterrupt) -> AskUserQuestionItem:
 
 def _human_response(request: _HumanInterrupt, item: AskUserQuestionAnswerItem) -> dict[str, Any]:
     config = request.config
+    if item.selected == [ACCEPT] and item.edited is not None:
+        action = request.action_request.action
+        return {"type": "edit", "args": {"action": action, "args": item.edited}}
     if item.selected == [ACCEPT]:
         return {"type": "accept", "args": None}
     if item.selected == [IGNORE]:
@@ -334,6 +356,7 @@ async def _resume_value(
                 mapping.questions,
                 signal=signal,
                 rpc_id=rpc_id_of(thread_id, pending.id, generation),
+                approval=mapping.approval,
             )
         except UserQuestionError as error:
             ours = signal is not None and signal.aborted
