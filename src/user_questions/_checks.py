@@ -317,7 +317,7 @@ def _check_item(
     _check_typed(where, "custom text", custom, MAX_CUSTOM_LENGTH)
     _check_typed(where, "note", item.note, MAX_ANSWER_NOTE_LENGTH)
     _check_value(question, item, where)
-    _check_edited(question, item, approval, where)
+    _check_edited(item, approval, where)
     if not selected:
         return item
     if not options:
@@ -377,14 +377,8 @@ def _check_value(
         raise _bad_answer(f"{where}: {problem}")
 
 
-def _check_edited(
-    question: AskUserQuestionItem,
-    item: AskUserQuestionAnswerItem,
-    approval: Approval | None,
-    where: str,
-) -> None:
-    """An edited call goes only with the approving option (an approval card's first: `Allow` on
-    the hooks' cards, `Accept` on an Agent Inbox card), on an approval whose agent takes a
+def _check_edited(item: AskUserQuestionAnswerItem, approval: Approval | None, where: str) -> None:
+    """An edited call goes only with the approving option, on an approval whose agent takes a
     changed call; it is the call's whole new input, a JSON object within `MAX_EDITED_LENGTH`,
     holding text only, and not the call as it was."""
     edited = item.edited
@@ -396,11 +390,8 @@ def _check_edited(
         raise _bad_answer(
             f"{where}: the agent cannot take a changed {approval.tool} call, so it cannot be edited"
         )
-    approving = question.options[0].label if question.options else ALLOW
-    if item.selected != [approving] or item.custom is not None:
-        raise _bad_answer(
-            f"{where}: edited goes with {quoted(approving)}, the option that allows once"
-        )
+    if item.selected != [ALLOW] or item.custom is not None:
+        raise _bad_answer(f"{where}: edited goes with {quoted(ALLOW)}, the option that allows once")
     text = json.dumps(edited, ensure_ascii=False, separators=(",", ":"))
     if len(text) > MAX_EDITED_LENGTH:
         raise _bad_answer(

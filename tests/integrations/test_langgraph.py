@@ -169,7 +169,7 @@ async def test_an_inbox_card_allowing_edit_is_an_editable_approval_resumed_with_
     changed = {"to": "ops@example.com", "cc": "lead@example.com"}
     human = ScriptedProvider(
         lambda request: AskUserQuestionAnswer(
-            answers=[AskUserQuestionAnswerItem(id="action", selected=["Accept"], edited=changed)]
+            answers=[AskUserQuestionAnswerItem(id="action", selected=["Allow"], edited=changed)]
         )
     )
     async with connect(provider=human) as asker:
@@ -184,9 +184,33 @@ async def test_an_inbox_card_allowing_edit_is_an_editable_approval_resumed_with_
         {"to": "ops@example.com"},
         True,
     )
-    (question,) = human.seen[0].questions
-    assert question.options is not None
-    assert question.options[0].label == "Accept"  # the approving option, the card's first
+    (question,) = human.seen[0].questions  # the host's approval card, which it shows for a call
+    assert question.question == "Allow the agent to run send_email?"
+    assert [option.label for option in question.options or ()] == ["Allow", "Deny"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "response"),
+    [
+        ({"selected": ["Allow"]}, {"type": "accept", "args": None}),
+        ({"selected": ["Deny"]}, {"type": "ignore", "args": None}),
+        (
+            {"selected": [], "custom": "send it tomorrow"},
+            {"type": "response", "args": "send it tomorrow"},
+        ),
+    ],
+    ids=["allow-accepts", "deny-ignores", "text-responds"],
+)
+async def test_an_editable_inbox_card_reads_every_answer_as_agent_inbox_would(
+    answer: dict[str, Any], response: dict[str, Any]
+) -> None:
+    graph = graph_of(inbox_node({**EVERYTHING, "allow_edit": True}))
+    await graph.ainvoke({}, config())
+    item = AskUserQuestionAnswerItem(id="action", **answer)
+    human = ScriptedProvider(lambda request: AskUserQuestionAnswer(answers=[item]))
+    async with connect(provider=human) as asker:
+        snapshot = await forward_interrupts(graph, config(), asker)
+    assert snapshot.values == {"response": response}
 
 
 async def test_an_inbox_card_without_edit_is_not_editable_and_refuses_an_edit() -> None:

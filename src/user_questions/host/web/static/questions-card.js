@@ -59,13 +59,13 @@ function answerDraft(question, draft) {
 }
 
 /** The frame's approval when the card may be allowed with changes: an editable approval on a
- * card with one question, whose first option approves ("Allow" on the hooks' cards, "Accept" on
- * an Agent Inbox card); null otherwise. */
+ * card with one question offering "Allow"; null otherwise. */
 function editableApproval(frame, questions) {
   const approval = frame.approval;
   if (!isObject(approval) || approval.editable !== true || !isObject(approval.input)) return null;
   if (questions.length !== 1) return null;
-  return questions[0].options?.[0]?.label === undefined ? null : approval;
+  const labels = (questions[0].options ?? []).map((option) => option.label);
+  return labels.includes(ALLOW) ? approval : null;
 }
 
 /** The digit that picks the option at `index`, shown beside it (1 to 9 only). */
@@ -352,7 +352,7 @@ export class QuestionsCard extends Card {
   }
 
   /** "Edit and allow" opens the editor; once the call is changed, "Allow with changes" sends it
-   * (`selected`: the approving option, the card's first; `edited`: the whole new input). */
+   * (`selected: ["Allow"]`, `edited`: the whole new input). */
   editOrAllow() {
     const draft = this.draftOf(this.question);
     if (draft.editing !== true) {
@@ -363,8 +363,7 @@ export class QuestionsCard extends Card {
       return;
     }
     if (this.edited?.input === undefined) return;
-    const approving = this.question.options[0].label;
-    const item = { id: this.question.id, selected: [approving], edited: this.edited.input };
+    const item = { id: this.question.id, selected: [ALLOW], edited: this.edited.input };
     const note = noteOf(draft);
     if (note !== null) item.note = note;
     this.send(answerFrame(this.rpcId, this.sessionId, { answers: [item] }), "answer");
