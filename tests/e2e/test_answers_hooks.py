@@ -23,6 +23,13 @@ from tests.e2e.test_uq_hook import UQ, fixture_text, hook
 CHANGED = {"command": "npm test -- --runInBand", "description": "Run the tests one by one"}
 
 
+@pytest.fixture(autouse=True)
+def state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hooks' `$XDG_STATE_HOME` (where `uq hook claude` keeps a note for the call's
+    `PostToolUse`) in the test's own folder, never the real home."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
 def respond(host: HostProcess, card: dict[str, Any], **item: Any) -> dict[str, Any]:
     rpc_id, session = card["rpcId"], card["payload"]["sessionId"]
     return host.respond(answer_body(rpc_id, session, {"id": "approval", **item}))
@@ -149,9 +156,7 @@ def test_a_note_beside_an_allowed_claude_code_call_reaches_the_model_once_it_has
     host: HostProcess,
     hooks: list[subprocess.Popen[str]],
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     asking, card, event = hook_asking(host, hooks, tmp_path, "claude")
     answered = respond(host, card, selected=["Allow"], edited=CHANGED, note="CI is slow today")
     assert answered == {"accepted": True}
