@@ -8,6 +8,8 @@ wall time from spawn to exit.
 - baseline: `python -c pass` with the same interpreter, the floor no hook can go under;
 - no-op: a `PreToolUse` of `Bash` (sent before every Bash call, also allowed ones), which the
   hook leaves at once: p50 / p90 against the target of 150 ms;
+- post-tool: a `PostToolUse` of `Bash` (sent after every call) with no note kept for it, which
+  the hook leaves after looking for one (`_hooks.allowed_notes`): the same target;
 - ask: a `PermissionRequest` of `Bash` asked through `uq serve` (a temporary SQLite store), with
   the agents' asker URL it prints (the hook refuses a token that can answer), and a scripted page
   that answers every card the moment it appears: from spawn to the hook's output, which includes
@@ -52,6 +54,9 @@ NO_OP = {
     "tool_input": {"command": "git status", "description": "Show working tree status"},
     "tool_use_id": "toolu_bench",
 }
+AFTER_CALL = {**NO_OP, "hook_event_name": "PostToolUse", "tool_response": {"stdout": ""}}
+"""A `PostToolUse` of a call allowed with no note (the common case): the hook looks for a kept
+note and leaves."""
 CODEX = {
     "session_id": "bench",
     "turn_id": "bench-turn",
@@ -149,13 +154,14 @@ def main() -> None:
         timed([sys.executable, "-c", "pass"], "", environ)[0] for _ in range(arguments.runs)
     ]
     report("baseline", baseline)
-    no_op = []
-    for _ in range(arguments.runs):
-        elapsed, out = timed([UQ, "hook", "claude"], json.dumps(NO_OP), environ)
-        if out:
-            raise SystemExit(f"the no-op hook printed {out!r}")
-        no_op.append(elapsed)
-    report("no-op", no_op, TARGET_MS)
+    for name, event in (("no-op", NO_OP), ("post-tool", AFTER_CALL)):
+        times = []
+        for _ in range(arguments.runs):
+            elapsed, out = timed([UQ, "hook", "claude"], json.dumps(event), environ)
+            if out:
+                raise SystemExit(f"the {name} hook printed {out!r}")
+            times.append(elapsed)
+        report(name, times, TARGET_MS)
     report("ask", anyio.run(asked, arguments.runs, environ))
     rule = ruled(arguments.runs, environ)
     report("rule", rule, RULE_TARGET_MS[1])

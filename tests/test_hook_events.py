@@ -22,7 +22,8 @@ from user_questions._hooks.events import Client, HookOrigin, answers, hook_origi
         ("claude", {"hook_event_name": "PermissionRequest"}, False),
         ("codex", {"hook_event_name": "PermissionRequest", "tool_name": "Bash"}, True),
         ("codex", {"hook_event_name": "PermissionRequest", "tool_name": "apply_patch"}, True),
-        ("codex", {"hook_event_name": "PreToolUse", "tool_name": "Bash"}, False),
+        ("codex", {"hook_event_name": "PreToolUse", "tool_name": "Bash"}, True),
+        ("codex", {"hook_event_name": "PostToolUse", "tool_name": "Bash"}, False),
         ("codex", {"hook_event_name": "PermissionRequest", "tool_name": ""}, False),
     ],
 )

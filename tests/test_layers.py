@@ -84,6 +84,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "__init__": 0,
         "approval_card": 0,
         "events": 0,
+        "allowed_notes": 1,
         "permission_call": 1,
         "settlement": 1,
     },

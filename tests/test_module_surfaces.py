@@ -56,6 +56,7 @@ PINNED: dict[str, list[str]] = {
     "user_questions.bridges.claude": [
         "ANSWER_SEPARATOR",
         "ASK_TOOL",
+        "AllowedNotes",
         "DISMISSED",
         "PLAN_TOOL",
         "Permission",
@@ -70,6 +71,7 @@ PINNED: dict[str, list[str]] = {
     ],
     "user_questions.bridges.claude_code": ["ANSWERED_HERE", "PLAN_DISMISSED", "hook_ask"],
     "user_questions.bridges.codex": ["AGENT", "DISMISSED", "hook_ask"],
+    "user_questions.bridges.claude_notes": ["AllowedNotes"],
     "user_questions.bridges.claude_permission": [
         "DESCRIPTION",
         "Options",

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import strategies as st
 
 from user_questions import (
@@ -17,6 +18,14 @@ from user_questions import (
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`$XDG_STATE_HOME` in the test's own folder: the notes a Claude Code hook keeps for an
+    allowed call's `PostToolUse` (`_hooks.allowed_notes`) never reach the real home."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    return tmp_path
 
 
 def hook_event(client: str, name: str) -> dict[str, Any]:

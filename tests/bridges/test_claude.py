@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from user_questions import (
 )
 from user_questions.bridges.claude import (
     DISMISSED,
+    AllowedNotes,
     PermissionAllow,
     PermissionDeny,
     answers_to_claude,
@@ -355,3 +356,41 @@ async def test_a_call_allowed_with_changes_runs_as_changed_and_a_note_reaches_a_
     refused = await decide(always, tool, input, suggestions=[SUGGESTION])
     assert isinstance(refused, PermissionDeny)  # no rule is ever made from an edited call
     assert "edited goes with" in refused.message
+
+
+async def test_a_note_beside_an_allowed_call_reaches_the_model_after_the_call_ran(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    @dataclass
+    class HookMatcher:  # the shape of claude_agent_sdk.HookMatcher
+        matcher: str | None = None
+        hooks: list[Any] = field(default_factory=list)
+
+    @dataclass
+    class PermissionResultAllow:
+        updated_input: dict[str, Any] | None = None
+
+    sdk = types.ModuleType("claude_agent_sdk")
+    sdk.HookMatcher = HookMatcher  # type: ignore[attr-defined]
+    sdk.PermissionResultAllow = PermissionResultAllow  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "claude_agent_sdk", sdk)
+    notes = AllowedNotes()
+    ((matcher,),) = notes.hooks().values()
+    assert list(notes.hooks()) == ["PostToolUse"]
+    (post_tool_use,) = matcher.hooks
+    tool, input = recorded("bash")
+    changed = {"command": "rm -rf build/tmp"}
+    provider = answered_with(selected=["Allow"], edited=changed, note="CI is slow today")
+    allowed = await can_use_tool(provider, notes=notes)(tool, input, None)
+    assert allowed == PermissionResultAllow(updated_input=changed)
+    other = {"tool_name": tool, "tool_input": input, "hook_event_name": "PostToolUse"}
+    assert await post_tool_use(other, "toolu_1", None) == {}  # not the call that ran
+    ran = {**other, "tool_input": changed}
+    assert await post_tool_use(ran, "toolu_2", None) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PostToolUse",
+            "additionalContext": "The user changed this Bash call before allowing it. "
+            "The user allowed this Bash call and noted: CI is slow today",
+        }
+    }
+    assert await post_tool_use(ran, "toolu_2", None) == {}  # given once

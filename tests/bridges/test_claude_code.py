@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 
 from tests.bridges.conftest import hook_event
+from user_questions._hooks.allowed_notes import delivered_note
 from user_questions.bridges.claude import DISMISSED
 from user_questions.bridges.claude_code import ANSWERED_HERE, PLAN_DISMISSED, hook_ask
 from user_questions.bridges.hook import HookAsk, HookOutput
@@ -357,9 +358,9 @@ def test_allowed_with_changes_the_decision_carries_the_whole_changed_call() -> N
     assert output["systemMessage"] == "The user changed this Bash call before allowing it."
 
 
-def test_a_note_beside_a_denial_is_in_the_message_and_beside_an_allow_in_the_system_message() -> (
-    None
-):
+def test_a_note_beside_a_denial_is_in_the_message_and_beside_an_allow_kept_for_the_model(
+    tmp_path: Path,  # $XDG_STATE_HOME (conftest.py)
+) -> None:
     hook = asked("permission_request_bash")
     denied = valid(hook.answered(noted("approval", ["Deny"], note="not on main")))
     assert denied["hookSpecificOutput"]["decision"] == {
@@ -369,6 +370,15 @@ def test_a_note_beside_a_denial_is_in_the_message_and_beside_an_allow_in_the_sys
     allowed = valid(hook.answered(noted("approval", ["Allow"], note="once only")))
     assert allowed["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
     assert allowed["systemMessage"] == "The user allowed this Bash call and noted: once only"
+    ran = {**event("permission_request_bash"), "hook_event_name": "PostToolUse"}
+    given = delivered_note(ran)  # the call's PostToolUse gives it to the model
+    assert given == {
+        "hookSpecificOutput": {
+            "hookEventName": "PostToolUse",
+            "additionalContext": "The user allowed this Bash call and noted: once only",
+        }
+    }
+    assert list((tmp_path / "user-questions" / "hook-notes").iterdir()) == []  # given once
 
 
 def test_an_edit_with_anything_but_allow_is_no_decision() -> None:

@@ -1,8 +1,9 @@
 """Codex approval prompts asked on the approval card, and the hook output each outcome gives.
 
-The events (`fixtures/codex/`) are validated against the input schema Codex 0.171.0 ships, and
-every output against its output schema, which fails closed on `interrupt`, `updatedInput` and
-`updatedPermissions`: the hook never sends them.
+The events (`fixtures/codex/`) are validated against the input schema Codex 0.171.0 ships for
+their hook event, and every output against its output schema: `PermissionRequest`'s fails closed
+on `interrupt`, `updatedInput` and `updatedPermissions` (the hook never sends them there);
+`PreToolUse` takes a changed call as `updatedInput`, only with `permissionDecision: "allow"`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ FIXTURES = Path(__file__).parent / "fixtures" / "codex"
 SCHEMAS = {
     kind: json.loads(
         (FIXTURES / f"permission-request.command.{kind}.schema.json").read_text(encoding="utf-8")
+    )
+    for kind in ("input", "output")
+}
+PRE_TOOL_USE_SCHEMAS = {
+    kind: json.loads(
+        (FIXTURES / f"pre-tool-use.command.{kind}.schema.json").read_text(encoding="utf-8")
     )
     for kind in ("input", "output")
 }
@@ -125,9 +132,9 @@ def test_an_mcp_tool_is_shown_with_its_arguments() -> None:
 
 
 @pytest.mark.parametrize(
-    "change", [{"hook_event_name": "PreToolUse"}, {"hook_event_name": "Stop", "tool_name": None}]
+    "change", [{"hook_event_name": "PostToolUse"}, {"hook_event_name": "Stop", "tool_name": None}]
 )
-def test_events_other_than_a_permission_request_are_left_to_codex(change: dict[str, Any]) -> None:
+def test_events_other_than_an_approval_are_left_to_codex(change: dict[str, Any]) -> None:
     assert hook_ask({**event("permission_request_bash"), **change}) is None
 
 
@@ -156,3 +163,71 @@ def test_a_note_reaches_codex_in_the_denial_message_or_beside_an_allow() -> None
     allowed = hook.answered(AskUserQuestionAnswer(answers=[item]))
     jsonschema.validate(allowed, SCHEMAS["output"])
     assert allowed["systemMessage"] == "The user allowed this Bash call and noted: last time"
+
+
+def pre_tool_use(
+    selected: list[str], custom: str | None = None, **more: Any
+) -> tuple[HookAsk, HookOutput]:
+    """The fixture's `PreToolUse` call asked, and the output an answer to it gives (validated
+    against Codex's output schema when there is one)."""
+    document = json.loads((FIXTURES / "pre_tool_use_bash.json").read_text(encoding="utf-8"))
+    jsonschema.validate(document["event"], PRE_TOOL_USE_SCHEMAS["input"])
+    hook = hook_ask(document["event"])
+    assert hook is not None
+    item = AskUserQuestionAnswerItem(id="approval", selected=selected, custom=custom, **more)
+    output = hook.answered(AskUserQuestionAnswer(answers=[item]))
+    if output:
+        jsonschema.validate(output, PRE_TOOL_USE_SCHEMAS["output"])
+    return hook, output
+
+
+def test_a_pre_tool_use_call_is_asked_on_an_editable_card() -> None:
+    hook, _ = pre_tool_use(["Allow"])
+    (card,) = hook.questions
+    assert card.question == "Allow Codex to run Bash: rm -rf build/?"
+    assert [o.label for o in card.options or []] == ["Allow", "Deny"]
+    assert hook.approval is not None
+    assert hook.approval.editable
+    assert hook.approval.input == {"command": "rm -rf build/"}
+
+
+def test_a_changed_call_is_allowed_with_the_whole_new_input() -> None:
+    _, output = pre_tool_use(["Allow"], edited={"command": "rm -rf build/tmp"})
+    assert output == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "updatedInput": {"command": "rm -rf build/tmp"},
+            "additionalContext": "The user changed this Bash call before allowing it.",
+        }
+    }
+
+
+def test_an_unchanged_allow_says_nothing_and_codex_goes_on_as_it_would() -> None:
+    # Codex 0.171.0 refuses `permissionDecision: "allow"` without `updatedInput`.
+    assert pre_tool_use(["Allow"])[1] == {}
+
+
+def test_a_note_beside_an_allowed_pre_tool_use_call_reaches_the_model() -> None:
+    _, output = pre_tool_use(["Allow"], note="the build folder is scratch")
+    assert output == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "additionalContext": "The user allowed this Bash call and noted: "
+            "the build folder is scratch",
+        }
+    }
+
+
+def test_a_denied_or_dismissed_pre_tool_use_call_is_denied_with_its_reason() -> None:
+    hook, denied = pre_tool_use([], "keep build/, clean build/tmp only", note="ask me first")
+    assert denied["hookSpecificOutput"] == {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": "The user denied this Bash call and said: "
+        "keep build/, clean build/tmp only\n\nask me first",
+    }
+    dismissal = hook.dismissed()
+    jsonschema.validate(dismissal, PRE_TOOL_USE_SCHEMAS["output"])
+    assert dismissal["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert dismissal["hookSpecificOutput"]["permissionDecisionReason"] == DISMISSED

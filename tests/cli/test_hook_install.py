@@ -121,7 +121,7 @@ def uq_handlers(settings: Any) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
-def test_installing_for_claude_adds_the_two_hooks_and_keeps_everything_else(
+def test_installing_for_claude_adds_the_three_hooks_and_keeps_everything_else(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = home / ".claude" / "settings.json"
@@ -133,7 +133,11 @@ def test_installing_for_claude_adds_the_two_hooks_and_keeps_everything_else(
     ours = uq_handlers(settings)
     assert [h["matcher"] for h in ours["PreToolUse"]] == ["AskUserQuestion|ExitPlanMode"]
     assert [h["matcher"] for h in ours["PermissionRequest"]] == ["*"]
+    (note_giver,) = ours["PostToolUse"]  # gives the model a note beside an allowed call
+    assert (note_giver["matcher"], note_giver["timeout"]) == ("*", 30)
+    assert "statusMessage" not in note_giver  # it asks nothing
     handler = ours["PermissionRequest"][0]
+    assert note_giver["command"] == handler["command"]
     assert handler["timeout"] == 1800
     assert handler["statusMessage"] == "Asking in the user-questions inbox"
     words = shlex.split(handler["command"])

@@ -63,9 +63,9 @@ def token_add(host: HostProcess, name: str, *args: str) -> str:
     return url
 
 
-def event(client: str, command: str) -> str:
+def event(client: str, command: str, fixture: str = "permission_request_bash") -> str:
     folder = "claude_code" if client == "claude" else "codex"
-    document = json.loads(fixture_text(folder, "permission_request_bash"))
+    document = json.loads(fixture_text(folder, fixture))
     document["tool_input"]["command"] = command
     return json.dumps(document)
 
@@ -104,6 +104,24 @@ def test_a_deny_rule_denies_the_codex_hook_with_its_reason(host: HostProcess) ->
     decision = json.loads(ended.stdout)["hookSpecificOutput"]["decision"]
     assert decision["behavior"] == "deny"
     assert f"denied by rule {deny}: rm -rf" in decision["message"]
+
+
+def test_rules_decide_codex_pre_tool_use_first_an_allow_saying_nothing(host: HostProcess) -> None:
+    """Codex's `PreToolUse` runs before every call its matcher names: a rule decides it as it
+    decides an approval prompt, an allow printing nothing (Codex refuses an `allow` that changes
+    nothing, and goes on as it would), a deny denying with the rule's reason."""
+    rule_add(host, "--tool", "Bash", "--command", "git status", "--allow")
+    deny = rule_add(host, "--tool", "Bash", "--command", "git push", "--deny")
+    status = event("codex", "git status -s", "pre_tool_use_bash")
+    allowed = hook("codex", status, url=host.asker_url)
+    assert (allowed.returncode, allowed.stdout, allowed.stderr) == (0, "", "")
+    push = event("codex", "git push", "pre_tool_use_bash")
+    denied = hook("codex", push, url=host.asker_url)
+    output = json.loads(denied.stdout)["hookSpecificOutput"]
+    assert (output["hookEventName"], output["permissionDecision"]) == ("PreToolUse", "deny")
+    assert f"denied by rule {deny}: git push" in output["permissionDecisionReason"]
+    assert [entry["via"] for entry in history(host)] == ["rule", "rule"]
+    assert host.pending() == []
 
 
 def test_a_revoked_rule_no_longer_answers(host: HostProcess) -> None:

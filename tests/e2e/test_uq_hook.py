@@ -49,7 +49,7 @@ def hook(
     [
         ("claude", fixture_text("claude_code", "pre_tool_use_bash")),
         ("claude", '{"hook_event_name": "Stop", "session_id": "s"}'),
-        ("codex", '{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {}}'),
+        ("codex", '{"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {}}'),
         ("claude", "this is not JSON"),
     ],
 )
@@ -63,6 +63,7 @@ def test_an_event_the_hook_does_not_answer_ends_with_no_output(client: str, even
     [
         ("claude", "permission_request_bash", "Claude Code"),
         ("codex", "permission_request_bash", "Codex"),
+        ("codex", "pre_tool_use_bash", "Codex"),
     ],
 )
 def test_with_the_host_down_the_hook_prints_nothing_so_the_cli_asks(

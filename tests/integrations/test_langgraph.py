@@ -163,6 +163,69 @@ async def test_an_answer_an_accept_only_inbox_card_cannot_take_is_not_accepted_o
     assert len((await graph.aget_state(config())).interrupts) == 1
 
 
+async def test_an_inbox_card_allowing_edit_is_an_editable_approval_resumed_with_the_edit() -> None:
+    graph = graph_of(inbox_node({**EVERYTHING, "allow_edit": True}))
+    await graph.ainvoke({}, config())
+    changed = {"to": "ops@example.com", "cc": "lead@example.com"}
+    human = ScriptedProvider(
+        lambda request: AskUserQuestionAnswer(
+            answers=[AskUserQuestionAnswerItem(id="action", selected=["Allow"], edited=changed)]
+        )
+    )
+    async with connect(provider=human) as asker:
+        snapshot = await forward_interrupts(graph, config(), asker)
+    assert snapshot.values == {
+        "response": {"type": "edit", "args": {"action": "send_email", "args": changed}}
+    }
+    approval = human.seen[0].approval
+    assert approval is not None
+    assert (approval.tool, approval.input, approval.editable) == (
+        "send_email",
+        {"to": "ops@example.com"},
+        True,
+    )
+    (question,) = human.seen[0].questions  # the host's approval card, which it shows for a call
+    assert question.question == "Allow the agent to run send_email?"
+    assert [option.label for option in question.options or ()] == ["Allow", "Deny"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "response"),
+    [
+        ({"selected": ["Allow"]}, {"type": "accept", "args": None}),
+        ({"selected": ["Deny"]}, {"type": "ignore", "args": None}),
+        (
+            {"selected": [], "custom": "send it tomorrow"},
+            {"type": "response", "args": "send it tomorrow"},
+        ),
+    ],
+    ids=["allow-accepts", "deny-ignores", "text-responds"],
+)
+async def test_an_editable_inbox_card_reads_every_answer_as_agent_inbox_would(
+    answer: dict[str, Any], response: dict[str, Any]
+) -> None:
+    graph = graph_of(inbox_node({**EVERYTHING, "allow_edit": True}))
+    await graph.ainvoke({}, config())
+    item = AskUserQuestionAnswerItem(id="action", **answer)
+    human = ScriptedProvider(lambda request: AskUserQuestionAnswer(answers=[item]))
+    async with connect(provider=human) as asker:
+        snapshot = await forward_interrupts(graph, config(), asker)
+    assert snapshot.values == {"response": response}
+
+
+async def test_an_inbox_card_without_edit_is_not_editable_and_refuses_an_edit() -> None:
+    graph = graph_of(inbox_node(EVERYTHING))
+    await graph.ainvoke({}, config())
+    edit = AskUserQuestionAnswerItem(id="action", selected=["Accept"], edited={"to": "x@y.z"})
+    human = ScriptedProvider(lambda request: AskUserQuestionAnswer(answers=[edit]))
+    async with connect(provider=human) as asker:
+        with pytest.raises(UserQuestionError) as refused:
+            await forward_interrupts(graph, config(), asker)
+    assert refused.value.code == ErrorCode.BAD_ANSWER
+    assert human.seen[0].approval is None
+    assert len((await graph.aget_state(config())).interrupts) == 1
+
+
 async def test_an_edit_only_inbox_interrupt_is_refused_and_stays_pending() -> None:
     graph = graph_of(inbox_node({"allow_edit": True}))
     await graph.ainvoke({}, config())

@@ -13,6 +13,10 @@
  * a person does, `cancelled` when the request was withdrawn (its signal aborted), and
  * `unavailable` when the host cannot be reached or refuses the client: it fails closed.
  *
+ * The seed's `ask_user_question` result has `selected` and `custom` only: the plugin puts the
+ * host's whole answer (with a note, a form's value, a changed call) into the text the model reads,
+ * leaving the result's value as the seed made it (`dsh-answers.ts`).
+ *
  * Everything it registers belongs to the plugin's fiber: disposing the fiber withdraws the
  * questions still waiting, closes the connection, and unregisters the provider and the answerer.
  * Its errors are the seed's own `UserQuestionError` (same name, code and message as the root
@@ -30,6 +34,7 @@ import {
 } from "@deepseek-ai/dsh-user-questions";
 
 import { approvalDecision, approvalFailure, approvalQuestion } from "./approval.js";
+import { carryWholeAnswers, recordAnswer } from "./dsh-answers.js";
 import { ErrorCode, isUserQuestionError } from "./errors.js";
 import type { Origin } from "./frames.js";
 import { RemoteProvider as BaseRemoteProvider, type RemoteProviderOptions } from "./remote.js";
@@ -81,11 +86,14 @@ export class RemoteProvider extends BaseRemoteProvider implements SeedProvider {
   }
 
   override async askWithId(rpcId: string, request: SeedRequest): Promise<AskUserQuestionAnswer> {
+    let answer: AskUserQuestionAnswer;
     try {
-      return await super.askWithId(rpcId, request);
+      answer = await super.askWithId(rpcId, request);
     } catch (error) {
       throw toSeedError(error);
     }
+    recordAnswer(answer);
+    return answer;
   }
 
   override async connect(options?: { keepOpen?: boolean }): Promise<void> {
@@ -135,6 +143,7 @@ export function apply(ctx: Context, config: Config): void {
   const provider = new RemoteProvider(config.url, options);
   ctx.userQuestions.registerProvider(provider);
   ctx.effect(() => () => provider.close(), "user-questions-client: close the connection");
+  carryWholeAnswers(ctx);
   ctx.inject(["approval"], (scope) => {
     scope.on("approval/request", (request) => askApproval(provider, request));
   });

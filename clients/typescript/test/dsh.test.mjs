@@ -94,6 +94,32 @@ describe("the plugin in the seed's harness", () => {
     await ctx.fiber.dispose();
   });
 
+  test("a note reaches the model in the tool's text, the result's value staying the seed's", TIMEOUT, async () => {
+    const ctx = await harness();
+    const session = sessionName("tool-note");
+    await ctx.plugin(uq, { url: host.askerUrl, session });
+    const call = askTool(ctx, [
+      PKG,
+      { id: "extras", question: "Which extras?", multi_select: true, options: [{ label: "web" }, { label: "mcp" }] },
+    ]);
+    const frame = await host.pendingOf(session);
+    await host.answer(frame.rpcId, [
+      { id: "pkg", selected: ["npm"], note: "pin the version" },
+      { id: "extras", selected: [], custom: "none for now" },
+    ]);
+    const result = await call;
+    assert.equal(result.isError, false);
+    const seeds = { answers: [{ id: "pkg", selected: ["npm"] }, { id: "extras", selected: [], custom: "none for now" }] };
+    assert.deepEqual(result.value, seeds, "a client reading selected and custom sees what it always did");
+    assert.deepEqual(JSON.parse(result.content[0].text), {
+      answers: [
+        { id: "pkg", selected: ["npm"], note: "pin the version" },
+        { id: "extras", selected: [], custom: "none for now" },
+      ],
+    });
+    await ctx.fiber.dispose();
+  });
+
   test("the provider gives harness code a note and a form's typed value as the host kept them", TIMEOUT, async () => {
     const ctx = await harness();
     const session = sessionName("more");

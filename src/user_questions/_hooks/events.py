@@ -63,14 +63,16 @@ def answers(client: Client, event: Mapping[str, Any]) -> bool:
     it would otherwise ask in its terminal), and `PermissionRequest` of every other tool (a
     permission prompt about to be shown). `PreToolUse` of other tools runs for every call, also
     the ones already allowed, so it is never asked about. Codex: `PermissionRequest`, for shell,
-    exec, network, patch and MCP approvals.
+    exec, network, patch and MCP approvals, and `PreToolUse` of any tool, whose hook a person
+    installs by hand for the tools its matcher names (docs/clients/codex.md): it is the one event
+    at which Codex takes a changed call.
     """
     tool = event.get("tool_name")
     if not isinstance(tool, str) or not tool:
         return False
     name = event.get("hook_event_name")
     if client == "codex":
-        return name == PERMISSION_REQUEST
+        return name in (PERMISSION_REQUEST, PRE_TOOL_USE)
     if name == PRE_TOOL_USE:
         return tool in (ASK_TOOL, PLAN_TOOL)
     return name == PERMISSION_REQUEST and tool not in (ASK_TOOL, PLAN_TOOL)

@@ -1,15 +1,20 @@
-"""An agent CLI's permission prompt (a `PermissionRequest` hook event) in plain data: the call it
-asks about, its approval card, and the hook's output for a decision.
+"""An agent CLI's permission prompt (a `PermissionRequest` hook event, or Codex's `PreToolUse`) in
+plain data: the call it asks about, its approval card, and the hook's output for a decision.
 
 Standard library only, so that `uq hook`'s quick path (`cli._hook_rule`, a call a rule decides)
 builds exactly the card and the output the bridges do (`bridges.claude_code`, `bridges.codex`,
 which build theirs from this module) without loading pydantic. Claude Code's permission
 suggestions ride along: "Allow and don't ask again" gives them back as `updatedPermissions`;
 Codex has none (a hook that sends them fails closed). A call a person changed goes back to
-Claude Code as `updatedInput`; Codex reserves that field too, so its calls are not editable. A
-note beside a denial is in the `message` the model reads; beside an allow (whose decision has no
-field the model reads, in either CLI) it is the output's `systemMessage`, shown to the person in
-the agent's terminal.
+Claude Code's `PermissionRequest` and Codex's `PreToolUse` as `updatedInput`; Codex's
+`PermissionRequest` reserves that field, so its calls are not editable there. A note beside a
+denial is in the reason the model reads; beside an allow it is Codex `PreToolUse`'s
+`additionalContext` (the model reads it), elsewhere the output's `systemMessage`, shown to the
+person in the agent's terminal (`bridges.claude_code` also gives Claude Code's model the note
+through its `PostToolUse` hook).
+
+An output may be empty (`{}`): nothing to say, printed as nothing, and the CLI goes on as it would
+without the hook; Codex's `PreToolUse` refuses an `allow` that changes nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +29,13 @@ from user_questions._hooks.approval_card import (
     card_fields,
     denial_message,
 )
-from user_questions._hooks.events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, Client
+from user_questions._hooks.events import (
+    ASK_TOOL,
+    PERMISSION_REQUEST,
+    PLAN_TOOL,
+    PRE_TOOL_USE,
+    Client,
+)
 from user_questions.errors import ErrorCode, UserQuestionError
 
 __all__ = [
@@ -34,6 +45,7 @@ __all__ = [
     "describe_permission_updates",
     "permission_call",
     "permission_decision",
+    "pre_tool_use_output",
 ]
 
 AGENT_NAMES: dict[Client, str] = {"claude": "Claude", "codex": "Codex"}
@@ -56,6 +68,8 @@ class PermissionCall:
     arguments: dict[str, Any]
     updates: list[dict[str, Any]] = field(default_factory=list)
     """Claude Code's permission suggestions (permission updates, as they came)."""
+    event: str = PERMISSION_REQUEST
+    """The hook event that asks: `PermissionRequest`, or Codex's `PreToolUse`."""
 
     def card(self) -> dict[str, Any]:
         """The approval card, as a question's JSON object."""
@@ -64,9 +78,9 @@ class PermissionCall:
 
     @property
     def editable(self) -> bool:
-        """Whether the CLI takes a changed call (`updatedInput`): Claude Code does, Codex
-        reserves the field."""
-        return self.client == "claude"
+        """Whether the CLI takes a changed call (`updatedInput`): Claude Code does, and Codex at
+        `PreToolUse` (its `PermissionRequest` reserves the field)."""
+        return self.client == "claude" or self.event == PRE_TOOL_USE
 
     def allow(self, decision: ApprovalDecision) -> dict[str, Any]:
         """The decision an allow sends back: with the call as the person changed it, or with
@@ -88,32 +102,58 @@ class PermissionCall:
         return {"behavior": "allow"}
 
     def output(self, decision: ApprovalDecision) -> dict[str, Any]:
-        """The hook's output for `decision`: an allow (its note, if any, as the output's
-        `systemMessage`), or a denial with the reason and the note for the model."""
+        """The hook's output for `decision`: an allow (its note, if any, where the event has a
+        field for it), or a denial with the reason and the note for the model."""
+        if self.event == PRE_TOOL_USE:
+            return self._pre_tool_use(decision)
         if not decision.allowed:
-            return permission_decision(
-                {"behavior": "deny", "message": denial_message(decision, self.tool)}
-            )
+            return self.refusal(denial_message(decision, self.tool))
         output = permission_decision(self.allow(decision))
         note = allowed_note(decision, self.tool)
         if note is not None:
             output["systemMessage"] = note
         return output
 
+    def refusal(self, message: str) -> dict[str, Any]:
+        """The hook's output denying the call with `message` for the model."""
+        if self.event == PRE_TOOL_USE:
+            return pre_tool_use_output(
+                {"permissionDecision": "deny", "permissionDecisionReason": message}
+            )
+        return permission_decision({"behavior": "deny", "message": message})
+
+    def _pre_tool_use(self, decision: ApprovalDecision) -> dict[str, Any]:
+        """Codex's `PreToolUse` output: a changed call as `allow` with `updatedInput` (the only
+        `allow` Codex takes), an unchanged allow as nothing, and a note as `additionalContext`."""
+        if not decision.allowed:
+            return self.refusal(denial_message(decision, self.tool))
+        fields: dict[str, Any] = {}
+        if decision.edited is not None:
+            fields = {"permissionDecision": "allow", "updatedInput": decision.edited}
+        note = allowed_note(decision, self.tool)
+        if note is not None:
+            fields["additionalContext"] = note
+        return pre_tool_use_output(fields) if fields else {}
+
 
 def permission_call(client: Client, event: Mapping[str, Any]) -> PermissionCall | None:
-    """The call `event` asks permission for; `None` when it is not a permission prompt.
+    """The call `event` asks permission for; `None` when it is not a permission prompt (a
+    `PermissionRequest`, or for Codex also a `PreToolUse`).
 
     Raises:
         UserQuestionError: `BAD_REQUEST` for a Claude Code prompt whose `tool_input` is not an
             object.
     """
     tool = event.get("tool_name")
-    if event.get("hook_event_name") != PERMISSION_REQUEST or not isinstance(tool, str) or not tool:
+    name = event.get("hook_event_name")
+    if not isinstance(tool, str) or not tool:
         return None
     input = event.get("tool_input")
-    if client == "codex":
-        return PermissionCall(client, tool, input if isinstance(input, dict) else {"input": input})
+    if client == "codex" and name in (PERMISSION_REQUEST, PRE_TOOL_USE):
+        arguments = input if isinstance(input, dict) else {"input": input}
+        return PermissionCall(client, tool, arguments, event=str(name))
+    if name != PERMISSION_REQUEST:
+        return None
     if tool in (ASK_TOOL, PLAN_TOOL):
         return None
     if not isinstance(input, dict):
@@ -128,6 +168,12 @@ def permission_decision(decision: dict[str, Any]) -> dict[str, Any]:
     """A `PermissionRequest` hook's output: `{"hookSpecificOutput": {"hookEventName":
     "PermissionRequest", "decision": decision}}`, the same for Claude Code and Codex."""
     return {"hookSpecificOutput": {"hookEventName": PERMISSION_REQUEST, "decision": decision}}
+
+
+def pre_tool_use_output(fields: dict[str, Any]) -> dict[str, Any]:
+    """A `PreToolUse` hook's output: `{"hookSpecificOutput": {"hookEventName": "PreToolUse",
+    **fields}}`."""
+    return {"hookSpecificOutput": {"hookEventName": PRE_TOOL_USE, **fields}}
 
 
 def describe_permission_updates(updates: Sequence[Any]) -> str | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 import anyio
@@ -42,11 +42,13 @@ from user_questions._reading.wire import parse_wire
 from user_questions.abort import AbortSignal
 from user_questions.approvals import (
     DECISION_TIMEOUT,
+    allowed_note,
     approval_of,
     approval_question,
     decision_for,
     denial_message,
 )
+from user_questions.bridges.claude_notes import AllowedNotes
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval
 from user_questions.service import AskUserQuestionRequest, UserQuestionProvider
@@ -61,6 +63,7 @@ from user_questions.types import (
 __all__ = [
     "ANSWER_SEPARATOR",
     "ASK_TOOL",
+    "AllowedNotes",
     "DISMISSED",
     "PLAN_TOOL",
     "Permission",
@@ -93,6 +96,9 @@ class PermissionAllow:
     updated_input: dict[str, Any]
     updated_permissions: list[Any] | None = None
     behavior: Literal["allow"] = "allow"
+    note: str | None = field(default=None, kw_only=True)
+    """What the person noted beside the allow, for the model (`allowed_note`); not part of the
+    response, which has no field for it: `can_use_tool` hands it to an `AllowedNotes`."""
 
     def to_dict(self) -> dict[str, Any]:
         """The control-protocol response: `{"behavior": "allow", "updatedInput",
@@ -292,14 +298,15 @@ async def _decide(
     decision = decision_for(card, await _ask(provider, [card], approval, signal))
     if not decision.allowed:
         return PermissionDeny(denial_message(decision, tool_name))
-    if decision.note:
+    note = allowed_note(decision, tool_name) if decision.note else None
+    if note is not None:
         logger.info(
             "the note beside the allowed %s call has no field in Claude's allow: %s",
             tool_name,
             decision.note,
         )
     call = dict(input) if decision.edited is None else decision.edited
-    return PermissionAllow(call, list(suggestions) if decision.always else None)
+    return PermissionAllow(call, list(suggestions) if decision.always else None, note=note)
 
 
 def can_use_tool(
@@ -307,13 +314,16 @@ def can_use_tool(
     *,
     fallback: CanUseTool | None = None,
     decision_timeout: float | None = DECISION_TIMEOUT,
+    notes: AllowedNotes | None = None,
 ) -> CanUseTool:
     """A `can_use_tool` callback for `ClaudeAgentOptions` answering through `provider`.
 
     `provider` may be any provider, or `ctx.user_questions` so that the service's events and
     checks apply. `AskUserQuestion` and `ExitPlanMode` are always asked; other tools go to
     `fallback` when given, else are asked as Allow / Deny. Each call is decided as `decide`
-    decides it, within `decision_timeout` seconds.
+    decides it, within `decision_timeout` seconds. A note beside an allowed call is kept in
+    `notes`, whose `PostToolUse` hook (`AllowedNotes.hooks()`, in the same options) gives it to
+    the model once the call has run; without `notes` it is logged.
     """
 
     async def callback(tool_name: str, input: dict[str, Any], context: Any = None) -> Any:
@@ -323,6 +333,8 @@ def can_use_tool(
         permission = await decide(
             provider, tool_name, input, suggestions=suggestions, decision_timeout=decision_timeout
         )
+        if isinstance(permission, PermissionAllow) and permission.note and notes is not None:
+            notes.keep(tool_name, permission.updated_input, permission.note)
         return _for_sdk(permission)
 
     return callback

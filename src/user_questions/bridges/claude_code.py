@@ -21,19 +21,23 @@ used and where it comes from.
   `decision.behavior: "allow"` (with `updatedPermissions` = the suggestions, for "don't ask
   again"), or with `updatedInput` = the call as the person changed it ("Edit and allow");
   Deny or a reason typed -> `"deny"` with the reason (and a note) as `message`; a note beside an
-  allow is the output's `systemMessage` (the allow has no field the model reads); a dismissal ->
+  allow is the output's `systemMessage` (the allow has no field the model reads), and is kept
+  (`_hooks.allowed_notes`) for the call's `PostToolUse`, whose `additionalContext` gives it to the
+  model once the call has run; a dismissal ->
   `"deny"` with `interrupt: true`, as Esc at Claude Code's own prompt stops the turn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from user_questions._hooks.events import ASK_TOOL, PLAN_TOOL, PRE_TOOL_USE, answers
+from user_questions._hooks.allowed_notes import NotedCall, keep_note
+from user_questions._hooks.events import ASK_TOOL, PLAN_TOOL, PRE_TOOL_USE, answers, hook_origin
 from user_questions._hooks.permission_call import permission_call
 from user_questions.bridges.claude import DISMISSED, answers_to_claude, questions_from_claude
-from user_questions.bridges.hook import HookAsk, HookOutput, approval_ask
+from user_questions.bridges.hook import HookAsk, HookOutput, approval_ask, permission_decision
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.tool_exit_plan_mode import verdict, verdict_text
 from user_questions.types import AskUserQuestionAnswer
@@ -64,9 +68,18 @@ def hook_ask(event: Mapping[str, Any]) -> HookAsk | None:
         return _plan_review(_tool_input(event))
     call = permission_call("claude", event)
     assert call is not None  # a permission prompt, as `answers` found
-    return approval_ask(
-        call, dismissed={"behavior": "deny", "message": DISMISSED, "interrupt": True}
-    )
+    asked = approval_ask(call, dismissed=permission_decision(_APPROVAL_DISMISSED))
+    session_id = hook_origin("claude", event).session_id
+
+    def answered(answer: AskUserQuestionAnswer) -> HookOutput:
+        output = asked.answered(answer)
+        note = output.get("systemMessage")
+        if isinstance(note, str):  # allowed with a note: for the model, once the call has run
+            runs = output["hookSpecificOutput"]["decision"].get("updatedInput", call.arguments)
+            keep_note(NotedCall(session_id, call.tool, runs), note)
+        return output
+
+    return replace(asked, answered=answered)
 
 
 def _questions(input: dict[str, Any]) -> HookAsk:

@@ -20,7 +20,8 @@ from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 __all__ = ["HookAsk", "HookOutput", "approval_ask", "permission_decision"]
 
 HookOutput = dict[str, Any]
-"""The JSON object a hook prints on stdout."""
+"""The JSON object a hook prints on stdout; an empty one is printed as nothing (the CLI goes on as
+it would without the hook)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,11 +38,11 @@ class HookAsk:
     folder), sent beside the card; `None` for plain questions."""
 
 
-def approval_ask(call: PermissionCall, *, dismissed: dict[str, Any]) -> HookAsk:
+def approval_ask(call: PermissionCall, *, dismissed: HookOutput) -> HookAsk:
     """A permission prompt about `call`, asked on its approval card (sent beside it as its
     `approval`, editable where the CLI takes a changed call): an allow gives the decision the call
     makes of it (with the changed call, if the person changed it), a denial denies with the
-    person's reason and note for the model, a dismissal gives the `dismissed` decision, and an
+    person's reason and note for the model, a dismissal gives the `dismissed` output, and an
     answer the card does not offer is no decision (`BAD_ANSWER`: the CLI asks in its own
     terminal)."""
     card = AskUserQuestionItem.model_validate(call.card())
@@ -49,6 +50,5 @@ def approval_ask(call: PermissionCall, *, dismissed: dict[str, Any]) -> HookAsk:
     def answered(answer: AskUserQuestionAnswer) -> HookOutput:
         return call.output(decision_for(card, answer))
 
-    dismissal = permission_decision(dismissed)
     approval = approval_of(call.tool, call.arguments, editable=call.editable)
-    return HookAsk([card], answered, lambda: dismissal, approval)
+    return HookAsk([card], answered, lambda: dismissed, approval)

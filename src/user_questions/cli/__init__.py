@@ -151,8 +151,9 @@ def main() -> None:
 
         client = hook_run_client(sys.argv[1:])
         if client is not None:
-            if not is_answered(client):
-                return  # not an event the hook asks about: the CLI goes on as without the hook
+            if not is_answered(client):  # the CLI goes on as without the hook
+                _give_kept_note(client)
+                return
             from user_questions.cli._hook_options import fast_options
 
             options = fast_options(sys.argv[1:])
@@ -179,6 +180,18 @@ def main() -> None:
         raise SystemExit(130) from None
 
 
+def _give_kept_note(client: Client) -> None:
+    """Print the `PostToolUse` output that gives the model a note kept for the call that has
+    just run, if there is one (`_hook_stdin.note_for_the_model`)."""
+    from user_questions.cli._hook_stdin import note_for_the_model
+
+    output = note_for_the_model(client)
+    if output is not None:
+        import json
+
+        print(json.dumps(output, ensure_ascii=False), flush=True)
+
+
 def _hook(client: Client, options: HookOptions) -> None:
     """Run the hook: its quick path first (a call a rule decides: one HTTP request, nothing
     else loaded), then, when a person is to be asked, the full one."""
@@ -188,8 +201,9 @@ def _hook(client: Client, options: HookOptions) -> None:
     from user_questions.cli._hook_stdin import event_text
 
     output = rule_output(client, options, event_text())
-    if output is not None:
-        print(json.dumps(output, ensure_ascii=False), flush=True)
+    if output is not None:  # a rule decided; an empty output says nothing (the CLI goes on)
+        if output:
+            print(json.dumps(output, ensure_ascii=False), flush=True)
         return
     from user_questions.cli._hook_run import run
 

@@ -94,4 +94,4 @@ def _hook_command(client: Client, events: str) -> Callable[..., None]:
 
 
 hook_app.command(_hook_command("claude", "PreToolUse and PermissionRequest"), name="claude")
-hook_app.command(_hook_command("codex", "PermissionRequest"), name="codex")
+hook_app.command(_hook_command("codex", "PermissionRequest and PreToolUse"), name="codex")

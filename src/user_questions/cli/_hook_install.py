@@ -6,7 +6,9 @@ Each CLI reads its hooks from a JSON file it documents:
   `<project>/.claude/settings.json` (project, shared) and `<project>/.claude/settings.local.json`
   (local, yours), as `{"hooks": {"<Event>": [{"matcher", "hooks": [{"type": "command",
   "command", "timeout", "statusMessage"}]}]}}`. uq adds `PreToolUse` for `AskUserQuestion` and
-  `ExitPlanMode`, and `PermissionRequest` for every tool.
+  `ExitPlanMode`, `PermissionRequest` for every tool, and `PostToolUse` for every tool (which
+  gives the model a note the person wrote beside an allowed call, once it has run; it asks
+  nothing, so it has a short timeout and no status message).
 - Codex: `~/.codex/hooks.json` (user; `$CODEX_HOME` moves it) and `<project>/.codex/hooks.json`
   (project), in the same shape; uq adds `PermissionRequest`. Codex runs a new hook only once
   it is trusted in its `/hooks` view.
@@ -47,6 +49,7 @@ from typing import Annotated, Any, Literal
 import anyio
 from cyclopts import Parameter
 
+from user_questions._hooks.allowed_notes import POST_TOOL_USE
 from user_questions._hooks.events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, PRE_TOOL_USE
 from user_questions._host_link.tls import client_context
 from user_questions._reading.json_reader import load_json
@@ -67,6 +70,8 @@ WITHDRAW_MARGIN = 10
 MIN_TIMEOUT = 30
 STATUS = "Asking in the user-questions inbox"
 """What the CLI shows while the hook waits."""
+NOTE_TIMEOUT = 30
+"""Seconds Claude Code gives the `PostToolUse` hook, which only reads a kept note."""
 
 _NAME_CHARACTERS = re.compile(r"[^A-Za-z0-9._-]+")
 _UNREACHABLE = frozenset({ErrorCode.HOST_UNREACHABLE, ErrorCode.STORE_UNAVAILABLE})
@@ -101,6 +106,11 @@ def _codex_home() -> Path:
     return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
 
 
+def _note_giver(handler: dict[str, Any]) -> dict[str, Any]:
+    """The `PostToolUse` handler: the same command, which asks nothing there."""
+    return {"type": "command", "command": handler["command"], "timeout": NOTE_TIMEOUT}
+
+
 _TARGETS: dict[ClientName, _Target] = {
     "claude": _Target(
         "Claude Code",
@@ -112,6 +122,7 @@ _TARGETS: dict[ClientName, _Target] = {
         lambda handler: {
             PRE_TOOL_USE: {"matcher": f"{ASK_TOOL}|{PLAN_TOOL}", "hooks": [handler]},
             PERMISSION_REQUEST: {"matcher": "*", "hooks": [handler]},
+            POST_TOOL_USE: {"matcher": "*", "hooks": [_note_giver(handler)]},
         },
     ),
     "codex": _Target(

@@ -55,7 +55,7 @@ def run(client: Client, options: HookOptions) -> None:
     except Exception as error:  # never a traceback, never a denial: the CLI asks instead
         _leave(client, f"{type(error).__name__}: {error}")
     else:
-        if output is not None:
+        if output:  # an empty output says nothing: the CLI goes on as without the hook
             print(json.dumps(output, ensure_ascii=False), flush=True)
 
 

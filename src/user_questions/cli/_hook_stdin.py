@@ -3,7 +3,8 @@ else is loaded.
 
 Standard library only. `main` calls `hook_run_client` first: for `uq hook claude` or `uq hook codex`
 (run by the CLI with the event on stdin) it reads the event and leaves at once, printing nothing,
-when the event is not one `uq hook` asks about (`_hooks.events.answers`); only an event it answers
+when the event is not one `uq hook` asks about (`_hooks.events.answers`), after giving Claude Code's
+model the note kept for a call that has just run (`note_for_the_model`); only an event it answers
 goes on to the command line parser and the ask (`cli._hook`), which reads the same text again
 through `event_text`.
 """
@@ -13,10 +14,11 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from user_questions._hooks.events import CLIENTS, MAX_EVENT_BYTES, Client, answers, parse_event
 
-__all__ = ["event_text", "hook_run_client", "is_answered"]
+__all__ = ["event_text", "hook_run_client", "is_answered", "note_for_the_model"]
 
 _HELP = frozenset({"-h", "--help", "--version"})
 
@@ -42,3 +44,14 @@ def is_answered(client: Client) -> bool:
     """Whether the event on stdin is one `uq hook <client>` asks a person about."""
     event = parse_event(event_text())
     return event is not None and answers(client, event)
+
+
+def note_for_the_model(client: Client) -> dict[str, Any] | None:
+    """For Claude Code's `PostToolUse` of a call a person allowed with a note: the output giving
+    the model that note (`_hooks.allowed_notes`); `None` for every other event."""
+    event = parse_event(event_text())
+    if client != "claude" or event is None:
+        return None
+    from user_questions._hooks.allowed_notes import delivered_note
+
+    return delivered_note(event)

@@ -18,7 +18,8 @@ resume value. Nothing waits in memory, so a question survives the process that a
   many threads at once, in a long-running process.
 
 Interrupt values it understands: ours; Agent Inbox's list of `HumanInterrupt`s (answered with
-its list of `HumanResponse`s); a string (asked as a free-text question, resumed with the text);
+its list of `HumanResponse`s; a lone card that allows `accept` and `edit` is asked as an editable
+approval of its action, and a changed call resumes it with an `edit` response); a string (asked as a free-text question, resumed with the text);
 any other value (shown as JSON, resumed with the text). An interrupt whose `response_schema`
 (`interrupt(value, response_schema=...)`) is a form this package can ask (`_reading.forms`: a flat
 object of texts, numbers, yes-or-no and choices) is asked as that form, and resumed with the
@@ -59,9 +60,10 @@ except ImportError as error:  # pragma: no cover - exercised by hand without the
 from user_questions._checks import check_answer, check_request
 from user_questions._reading.forms import schema_problem
 from user_questions._reading.wire import parse_answer
-from user_questions.approvals import fenced
+from user_questions.approvals import ALLOW, approval_of, approval_question, fenced
 from user_questions.asker import Asker, Question, questions_of
 from user_questions.errors import ErrorCode, UserQuestionError
+from user_questions.frames import MAX_ID_LENGTH, Approval
 from user_questions.integrations._asking import all_or_none, timeout_signal
 from user_questions.types import (
     AskUserQuestionAnswer,
@@ -87,6 +89,8 @@ logger = logging.getLogger(__name__)
 
 ASK_INTERRUPT = "user-questions/ask"
 """The `type` of the interrupt value `ask_user` raises."""
+AGENT = "langgraph"
+"""Who asks, on an editable Agent Inbox card's approval."""
 ACCEPT = "Accept"
 IGNORE = "Ignore"
 """The options of an Agent Inbox interrupt; typed text is its `response`."""
@@ -161,6 +165,9 @@ class _Mapping:
     """The resume value of an answer; raises `ASK_CANCELLED` for one the graph cannot take."""
     failed: Callable[[UserQuestionError], Any]
     """The resume value of a failed ask, or raises the error (leaving the interrupt pending)."""
+    approval: Approval | None = None
+    """The call the questions approve, when the graph takes it changed (an Agent Inbox card
+    that allows `edit`)."""
 
 
 class _ActionRequest(BaseModel):
@@ -240,6 +247,9 @@ def _inbox_requests(value: object) -> list[_HumanInterrupt] | None:
 
 
 def _inbox_mapping(requests: list[_HumanInterrupt]) -> _Mapping:
+    editable = _editable_call(requests)
+    if editable is not None:
+        return _editable_inbox_mapping(requests[0], editable)
     ids = (
         [f"{_ACTION_ID}-{n + 1}" for n in range(len(requests))]
         if len(requests) > 1
@@ -254,6 +264,39 @@ def _inbox_mapping(requests: list[_HumanInterrupt]) -> _Mapping:
         ]
 
     return _Mapping(questions, read=read, failed=_raise)
+
+
+def _editable_call(requests: list[_HumanInterrupt]) -> Approval | None:
+    """A lone card that allows both `accept` and `edit`, as an editable approval of its action;
+    `None` otherwise (the host checks an edit against a request's one approval)."""
+    if len(requests) != 1:
+        return None
+    (request,) = requests
+    if not (request.config.allow_edit and request.config.allow_accept):
+        return None
+    action = request.action_request
+    return approval_of(action.action[:MAX_ID_LENGTH], action.args, agent=AGENT, editable=True)
+
+
+def _editable_inbox_mapping(request: _HumanInterrupt, call: Approval) -> _Mapping:
+    """A card that allows `edit`, asked as the approval card of its action (the host shows a
+    request with an approval as that card, so that what a person reads is what a rule matches):
+    `Allow` accepts, `Allow` with the call changed edits, anything else is read as on any inbox
+    card (typed text a response, a skip or `Deny` an ignore, where the config allows them)."""
+    reason = request.description
+    question = approval_question(call.tool, call.input, id=_ACTION_ID, reason=reason)
+
+    def read(answer: AskUserQuestionAnswer) -> list[dict[str, Any]]:
+        (item,) = answer.answers
+        if item.selected == [ALLOW] and item.edited is not None:
+            edited = {"action": request.action_request.action, "args": item.edited}
+            return [{"type": "edit", "args": edited}]
+        if item.selected == [ALLOW]:
+            return [{"type": "accept", "args": None}]
+        skipped = item.model_copy(update={"selected": []})  # `Deny` reads as a skip
+        return [_human_response(request, skipped)]
+
+    return _Mapping([question], read=read, failed=_raise, approval=call)
 
 
 def _inbox_question(id: str, request: _HumanInterrupt) -> AskUserQuestionItem:
@@ -334,6 +377,7 @@ async def _resume_value(
                 mapping.questions,
                 signal=signal,
                 rpc_id=rpc_id_of(thread_id, pending.id, generation),
+                approval=mapping.approval,
             )
         except UserQuestionError as error:
             ours = signal is not None and signal.aborted

@@ -123,8 +123,10 @@ def test_an_agents_sdk_question_is_answered_in_the_browser(
     )
 
 
-async def forward_the_inbox_interrupt(host: Host, session: str) -> Any:
-    graph = graph_of(inbox_node(EVERYTHING))
+async def forward_the_inbox_interrupt(
+    host: Host, session: str, allow: dict[str, bool] = EVERYTHING
+) -> Any:
+    graph = graph_of(inbox_node(allow))
     config = {"configurable": {"thread_id": session}}
     await graph.ainvoke({}, config)
     async with connect(host.url, session=session) as asker:
@@ -142,3 +144,23 @@ def test_an_agent_inbox_interrupt_is_accepted_in_the_browser(
     card.locator(".option", has_text="Accept").click()
     card.get_by_role("button", name="Submit").click()
     assert done.result(timeout=ANSWER_SECONDS) == {"response": {"type": "accept", "args": None}}
+
+
+def test_an_agent_inbox_interrupt_is_edited_in_the_browser(
+    portal: BlockingPortal, host: Host, open_inbox: OpenInbox, session: str
+) -> None:
+    inbox = open_inbox()
+    editable = {**EVERYTHING, "allow_edit": True}
+    done = portal.start_task_soon(forward_the_inbox_interrupt, host, session, editable)
+    card = inbox.card(session)
+    card.get_by_role("button", name="Edit and allow").click()
+    arguments = card.get_by_role("textbox", name="The call's arguments, as JSON")
+    arguments.fill('{"to": "team@example.com"}')
+    expect(card.locator(".diff ins")).to_contain_text("team@example.com")
+    card.get_by_role("button", name="Allow with changes").click()
+    assert done.result(timeout=ANSWER_SECONDS) == {
+        "response": {
+            "type": "edit",
+            "args": {"action": "send_email", "args": {"to": "team@example.com"}},
+        }
+    }
