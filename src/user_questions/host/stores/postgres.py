@@ -194,11 +194,12 @@ node on it are counted one after another."""
 _VOTE = f"""
     WITH voted AS (
         INSERT INTO {SCHEMA}.approvals (rpc_id, person, digest, call, via, at)
-        VALUES (%s, %s, %s, %s::json, %s, %s) ON CONFLICT DO NOTHING RETURNING person
+        VALUES (%s, %s, %s, %s::json, %s, %s) ON CONFLICT DO NOTHING RETURNING person, rpc_id
     ), {_appended("voted")}
-    SELECT person FROM voted
+    SELECT person, {_NOTIFY} FROM voted
 """
-"""Records a person's approval of a call, once, with its audit record."""
+"""Records a person's approval of a call, once, with its audit record; every host hears of it
+(on commit), so that each shows the new count."""
 _VOTERS = f"""
     SELECT person FROM {SCHEMA}.approvals WHERE rpc_id = %s AND digest = %s ORDER BY at, person
 """

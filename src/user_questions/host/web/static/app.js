@@ -19,7 +19,7 @@ import { planReviewOf } from "./presentation.js";
 import { ReconnectingSocket, socketUrl } from "./protocol.js";
 import { QuestionsCard } from "./questions-card.js";
 import { QueueView } from "./queue.js";
-import { PendingRequests, groupCount, isRequest } from "./requests.js";
+import { PendingRequests, groupCount, isRequest, quorumOf } from "./requests.js";
 import { SignIn } from "./sign-in.js";
 
 const TITLE = "user-questions";
@@ -188,6 +188,8 @@ function onFrame(frame) {
     settled(payload.questionRpcId, payload.settled);
   } else if (payload.type === "question/group") {
     if (Number.isInteger(payload.count)) counted(payload.questionRpcId, payload.count);
+  } else if (payload.type === "question/quorum") {
+    tallied(payload.questionRpcId, payload.quorum);
   } else if (payload.type === "client-response/receipt") cards.get(frame.rpcId)?.receipt(payload);
 }
 
@@ -213,7 +215,10 @@ function addRequest(frame) {
   const known = isObject(frame) ? requests.get(frame.rpcId) : undefined;
   if (known !== undefined) {
     known.seenOn = generation;
-    if (isRequest(frame)) counted(known.rpcId, groupCount(frame));
+    if (isRequest(frame)) {
+      counted(known.rpcId, groupCount(frame));
+      tallied(known.rpcId, frame.quorum);
+    }
     return null;
   }
   if (!isRequest(frame)) {
@@ -267,6 +272,15 @@ function counted(rpcId, count) {
   cards.get(rpcId)?.setCount(count);
   queue.forget(rpcId);
   scheduleRender();
+}
+
+/** Who approved a card that needs several approvals changed (`question/quorum`): the card and
+ * the frame it is made from again show the count. */
+function tallied(rpcId, quorum) {
+  const request = requests.get(rpcId);
+  if (request === undefined) return;
+  request.frame = { ...request.frame, quorum };
+  cards.get(rpcId)?.setQuorum(quorumOf(request.frame));
 }
 
 /** A request was settled (`question/resolved`): its card says how, or it leaves the list. */
