@@ -100,6 +100,8 @@ const connection = new ReconnectingSocket(socketUrl(window.location), { onFrame,
 const signIn = new SignIn(byId("sign-in"), () => connection.retryNow());
 const env = {
   drafts,
+  /** The token's role (`GET /api/me`), once known: only an admin is offered a quorum's rule. */
+  role: null,
   send: (frame) => connection.send(frame),
   closed: (card, why) => closeCard(card, why),
 };
@@ -468,6 +470,7 @@ function onStatus(status) {
     generation += 1;
     replay = null;
     setStatus(t("Connected"));
+    learnRole();
   } else {
     cards.forEach((card) => card.connectionLost());
     const tick = () => {
@@ -486,6 +489,27 @@ function onStatus(status) {
 
 function setStatus(text) {
   view.statusText.textContent = text;
+}
+
+/** Ask the host who this page's token is; when its role changes, the quorums' cards are made
+ * again (what they offer depends on it). */
+async function learnRole() {
+  let role = null;
+  try {
+    const response = await fetch("api/me", { cache: "no-store" });
+    if (response.ok) role = (await response.json()).role ?? null;
+  } catch {
+    return;
+  }
+  if (role === env.role) return;
+  env.role = role;
+  for (const [rpcId, card] of cards) {
+    if (card.sending !== null || quorumOf(requests.get(rpcId)?.frame ?? {}) === null) continue;
+    card.stop();
+    card.element.remove();
+    cards.delete(rpcId);
+  }
+  scheduleRender();
 }
 
 /** A socket that never opens may mean the host was restarted with another token: say so. */
