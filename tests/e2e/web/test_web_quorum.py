@@ -20,7 +20,6 @@ from tests.e2e.test_uq_hook import UQ
 from tests.e2e.web.conftest import Host, inboxes
 from tests.e2e.web.test_web_hooks import HOOK_SECONDS, fixture_event
 
-
 REMEMBER = "Allow and don't ask again"
 
 

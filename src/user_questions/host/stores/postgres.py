@@ -587,12 +587,13 @@ class PostgresStore(AsyncLifetime):
                     f"DELETE FROM {SCHEMA}.questions WHERE state <> 'pending' AND settled_at < %s",
                     (settled_before,),
                 )
-                # What the chat bots kept of them goes with them, and so do the codes no one
-                # used.
-                await connection.execute(
-                    f"DELETE FROM {SCHEMA}.chat_messages "
-                    f"WHERE rpc_id NOT IN (SELECT rpc_id FROM {SCHEMA}.questions)"
-                )
+                # What the chat bots kept of them and their quorums' approvals go with them
+                # (the audit log keeps its records of each), and so do the codes no one used.
+                for kept in ("chat_messages", "approvals"):
+                    await connection.execute(
+                        f"DELETE FROM {SCHEMA}.{kept} "
+                        f"WHERE rpc_id NOT IN (SELECT rpc_id FROM {SCHEMA}.questions)"
+                    )
                 await connection.execute(
                     f"DELETE FROM {SCHEMA}.chat_codes WHERE expires_at <= now()"
                 )
