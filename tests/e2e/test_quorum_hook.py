@@ -86,9 +86,9 @@ def test_two_people_allow_the_call_the_hook_waiting_for_the_second(
     assert again["message"] == "your approval was counted already; 1 of 2 approved: alice"
     assert asking.poll() is None
     assert [frame["rpcId"] for frame in host.pending()] == [card["rpcId"]]
-    listed = uq("pending", "--url", host.base, "--token", tokens["bob"])
-    assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.rstrip().endswith("(1 of 2 approved: alice)"), listed.stdout
+    waiting = uq("pending", "--url", host.base, "--token", tokens["bob"])
+    assert waiting.returncode == 0, waiting.stderr
+    assert waiting.stdout.rstrip().endswith("(1 of 2 approved: alice)"), waiting.stdout
     as_json = uq("pending", "--url", host.base, "--token", tokens["bob"], "--json")
     assert json.loads(as_json.stdout)["quorum"] == {"needed": 2, "approvedBy": ["alice"]}
     assert approve(host, tokens["bob"], card, "Allow") == {"accepted": True}

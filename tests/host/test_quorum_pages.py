@@ -15,7 +15,12 @@ import pytest
 from tests.host.conftest import answer, next_frame
 from tests.host.test_hub_multinode import frame_of, node
 from user_questions.approvals import ALLOW, approval_question
-from user_questions.frames import Approval, QuestionQuorumFrame, QuestionRequestedFrame
+from user_questions.frames import (
+    Approval,
+    QuestionQuorumFrame,
+    QuestionRequestedFrame,
+    QuestionResolvedFrame,
+)
 from user_questions.host.hub import Hub
 from user_questions.host.stores import Store, StoredQuestion
 from user_questions.outcomes import Outcome, Surface
@@ -97,6 +102,10 @@ async def test_an_approval_on_one_node_is_counted_on_the_others_pages(pg_url: st
         tallies.append(people)
         heard.set()
 
+    def told(record: StoredQuestion) -> None:
+        settled.append(record)
+        asker_told.set()
+
     async with node(pg_url) as shown_on, node(pg_url) as approved_on:
         shown_on.on_tally(tallied)
         page = shown_on.subscribe()
@@ -107,7 +116,7 @@ async def test_an_approval_on_one_node_is_counted_on_the_others_pages(pg_url: st
             asked_by="deploy",
             approval=APPROVAL,
             approvals=2,
-            watcher=lambda record: (settled.append(record), asker_told.set()),
+            watcher=told,
         )
         await frame_of(page, "question/requested")
         assert await allow(approved_on, "apply", "alice") == "1 of 2 approved: alice"
@@ -123,8 +132,8 @@ async def test_an_approval_on_one_node_is_counted_on_the_others_pages(pg_url: st
         assert card_quorum(shown_on) == {"needed": 2, "approvedBy": ["alice"]}
         # bob approves on the other node: the second approval settles it for both
         assert await allow(shown_on, "apply", "bob") is None
-        closed = await frame_of(page, "question/resolved")
-        assert closed["payload"]["settled"] == Outcome.ANSWERED
+        closed = QuestionResolvedFrame.model_validate(await frame_of(page, "question/resolved"))
+        assert closed.payload.settled is Outcome.ANSWERED
         with anyio.fail_after(30):  # the asker's node hears of it from the store
             await asker_told.wait()
         assert [record.outcome for record in settled] == [Outcome.ANSWERED]
