@@ -254,11 +254,11 @@ class QuestionRequestedFrame(Frame):
     digest: StrictStr | None = None
     """The card's digest: SHA-256 (hex) of the canonical JSON of its questions and approval as
     the host stored them. A client sends it back with its answer (`ClientResponse.digest`)."""
-    group: RequestGroup | None = None
-    """When the card stands for identical requests of its asker: how many (absent: one)."""
     quorum: Quorum | None = None
     """When its call needs several people's approvals: how many, and who approved it so far
     (`question/quorum` keeps it current); absent when one approval settles it."""
+    group: RequestGroup | None = None
+    """When the card stands for identical requests of its asker: how many (absent: one)."""
 
 
 class QuestionReplay(Frame):
