@@ -231,8 +231,11 @@ class Answering:
             by=tap.pairing.person,
             sees=viewer(identity),
         )
+        if receipt.accepted and receipt.message is not None:
+            # One approval of a quorum, counted: where it stands, in the person's language.
+            return self.quorum(tap.record) or receipt.message
         if receipt.accepted:
-            return receipt.message or gettext(SENT)  # one approval of a quorum: where it stands
+            return gettext(SENT)
         if receipt.reason == "bad-response" and receipt.message is not None:
             return gettext("Not sent: {reason}").format(reason=receipt.message)
         known = await self.store.get(tap.record.rpc_id)
