@@ -66,12 +66,15 @@ __all__ = [
     "PongFrame",
     "QuestionGroup",
     "QuestionGroupFrame",
+    "QuestionQuorum",
+    "QuestionQuorumFrame",
     "QuestionReplay",
     "QuestionReplayFrame",
     "QuestionRequested",
     "QuestionRequestedFrame",
     "QuestionResolved",
     "QuestionResolvedFrame",
+    "Quorum",
     "Receipt",
     "RequestGroup",
     "ReceiptFrame",
@@ -219,6 +222,16 @@ class RequestGroup(Frame):
     """How many requests the card stands for (itself included); one answer settles them all."""
 
 
+class Quorum(Frame):
+    """Where a request that needs several people's approvals stands (docs/rules.md): shown on
+    every person's card as `1 of 2 approved: alice`."""
+
+    needed: Annotated[StrictInt, Field(ge=2)]
+    """How many distinct people must approve the call."""
+    approved_by: list[StrictStr]
+    """Who approved the call as asked so far (token names), oldest first."""
+
+
 class QuestionRequestedFrame(Frame):
     """A pending request, pushed to every page on connect and when it becomes pending."""
 
@@ -241,6 +254,9 @@ class QuestionRequestedFrame(Frame):
     digest: StrictStr | None = None
     """The card's digest: SHA-256 (hex) of the canonical JSON of its questions and approval as
     the host stored them. A client sends it back with its answer (`ClientResponse.digest`)."""
+    quorum: Quorum | None = None
+    """When its call needs several people's approvals: how many, and who approved it so far
+    (`question/quorum` keeps it current); absent when one approval settles it."""
     group: RequestGroup | None = None
     """When the card stands for identical requests of its asker: how many (absent: one)."""
 
@@ -296,6 +312,21 @@ class QuestionGroupFrame(Frame):
     """Pushed to the pages that show a card when its group's count changes."""
 
     payload: QuestionGroup
+
+
+class QuestionQuorum(Frame):
+    """The payload saying that a person's approval was counted on a card that needs several
+    (`Quorum`): every page showing it updates its count."""
+
+    type: Literal["question/quorum"] = "question/quorum"
+    question_rpc_id: StrictStr
+    quorum: Quorum
+
+
+class QuestionQuorumFrame(Frame):
+    """Pushed to the pages that show a card when its quorum's count changes."""
+
+    payload: QuestionQuorum
 
 
 class Receipt(Frame):

@@ -1,7 +1,8 @@
 """A quorum and the card's digest in Telegram and Slack, on a real `uq serve` with each
 service's fake at its network edge and the real `uq hook claude`: each paired person's Allow on
 their own message of a request whose asker token needs two approvals is counted, the first told
-"1 of 2 approved: alice" with the hook still waiting, the second settling it; and a press on a
+"1 of 2 approved: alice" with the hook still waiting and every person's message edited in place
+with the count, the second settling it; and a press on a
 message whose stored card digest is not the request's is refused ("Not sent: the card changed
 since it was shown"), the request still pending."""
 
@@ -66,8 +67,15 @@ def test_each_persons_tap_is_counted_and_the_second_allows(
         [UQ, "hook", "claude", "--url", f"{host.base}/?token={deploy}"], event, tmp_path
     )
     hooks.append(asking)
+    assert "0 of 2 approved" in request_message(fake, ALICE).shown
     first = allow(fake, ALICE)
     assert fake.answer_to(first)["text"] == "1 of 2 approved: alice"
+    fake.wait(  # both people's messages edited in place with the count, their buttons kept
+        lambda: all(
+            "1 of 2 approved: alice" in message.shown and message.buttons
+            for message in (request_message(fake, ALICE), request_message(fake, BOB))
+        )
+    )
     assert asking.poll() is None
     assert len(host.pending()) == 1
     allow(fake, BOB)
@@ -119,6 +127,11 @@ def test_slack_counts_each_persons_click_and_refuses_a_stale_card(
         hooks.append(asking)
         slack_allow(slack, "U0ALICE")
         slack.wait(lambda: "1 of 2 approved: alice" in slack.ephemerals_for("U0ALICE"))
+        slack.wait(  # bob's message edited in place with the count
+            lambda: (
+                "1 of 2 approved: alice" in json.dumps(slack_request_message(slack, "U0BOB").blocks)
+            )
+        )
         assert asking.poll() is None
         slack_request_message(slack, "U0BOB")
         with sqlite3.connect(db) as connection:  # bob's message shows another card

@@ -86,6 +86,11 @@ def test_two_people_allow_the_call_the_hook_waiting_for_the_second(
     assert again["message"] == "your approval was counted already; 1 of 2 approved: alice"
     assert asking.poll() is None
     assert [frame["rpcId"] for frame in host.pending()] == [card["rpcId"]]
+    waiting = uq("pending", "--url", host.base, "--token", tokens["bob"])
+    assert waiting.returncode == 0, waiting.stderr
+    assert waiting.stdout.rstrip().endswith("(1 of 2 approved: alice)"), waiting.stdout
+    as_json = uq("pending", "--url", host.base, "--token", tokens["bob"], "--json")
+    assert json.loads(as_json.stdout)["quorum"] == {"needed": 2, "approvedBy": ["alice"]}
     assert approve(host, tokens["bob"], card, "Allow") == {"accepted": True}
     assert decision(asking) == {"behavior": "allow"}
     listed = uq("token", "list", "--store", str(host.db)).stdout
@@ -122,6 +127,7 @@ def test_the_count_survives_a_restart_between_the_approvals(
         host.start()
         (again,) = host.wait_pending(1)
         assert again["rpcId"] == card["rpcId"]
+        assert again["quorum"] == {"needed": 2, "approvedBy": ["alice"]}
         repeated = approve(host, tokens["alice"], card, "Allow")
         assert repeated["message"] == "your approval was counted already; 1 of 2 approved: alice"
         assert approve(host, tokens["bob"], card, "Allow") == {"accepted": True}

@@ -4,6 +4,7 @@ writer against its model, on generated records and on records a store has kept."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -20,12 +21,15 @@ from user_questions.frames import (
     Origin,
     QuestionGroup,
     QuestionGroupFrame,
+    QuestionQuorum,
+    QuestionQuorumFrame,
     QuestionReplay,
     QuestionReplayFrame,
     QuestionRequested,
     QuestionRequestedFrame,
     QuestionResolved,
     QuestionResolvedFrame,
+    Quorum,
     RequestGroup,
     RuleProposal,
     iso,
@@ -34,6 +38,7 @@ from user_questions.host._frame_text import (
     group_frame,
     grouped_frame,
     pending_reply,
+    quorum_frame,
     replay_frame,
     requested_frame,
     resolved_frame,
@@ -244,6 +249,29 @@ def test_a_card_of_identical_requests_and_its_count_are_the_models_text(
     assert grouped_frame(requested_frame(asked), count) == expected
     counted = QuestionGroupFrame(payload=QuestionGroup(question_rpc_id=asked.rpc_id, count=count))
     assert group_frame(asked.rpc_id, count) == counted.model_dump_json()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    new_questions(),
+    st.integers(min_value=2, max_value=10),
+    st.lists(_TEXT, max_size=10),
+    st.integers(min_value=1, max_value=100),
+)
+def test_a_quorums_card_and_its_count_are_the_models_text(
+    asked: NewQuestion, needed: int, approved_by: list[str], count: int
+) -> None:
+    quorum = Quorum(needed=needed, approved_by=approved_by)
+    group = None if count == 1 else RequestGroup(count=count)
+    shown = requested_model(asked).model_copy(update={"quorum": quorum, "group": group})
+    needing = replace(asked, approvals=needed)
+    written = grouped_frame(requested_frame(needing, approved_by=approved_by), count)
+    assert written == shown.model_dump_json()
+    assert requested_frame(asked, approved_by=approved_by) == requested_frame(asked)  # no quorum
+    pushed = QuestionQuorumFrame(
+        payload=QuestionQuorum(question_rpc_id=asked.rpc_id, quorum=quorum)
+    )
+    assert quorum_frame(asked.rpc_id, needed, approved_by) == pushed.model_dump_json()
 
 
 @given(_TEXT)

@@ -83,6 +83,8 @@ def test_two_people_allow_it_the_same_person_twice_does_not(host: Host) -> None:
         again = host.answer("alice", "apply", selected=[ALLOW])
         assert again["message"] == "your approval was counted already; 1 of 2 approved: alice"
         assert host.pending() == ["apply"]
+        [listed] = host.client.get("/api/pending", headers=host.auth("bob")).json()["pending"]
+        assert listed["quorum"] == {"needed": 2, "approvedBy": ["alice"]}
         second = host.answer("carol", "apply", selected=[ALLOW])
         assert (second["accepted"], second.get("message")) == (True, None)
         settled = asker.receive_json()  # the asker hears the settlement, and only it

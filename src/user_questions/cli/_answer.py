@@ -34,7 +34,14 @@ from user_questions.cli._host_client import (
     chosen_url,
     host_address,
 )
-from user_questions.cli._pending import TOKEN_HELP, age, asked_times, from_line, summary
+from user_questions.cli._pending import (
+    TOKEN_HELP,
+    age,
+    asked_times,
+    from_line,
+    quorum_text,
+    summary,
+)
 from user_questions.cli._stopping import StoppedError, until_stopped
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import (
@@ -226,7 +233,8 @@ def _described(frame: QuestionRequestedFrame) -> str:
 def _heading(frame: QuestionRequestedFrame, waiting: list[QuestionRequestedFrame]) -> str:
     others = len(waiting) - 1
     more = f" · {others} more waiting" if others else ""
-    return f"From {from_line(frame)}{asked_times(frame)} · {_described(frame)}{more}"
+    notes = asked_times(frame) + quorum_text(frame)
+    return f"From {from_line(frame)}{notes} · {_described(frame)}{more}"
 
 
 async def _shown(

@@ -4,8 +4,9 @@ Extra `web`. Reads `GET /api/pending` of a running host (`_host_client`). Withou
 one line per request, oldest first: its rpcId (what `uq answer RPC_ID` takes), how long ago it was
 asked, its session (and where the asker said it comes from) and its first question, with how many
 times it was asked when the line stands for identical requests of one asker (one answer settles
-them all). With `--json`, one JSON object per request and line: `{"rpcId", "sessionId", "askedAt",
-"origin"?, "group"?, "questions"}`.
+them all), and where its quorum stands when its call needs several approvals (`1 of 2 approved:
+alice`). With `--json`, one JSON object per request and line: `{"rpcId", "sessionId", "askedAt",
+"origin"?, "group"?, "quorum"?, "questions"}`.
 Exit statuses: 0 listed (an empty list too), 1 the host cannot be reached or refused the token, 2
 bad input.
 """
@@ -43,6 +44,7 @@ __all__ = [
     "from_line",
     "one_line",
     "pending",
+    "quorum_text",
     "summary",
 ]
 
@@ -68,7 +70,7 @@ def pending(
     ----------
     json_
         One JSON object per request and line: {"rpcId", "sessionId", "askedAt", "origin"?,
-        "group"?, "questions"}.
+        "group"?, "quorum"?, "questions"}.
     host
         The old name of --url (deprecated).
     """
@@ -100,6 +102,8 @@ def _json_line(frame: QuestionRequestedFrame) -> dict[str, object]:
         line["origin"] = frame.origin.model_dump(mode="json")
     if frame.group is not None:
         line["group"] = frame.group.model_dump(mode="json")
+    if frame.quorum is not None:
+        line["quorum"] = frame.quorum.model_dump(mode="json", by_alias=True)
     line["questions"] = [question.model_dump(mode="json") for question in frame.payload.questions]
     return line
 
@@ -126,12 +130,25 @@ def summary(frame: QuestionRequestedFrame) -> str:
     if len(first) > SUMMARY_CHARS:
         first = first[: SUMMARY_CHARS - 1] + "…"
     more = len(questions) - 1
-    return (f"{first} (+{more} more)" if more > 0 else first) + asked_times(frame)
+    first = f"{first} (+{more} more)" if more > 0 else first
+    return first + asked_times(frame) + quorum_text(frame)
 
 
 def asked_times(frame: QuestionRequestedFrame) -> str:
     """How many identical requests of its asker the request stands for, when more than one."""
     return "" if frame.group is None else f" (asked {frame.group.count} times)"
+
+
+def quorum_text(frame: QuestionRequestedFrame) -> str:
+    """Where the request's quorum stands, when its call needs several approvals:
+    ` (1 of 2 approved: alice)`."""
+    quorum = frame.quorum
+    if quorum is None:
+        return ""
+    count = f"{len(quorum.approved_by)} of {quorum.needed} approved"
+    if quorum.approved_by:
+        count += f": {', '.join(one_line(name) for name in quorum.approved_by)}"
+    return f" ({count})"
 
 
 def from_line(frame: QuestionRequestedFrame) -> str:

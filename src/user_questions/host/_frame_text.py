@@ -25,6 +25,7 @@ __all__ = [
     "group_frame",
     "grouped_frame",
     "pending_reply",
+    "quorum_frame",
     "replay_frame",
     "requested_frame",
     "resolved_frame",
@@ -41,12 +42,17 @@ def _json_text(value: object) -> str:
 
 
 def requested_frame(
-    record: StoredQuestion | NewQuestion, remember: Rule | None = None, *, own: bool = False
+    record: StoredQuestion | NewQuestion,
+    remember: Rule | None = None,
+    *,
+    own: bool = False,
+    approved_by: Sequence[str] = (),
 ) -> str:
     """The `question/requested` frame of a pending request (a `QuestionRequestedFrame`),
     written around the questions' JSON as the store holds it, offering the rule `remember`
     when the host can make one from it; `own`: under the rpcId its asker knows it by (what
-    an asker lists)."""
+    an asker lists). A request that needs several approvals carries its `quorum`, with the
+    people who approved it so far (`approved_by`)."""
     rpc_id = (record.asker_rpc_id or record.rpc_id) if own else record.rpc_id
     questions = record.questions_json
     if questions is None:  # a record made outside a store
@@ -56,11 +62,26 @@ def requested_frame(
     approval = record.approval
     call = "" if approval is None else f',"approval":{approval.model_dump_json()}'
     digest = record.digest if isinstance(record, NewQuestion) else record.card
+    quorum = "" if record.approvals < 2 else f',"quorum":{_quorum(record.approvals, approved_by)}'
     return (
         f'{{"rpcId":{_json_text(rpc_id)},"payload":{{"type":"question/requested",'
         f'"sessionId":{_json_text(record.session_id)},"questions":{questions}}},'
         f'"rendered":{_json_text(dict(record.rendered))},"askedAt":"{iso(record.asked_at)}"'
-        f'{origin}{offer}{call},"digest":"{digest}"}}'
+        f'{origin}{offer}{call},"digest":"{digest}"{quorum}}}'
+    )
+
+
+def _quorum(needed: int, approved_by: Sequence[str]) -> str:
+    """A `Quorum`'s JSON."""
+    return f'{{"needed":{needed},"approvedBy":{_json_text(list(approved_by))}}}'
+
+
+def quorum_frame(rpc_id: str, needed: int, approved_by: Sequence[str]) -> str:
+    """The `question/quorum` frame (a `QuestionQuorumFrame`): the card of request `rpc_id`
+    needs `needed` approvals and has `approved_by`'s."""
+    return (
+        f'{{"payload":{{"type":"question/quorum","questionRpcId":{_json_text(rpc_id)},'
+        f'"quorum":{_quorum(needed, approved_by)}}}}}'
     )
 
 

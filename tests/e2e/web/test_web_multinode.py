@@ -1,16 +1,25 @@
 """Two `uq serve` nodes on one PostgreSQL database, in real browsers: a question an agent asks
-through node A is answered in a browser on node B, and the browser on node A drops its card."""
+through node A is answered in a browser on node B, and the browser on node A drops its card; a
+quorum's approval given on node A is counted on node B's page."""
 
 from __future__ import annotations
 
+import json
+import secrets
 from collections.abc import Iterator
+from pathlib import Path
 
+import httpx
 import pytest
 from anyio.from_thread import BlockingPortal
 from playwright.sync_api import Browser, expect
 
+from tests.e2e.conftest import start_hook
 from tests.e2e.host_process import free_port
-from tests.e2e.web.conftest import DESKTOP, RESULTS, Asker, Host, OpenInbox, answer_of
+from tests.e2e.test_fair_share import accepted
+from tests.e2e.test_uq_hook import UQ
+from tests.e2e.web.conftest import DESKTOP, RESULTS, Asker, Host, OpenInbox, answer_of, inboxes
+from tests.e2e.web.test_web_hooks import HOOK_SECONDS, fixture_event
 from tests.pg import PostgresCluster
 
 DATABASE = {
@@ -74,3 +83,54 @@ def test_a_question_asked_through_one_node_is_answered_in_a_browser_on_another(
     finally:
         agents.withdraw_all()
         context_a.close()
+
+
+def test_an_approval_on_one_node_is_counted_on_the_other_nodes_page(
+    nodes: tuple[Host, Host], browser: Browser, tmp_path: Path
+) -> None:
+    """A quorum of two: alice allows on node A's page, bob's page on node B says "1 of 2
+    approved: alice" without a reload, and bob's Allow there lets the hook's call run."""
+    node_a, node_b = nodes
+    suffix = secrets.token_hex(3)
+    tokens = {}
+    for name, grants in (
+        (f"deploy-{suffix}", {"role": "asker", "approvals": 2}),
+        (f"alice-{suffix}", {}),
+        (f"bob-{suffix}", {}),
+    ):
+        made = httpx.post(
+            f"{node_a.base}/api/tokens", headers=node_a.auth, json={"name": name, **grants}
+        )
+        assert made.status_code == 201, made.text
+        tokens[name.split("-")[0]] = made.json()["token"]
+        for node in nodes:
+            accepted(node, tokens[name.split("-")[0]])
+    event = fixture_event("claude_code", "permission_request_bash")
+    hook = start_hook(
+        [UQ, "hook", "claude", "--url", f"{node_a.base}/?token={tokens['deploy']}"],
+        json.dumps(event),
+        tmp_path,
+    )
+    session = f"claude-code:{event['session_id']}"
+    try:
+        with (
+            inboxes(browser, f"{node_a.base}/?token={tokens['alice']}") as open_alice,
+            inboxes(browser, f"{node_b.base}/?token={tokens['bob']}") as open_bob,
+        ):
+            alice_card, bob_card = open_alice().card(session), open_bob().card(session)
+            expect(bob_card.locator(".card-quorum")).to_have_text("0 of 2 approved")
+            alice_card.locator(".option", has_text="Allow").first.click()
+            alice_card.get_by_role("button", name="Submit").click()
+            expect(bob_card.locator(".card-quorum")).to_have_text(
+                f"1 of 2 approved: alice-{suffix}"
+            )
+            assert hook.poll() is None
+            bob_card.locator(".option", has_text="Allow").first.click()
+            bob_card.get_by_role("button", name="Submit").click()
+            out, err = hook.communicate(timeout=HOOK_SECONDS)
+        assert (hook.returncode, err) == (0, "")
+        assert json.loads(out)["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+    finally:
+        if hook.poll() is None:
+            hook.kill()
+            hook.communicate()

@@ -182,3 +182,17 @@ def test_a_person_sees_read_only_the_rules_they_may_not_change(
         row = page.locator("tr", has_text=text)
         expect(row.locator(".read-only")).to_have_text("read-only")
         expect(row.get_by_role("button", name="Revoke")).to_have_count(0)
+
+
+def test_the_rules_page_shows_a_rules_quorum(open_inbox: OpenInbox, host: Host) -> None:
+    command = f"terraform apply -target={secrets.token_hex(3)}"
+    made = httpx.post(
+        f"{host.base}/api/rules",
+        headers=host.auth,
+        json={"tool": "Bash", "command": command, "decision": "allow", "approvals": 2},
+        verify=host.verify,
+    )
+    assert made.status_code == 201, made.text
+    page = open_page(open_inbox(), host, "rules")
+    row = page.locator("tr", has_text=command)
+    expect(row.locator(".decision")).to_have_text("allow, once 2 people approve")

@@ -161,3 +161,30 @@ def test_a_compound_command_and_a_plain_question_are_left_to_a_person(client: Te
     assert ask(client, "r4", "npm test", approval=False)["type"] == "ask/pending"
     pending = client.get("/api/pending", headers=ADMIN).json()["pending"]
     assert {frame["rpcId"] for frame in pending} == {"r3", "r4"}
+
+
+def test_a_rule_with_a_quorum_is_made_and_listed_with_its_approvals(client: TestClient) -> None:
+    body = {"tool": "Bash", "command": "kubectl apply", "decision": "allow", "approvals": 2}
+    made = client.post("/api/rules", headers=ADMIN, json=body)
+    assert made.status_code == 201, made.text
+    assert made.json()["approvals"] == 2
+    assert made.json()["text"].endswith("once 2 people approve")
+    [listed] = client.get("/api/rules", headers=ADMIN).json()["rules"]
+    assert (listed["id"], listed["approvals"]) == (made.json()["id"], 2)
+    plain = {"tool": "Bash", "command": "ls", "decision": "allow"}
+    assert "approvals" not in client.post("/api/rules", headers=ADMIN, json=plain).json()
+    # the rule asks instead of allowing: the call waits for two people
+    assert ask(client, "apply", "kubectl apply -f prod.yaml") == {"type": "ask/pending"}
+    [pending] = client.get("/api/pending", headers=ADMIN).json()["pending"]
+    assert pending["quorum"] == {"needed": 2, "approvedBy": []}
+    for bad in (0, 11, "2"):
+        refused = client.post("/api/rules", headers=ADMIN, json={**body, "approvals": bad})
+        assert refused.status_code == 400, bad
+        assert refused.json()["error"]["code"] == "BAD_REQUEST"
+    deny = {**body, "decision": "deny"}
+    assert client.post("/api/rules", headers=ADMIN, json=deny).status_code == 400
+    alice = person(client)
+    mine = {**body, "asker": "agents"}
+    refused = client.post("/api/rules", headers=alice, json=mine)
+    assert refused.status_code == 403
+    assert "quorum" in refused.json()["error"]["message"]

@@ -153,3 +153,21 @@ async def test_three_postgres_nodes_approving_at_once_count_once_each(pg_url: st
             assert settled is not None
             assert settled.state is RequestState.ANSWERED
             assert len(await two.votes(rpc_id)) == 3
+
+
+async def test_pruning_history_deletes_a_settled_requests_approvals_not_their_audit(
+    store: Store, tmp_path: Path
+) -> None:
+    await store.submit(quorum("old"))
+    await store.submit(quorum("waiting"))
+    for person in ("alice", "bob"):
+        await store.approve(vote("old", person), allowed(person))
+    await store.approve(vote("waiting", "alice"), allowed("alice"))
+    audited = len(await store.audit_records())
+    assert await store.purge(datetime.now(UTC)) == 1
+    assert await store.get("old") is None
+    assert await store.votes("old") == []
+    assert [one.person for one in await store.votes("waiting")] == ["alice"]  # still pending
+    assert len(await store.audit_records()) == audited  # the audit log keeps every approval
+    key = open_key(tmp_path / "audit.key")
+    assert (await verify_store(store, key.public)).intact

@@ -28,6 +28,7 @@ from user_questions.host.chat.cards import (
     Step,
     WaitForText,
     card_of,
+    quorum_line,
     take_action,
     take_text,
     too_late,
@@ -47,6 +48,7 @@ __all__ = [
     "SENT",
     "Answering",
     "Deliver",
+    "Show",
     "Post",
     "Reaction",
     "Say",
@@ -71,6 +73,8 @@ Deliver = Callable[[StoredQuestion], Awaitable[None]]
 Say = Callable[[str], Awaitable[None]]
 """Writes plain text (the transport escapes it) into the chat at hand."""
 
+Show = Callable[[ChatMessage, Card], Awaitable[None]]
+"""Edits a message kept and posted to show `Card` (its buttons carry the message's `ref`)."""
 Post = Callable[[ChatMessage, Card], Awaitable[str]]
 """Posts a request's first card into the chat of the message kept (its buttons carry the
 message's `ref`); the service's id of the message."""
@@ -173,8 +177,22 @@ class Answering:
             )
             await self.store.add_chat_message(kept)
             with speaking(self.language_of(pairing.person)):
-                sent = await post(kept, card_of(record.questions, Draft()))
+                sent = await post(kept, card_of(record.questions, Draft(), self.quorum(record)))
             await self.store.add_chat_message(replace(kept, message=sent))
+
+    def quorum(self, record: StoredQuestion) -> str | None:
+        """Where the quorum of `record` stands, as its cards show it (in the language spoken)."""
+        return quorum_line(record.approvals, self.hub.approved_by(record.rpc_id))
+
+    async def recount(self, record: StoredQuestion, show: Show) -> None:
+        """`show` each of the service's messages of pending `record` again, at the step its
+        person is on, with the quorum's new count."""
+        for message in await self.sent_messages(record):
+            with speaking(await self.language_in(message.chat)):
+                card = card_of(
+                    record.questions, Draft.from_json(message.draft), self.quorum(record)
+                )
+                await show(message, card)
 
     async def sent_messages(self, record: StoredQuestion) -> list[ChatMessage]:
         """The service's messages sent for `record` (kept and posted), to edit once it settled."""
@@ -213,8 +231,11 @@ class Answering:
             by=tap.pairing.person,
             sees=viewer(identity),
         )
+        if receipt.accepted and receipt.message is not None:
+            # One approval of a quorum, counted: where it stands, in the person's language.
+            return self.quorum(tap.record) or receipt.message
         if receipt.accepted:
-            return receipt.message or gettext(SENT)  # one approval of a quorum: where it stands
+            return gettext(SENT)
         if receipt.reason == "bad-response" and receipt.message is not None:
             return gettext("Not sent: {reason}").format(reason=receipt.message)
         known = await self.store.get(tap.record.rpc_id)
@@ -246,7 +267,8 @@ class Answering:
         await self.store.set_chat_draft(tap.message.ref, draft.to_json())
         if isinstance(step, WaitForText):
             return Reaction(tap, alert=False, prompt=step.prompt)
-        return Reaction(tap, alert=False, card=card_of(tap.record.questions, step))
+        card = card_of(tap.record.questions, step, self.quorum(tap.record))
+        return Reaction(tap, alert=False, card=card)
 
     async def pair(self, code: str, user: str, chat: str, say: Say, post: Post) -> None:
         """Pair `user` (writing in `chat`) with the person `code` was made for, if it is a
@@ -269,20 +291,26 @@ class Answering:
         for record in await self.store.pending():
             await self.send(record, post, [pairing])
 
-    async def deliver_forever(self, send: Deliver, edit: Deliver) -> None:
+    async def deliver_forever(self, send: Deliver, edit: Deliver, show: Show) -> None:
         """`send` each request this host stores or routes again (an escalation step reaching
         new people), and every request already pending when it starts (asked while no bot ran,
         or on a node that stopped before sending it); `edit` the messages of each request it
-        settles; one after the other, for as long as it runs; a failure is logged, never
+        settles; `show` the messages of a request again when its quorum's count changes (`recount`);
+        one after the other, for as long as it runs; a failure is logged, never
         raised. `send` sends only to `recipients`, so a request heard twice is sent once."""
-        into, out = anyio.create_memory_object_stream[StoredQuestion](QUEUE)
+        into, out = anyio.create_memory_object_stream[tuple[StoredQuestion, bool]](QUEUE)
         cards = OnePerCard(self.hub.shown_apart)  # a card's identical requests: one message
 
         def heard(record: StoredQuestion, *_: object) -> None:
-            if not cards.wanted(record):
-                return
+            if cards.wanted(record):
+                queue(record, tallied=False)
+
+        def tallied(record: StoredQuestion, *_: object) -> None:
+            queue(record, tallied=True)
+
+        def queue(record: StoredQuestion, *, tallied: bool) -> None:
             try:
-                into.send_nowait(record)
+                into.send_nowait((record, tallied))
             except anyio.WouldBlock:
                 logger.warning(
                     "%s: %d wait already; dropped %s", self.service, QUEUE, record.rpc_id
@@ -291,13 +319,17 @@ class Answering:
         with contextlib.ExitStack() as stack:
             stack.callback(self.hub.on_event(heard))
             stack.callback(self.hub.on_routed(heard))
+            stack.callback(self.hub.on_tally(tallied))
             try:
                 for record in await self.store.pending():
                     heard(record)
             except Exception as error:  # the store: what is asked from now on is still sent
                 logger.warning("%s: the pending requests were not read: %s", self.service, error)
-            async for record in out:
+            async for record, recounted in out:
                 try:
-                    await (send if record.pending else edit)(record)
+                    if recounted:
+                        await self.recount(record, show)
+                    else:
+                        await (send if record.pending else edit)(record)
                 except Exception as error:  # the network, the service, the store: go on
                     logger.warning("%s: question %s: %s", self.service, record.rpc_id, error)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from user_questions._languages import N_
 from user_questions._languages import gettext as _
@@ -51,6 +51,7 @@ __all__ = [
     "detail_parts",
     "ended_rows",
     "ending_of",
+    "quorum_line",
     "take_action",
     "take_text",
     "too_late",
@@ -142,6 +143,8 @@ class Card:
     summary: list[tuple[str, str]] = field(default_factory=list)
     """The summary step's question and answer of each question."""
     plan_review: bool = False
+    quorum: str | None = None
+    """Where the quorum of a call that needs several approvals stands (`quorum_line`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,8 +169,25 @@ Step = Draft | Answered | Dismissed | WaitForText | None
 wait for, or `None`: nothing (a stale or unknown action)."""
 
 
-def card_of(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Card:
-    """What the message shows for `draft`."""
+def quorum_line(needed: int, approved_by: Sequence[str]) -> str | None:
+    """Where a quorum stands, as every surface says it (`1 of 2 approved: alice`); `None` when
+    one approval settles the request."""
+    if needed < 2:
+        return None
+    values = {"approved": len(approved_by), "needed": needed, "people": ", ".join(approved_by)}
+    if not approved_by:
+        return _("{approved} of {needed} approved").format(**values)
+    return _("{approved} of {needed} approved: {people}").format(**values)
+
+
+def card_of(
+    questions: Sequence[AskUserQuestionItem], draft: Draft, quorum: str | None = None
+) -> Card:
+    """What the message shows for `draft`, with the request's `quorum` line."""
+    return replace(_card_of(questions, draft), quorum=quorum)
+
+
+def _card_of(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Card:
     if draft.step >= len(questions):
         return _summary(questions, draft)
     index = draft.step

@@ -99,7 +99,9 @@ class _SlackBot:
 
     async def run(self) -> None:
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self.room.deliver_forever, self._send_request, self._edit_settled)
+            tasks.start_soon(
+                self.room.deliver_forever, self._send_request, self._edit_settled, self._show
+            )
             tasks.start_soon(self._work, self.handling)
             await self._connect_forever()
 
@@ -130,6 +132,13 @@ class _SlackBot:
                 "chat.postMessage", {"channel": channel, "text": text, "blocks": blocks}
             )
         return len(messages)
+
+    async def _show(self, message: ChatMessage, card: Card) -> None:
+        """Show `card` in `message` again (its quorum's new count); a detail sent apart stays
+        where it is."""
+        apart = len(detail_messages(card)) if detail_apart(card) else 0
+        blocks = card_blocks(message.ref, card, apart=apart)
+        await self._update(message, cut(escape(card.question), 3000), blocks)
 
     async def _edit_settled(self, record: StoredQuestion) -> None:
         for message in await self.room.sent_messages(record):

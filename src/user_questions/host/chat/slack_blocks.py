@@ -176,6 +176,10 @@ def card_blocks(ref: str, card: Card, *, apart: int = 0) -> list[dict[str, Any]]
         {"type": "actions", "elements": buttons[at : at + BUTTONS_PER_ACTIONS]}
         for at in range(0, len(buttons), BUTTONS_PER_ACTIONS)
     ]
+    if card.quorum is not None:
+        top.append(
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": escape(card.quorum)}]}
+        )
     room = MAX_BLOCKS - len(top) - len(actions)
     if len(middle) > room:  # dozens of long options: the buttons still hold every label
         middle = [*middle[: room - 1], _section("_… and more: each button holds its option._")]

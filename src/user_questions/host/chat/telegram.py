@@ -88,7 +88,9 @@ class _TelegramBot:
 
     async def run(self) -> None:
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self.room.deliver_forever, self._send_request, self._edit_settled)
+            tasks.start_soon(
+                self.room.deliver_forever, self._send_request, self._edit_settled, self._show
+            )
             await self._poll_forever()
 
     async def _send_request(self, record: StoredQuestion) -> None:
@@ -119,6 +121,10 @@ class _TelegramBot:
             },
         )
         return str(sent["message_id"])
+
+    async def _show(self, message: ChatMessage, card: Card) -> None:
+        """Show `card` in `message` again (its quorum's new count)."""
+        await self._edit(message, telegram_html(card), _keyboard(message.ref, card))
 
     async def _edit_settled(self, record: StoredQuestion) -> None:
         for message in await self.room.sent_messages(record):
@@ -323,6 +329,8 @@ def telegram_html(card: Card, *, detail_attached: str | None = None) -> str:
         parts.append(text)
     for question, answer in card.summary:
         parts.append(f"<b>{html.escape(question)}</b>\n{html.escape(answer)}")
+    if card.quorum is not None:
+        parts.append(f"<i>{html.escape(card.quorum)}</i>")
     return "\n\n".join(parts)
 
 

@@ -3,7 +3,7 @@
     GET    /api/rules        the rules the token may see, revoked and expired ones included,
                              with their hits and whether the token may revoke each (`mayChange`)
     POST   /api/rules        make one: {"tool", "command"|"path"|"domain"?, "decision",
-                             "asker"?, "cwd"?, "expires"?}; 201 with the rule
+                             "asker"?, "cwd"?, "expires"?, "approvals"?}; 201 with the rule
     DELETE /api/rules/<id>   revoke it
     POST   /api/rules/check  which rule decides a call, or why none can: {"tool", "input",
                              "cwd"?, "asker"?} -> {"decision", "rule"?, "reason"}
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, StrictStr
+from pydantic import Field, StrictInt, StrictStr
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -60,6 +60,9 @@ class NewRule(WireModel):
     cwd: _Text | None = None
     expires: Annotated[StrictStr, Field(min_length=2, max_length=16)] | None = None
     """How long it lasts, as `30s`, `10m`, `2h` or `7d`; absent: until revoked."""
+    approvals: StrictInt | None = None
+    """An allow rule's quorum: matching calls are asked of that many people (1 to 10) instead
+    of being allowed outright (docs/rules.md#quorum-approvals); absent: 1."""
 
 
 class RuleCheck(WireModel):
@@ -104,6 +107,7 @@ async def create_rule(request: Request) -> Response:
         cwd=asked.cwd,
         expires=asked.expires,
         created_by=identity.name,
+        approvals=asked.approvals,
     )
     _check_authority(request, identity, rule)
     store: Store = request.app.state.store

@@ -26,6 +26,9 @@ background (`shown.ShownRecorder`), never delaying a page.
 
 When the store reports that another host changed something (`Store.on_change`), the hub re-reads
 what changed and applies it the same way, so pages and askers on every host see every request.
+A counted approval of a request that needs several (a quorum) is such a change: every host reads
+who approved it so far, sends its pages a `question/quorum` frame and tells its `on_tally`
+listeners (the chat cards).
 
 `on_event` listeners (notifications) hear of the changes this host wrote itself: a request it
 stored as new, a settlement it won. Each write has exactly one writer among the hosts sharing a
@@ -37,11 +40,10 @@ first (each imports only from its own level or a lower one; `tests/test_layers.p
 and that this map names each at its level):
 
     0 _timetable, _pages,       when each request's deadline, escalation step and reminder is
-      _events, _following,      due, on a `Clock`; the page fan-out (`PageSubscription`), which
-      _groups                   sends each frame to the pages it concerns; what the hub tells
-                                its listeners; following the store (`StoreFollower`), which
-                                re-reads what other hosts changed; identical requests of one
-                                asker, shown as one card with a count
+      _events, _groups          due, on a `Clock`; the page fan-out (`PageSubscription`), which
+                                sends each frame to the pages it concerns; what the hub tells
+                                its listeners; identical requests of one asker, shown as one
+                                card with a count
     1 _requests                 who asked what under which id; the cache of the pending and
                                 the recently settled requests, and what applying a record changed
     1 _admission                whether a new ask is taken: its asker token's pending cap and
@@ -52,11 +54,13 @@ and that this map names each at its level):
                                 person who gave one short of it is told (`1 of 2 approved`)
     3 _intake                   a new request made ready to store: the host's card, the rules'
                                 decision, its times on the clock, its frame
+    3 _following                following the store (`StoreFollower`): re-reads what other
+                                hosts changed, and who approved a quorum's request so far
     4 _hub                      `Hub`, composing them over one store, with the rules as the
                                 inbox applies them (`rules.InboxRules`)
 """
 
-from user_questions.host.hub._events import EventListener, RoutedListener
+from user_questions.host.hub._events import EventListener, RoutedListener, TallyListener
 from user_questions.host.hub._groups import OnePerCard
 from user_questions.host.hub._hub import MAX_PENDING, HostTask, Hub
 from user_questions.host.hub._intake import RENDER_WORKERS
@@ -77,5 +81,6 @@ __all__ = [
     "RoutedListener",
     "Sees",
     "SystemClock",
+    "TallyListener",
     "Watcher",
 ]

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 import anyio
 
 from user_questions.errors import UserQuestionError
+from user_questions.host.hub._quorum import approved_by
 from user_questions.host.stores import QuestionStore, StoredQuestion
 from user_questions.host.stores.collector import collector_paused
 
@@ -21,11 +22,18 @@ logger = logging.getLogger("user_questions.host")
 
 class StoreFollower:
     """Reads what the store holds into the hub through `apply` (the hub's one way to update its
-    cache), and re-reads what other hosts changed, as the store reports it."""
+    cache), and re-reads what other hosts changed, as the store reports it; of a pending
+    request that needs several approvals, who approved it so far goes to `tallied`."""
 
-    def __init__(self, store: QuestionStore, apply: Callable[[StoredQuestion], None]) -> None:
+    def __init__(
+        self,
+        store: QuestionStore,
+        apply: Callable[[StoredQuestion], None],
+        tallied: Callable[[StoredQuestion, tuple[str, ...]], None],
+    ) -> None:
         self._store = store
         self._apply = apply
+        self._tallied = tallied
         self._changes_in, self._changes = anyio.create_memory_object_stream[str | None](math.inf)
 
     def listen(self, stack: contextlib.AsyncExitStack) -> None:
@@ -43,6 +51,8 @@ class StoreFollower:
             pending = await self._store.pending()
             for record in pending:
                 self._apply(record)
+        for record in pending:
+            await self._count(record)
         return pending
 
     async def refresh(self, rpc_id: str) -> None:
@@ -51,6 +61,13 @@ class StoreFollower:
         record = await self._store.get(rpc_id)
         if record is not None:
             self._apply(record)
+            await self._count(record)
+
+    async def _count(self, record: StoredQuestion) -> None:
+        """Read who approved `record` so far, when it is pending and needs several approvals
+        (a vote is a change of its own: the store reports it like any other)."""
+        if record.pending and record.approvals > 1:
+            self._tallied(record, approved_by(record, await self._store.votes(record.rpc_id)))
 
     async def follow(self, cached: Callable[[], Iterable[str]]) -> None:
         """Apply what other hosts changed, as the store reports it; `None` (a store that

@@ -27,6 +27,7 @@ from user_questions.frames import (
 from user_questions.host._frame_text import (
     group_frame,
     grouped_frame,
+    quorum_frame,
     requested_frame,
     resolved_frame,
 )
@@ -41,7 +42,7 @@ from user_questions.host.hub._checks import (
     not_pending,
     settlement_of,
 )
-from user_questions.host.hub._events import EventListener, RoutedListener
+from user_questions.host.hub._events import EventListener, RoutedListener, TallyListener
 from user_questions.host.hub._following import StoreFollower
 from user_questions.host.hub._intake import Intake, Timing
 from user_questions.host.hub._pages import Pages, PageSubscription, Sees
@@ -117,13 +118,16 @@ class Hub(AsyncLifetime):
         refusal = None if tokens is None else functools.partial(maker_refusal, tokens)
         self._rules = InboxRules(rules, refusal)
         self._intake = Intake(self._rules, self._timers.clock)
-        self._store_follower = StoreFollower(store, self._apply)
+        self._store_follower = StoreFollower(store, self._apply, self._tallied)
         self._shown = ShownRecorder(store)
         self._listeners: Listeners[[StoredQuestion]] = Listeners(
             logger, lambda record: f"an event listener raised on question {record.rpc_id}"
         )
         self._routed: Listeners[[StoredQuestion, tuple[str, ...]]] = Listeners(
             logger, lambda record, _: f"a routed listener raised on question {record.rpc_id}"
+        )
+        self._tallies: Listeners[[StoredQuestion, tuple[str, ...]]] = Listeners(
+            logger, lambda record, _: f"a tally listener raised on question {record.rpc_id}"
         )
 
     def __repr__(self) -> str:
@@ -170,7 +174,7 @@ class Hub(AsyncLifetime):
         return [
             entry.frame
             if entry.record.asker_rpc_id is None
-            else self._requested_frame(entry.record, own=True)
+            else self._requested_frame(entry.record, own=True, approved_by=entry.approved_by)
             for entry in self._seen(sees)
         ]
 
@@ -196,6 +200,17 @@ class Hub(AsyncLifetime):
         """Call `listener` when this host routes a pending request to people again (an
         escalation step, a reminder: `RoutedListener`). Returns a remover."""
         return self._routed.add(listener)
+
+    def on_tally(self, listener: TallyListener) -> Disposer:
+        """Call `listener` when the count of a pending request that needs several approvals
+        changes, on this host or another sharing the store (`TallyListener`). Returns a
+        remover."""
+        return self._tallies.add(listener)
+
+    def approved_by(self, rpc_id: str) -> tuple[str, ...]:
+        """Who approved pending request `rpc_id` so far (of a quorum), as this host last read."""
+        entry = self._requests.pending(rpc_id)
+        return () if entry is None else entry.approved_by
 
     # -- askers -------------------------------------------------------------------------------
 
@@ -427,6 +442,7 @@ class Hub(AsyncLifetime):
             tally = await self.store.approve(vote, settlement)
             if tally is not None and tally.settled is None:
                 logger.info("question %s: %s", rpc_id, tally_text(tally))
+                await self._store_follower.refresh(rpc_id)  # every page sees the count
                 return tally_receipt(tally)
             settled = None if tally is None else tally.settled
         if settled is None:
@@ -479,8 +495,23 @@ class Hub(AsyncLifetime):
         if applied is not None:
             self._announce(applied, record, quiet=quiet)
 
-    def _requested_frame(self, record: StoredQuestion, *, own: bool = False) -> str:
-        return requested_frame(record, self._rules.offer(record), own=own)
+    def _requested_frame(
+        self, record: StoredQuestion, *, own: bool = False, approved_by: tuple[str, ...] = ()
+    ) -> str:
+        offer = self._rules.offer(record)
+        return requested_frame(record, offer, own=own, approved_by=approved_by)
+
+    def _tallied(self, record: StoredQuestion, approved_by: tuple[str, ...]) -> None:
+        """Bring the card of pending `record` up to who approved it so far, and tell the pages
+        showing it and the tally listeners when that changed."""
+        entry = self._requests.pending(record.rpc_id)
+        if entry is None or entry.approved_by == approved_by:
+            return
+        entry.approved_by = approved_by
+        entry.frame = self._requested_frame(entry.record, approved_by=approved_by)
+        frame = quorum_frame(record.rpc_id, entry.record.approvals, approved_by)
+        self._pages.broadcast(frame, entry.record)
+        self._tallies.tell(entry.record, approved_by)
 
     def _announce(self, applied: Applied, record: StoredQuestion, *, quiet: bool) -> None:
         entry, leader = applied.entry, applied.leader

@@ -9,6 +9,7 @@ request, so they never come here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from user_questions.approvals import decision_for
@@ -18,7 +19,7 @@ from user_questions.host.stores import Settlement, StoredQuestion, Tally, Vote
 from user_questions.host.stores.audit_chain import canonical_json
 from user_questions.outcomes import Outcome, Surface
 
-__all__ = ["tally_receipt", "tally_text", "vote_of"]
+__all__ = ["approved_by", "tally_receipt", "tally_text", "vote_of"]
 
 
 def vote_of(
@@ -46,6 +47,15 @@ def vote_of(
         )
     call = record.approval.input if decision.edited is None else decision.edited
     return Vote(record.rpc_id, settlement.by, canonical_json(call), via, at)
+
+
+def approved_by(record: StoredQuestion, votes: Sequence[Vote]) -> tuple[str, ...]:
+    """Who approved the call of `record` as asked, oldest first: what every card shows (an
+    approval with changes counts for the changed call, apart)."""
+    if record.approval is None:
+        return ()
+    call = canonical_json(record.approval.input)
+    return tuple(vote.person for vote in votes if vote.call == call)
 
 
 def tally_text(tally: Tally) -> str:

@@ -94,6 +94,8 @@ class Entry:
     watchers: list[Watcher] = field(default_factory=list)
     shown: bool = False
     """Whether its first-shown time is recorded (or being recorded)."""
+    approved_by: tuple[str, ...] = ()
+    """Of a request that needs several approvals: who approved its call so far."""
 
     def watch(self, watcher: Watcher) -> Callable[[], None]:
         """Call `watcher` when the request settles; returns a function that stops it."""

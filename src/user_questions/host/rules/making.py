@@ -222,6 +222,8 @@ def rule_json(record: RuleRecord, *, may_change: bool | None = None) -> dict[str
     API's, for the token that asks) says whether that token may revoke it."""
     rule = record.rule
     shown: dict[str, object] = {"id": record.id, **rule_fields(rule)}
+    if rule.approvals > 1:
+        shown["approvals"] = rule.approvals
     shown["createdBy"] = rule.created_by
     shown["createdAt"] = iso(rule.created_at)
     shown["expiresAt"] = None if rule.expires_at is None else iso(rule.expires_at)

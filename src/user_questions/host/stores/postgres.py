@@ -196,11 +196,12 @@ node on it are counted one after another."""
 _VOTE = f"""
     WITH voted AS (
         INSERT INTO {SCHEMA}.approvals (rpc_id, person, digest, call, via, at)
-        VALUES (%s, %s, %s, %s::json, %s, %s) ON CONFLICT DO NOTHING RETURNING person
+        VALUES (%s, %s, %s, %s::json, %s, %s) ON CONFLICT DO NOTHING RETURNING person, rpc_id
     ), {_appended("voted")}
-    SELECT person FROM voted
+    SELECT person, {_NOTIFY} FROM voted
 """
-"""Records a person's approval of a call, once, with its audit record."""
+"""Records a person's approval of a call, once, with its audit record; every host hears of it
+(on commit), so that each shows the new count."""
 _VOTERS = f"""
     SELECT person FROM {SCHEMA}.approvals WHERE rpc_id = %s AND digest = %s ORDER BY at, person
 """
@@ -595,12 +596,13 @@ class PostgresStore(AsyncLifetime):
                     f"DELETE FROM {SCHEMA}.questions WHERE state <> 'pending' AND settled_at < %s",
                     (settled_before,),
                 )
-                # What the chat bots kept of them goes with them, and so do the codes no one
-                # used.
-                await connection.execute(
-                    f"DELETE FROM {SCHEMA}.chat_messages "
-                    f"WHERE rpc_id NOT IN (SELECT rpc_id FROM {SCHEMA}.questions)"
-                )
+                # What the chat bots kept of them and their quorums' approvals go with them
+                # (the audit log keeps its records of each), and so do the codes no one used.
+                for kept in ("chat_messages", "approvals"):
+                    await connection.execute(
+                        f"DELETE FROM {SCHEMA}.{kept} "
+                        f"WHERE rpc_id NOT IN (SELECT rpc_id FROM {SCHEMA}.questions)"
+                    )
                 await connection.execute(
                     f"DELETE FROM {SCHEMA}.chat_codes WHERE expires_at <= now()"
                 )

@@ -474,11 +474,12 @@ class SQLiteStore(AsyncLifetime):
                 "DELETE FROM questions WHERE state <> 'pending' AND settled_at < ? RETURNING seq",
                 (cutoff,),
             )
-            # What the chat bots kept of them goes with them, and so do the codes no one used.
-            self._execute(
-                "DELETE FROM chat_messages WHERE rpc_id NOT IN (SELECT rpc_id FROM questions)",
-                (),
-            )
+            # What the chat bots kept of them and their quorums' approvals go with them (the
+            # audit log keeps its records of each), and so do the codes no one used.
+            for kept in ("chat_messages", "approvals"):
+                self._execute(
+                    f"DELETE FROM {kept} WHERE rpc_id NOT IN (SELECT rpc_id FROM questions)", ()
+                )
             self._execute("DELETE FROM chat_codes WHERE expires_at <= ?", (_now(),))
             return len(deleted)
 

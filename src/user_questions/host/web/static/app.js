@@ -19,7 +19,7 @@ import { planReviewOf } from "./presentation.js";
 import { ReconnectingSocket, socketUrl } from "./protocol.js";
 import { QuestionsCard } from "./questions-card.js";
 import { QueueView } from "./queue.js";
-import { PendingRequests, groupCount, isRequest } from "./requests.js";
+import { PendingRequests, groupCount, isRequest, quorumOf } from "./requests.js";
 import { SignIn } from "./sign-in.js";
 
 const TITLE = "user-questions";
@@ -100,6 +100,8 @@ const connection = new ReconnectingSocket(socketUrl(window.location), { onFrame,
 const signIn = new SignIn(byId("sign-in"), () => connection.retryNow());
 const env = {
   drafts,
+  /** The token's role (`GET /api/me`), once known: only an admin is offered a quorum's rule. */
+  role: null,
   send: (frame) => connection.send(frame),
   closed: (card, why) => closeCard(card, why),
 };
@@ -188,6 +190,8 @@ function onFrame(frame) {
     settled(payload.questionRpcId, payload.settled);
   } else if (payload.type === "question/group") {
     if (Number.isInteger(payload.count)) counted(payload.questionRpcId, payload.count);
+  } else if (payload.type === "question/quorum") {
+    tallied(payload.questionRpcId, payload.quorum);
   } else if (payload.type === "client-response/receipt") cards.get(frame.rpcId)?.receipt(payload);
 }
 
@@ -213,7 +217,10 @@ function addRequest(frame) {
   const known = isObject(frame) ? requests.get(frame.rpcId) : undefined;
   if (known !== undefined) {
     known.seenOn = generation;
-    if (isRequest(frame)) counted(known.rpcId, groupCount(frame));
+    if (isRequest(frame)) {
+      counted(known.rpcId, groupCount(frame));
+      tallied(known.rpcId, frame.quorum);
+    }
     return null;
   }
   if (!isRequest(frame)) {
@@ -267,6 +274,15 @@ function counted(rpcId, count) {
   cards.get(rpcId)?.setCount(count);
   queue.forget(rpcId);
   scheduleRender();
+}
+
+/** Who approved a card that needs several approvals changed (`question/quorum`): the card and
+ * the frame it is made from again show the count. */
+function tallied(rpcId, quorum) {
+  const request = requests.get(rpcId);
+  if (request === undefined) return;
+  request.frame = { ...request.frame, quorum };
+  cards.get(rpcId)?.setQuorum(quorumOf(request.frame));
 }
 
 /** A request was settled (`question/resolved`): its card says how, or it leaves the list. */
@@ -454,6 +470,7 @@ function onStatus(status) {
     generation += 1;
     replay = null;
     setStatus(t("Connected"));
+    learnRole();
   } else {
     cards.forEach((card) => card.connectionLost());
     const tick = () => {
@@ -472,6 +489,27 @@ function onStatus(status) {
 
 function setStatus(text) {
   view.statusText.textContent = text;
+}
+
+/** Ask the host who this page's token is; when its role changes, the quorums' cards are made
+ * again (what they offer depends on it). */
+async function learnRole() {
+  let role = null;
+  try {
+    const response = await fetch("api/me", { cache: "no-store" });
+    if (response.ok) role = (await response.json()).role ?? null;
+  } catch {
+    return;
+  }
+  if (role === env.role) return;
+  env.role = role;
+  for (const [rpcId, card] of cards) {
+    if (card.sending !== null || quorumOf(requests.get(rpcId)?.frame ?? {}) === null) continue;
+    card.stop();
+    card.element.remove();
+    cards.delete(rpcId);
+  }
+  scheduleRender();
 }
 
 /** A socket that never opens may mean the host was restarted with another token: say so. */

@@ -13,7 +13,7 @@
 import { language, t } from "./i18n.js";
 import { button, h, isObject, originText, summaryOf, timeAgo, trustedFragment } from "./dom.js";
 import { dismissFrame } from "./protocol.js";
-import { askedTimes, groupCount } from "./requests.js";
+import { askedTimes, groupCount, quorumOf } from "./requests.js";
 
 /** How long a card waits for its own receipt after the host said the request is settled. */
 const RECEIPT_GRACE_MS = 5000;
@@ -56,8 +56,11 @@ export class Card {
     if (this.askedAt) this.time.title = new Date(this.askedAt).toLocaleString(language());
     this.refreshTime();
     this.errorBox = h("p", { class: "card-error", role: "alert", hidden: true });
-    /** Where a quorum stands once this person's approval was counted ("1 of 2 approved: alice"). */
+    /** What the host said of this person's approval when it was one of several needed. */
     this.statusBox = h("p", { class: "card-status", role: "status", hidden: true });
+    /** Where the quorum stands, for everyone ("1 of 2 approved: alice"; `question/quorum`). */
+    this.quorumBox = h("p", { class: "card-quorum", role: "status", hidden: true });
+    this.setQuorum(quorumOf(frame));
     this.confirmButton = button(t("Dismiss"), "danger", () => this.dismiss());
     this.confirmBar = h(
       "div",
@@ -72,7 +75,7 @@ export class Card {
     );
     this.times = h("span", {
       class: "times",
-      title: "identical requests of this asker: one answer settles them all",
+      title: t("identical requests of this asker: one answer settles them all"),
     });
     this.setCount(groupCount(frame));
     this.meta = h(
@@ -93,6 +96,7 @@ export class Card {
       this.meta,
       this.body,
       this.errorBox,
+      this.quorumBox,
       this.statusBox,
       this.confirmBar,
       this.actions,
@@ -112,6 +116,16 @@ export class Card {
   setCount(count) {
     this.times.textContent = askedTimes(count);
     this.times.hidden = count < 2;
+  }
+
+  /** Show where the card's quorum stands (`quorumOf`); null: one approval settles it. */
+  setQuorum(quorum) {
+    this.quorumBox.hidden = quorum === null;
+    if (quorum === null) return;
+    const values = { approved: quorum.approvedBy.length, needed: quorum.needed };
+    this.quorumBox.textContent = quorum.approvedBy.length
+      ? t("{approved} of {needed} approved: {people}", { ...values, people: quorum.approvedBy.join(", ") })
+      : t("{approved} of {needed} approved", values);
   }
 
   refreshTime(now = Date.now()) {
@@ -150,8 +164,9 @@ export class Card {
     const kind = this.sending;
     this.idle();
     if (payload.accepted === true && typeof payload.message === "string") {
-      // One approval of several needed: counted, and the request stays pending.
-      this.statusBox.textContent = payload.message;
+      // One approval of several needed: counted, and the request stays pending (the quorum's
+      // line says where it stands).
+      this.statusBox.textContent = t("Your approval is counted; the request waits for the others.");
       this.statusBox.hidden = false;
     } else if (payload.accepted === true) {
       this.env.closed(this, kind === "dismiss" ? "dismissed" : "sent");

@@ -10,6 +10,7 @@ import { FormView } from "./form-fields.js";
 import { noteField, noteOf } from "./note-field.js";
 import { answerFromDrafts, parseRecommendedLabel } from "./presentation.js";
 import { answerFrame } from "./protocol.js";
+import { quorumOf } from "./requests.js";
 
 const UNANSWERED = t("Pick an option or type an answer first, or press Skip to leave it blank.");
 /** The approval card's options (`user_questions.approvals`). */
@@ -41,6 +42,13 @@ function withRemember(question, offer) {
       options.push({ label: ALLOW_ALWAYS, description: REMEMBER_DESCRIPTION, rule: offer.text });
     }
   }
+  return { ...question, options };
+}
+
+/** The card's question without its "Allow and don't ask again" (a quorum's card, shown to a
+ * person who is not an admin). */
+function withoutRemember(question) {
+  const options = (question.options ?? []).filter((option) => option.label !== ALLOW_ALWAYS);
   return { ...question, options };
 }
 
@@ -78,8 +86,11 @@ function keyHint(index) {
 export class QuestionsCard extends Card {
   constructor(frame, env) {
     super(frame, env);
-    this.remember = rememberOffer(frame, this.questions);
+    // A rule that carries a quorum is an admin's to make: nobody else is offered one.
+    const mayRemember = quorumOf(frame) === null || env.role === "admin";
+    this.remember = mayRemember ? rememberOffer(frame, this.questions) : null;
     if (this.remember !== null) this.questions = [withRemember(this.questions[0], this.remember)];
+    else if (!mayRemember) this.questions = [withoutRemember(this.questions[0])];
     this.page = Math.min(env.drafts.page(this.rpcId), this.questions.length - 1);
     this.pager = h("nav", { class: "pager", hidden: this.questions.length < 2 });
     this.meta.append(this.pager);

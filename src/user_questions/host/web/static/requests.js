@@ -48,6 +48,17 @@ export function groupCount(frame) {
   return Number.isInteger(count) && count > 1 ? count : 1;
 }
 
+/** Where the quorum of a `question/requested` frame's card stands (`{ needed, approvedBy }`),
+ * or null when one approval settles it. */
+export function quorumOf(frame) {
+  const quorum = frame.quorum;
+  if (!isObject(quorum) || !Number.isInteger(quorum.needed) || !Array.isArray(quorum.approvedBy)) {
+    return null;
+  }
+  const approvedBy = quorum.approvedBy.filter((name) => typeof name === "string");
+  return { needed: quorum.needed, approvedBy };
+}
+
 /** "asked 3,000 times", or "" for a card that stands for itself alone. */
 export function askedTimes(count) {
   return count > 1 ? `asked ${count.toLocaleString()} times` : "";

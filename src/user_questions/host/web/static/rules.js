@@ -52,7 +52,7 @@ function rowOf(rule) {
     "tr",
     { "data-rule-id": String(rule.id) },
     h("td", {}, h("code", { class: "rule-text", text: String(rule.text) })),
-    h("td", { class: `short decision ${rule.decision}`, text: DECISIONS.get(rule.decision) ?? String(rule.decision) }),
+    h("td", { class: `short decision ${rule.decision}`, text: decisionText(rule) }),
     h("td", { class: "short", text: rule.asker ?? "any" }),
     h("td", { class: "path", text: rule.cwd ?? "any" }),
     h("td", { class: "short made-by", text: rule.createdBy ?? t("unknown") }),
@@ -97,6 +97,13 @@ function timeOf(iso) {
   const element = h("time", { datetime: iso, text: timeAgo(iso) || WHEN.format(date) });
   element.title = WHEN.format(date);
   return element;
+}
+
+/** What the rule decides: "allow", or with a quorum "allow, once 2 people approve". */
+function decisionText(rule) {
+  const decision = DECISIONS.get(rule.decision) ?? String(rule.decision);
+  if (!Number.isInteger(rule.approvals) || rule.approvals < 2) return decision;
+  return t("{decision}, once {count} people approve", { decision, count: rule.approvals });
 }
 
 function showProblem(text) {
