@@ -20,10 +20,11 @@ resume value. Nothing waits in memory, so a question survives the process that a
 Interrupt values it understands: ours; Agent Inbox's list of `HumanInterrupt`s (answered with
 its list of `HumanResponse`s; a lone card that allows `accept` and `edit` is asked as an editable
 approval of its action, and a changed call resumes it with an `edit` response); a string (asked
-as a free-text question, resumed with the text); any other value (shown as JSON, resumed with the text). An interrupt whose `response_schema`
-(`interrupt(value, response_schema=...)`) is a form this package can ask (`_reading.forms`: a flat
-object of texts, numbers, yes-or-no and choices) is asked as that form, and resumed with the
-object the person filled in, typed as the schema says (an integer stays an integer).
+as a free-text question, resumed with the text); any other value (shown as JSON, resumed with
+the text). An interrupt whose `response_schema` (`interrupt(value, response_schema=...)`) is a
+form this package can ask (`_reading.forms`: a flat object of texts, numbers, yes-or-no and
+choices) is asked as that form, and resumed with the object the person filled in, typed as the
+schema says (an integer stays an integer).
 docs/integrations/langgraph.md says what each mapping carries.
 
 A forward never loops on what comes back. An Agent Inbox card answered in a way its config does
