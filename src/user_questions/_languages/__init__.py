@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from user_questions._languages.catalogs import (
     N_,
+    count_text,
     current_language,
     gettext,
     messages_of,
@@ -26,6 +27,7 @@ __all__ = [
     "DEFAULT_LANGUAGE",
     "LANGUAGES",
     "N_",
+    "count_text",
     "current_language",
     "from_accept_language",
     "from_environment",

@@ -22,6 +22,7 @@ from user_questions._languages.tags import DEFAULT_LANGUAGE, LANGUAGES, from_env
 __all__ = [
     "LOCALES_DIR",
     "N_",
+    "count_text",
     "current_language",
     "gettext",
     "messages_of",
@@ -80,6 +81,13 @@ def ngettext(singular: str, plural: str, count: int) -> str:
     """The form of `singular`/`plural` that `count` takes in the current language (the catalog's
     own plural rule: Korean, Chinese and Japanese have one form, English two)."""
     return translations(current_language()).ngettext(singular, plural, count)
+
+
+def count_text(count: int) -> str:
+    """A count as a message shows it: every held language groups thousands with a comma
+    (`3,000`, as CLDR writes English, Korean, Chinese and Japanese), as the page's
+    `formatNumber` does."""
+    return f"{count:,}"
 
 
 def messages_of(language: str) -> dict[str, str | list[str]]:

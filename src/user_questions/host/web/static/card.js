@@ -72,7 +72,7 @@ export class Card {
     );
     this.times = h("span", {
       class: "times",
-      title: "identical requests of this asker: one answer settles them all",
+      title: t("identical requests of this asker: one answer settles them all"),
     });
     this.setCount(groupCount(frame));
     this.meta = h(
