@@ -215,6 +215,8 @@ class Answering:
         )
         if receipt.accepted:
             return receipt.message or gettext(SENT)  # one approval of a quorum: where it stands
+        if receipt.reason == "bad-response" and tap.message.digest not in (None, tap.record.card):
+            return gettext("Not sent: the card changed since it was shown")
         if receipt.reason == "bad-response" and receipt.message is not None:
             return gettext("Not sent: {reason}").format(reason=receipt.message)
         known = await self.store.get(tap.record.rpc_id)

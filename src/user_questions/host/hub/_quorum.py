@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from user_questions._languages import count_text, gettext
 from user_questions.approvals import decision_for
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Receipt
@@ -49,14 +50,20 @@ def vote_of(
 
 
 def tally_text(tally: Tally) -> str:
-    """Where a quorum stands, as every surface shows it: `1 of 2 approved: alice`."""
-    return f"{len(tally.people)} of {tally.needed} approved: {', '.join(tally.people)}"
+    """Where a quorum stands, as every surface shows it: `1 of 2 approved: alice`, in the
+    current language (`speaking`)."""
+    stands = gettext("{approved} of {needed} approved: {people}")
+    people = ", ".join(tally.people)
+    return stands.format(
+        approved=count_text(len(tally.people)), needed=count_text(tally.needed), people=people
+    )
 
 
 def tally_receipt(tally: Tally) -> Receipt:
     """What the person whose approval did not complete the quorum is told: counted (or counted
-    already, for a second approval of theirs), and where it stands."""
+    already, for a second approval of theirs), and where it stands; in the language the surface
+    that asked speaks to them (the receipt answers that one person alone)."""
     said = tally_text(tally)
     if not tally.counted:
-        said = f"your approval was counted already; {said}"
+        said = gettext("your approval was counted already; {tally}").format(tally=said)
     return Receipt(accepted=True, message=said)
