@@ -1,6 +1,7 @@
 """A runaway agent in Chromium: 500 identical asks of one asker token are one card that says
-"asked 500 times" ("500번 질문함" on a Korean page; `uq pending` says so too); the count follows new asks on the open page;
-one answer settles all of them, and every ask is told the answer exactly once."""
+"asked 500 times" ("500번 질문함" on a Korean page; `uq pending` says so too); the count follows
+new asks on the open page; one answer settles all of them, and every ask is told the answer
+exactly once."""
 
 from __future__ import annotations
 
