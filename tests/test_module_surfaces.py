@@ -357,6 +357,8 @@ PINNED: dict[str, list[str]] = {
         "fenced",
     ],
     "user_questions.presentation": [
+        "CHANGED_TO",
+        "WITH_NOTE",
         "AnswerDraft",
         "PlanReview",
         "answer_from_drafts",

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from user_questions._languages.catalogs import (
     N_,
-    count_text,
     current_language,
+    format_number,
     gettext,
     messages_of,
     ngettext,
@@ -27,8 +27,8 @@ __all__ = [
     "DEFAULT_LANGUAGE",
     "LANGUAGES",
     "N_",
-    "count_text",
     "current_language",
+    "format_number",
     "from_accept_language",
     "from_environment",
     "gettext",

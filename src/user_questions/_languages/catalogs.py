@@ -22,8 +22,8 @@ from user_questions._languages.tags import DEFAULT_LANGUAGE, LANGUAGES, from_env
 __all__ = [
     "LOCALES_DIR",
     "N_",
-    "count_text",
     "current_language",
+    "format_number",
     "gettext",
     "messages_of",
     "ngettext",
@@ -83,11 +83,11 @@ def ngettext(singular: str, plural: str, count: int) -> str:
     return translations(current_language()).ngettext(singular, plural, count)
 
 
-def count_text(count: int) -> str:
-    """A count as a message shows it: every held language groups thousands with a comma
+def format_number(number: int) -> str:
+    """A number as a message shows it: every held language groups thousands with a comma
     (`3,000`, as CLDR writes English, Korean, Chinese and Japanese), as the page's
     `formatNumber` does."""
-    return f"{count:,}"
+    return f"{number:,}"
 
 
 def messages_of(language: str) -> dict[str, str | list[str]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from user_questions._languages import count_text, gettext
+from user_questions._languages import format_number, gettext
 from user_questions.approvals import decision_for
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Receipt
@@ -55,7 +55,7 @@ def tally_text(tally: Tally) -> str:
     stands = gettext("{approved} of {needed} approved: {people}")
     people = ", ".join(tally.people)
     return stands.format(
-        approved=count_text(len(tally.people)), needed=count_text(tally.needed), people=people
+        approved=format_number(len(tally.people)), needed=format_number(tally.needed), people=people
     )
 
 

@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from user_questions._languages import N_, count_text, ngettext, speaking
+from user_questions._languages import N_, format_number, ngettext, speaking
 from user_questions._languages import gettext as _
 from user_questions.frames import Origin
 from user_questions.host.gate.public_url import PublicUrl
@@ -108,7 +108,7 @@ def _message(
         waiting = ngettext(
             "{count} more question is waiting", "{count} more questions are waiting", count
         )
-        return Message(waiting.format(count=count_text(count)), "\n".join(lines))
+        return Message(waiting.format(count=format_number(count)), "\n".join(lines))
     if event.type == EVENT_PENDING:
         session = one_line(event.session_id, 60)
         lines += [f"  {index}. {text}" for index, text in enumerate(_options(first), 1)]
