@@ -357,10 +357,10 @@ PINNED: dict[str, list[str]] = {
         "fenced",
     ],
     "user_questions.presentation": [
-        "CHANGED_TO",
-        "WITH_NOTE",
         "AnswerDraft",
+        "CHANGED_TO",
         "PlanReview",
+        "WITH_NOTE",
         "answer_from_drafts",
         "answer_item_text",
         "parse_recommended_label",
