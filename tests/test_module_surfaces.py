@@ -365,7 +365,9 @@ PINNED: dict[str, list[str]] = {
     ],
     "user_questions.presentation": [
         "AnswerDraft",
+        "CHANGED_TO",
         "PlanReview",
+        "WITH_NOTE",
         "answer_from_drafts",
         "answer_item_text",
         "parse_recommended_label",

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NotRequired, TypedDict
 
+from user_questions._languages import N_
 from user_questions.types import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
@@ -19,6 +20,8 @@ from user_questions.types import (
 )
 
 __all__ = [
+    "CHANGED_TO",
+    "WITH_NOTE",
     "AnswerDraft",
     "PlanReview",
     "answer_from_drafts",
@@ -128,18 +131,33 @@ def answer_from_drafts(
     return AskUserQuestionAnswer(answers=items)
 
 
-def answer_item_text(item: AskUserQuestionAnswerItem, *, skipped: str = "") -> str:
+CHANGED_TO = N_("(changed to {call})")
+"""What follows an answer whose call was changed, `{call}` the changed call as compact JSON."""
+WITH_NOTE = N_("(note: {note})")
+"""What follows an answer given with a note."""
+
+
+def answer_item_text(
+    item: AskUserQuestionAnswerItem,
+    *,
+    skipped: str = "",
+    changed_to: str = CHANGED_TO,
+    with_note: str = WITH_NOTE,
+) -> str:
     """One answer item as one line of text, for a surface that shows text only (a chat card, an
     A2A text part): the chosen labels, the typed text or the form's value (compact JSON), then
-    the changed call and the note, when there are; `skipped` when nothing was chosen."""
+    the changed call and the note, when there are; `skipped` when nothing was chosen.
+
+    The suffixes are `changed_to` and `with_note`: English by default, for a text an agent reads
+    (A2A's), and their translations (`gettext(CHANGED_TO)`) where a person reads it."""
     chosen = [*item.selected, *([] if item.custom is None else [item.custom])]
     if item.value is not None:
         chosen.append(_compact_json(item.value))
     text = ", ".join(chosen) or skipped
     if item.edited is not None:
-        text += f" (changed to {_compact_json(item.edited)})"
+        text += " " + changed_to.format(call=_compact_json(item.edited))
     if item.note is not None:
-        text += f" (note: {item.note})"
+        text += " " + with_note.format(note=item.note)
     return text.strip()
 
 

@@ -1,10 +1,10 @@
 """A quorum and the card's digest in Telegram and Slack, on a real `uq serve` with each
 service's fake at its network edge and the real `uq hook claude`: each paired person's Allow on
 their own message of a request whose asker token needs two approvals is counted, the first told
-"1 of 2 approved: alice" with the hook still waiting and every person's message edited in place
-with the count, the second settling it; and a press on a
-message whose stored card digest is not the request's is refused ("Not sent: the card changed
-since it was shown"), the request still pending."""
+"1 of 2 approved: alice" (in their own language) with the hook still waiting and every person's
+message edited in place with the count, the second settling it; and a press on a message whose
+stored card digest is not the request's is refused ("Not sent: the card changed since it was
+shown", in the person's language: Japanese for hanako), the request still pending."""
 
 from __future__ import annotations
 
@@ -58,9 +58,9 @@ def test_each_persons_tap_is_counted_and_the_second_allows(
 ) -> None:
     db = tmp_path / "host.db"
     deploy = add_token(host, db, "deploy", "--role", "asker", "--approvals", "2")
-    add_token(host, db, "alice")
+    add_token(host, db, "alice", "--lang", "ko")  # told where it stands in Korean
     add_token(host, db, "bob")
-    pair(fake, db, "alice", ALICE)
+    pair(fake, db, "alice", ALICE, said="연결되었습니다")
     pair(fake, db, "bob", BOB)
     event = fixture_text("claude_code", "permission_request_bash")
     asking = start_hook(
@@ -69,11 +69,14 @@ def test_each_persons_tap_is_counted_and_the_second_allows(
     hooks.append(asking)
     assert "0 of 2 approved" in request_message(fake, ALICE).shown
     first = allow(fake, ALICE)
-    assert fake.answer_to(first)["text"] == "1 of 2 approved: alice"
+    assert fake.answer_to(first)["text"] == "2명 중 1명 승인: alice"
     fake.wait(  # both people's messages edited in place with the count, their buttons kept
         lambda: all(
-            "1 of 2 approved: alice" in message.shown and message.buttons
-            for message in (request_message(fake, ALICE), request_message(fake, BOB))
+            quorum in message.shown and message.buttons
+            for quorum, message in (
+                ("2명 중 1명 승인: alice", request_message(fake, ALICE)),
+                ("1 of 2 approved: alice", request_message(fake, BOB)),
+            )
         )
     )
     assert asking.poll() is None
@@ -87,13 +90,18 @@ def test_each_persons_tap_is_counted_and_the_second_allows(
 def test_a_press_on_a_card_that_is_not_the_stored_one_is_refused(
     fake: FakeBotApi, host: HostProcess, tmp_path: Path
 ) -> None:
-    pair(fake, tmp_path / "host.db")
+    db = tmp_path / "host.db"
+    pair(fake, db)
+    add_token(host, db, "hanako", "--lang", "ja")  # told in Japanese
+    pair(fake, db, "hanako", ALICE, said="ペアリングしました")
     ask_approval(host)
-    message = request_message(fake)
-    with sqlite3.connect(tmp_path / "host.db") as connection:  # the card it showed, changed
+    message, hanakos = request_message(fake), request_message(fake, ALICE)
+    with sqlite3.connect(db) as connection:  # the card it showed, changed
         connection.execute("UPDATE chat_messages SET digest = ?", ("0" * 64,))
     refused = fake.tap(OWNER_USER, message, "Allow")
     assert fake.answer_to(refused)["text"] == "Not sent: the card changed since it was shown"
+    refused = fake.tap(ALICE, hanakos, "Allow")
+    assert fake.answer_to(refused)["text"] == "送信されませんでした：表示後にカードが変更されました"
     assert len(host.pending()) == 1
 
 

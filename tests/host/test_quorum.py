@@ -2,7 +2,8 @@
 `/api/tokens` asks an approval; one person's Allow leaves it pending (the receipt says "1 of 2
 approved: alice"), their second changes nothing, a second person settles it allowed, the first
 Deny settles it denied at once, an approval with changes starts the count again for the changed
-call; a bad quorum is refused with `BAD_REQUEST`; and the asker hears only the settlement."""
+call; where it stands is told in the language of who approved (their `Accept-Language`); a bad
+quorum is refused with `BAD_REQUEST`; and the asker hears only the settlement."""
 
 from __future__ import annotations
 
@@ -39,9 +40,14 @@ class Host:
     def auth(self, name: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[name]}"}
 
-    def answer(self, name: str, rpc_id: str, **item: Any) -> dict[str, Any]:
+    def answer(
+        self, name: str, rpc_id: str, languages: str | None = None, **item: Any
+    ) -> dict[str, Any]:
+        """`name`'s answer over `POST /api/respond`, reading `languages` (`Accept-Language`)."""
         frame = answer_frame(rpc_id, "claude-code:1", {"id": "approval", **item})
-        response = self.client.post("/api/respond", json=frame, headers=self.auth(name))
+        accepted = {} if languages is None else {"Accept-Language": languages}
+        headers = {**self.auth(name), **accepted}
+        response = self.client.post("/api/respond", json=frame, headers=headers)
         assert response.status_code == 200, response.text
         receipt: dict[str, Any] = response.json()
         return receipt
@@ -93,6 +99,24 @@ def test_two_people_allow_it_the_same_person_twice_does_not(host: Host) -> None:
     assert host.pending() == []
     entry = host.client.get("/api/history", headers=AUTH).json()["items"][0]
     assert (entry["rpcId"], entry["by"]) == ("apply", "carol")
+
+
+def test_where_the_quorum_stands_is_told_in_the_language_of_who_approved(host: Host) -> None:
+    with host.client.websocket_connect("/ws/ask", headers=host.auth("deploy")) as asker:
+        asker.send_json(approval_frame("apply"))
+        assert asker.receive_json()["payload"] == {"type": "ask/pending"}
+        first = host.answer("alice", "apply", "ko-KR,ko;q=0.9", selected=[ALLOW])
+        assert first == {"accepted": True, "message": "2명 중 1명 승인: alice"}
+        again = host.answer("alice", "apply", "zh-CN", selected=[ALLOW])
+        assert again["message"] == "你的批准已计入；已批准 1/2：alice"
+        headers = {**host.auth("bob"), "Accept-Language": "ja-JP"}
+        with host.client.websocket_connect("/ws", headers=headers) as page:
+            assert page.receive_json()["rpcId"] == "apply"  # the card, shown
+            item = {"id": "approval", "selected": [ALLOW], "edited": {"command": "true"}}
+            page.send_json(answer_frame("apply", "claude-code:1", item))
+            receipt = page.receive_json()["payload"]
+        assert receipt["message"] == "2 人中 1 人が承認：bob"  # a changed call counts apart
+        assert host.pending() == ["apply"]
 
 
 def test_a_deny_after_one_approval_settles_it_denied(host: Host) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from user_questions._languages.catalogs import (
     N_,
     current_language,
+    format_number,
     gettext,
     messages_of,
     ngettext,
@@ -27,6 +28,7 @@ __all__ = [
     "LANGUAGES",
     "N_",
     "current_language",
+    "format_number",
     "from_accept_language",
     "from_environment",
     "gettext",

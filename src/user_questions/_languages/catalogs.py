@@ -23,6 +23,7 @@ __all__ = [
     "LOCALES_DIR",
     "N_",
     "current_language",
+    "format_number",
     "gettext",
     "messages_of",
     "ngettext",
@@ -80,6 +81,13 @@ def ngettext(singular: str, plural: str, count: int) -> str:
     """The form of `singular`/`plural` that `count` takes in the current language (the catalog's
     own plural rule: Korean, Chinese and Japanese have one form, English two)."""
     return translations(current_language()).ngettext(singular, plural, count)
+
+
+def format_number(number: int) -> str:
+    """A number as a message shows it: every held language groups thousands with a comma
+    (`3,000`, as CLDR writes English, Korean, Chinese and Japanese), as the page's
+    `formatNumber` does."""
+    return f"{number:,}"
 
 
 def messages_of(language: str) -> dict[str, str | list[str]]:

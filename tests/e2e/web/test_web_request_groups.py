@@ -1,6 +1,7 @@
 """A runaway agent in Chromium: 500 identical asks of one asker token are one card that says
-"asked 500 times" (and `uq pending` says so too); the count follows new asks on the open page;
-one answer settles all of them, and every ask is told the answer exactly once."""
+"asked 500 times" ("500번 질문함" on a Korean page; `uq pending` says so too); the count follows
+new asks on the open page; one answer settles all of them, and every ask is told the answer
+exactly once."""
 
 from __future__ import annotations
 
@@ -54,6 +55,10 @@ def test_identical_asks_are_one_card_with_a_count_and_one_answer_settles_them_al
         expect(page.locator(".card")).to_have_count(1)
         shown = page.locator(".card", has_text="Run the migration again?")
         expect(shown.locator(".times")).to_have_text(f"asked {ASKS} times")
+        korean = open_inbox(locale="ko-KR").page.locator(".card .times")  # in its language
+        expect(korean).to_have_text(f"{ASKS}번 질문함")
+        said = "이 요청자의 같은 요청들: 한 번 답하면 모두 처리됩니다"
+        expect(korean).to_have_attribute("title", said)
         agent.send(ask_frame("loop-late"))  # one more while the page is open: its count
         assert json.loads(agent.recv(timeout=WAIT))["payload"]["type"] == "ask/pending"
         expect(shown.locator(".times")).to_have_text(f"asked {ASKS + 1} times")

@@ -1,19 +1,31 @@
 """The answer a person builds in a chat message: taps on a keyboard that is no longer current
-change nothing, a draft read back from the store is never trusted, Start over starts over."""
+change nothing, a draft read back from the store is never trusted, Start over starts over; an
+answered card shows the changed call and the note in its person's language."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from user_questions._languages import speaking
 from user_questions.host.chat.cards import (
     Answered,
     Dismissed,
     Draft,
     WaitForText,
     card_of,
+    ended_rows,
     take_action,
     take_text,
 )
 from user_questions.host.chat.telegram import telegram_html
-from user_questions.types import AskUserQuestionItem, AskUserQuestionOption
+from user_questions.host.stores import StoredQuestion
+from user_questions.outcomes import RequestState
+from user_questions.types import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+    AskUserQuestionOption,
+)
 
 QUESTIONS = (
     AskUserQuestionItem(
@@ -68,3 +80,27 @@ def test_every_text_is_escaped_and_code_is_shown_as_code() -> None:
     assert '<pre><code class="language-sh">rm -rf &lt;dir&gt;\n</code></pre>' in text
     assert "&lt;i&gt;no&lt;/i&gt;" in text
     assert "1. <b>Go</b> ⭐ <i>recommended</i>\n    &lt;x&gt;" in text
+
+
+def test_an_answered_card_shows_the_changed_call_and_the_note_in_its_persons_language() -> None:
+    item = AskUserQuestionAnswerItem(
+        id="a", selected=["x"], edited={"command": "ls"}, note="only once"
+    )
+    record = StoredQuestion(
+        rpc_id="r1",
+        session_id="s",
+        questions=QUESTIONS[:1],
+        asked_at=datetime(2026, 1, 2, tzinfo=UTC),
+        state=RequestState.ANSWERED,
+        answer=AskUserQuestionAnswer(answers=[item]),
+    )
+    with speaking("en"):
+        assert ended_rows(record) == [
+            ("First?", 'x (changed to {"command":"ls"}) (note: only once)')
+        ]
+    with speaking("ja"):
+        assert ended_rows(record) == [
+            ("First?", 'x （{"command":"ls"} に変更） （メモ：only once）')
+        ]
+    with speaking("ko"):
+        assert ended_rows(record)[0][1] == 'x ({"command":"ls"}(으)로 변경) (메모: only once)'

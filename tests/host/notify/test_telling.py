@@ -82,3 +82,11 @@ async def test_a_flood_is_the_first_few_then_one_digest(tmp_path: Path) -> None:
     assert message.title == "4 more questions are waiting"
     assert "The latest: Which one, 5?" in message.body
     assert f"Open the inbox: {ADDRESS.link('')}" in message.body
+    korean = message_of(digest, ADDRESS, None, "json", language="ko")
+    assert korean.title == "질문 4개가 더 기다리고 있습니다"
+    assert "최근 질문: Which one, 5?" in korean.body
+    assert f"받은 질문 열기: {ADDRESS.link('')}" in korean.body
+    thousands = digest.model_copy(update={"waiting": 3000})
+    assert message_of(thousands, ADDRESS, None, "json").title == (
+        "3,000 more questions are waiting"
+    )

@@ -236,6 +236,8 @@ class Answering:
             return self.quorum(tap.record) or receipt.message
         if receipt.accepted:
             return gettext(SENT)
+        if receipt.reason == "bad-response" and tap.message.digest not in (None, tap.record.card):
+            return gettext("Not sent: the card changed since it was shown")
         if receipt.reason == "bad-response" and receipt.message is not None:
             return gettext("Not sent: {reason}").format(reason=receipt.message)
         known = await self.store.get(tap.record.rpc_id)

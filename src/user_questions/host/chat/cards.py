@@ -22,6 +22,8 @@ from user_questions._languages import gettext as _
 from user_questions.host.stores import StoredQuestion
 from user_questions.outcomes import Outcome
 from user_questions.presentation import (
+    CHANGED_TO,
+    WITH_NOTE,
     AnswerDraft,
     answer_from_drafts,
     answer_item_text,
@@ -302,12 +304,17 @@ def ending_of(record: StoredQuestion) -> str:
 
 
 def ended_rows(record: StoredQuestion) -> list[tuple[str, str | None]]:
-    """Each question of `record` (cut to a line's worth) and what was answered to it."""
+    """Each question of `record` (cut to a line's worth) and what was answered to it, in the
+    current language (the value, the changed call and the note as given)."""
     answers = {} if record.answer is None else {a.id: a for a in record.answer.answers}
     rows = []
     for question in record.questions:
         item = answers.get(question.id)
-        said = "" if item is None else answer_item_text(item)
+        said = (
+            ""
+            if item is None
+            else answer_item_text(item, changed_to=_(CHANGED_TO), with_note=_(WITH_NOTE))
+        )
         rows.append((cut(question.question, 500), cut(said, 1000) or None))
     return rows
 

@@ -21,6 +21,7 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from user_questions._languages import from_accept_language, speaking
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Ask, ClientResponse, Receipt
 from user_questions.host._frame_text import settled_reply
@@ -69,7 +70,8 @@ async def respond(request: Request) -> Response:
     else:
         via = claimed_surface(request.headers.get(SURFACE_HEADER))
         identity = _identity(request)
-        receipt = await hub.respond(response, via=via, by=identity.name, sees=viewer(identity))
+        with speaking(from_accept_language(request.headers.get("accept-language"))):
+            receipt = await hub.respond(response, via=via, by=identity.name, sees=viewer(identity))
     # The frame's `type` says what a WebSocket payload is; an HTTP body needs no such label.
     return Response(receipt.model_dump_json(exclude={"type"}), media_type="application/json")
 

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 import anyio
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
+from user_questions._languages import from_accept_language, speaking
 from user_questions.errors import UserQuestionError
 from user_questions.frames import (
     ClientResponse,
@@ -90,6 +91,8 @@ class PageConnection(HostConnection):
     def __init__(self, websocket: WebSocket) -> None:
         super().__init__(websocket)
         replay = websocket.query_params.get("replay")
+        self._language = from_accept_language(websocket.headers.get("accept-language"))
+        """The page's language (its `Accept-Language`): what its receipts say is written in."""
         self._batched = replay in ("batch", "paced")
         self._read: anyio.Semaphore | None = None
         """While a paced replay is sent: a slot per batch the host may send ahead of the
@@ -143,7 +146,10 @@ class PageConnection(HostConnection):
             return PONG
         assert isinstance(frame, ClientResponse)
         try:
-            receipt = await self.hub.respond(frame, via=Surface.WEB, by=self.person, sees=self.sees)
+            with speaking(self._language):  # a counted approval's receipt, in the page's
+                receipt = await self.hub.respond(
+                    frame, via=Surface.WEB, by=self.person, sees=self.sees
+                )
         except UserQuestionError as error:  # the store failed: nothing was settled; try again
             return _error_frame(error)
         except Exception:

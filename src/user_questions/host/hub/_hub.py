@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 
 from user_questions._checks import quoted, usable_id
+from user_questions._languages import DEFAULT_LANGUAGE, speaking
 from user_questions._lifecycle.disposer import Disposer, nothing
 from user_questions._lifecycle.lifetime import AsyncLifetime
 from user_questions._lifecycle.listeners import Listeners
@@ -441,7 +442,8 @@ class Hub(AsyncLifetime):
         else:  # one approval of a quorum: counted, and the last one settles it (and its group)
             tally = await self.store.approve(vote, settlement)
             if tally is not None and tally.settled is None:
-                logger.info("question %s: %s", rpc_id, tally_text(tally))
+                with speaking(DEFAULT_LANGUAGE):  # the log is English whoever approved
+                    logger.info("question %s: %s", rpc_id, tally_text(tally))
                 await self._store_follower.refresh(rpc_id)  # every page sees the count
                 return tally_receipt(tally)
             settled = None if tally is None else tally.settled

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from user_questions._languages import format_number, gettext
 from user_questions.approvals import decision_for
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Receipt
@@ -59,14 +60,20 @@ def approved_by(record: StoredQuestion, votes: Sequence[Vote]) -> tuple[str, ...
 
 
 def tally_text(tally: Tally) -> str:
-    """Where a quorum stands, as every surface shows it: `1 of 2 approved: alice`."""
-    return f"{len(tally.people)} of {tally.needed} approved: {', '.join(tally.people)}"
+    """Where a quorum stands, as every surface shows it: `1 of 2 approved: alice`, in the
+    current language (`speaking`)."""
+    stands = gettext("{approved} of {needed} approved: {people}")
+    people = ", ".join(tally.people)
+    return stands.format(
+        approved=format_number(len(tally.people)), needed=format_number(tally.needed), people=people
+    )
 
 
 def tally_receipt(tally: Tally) -> Receipt:
     """What the person whose approval did not complete the quorum is told: counted (or counted
-    already, for a second approval of theirs), and where it stands."""
+    already, for a second approval of theirs), and where it stands; in the language the surface
+    that asked speaks to them (the receipt answers that one person alone)."""
     said = tally_text(tally)
     if not tally.counted:
-        said = f"your approval was counted already; {said}"
+        said = gettext("your approval was counted already; {tally}").format(tally=said)
     return Receipt(accepted=True, message=said)

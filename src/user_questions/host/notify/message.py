@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from user_questions._languages import N_, ngettext, speaking
+from user_questions._languages import N_, format_number, ngettext, speaking
 from user_questions._languages import gettext as _
 from user_questions.frames import Origin
 from user_questions.host.gate.public_url import PublicUrl
@@ -102,10 +102,13 @@ def _message(
     lines = [_question_line(first)]
     if event.type == EVENT_WAITING:
         count = event.waiting or 1
-        lines[0] = f"The latest: {lines[0]}"
-        lines.append(f"From {asker_line(event.session_id, event.origin)}")
-        lines.append(f"Open the inbox: {address.link('')}")
-        return Message(f"{count} more questions are waiting", "\n".join(lines))
+        lines[0] = _("The latest: {question}").format(question=lines[0])
+        lines.append(_("From {asker}").format(asker=asker_line(event.session_id, event.origin)))
+        lines.append(_("Open the inbox: {link}").format(link=address.link("")))
+        waiting = ngettext(
+            "{count} more question is waiting", "{count} more questions are waiting", count
+        )
+        return Message(waiting.format(count=format_number(count)), "\n".join(lines))
     if event.type == EVENT_PENDING:
         session = one_line(event.session_id, 60)
         lines += [f"  {index}. {text}" for index, text in enumerate(_options(first), 1)]

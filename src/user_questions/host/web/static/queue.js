@@ -5,7 +5,7 @@
 // requests cost the page the same few dozen elements. A row is a button that opens the request's
 // card (app.js). The filter lists the sessions with requests waiting, with their counts.
 
-import { t, tn } from "./i18n.js";
+import { formatNumber, t, tn } from "./i18n.js";
 import { h, timeAgo } from "./dom.js";
 
 /** Rows built beyond each edge of the box, so that scrolling shows no gap. */
@@ -156,7 +156,7 @@ export class QueueView {
       request.header ? h("span", { class: "chip", text: request.header }) : null,
       h("span", { class: "line", text: request.line }),
       request.more > 0 ? h("span", { class: "more", text: `+${request.more}` }) : null,
-      request.count > 1 ? h("span", { class: "times", text: `×${request.count}` }) : null,
+      request.count > 1 ? h("span", { class: "times", text: `×${formatNumber(request.count)}` }) : null,
       time,
     );
     return { element: h("li", { class: "queue-item" }, button), button, time, request };

@@ -5,6 +5,7 @@
 // queue.js). Ids from outside key Maps, never plain objects.
 
 import { isObject, preview, summaryOf } from "./dom.js";
+import { tn } from "./i18n.js";
 
 const optional = (value, type) => value === undefined || value === null || typeof value === type;
 
@@ -59,9 +60,9 @@ export function quorumOf(frame) {
   return { needed: quorum.needed, approvedBy };
 }
 
-/** "asked 3,000 times", or "" for a card that stands for itself alone. */
+/** "asked 3,000 times" in the page's language, or "" for a card that stands for itself alone. */
 export function askedTimes(count) {
-  return count > 1 ? `asked ${count.toLocaleString()} times` : "";
+  return count > 1 ? tn("asked {count} time", "asked {count} times", count) : "";
 }
 
 /** What the page keeps of one pending request: its frame; what the list shows of it is
