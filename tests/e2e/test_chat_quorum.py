@@ -67,7 +67,8 @@ def test_each_persons_tap_is_counted_and_the_second_allows(
         [UQ, "hook", "claude", "--url", f"{host.base}/?token={deploy}"], event, tmp_path
     )
     hooks.append(asking)
-    assert "0 of 2 approved" in request_message(fake, ALICE).shown
+    assert "2명 중 0명 승인" in request_message(fake, ALICE).shown  # alice reads Korean
+    assert "0 of 2 approved" in request_message(fake, BOB).shown
     first = allow(fake, ALICE)
     assert fake.answer_to(first)["text"] == "2명 중 1명 승인: alice"
     fake.wait(  # both people's messages edited in place with the count, their buttons kept
