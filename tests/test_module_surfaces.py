@@ -71,7 +71,7 @@ PINNED: dict[str, list[str]] = {
     ],
     "user_questions.bridges.claude_code": ["ANSWERED_HERE", "PLAN_DISMISSED", "hook_ask"],
     "user_questions.bridges.codex": ["AGENT", "DISMISSED", "hook_ask"],
-    "user_questions.bridges.claude_notes": ["AllowedNotes"],
+    "user_questions.bridges._claude_notes": ["AllowedNotes"],
     "user_questions.bridges.claude_permission": [
         "DESCRIPTION",
         "Options",

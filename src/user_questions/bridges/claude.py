@@ -48,7 +48,7 @@ from user_questions.approvals import (
     decision_for,
     denial_message,
 )
-from user_questions.bridges.claude_notes import AllowedNotes
+from user_questions.bridges._claude_notes import AllowedNotes
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import Approval
 from user_questions.service import AskUserQuestionRequest, UserQuestionProvider

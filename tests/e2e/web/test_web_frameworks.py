@@ -154,7 +154,7 @@ def test_an_agent_inbox_interrupt_is_edited_in_the_browser(
     done = portal.start_task_soon(forward_the_inbox_interrupt, host, session, editable)
     card = inbox.card(session)
     card.get_by_role("button", name="Edit and allow").click()
-    arguments = card.get_by_role("textbox", name="The call's arguments, as JSON")
+    arguments = card.get_by_role("textbox", name="The call’s arguments, as JSON")
     arguments.fill('{"to": "team@example.com"}')
     expect(card.locator(".diff ins")).to_contain_text("team@example.com")
     card.get_by_role("button", name="Allow with changes").click()
