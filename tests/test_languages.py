@@ -295,6 +295,25 @@ TERMINAL_NOT_SHOWN = {
 }
 
 
+CLI_TRANSLATED = ("cli/_pending.py", "cli/_answer.py")
+"""The commands whose lines a person reads follow the terminal's language."""
+CLI_ENGLISH = {
+    "uq pending: cannot read request {}: {}",  # an error: stable English, as every error
+    "{}; answer it on the host's page",
+    "not recorded: {}",
+    "the host refused the answer: {}",
+    "uq answer: {}",  # the command's name before each line
+    "dismissed at a terminal",  # the dismissal's message to the agent, not to a person
+    "The host's token, or a named token. Default: the URL's, else $UQ_TOKEN.",  # --help
+}
+
+
+@pytest.mark.parametrize("module", CLI_TRANSLATED)
+def test_the_commands_show_no_english_outside_the_catalog(module: str) -> None:
+    found = _english_in_python((PACKAGE / module).read_text(encoding="utf-8"))
+    assert [text for text in found if text not in CLI_ENGLISH] == []
+
+
 HTML_IN_PYTHON = ("host/notify/link_pages.py",)
 """Modules that write a page's HTML themselves: the text between their tags is what a person
 reads."""
