@@ -9,7 +9,8 @@ Codex has none (a hook that sends them fails closed). A call a person changed go
 Claude Code as `updatedInput`; Codex reserves that field too, so its calls are not editable. A
 note beside a denial is in the `message` the model reads; beside an allow (whose decision has no
 field the model reads, in either CLI) it is the output's `systemMessage`, shown to the person in
-the agent's terminal.
+the agent's terminal, in the terminal's language (`UQ_LANG`, `LC_ALL`, `LC_MESSAGES`, `LANG`);
+what the model reads stays English.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from user_questions._hooks.approval_card import (
     denial_message,
 )
 from user_questions._hooks.events import ASK_TOOL, PERMISSION_REQUEST, PLAN_TOOL, Client
+from user_questions._languages import gettext
 from user_questions.errors import ErrorCode, UserQuestionError
 
 __all__ = [
@@ -89,13 +91,14 @@ class PermissionCall:
 
     def output(self, decision: ApprovalDecision) -> dict[str, Any]:
         """The hook's output for `decision`: an allow (its note, if any, as the output's
-        `systemMessage`), or a denial with the reason and the note for the model."""
+        `systemMessage`, in the person's language), or a denial with the reason and the note for
+        the model (in English)."""
         if not decision.allowed:
             return permission_decision(
                 {"behavior": "deny", "message": denial_message(decision, self.tool)}
             )
         output = permission_decision(self.allow(decision))
-        note = allowed_note(decision, self.tool)
+        note = allowed_note(decision, self.tool, translate=gettext)
         if note is not None:
             output["systemMessage"] = note
         return output
