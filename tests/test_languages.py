@@ -27,7 +27,8 @@ from user_questions._languages import (
 
 ROOT = Path(__file__).resolve().parents[1]
 STATIC = ROOT / "src" / "user_questions" / "host" / "web" / "static"
-PROVIDERS = ROOT / "src" / "user_questions" / "providers"
+PACKAGE = ROOT / "src" / "user_questions"
+PROVIDERS = PACKAGE / "providers"
 
 
 def _messages_script() -> ModuleType:
@@ -226,17 +227,35 @@ def test_the_js_scan_finds_english_left_outside_the_catalog() -> None:
     assert _english_in_js(source) == ['"Hello"', "`Hi ${name}`", "`asked ${n}`"]
 
 
+TRANSLATING = {"_", "gettext", "ngettext", "N_"}
+"""The calls whose strings are message ids (`user_questions._languages`)."""
 STYLE_WORDS = {"ansicyan", "ansigreen", "bold", "reverse", "cyan", "dim", "green"}
 
 
 def _english_in_python(source: str) -> list[str]:
+    return [text for text in _shown_in_python(source) if _two_words(text)]
+
+
+def _two_words(text: str) -> bool:
+    words = re.findall(r"[A-Za-z]{2,}", text)
+    styled = text.startswith("class:") or set(words) <= STYLE_WORDS
+    return re.search(r"[A-Za-z]{2,}\s+[A-Za-z]{2,}", text) is not None and not styled
+
+
+def _shown_in_python(source: str) -> list[str]:
+    """The string constants of a module that are neither message ids nor docstrings, nor
+    `__all__`, `__repr__` or the messages of exceptions."""
     tree = ast.parse(source)
     skipped: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             skipped.add(id(node.value))  # docstrings, and the strings that document a name
         elif (
-            (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_")
+            (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in TRANSLATING
+            )
             or (isinstance(node, ast.FunctionDef) and node.name == "__repr__")
             or (
                 isinstance(node, ast.Raise | ast.Assign)
@@ -247,18 +266,20 @@ def _english_in_python(source: str) -> list[str]:
             )
         ):
             skipped.update(id(each) for each in ast.walk(node))
-    found = []
+    shown = []
     for node in ast.walk(tree):
-        if (
+        if isinstance(node, ast.JoinedStr) and id(node) not in skipped:
+            # An f-string is one text, `{}` where it fills something in.
+            parts = [part.value if isinstance(part, ast.Constant) else "{}" for part in node.values]
+            shown.append("".join(str(part) for part in parts))
+            skipped.update(id(part) for part in node.values)
+        elif (
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
             and id(node) not in skipped
         ):
-            words = re.findall(r"[A-Za-z]{2,}", node.value)
-            styled = node.value.startswith("class:") or set(words) <= STYLE_WORDS
-            if re.search(r"[A-Za-z]{2,}\s+[A-Za-z]{2,}", node.value) and not styled:
-                found.append(node.value)
-    return found
+            shown.append(node.value)
+    return shown
 
 
 @pytest.mark.parametrize(
@@ -272,6 +293,42 @@ def test_the_terminal_shows_no_english_outside_the_catalog(module: str) -> None:
 TERMINAL_NOT_SHOWN = {
     "pip install 'user-questions[terminal]'",  # a command line, the same in every language
 }
+
+
+CLI_TRANSLATED = ("cli/_pending.py", "cli/_answer.py")
+"""The commands whose lines a person reads follow the terminal's language."""
+CLI_ENGLISH = {
+    "uq pending: cannot read request {}: {}",  # an error: stable English, as every error
+    "{}; answer it on the host's page",
+    "not recorded: {}",
+    "the host refused the answer: {}",
+    "uq answer: {}",  # the command's name before each line
+    "dismissed at a terminal",  # the dismissal's message to the agent, not to a person
+    "The host's token, or a named token. Default: the URL's, else $UQ_TOKEN.",  # --help
+}
+
+
+@pytest.mark.parametrize("module", CLI_TRANSLATED)
+def test_the_commands_show_no_english_outside_the_catalog(module: str) -> None:
+    found = _english_in_python((PACKAGE / module).read_text(encoding="utf-8"))
+    assert [text for text in found if text not in CLI_ENGLISH] == []
+
+
+HTML_IN_PYTHON = ("host/notify/link_pages.py",)
+"""Modules that write a page's HTML themselves: the text between their tags is what a person
+reads."""
+
+
+@pytest.mark.parametrize("module", HTML_IN_PYTHON)
+def test_the_pages_written_in_python_show_no_english_outside_the_catalog(module: str) -> None:
+    source = (PACKAGE / module).read_text(encoding="utf-8")
+    assert [found for text in _shown_in_python(source) for found in _english_in_html(text)] == []
+
+
+def test_the_scan_of_html_in_python_finds_english_left_outside_the_catalog() -> None:
+    source = "def f(x):\n    return f'<h1>{gettext(\"Sent\")}</h1><p>Sent {x}</p><b>{x}</b>'\n"
+    shown = _shown_in_python(source)
+    assert [found for text in shown for found in _english_in_html(text)] == ["Sent {}"]
 
 
 def test_the_python_scan_finds_english_left_outside_the_catalog() -> None:

@@ -387,3 +387,34 @@ def test_an_edit_with_anything_but_allow_is_no_decision() -> None:
         with pytest.raises(UserQuestionError) as caught:
             hook.answered(noted("approval", selected, edited={"command": "true"}))
         assert caught.value.code == ErrorCode.BAD_ANSWER
+
+
+@pytest.fixture
+def korean_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook runs in a Korean shell: the tests' own `UQ_LANG=en` cleared."""
+    for name in ("UQ_LANG", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "ko_KR.UTF-8")
+
+
+@pytest.mark.usefixtures("korean_terminal")
+def test_what_the_person_reads_follows_the_terminals_language_and_the_model_reads_english() -> None:
+    hook = asked("permission_request_bash")
+    allowed = valid(hook.answered(noted("approval", ["Allow"], note="이번만")))
+    assert allowed["systemMessage"] == "사용자가 이 Bash 호출을 허용하며 메모를 남겼습니다: 이번만"
+    denied = valid(hook.answered(noted("approval", ["Deny"], note="main에서는 안 돼요")))
+    assert denied["hookSpecificOutput"]["decision"]["message"] == (
+        "The user denied this Bash call and said: main에서는 안 돼요"  # for the model
+    )
+    question = asked("pre_tool_use_ask_user_question")
+    answered = question.answered(answer(("q1", ["SQLite"], None), ("q2", ["Search"], None)))
+    reason = valid(answered)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason == "user-questions 받은 질문에서 답했습니다."
+    plan = asked("pre_tool_use_exit_plan_mode")
+    stopped = valid(plan.dismissed())
+    assert stopped["stopReason"] == (
+        "계획 검토를 user-questions 받은 질문에서 취소했습니다. 이야기를 나눠 보세요."
+    )
+    assert stopped["hookSpecificOutput"]["permissionDecisionReason"] == DISMISSED  # the model's
+    approved = valid(plan.answered(noted("plan-review", ["Approve"], note="캐시만")))
+    assert approved["hookSpecificOutput"]["additionalContext"].startswith("The user approved")

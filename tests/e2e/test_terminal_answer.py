@@ -322,3 +322,44 @@ def test_n_adds_a_note_beside_the_choice_and_the_agent_receives_both(
     assert agent.results() == {
         "release": {"answers": [{"id": "release", "selected": ["yes"], "note": "after the freeze"}]}
     }
+
+
+JAPANESE = {"UQ_LANG": "", "LC_ALL": "", "LC_MESSAGES": "", "LANG": "ja_JP.UTF-8"}
+"""A Japanese shell: the tests' own `UQ_LANG=en` cleared."""
+
+
+def test_answer_speaks_the_terminals_language(
+    host: HostProcess, asking: list[AskerProcess], spawn: type[PtyTerminal]
+) -> None:
+    agent = ask(host, asking, "ja-bot", "deploy")
+    (rpc_id,) = rpc_ids(host, "ja-bot")
+    terminal = spawn([UQ, "answer", rpc_id], env={"UQ_URL": host.url, **JAPANESE})
+    screen = terminal.wait_for("esc 取り消し")
+    assert screen.splitlines()[:6] == [
+        f"送信元：ja-bot · 質問：たった今 · rpcId {rpc_id}",
+        "Go ahead with deploy?",  # the agent's words, as asked
+        "❯ 1. yes",
+        "  2. no",
+        "  3. その他…",
+        "  4. スキップ",
+    ]
+    terminal.send("1" + ENTER)
+    assert terminal.wait_exit() == _answer.EXIT_ANSWERED
+    assert terminal.display.splitlines()[-1] == "uq answer: 回答を送信しました"
+    assert agent.results() == {"deploy": {"answers": [{"id": "deploy", "selected": ["yes"]}]}}
+
+
+def test_pending_speaks_the_terminals_language_and_its_json_stays_english(
+    host: HostProcess, asking: list[AskerProcess]
+) -> None:
+    ask(host, asking, "ja-lister", "first")
+    (rpc_id,) = rpc_ids(host, "ja-lister")
+    address = {"UQ_URL": host.base, "UQ_TOKEN": host.token}
+    listed = _uq("pending", env={**JAPANESE, **address})
+    assert listed.returncode == 0, listed.stderr
+    ours = [line for line in listed.stdout.splitlines() if "  ja-lister  " in line]
+    assert ours == [f"{rpc_id}  たった今  ja-lister  Go ahead with first?"]
+    as_json = _uq("pending", "--json", env={**JAPANESE, **address})
+    (line,) = [line for line in as_json.stdout.splitlines() if rpc_id in line]
+    assert json.loads(line)["askedAt"].startswith("20")  # data, not words
+    assert "たった今" not in as_json.stdout

@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
+
+from user_questions._languages import N_
 
 __all__ = [
     "ALLOW",
@@ -182,15 +184,20 @@ def denial_message(decision: ApprovalDecision, tool_name: str) -> str:
     return f"The user denied this {tool_name} call."
 
 
-def allowed_note(decision: ApprovalDecision, tool_name: str) -> str | None:
+def allowed_note(
+    decision: ApprovalDecision, tool_name: str, translate: Callable[[str], str] = str
+) -> str | None:
     """What the agent (or, where the agent has no field for it, the person's own screen) reads
     beside an allowed call of `tool_name`: the person's note, and that they changed the call;
-    `None` when there is neither."""
+    `None` when there is neither. English, as the agent reads it, unless `translate` is given
+    (`gettext`, for the person's screen); the note itself is as the person wrote it."""
     said = []
     if decision.edited is not None:
-        said.append(f"The user changed this {tool_name} call before allowing it.")
+        changed = translate(N_("The user changed this {tool} call before allowing it."))
+        said.append(changed.format(tool=tool_name))
     if decision.note:
-        said.append(f"The user allowed this {tool_name} call and noted: {decision.note}")
+        noted = translate(N_("The user allowed this {tool} call and noted: {note}"))
+        said.append(noted.format(tool=tool_name, note=decision.note))
     return " ".join(said) or None
 
 

@@ -10,8 +10,9 @@ Claude Code's `PermissionRequest` and Codex's `PreToolUse` as `updatedInput`; Co
 `PermissionRequest` reserves that field, so its calls are not editable there. A note beside a
 denial is in the reason the model reads; beside an allow it is Codex `PreToolUse`'s
 `additionalContext` (the model reads it), elsewhere the output's `systemMessage`, shown to the
-person in the agent's terminal (`bridges.claude_code` also gives Claude Code's model the note
-through its `PostToolUse` hook).
+person in the agent's terminal in the terminal's language (`UQ_LANG`, `LC_ALL`, `LC_MESSAGES`,
+`LANG`; `bridges.claude_code` also gives Claude Code's model the note through its `PostToolUse`
+hook). What the model reads stays English.
 
 An output may be empty (`{}`): nothing to say, printed as nothing, and the CLI goes on as it would
 without the hook; Codex's `PreToolUse` refuses an `allow` that changes nothing.
@@ -36,6 +37,7 @@ from user_questions._hooks.events import (
     PRE_TOOL_USE,
     Client,
 )
+from user_questions._languages import gettext
 from user_questions.errors import ErrorCode, UserQuestionError
 
 __all__ = [
@@ -103,13 +105,14 @@ class PermissionCall:
 
     def output(self, decision: ApprovalDecision) -> dict[str, Any]:
         """The hook's output for `decision`: an allow (its note, if any, where the event has a
-        field for it), or a denial with the reason and the note for the model."""
+        field for it; a `systemMessage` in the person's language), or a denial with the reason
+        and the note for the model (in English)."""
         if self.event == PRE_TOOL_USE:
             return self._pre_tool_use(decision)
         if not decision.allowed:
             return self.refusal(denial_message(decision, self.tool))
         output = permission_decision(self.allow(decision))
-        note = allowed_note(decision, self.tool)
+        note = allowed_note(decision, self.tool, translate=gettext)
         if note is not None:
             output["systemMessage"] = note
         return output

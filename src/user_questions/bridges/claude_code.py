@@ -25,6 +25,10 @@ used and where it comes from.
   (`_hooks.allowed_notes`) for the call's `PostToolUse`, whose `additionalContext` gives it to the
   model once the call has run; a dismissal ->
   `"deny"` with `interrupt: true`, as Esc at Claude Code's own prompt stops the turn.
+
+What only the person reads (an allow's `permissionDecisionReason`, the `stopReason`, the
+`systemMessage`) is in the terminal's language (`UQ_LANG`, `LC_ALL`, `LC_MESSAGES`, `LANG`);
+what the model reads (a deny's reason or `message`, `additionalContext`) stays English.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from typing import Any
 from user_questions._hooks.allowed_notes import NotedCall, keep_note
 from user_questions._hooks.events import ASK_TOOL, PLAN_TOOL, PRE_TOOL_USE, answers, hook_origin
 from user_questions._hooks.permission_call import permission_call
+from user_questions._languages import N_, gettext
 from user_questions.bridges.claude import DISMISSED, answers_to_claude, questions_from_claude
 from user_questions.bridges.hook import HookAsk, HookOutput, approval_ask, permission_decision
 from user_questions.errors import ErrorCode, UserQuestionError
@@ -44,10 +49,11 @@ from user_questions.types import AskUserQuestionAnswer
 
 __all__ = ["ANSWERED_HERE", "PLAN_DISMISSED", "hook_ask"]
 
-ANSWERED_HERE = "Answered in the user-questions inbox."
-"""Why an allowed question skipped Claude Code's own prompt; shown to the user, not the model."""
-PLAN_DISMISSED = "The plan review was dismissed in the user-questions inbox, to talk it over."
-"""Why Claude's turn stopped after "Chat about it"; shown to the user."""
+ANSWERED_HERE = N_("Answered in the user-questions inbox.")
+"""Why an allowed question skipped Claude Code's own prompt; shown to the user (in their
+language), not the model."""
+PLAN_DISMISSED = N_("The plan review was dismissed in the user-questions inbox, to talk it over.")
+"""Why Claude's turn stopped after "Chat about it"; shown to the user (in their language)."""
 _APPROVAL_DISMISSED = {"behavior": "deny", "message": DISMISSED, "interrupt": True}
 """A dismissed permission prompt stops the turn, as Esc at Claude Code's own prompt does."""
 
@@ -86,7 +92,8 @@ def _questions(input: dict[str, Any]) -> HookAsk:
     questions = questions_from_claude(input)
 
     def answered(answer: AskUserQuestionAnswer) -> HookOutput:
-        return _pre_tool_use("allow", ANSWERED_HERE, updated_input=answers_to_claude(input, answer))
+        updated = answers_to_claude(input, answer)
+        return _pre_tool_use("allow", gettext(ANSWERED_HERE), updated_input=updated)
 
     return HookAsk(questions, answered, lambda: _pre_tool_use("deny", DISMISSED))
 
@@ -98,11 +105,13 @@ def _plan_review(input: dict[str, Any]) -> HookAsk:
         result = verdict(answer)
         if result["approved"]:
             context = verdict_text(result) if "note" in result else None
-            return _pre_tool_use("allow", ANSWERED_HERE, updated_input=input, context=context)
+            answered_here = gettext(ANSWERED_HERE)
+            return _pre_tool_use("allow", answered_here, updated_input=input, context=context)
         return _pre_tool_use("deny", verdict_text(result))
 
     def dismissed() -> HookOutput:
-        return {"continue": False, "stopReason": PLAN_DISMISSED, **_pre_tool_use("deny", DISMISSED)}
+        stopped = gettext(PLAN_DISMISSED)
+        return {"continue": False, "stopReason": stopped, **_pre_tool_use("deny", DISMISSED)}
 
     return HookAsk(questions, answered, dismissed)
 

@@ -13,6 +13,9 @@ token is refused), 2 bad input, 3 dismissed, 4 nothing to answer (no question wa
 picked), 5 not pending (settled elsewhere first, or no such rpcId), 6 the host refused the answer
 (`bad-response`), 130 interrupted, 128+N stopped by signal N; after any status but 0 and 3,
 nothing was recorded.
+
+The lines a person reads (the heading, the picker, what became of the answer) follow the
+terminal's language as the prompt does; the error messages stay English (docs/translating.md).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import anyio
 from cyclopts import Parameter
 
 from user_questions._checks import quoted
+from user_questions._languages import N_, gettext, ngettext
 from user_questions.cli._host_client import (
     CA_HELP,
     URL_HELP,
@@ -80,11 +84,11 @@ EXIT_INTERRUPTED = 130
 
 _BAD_INPUT = frozenset({ErrorCode.BAD_REQUEST, ErrorCode.BAD_TOKEN})
 _ELSEWHERE: dict[Settled, str] = {
-    Outcome.ANSWERED: "was answered elsewhere",
-    Outcome.DISMISSED: "was dismissed elsewhere",
-    Outcome.WITHDRAWN: "was withdrawn by its asker",
-    Outcome.TIMED_OUT: "timed out for its asker",
-    "gone": "is no longer pending",
+    Outcome.ANSWERED: N_("question {rpc_id} was answered elsewhere; nothing was sent"),
+    Outcome.DISMISSED: N_("question {rpc_id} was dismissed elsewhere; nothing was sent"),
+    Outcome.WITHDRAWN: N_("question {rpc_id} was withdrawn by its asker; nothing was sent"),
+    Outcome.TIMED_OUT: N_("question {rpc_id} timed out for its asker; nothing was sent"),
+    "gone": N_("question {rpc_id} is no longer pending; nothing was sent"),
 }
 _PICK_ID = "request"
 
@@ -132,9 +136,10 @@ def answer(
     except UserQuestionError as error:
         return _say(error.message, EXIT_BAD_INPUT if error.code in _BAD_INPUT else EXIT_FAILED)
     except StoppedError as stop:
-        return _say(f"stopped by {stop.name}; nothing was sent", 128 + stop.signum)
+        stopped = gettext("stopped by {signal}; nothing was sent").format(signal=stop.name)
+        return _say(stopped, 128 + stop.signum)
     except KeyboardInterrupt:
-        return _say("interrupted; nothing was sent", EXIT_INTERRUPTED)
+        return _say(gettext("interrupted; nothing was sent"), EXIT_INTERRUPTED)
     except ModuleNotFoundError as error:  # the terminal extra, with the line that installs it
         return _say(str(error), EXIT_FAILED)
 
@@ -159,15 +164,15 @@ async def _answer(
         print(_heading(frame, waiting), file=sys.stderr, flush=True)
         given = await _shown(client, frame.rpc_id, frame.payload.questions, provider)
         if isinstance(given, str):
-            elsewhere = f"question {frame.rpc_id} {_ELSEWHERE[given]}; nothing was sent"
-            return elsewhere, EXIT_NOT_PENDING
+            return gettext(_ELSEWHERE[given]).format(rpc_id=frame.rpc_id), EXIT_NOT_PENDING
         receipt = await client.respond(_response(frame, given))
     if receipt.accepted and given is None:
-        return "dismissed; the asker is told so (ASK_CANCELLED)", EXIT_DISMISSED
+        return gettext("dismissed; the asker is told so (ASK_CANCELLED)"), EXIT_DISMISSED
     if receipt.accepted and receipt.message is not None:  # one approval of several needed
-        return f"approval counted: {receipt.message}", EXIT_ANSWERED
+        counted = gettext("approval counted: {message}").format(message=receipt.message)
+        return counted, EXIT_ANSWERED
     if receipt.accepted:
-        return "answer sent", EXIT_ANSWERED
+        return gettext("answer sent"), EXIT_ANSWERED
     if receipt.reason == "not-pending":
         return f"not recorded: {receipt.message}", EXIT_NOT_PENDING
     return f"the host refused the answer: {receipt.message}", EXIT_REFUSED
@@ -182,13 +187,17 @@ async def _choose(
     if rpc_id is not None:
         return _by_id(waiting, rpc_id)
     if not waiting:
-        raise _Finished("no question is waiting", EXIT_NOTHING)
+        raise _Finished(gettext("no question is waiting"), EXIT_NOTHING)
     if not pick or len(waiting) == 1:
         return waiting[0]
     labels = _pick_labels(waiting)
     item = AskUserQuestionItem(
         id=_PICK_ID,
-        question=f"{len(waiting)} requests are waiting. Which one do you answer?",
+        question=ngettext(
+            "{count} request is waiting. Which one do you answer?",
+            "{count} requests are waiting. Which one do you answer?",
+            len(waiting),
+        ).format(count=len(waiting)),
         options=[
             AskUserQuestionOption(label=label, description=_described(frame))
             for label, frame in labels.items()
@@ -204,7 +213,7 @@ async def _choose(
     if picked is not None and picked.custom:  # an rpcId typed under Other…
         return _by_id(waiting, picked.custom.strip())
     if picked is None or not picked.selected:  # dismissed, or skipped
-        raise _Finished("no request was picked", EXIT_NOTHING)
+        raise _Finished(gettext("no request was picked"), EXIT_NOTHING)
     return labels[picked.selected[0]]
 
 
@@ -221,20 +230,24 @@ def _pick_labels(waiting: list[QuestionRequestedFrame]) -> dict[str, QuestionReq
     for frame in waiting:
         label = f"{from_line(frame)}: {summary(frame)}"
         while label in labels:
-            label += " (again)"
+            label += " " + gettext("(again)")
         labels[label] = frame
     return labels
 
 
 def _described(frame: QuestionRequestedFrame) -> str:
-    return f"asked {age(frame.asked_at, datetime.now(UTC))} · rpcId {frame.rpc_id}"
+    asked = gettext("asked {age}").format(age=age(frame.asked_at, datetime.now(UTC)))
+    return f"{asked} · rpcId {frame.rpc_id}"
 
 
 def _heading(frame: QuestionRequestedFrame, waiting: list[QuestionRequestedFrame]) -> str:
     others = len(waiting) - 1
-    more = f" · {others} more waiting" if others else ""
     notes = asked_times(frame) + quorum_text(frame)
-    return f"From {from_line(frame)}{notes} · {_described(frame)}{more}"
+    asker = gettext("From {asker}").format(asker=from_line(frame) + notes)
+    parts = [asker, _described(frame)]
+    if others:
+        parts.append(gettext("{count} more waiting").format(count=others))
+    return " · ".join(parts)
 
 
 async def _shown(

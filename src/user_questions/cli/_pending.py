@@ -7,6 +7,8 @@ times it was asked when the line stands for identical requests of one asker (one
 them all), and where its quorum stands when its call needs several approvals (`1 of 2 approved:
 alice`). With `--json`, one JSON object per request and line: `{"rpcId", "sessionId", "askedAt",
 "origin"?, "group"?, "quorum"?, "questions"}`.
+The lines a person reads follow the terminal's language (`UQ_LANG`, `LC_ALL`, `LC_MESSAGES`,
+`LANG`, as `uq ask` does); `--json` and the error messages stay English (docs/translating.md).
 Exit statuses: 0 listed (an empty list too), 1 the host cannot be reached or refused the token, 2
 bad input.
 """
@@ -22,6 +24,7 @@ from typing import Annotated
 import anyio
 from cyclopts import Parameter
 
+from user_questions._languages import N_, gettext, ngettext
 from user_questions._reading.text import printable
 from user_questions.cli._host_client import (
     CA_HELP,
@@ -52,7 +55,11 @@ TOKEN_HELP = "The host's token, or a named token. Default: the URL's, else $UQ_T
 SUMMARY_CHARS = 80
 """The longest question text shown on one line."""
 
-_UNITS = (("d", 86_400), ("h", 3_600), ("min", 60))
+_UNITS = (
+    (86_400, N_("{count} d ago")),
+    (3_600, N_("{count} h ago")),
+    (60, N_("{count} min ago")),
+)
 _BAD_INPUT = frozenset({ErrorCode.BAD_REQUEST, ErrorCode.BAD_TOKEN})
 
 
@@ -111,7 +118,7 @@ def _json_line(frame: QuestionRequestedFrame) -> dict[str, object]:
 def _print_table(frames: Sequence[QuestionRequestedFrame], more: bool) -> None:
     if not frames:
         if not more:  # the unreadable ones are waiting too: said on stderr
-            print("No questions are waiting.")
+            print(gettext("No questions are waiting."))
         return
     now = datetime.now(UTC)
     rows = [
@@ -130,13 +137,19 @@ def summary(frame: QuestionRequestedFrame) -> str:
     if len(first) > SUMMARY_CHARS:
         first = first[: SUMMARY_CHARS - 1] + "…"
     more = len(questions) - 1
-    first = f"{first} (+{more} more)" if more > 0 else first
+    if more > 0:
+        first = gettext("{question} (+{count} more)").format(question=first, count=more)
     return first + asked_times(frame) + quorum_text(frame)
 
 
 def asked_times(frame: QuestionRequestedFrame) -> str:
     """How many identical requests of its asker the request stands for, when more than one."""
-    return "" if frame.group is None else f" (asked {frame.group.count} times)"
+    if frame.group is None:
+        return ""
+    count = frame.group.count
+    return " " + ngettext("(asked {count} time)", "(asked {count} times)", count).format(
+        count=count
+    )
 
 
 def quorum_text(frame: QuestionRequestedFrame) -> str:
@@ -145,10 +158,12 @@ def quorum_text(frame: QuestionRequestedFrame) -> str:
     quorum = frame.quorum
     if quorum is None:
         return ""
-    count = f"{len(quorum.approved_by)} of {quorum.needed} approved"
-    if quorum.approved_by:
-        count += f": {', '.join(one_line(name) for name in quorum.approved_by)}"
-    return f" ({count})"
+    counts = {"approved": len(quorum.approved_by), "needed": quorum.needed}
+    if not quorum.approved_by:
+        return f" ({gettext('{approved} of {needed} approved').format(**counts)})"
+    people = ", ".join(one_line(name) for name in quorum.approved_by)
+    tally = gettext("{approved} of {needed} approved: {people}")
+    return f" ({tally.format(**counts, people=people)})"
 
 
 def from_line(frame: QuestionRequestedFrame) -> str:
@@ -170,13 +185,14 @@ def one_line(text: str) -> str:
 
 
 def age(asked_at: str, now: datetime) -> str:
-    """How long ago `asked_at` (ISO 8601) was: `just now`, `5 min ago`, `3 h ago`, `2 d ago`."""
+    """How long ago `asked_at` (ISO 8601) was: `just now`, `5 min ago`, `3 h ago`, `2 d ago` (in
+    the language being spoken)."""
     try:
         moment = datetime.fromisoformat(asked_at)
     except ValueError:
         return "?"
     seconds = (now - moment).total_seconds()
     if seconds < 60:
-        return "just now"
-    unit, size = next((unit, size) for unit, size in _UNITS if seconds >= size)
-    return f"{int(seconds // size)} {unit} ago"
+        return gettext("just now")
+    size, words = next((size, words) for size, words in _UNITS if seconds >= size)
+    return gettext(words).format(count=int(seconds // size))

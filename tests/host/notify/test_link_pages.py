@@ -132,3 +132,48 @@ def test_a_plan_review_is_shown_with_its_plan_as_safe_html(client: TestClient) -
     assert "<h1>Approve &lt;b&gt;this&lt;/b&gt;?</h1>" in page.text
     assert '<div class="detail"><h1>Plan</h1>' in page.text
     assert "<script>alert(1)</script>" not in page.text
+
+
+def test_the_pages_speak_the_browsers_language_when_the_link_names_nobody(
+    client: TestClient,
+) -> None:
+    ask(client, "r1", PICK)
+    japanese = {"accept-language": "ja-JP,ja;q=0.9,en;q=0.5"}
+    page = client.get(link("r1", 1), headers=japanese)
+    assert page.status_code == 200
+    assert '<html lang="ja">' in page.text
+    assert page.headers["content-language"] == "ja"
+    assert "Accept-Language" in page.headers["vary"]
+    assert '<button type="submit" class="primary">この回答を送信</button>' in page.text
+    assert "<title>この回答を送信しますか？ · user-questions</title>" in page.text
+    refused = client.get("/a/hello", headers={"accept-language": "zh-CN"})
+    assert refused.status_code == REFUSED_STATUS
+    assert '<html lang="zh-Hans">' in refused.text
+    assert "<h1>此链接无法使用</h1>" in refused.text
+    assert '<a href="../">打开收件箱</a>查看待处理的内容。' in refused.text
+    english = client.post(link("r1", 0), headers={"accept-language": "fr-FR"})
+    assert '<html lang="en">' in english.text
+    assert "<h1>Answer sent</h1>" in english.text
+
+
+def test_a_persons_link_speaks_their_own_language_over_the_browsers(client: TestClient) -> None:
+    made = client.post("/api/tokens", json={"name": "alice", "lang": "ko"}, headers=AUTH)
+    assert made.status_code == 201, made.text
+    ask(client, "r1", PICK)
+    alices = "/a/" + LINKS.sign(LINKS.grant("r1", 0, 1, "ntfy", person="alice"))
+    english_browser = {"accept-language": "en-US"}
+    page = client.get(alices, headers=english_browser)
+    assert page.status_code == 200
+    assert '<html lang="ko">' in page.text
+    assert '<p class="chosen-intro">내 답변:</p>' in page.text
+    assert "이 답변 보내기" in page.text
+    assert "받은 질문에서 열기" in page.text
+    sent = client.post(alices, headers=english_browser)
+    assert "<h1>답변을 보냈습니다</h1>" in sent.text
+    assert "에이전트가 답변을 받았습니다." in sent.text
+    (entry,) = history(client)
+    assert entry.get("by") == "alice"
+    # A refusal says nothing of whose link it was, so it speaks the browser's language.
+    again = client.get(alices, headers=english_browser)
+    assert again.status_code == REFUSED_STATUS
+    assert '<html lang="en">' in again.text

@@ -268,6 +268,11 @@ def test_private_mode_pushes_no_question_and_the_worker_fetches_the_card(
             assert card.json()["question"] == "Which one?"
             assert card.json()["tag"] == push.json["tag"]
             assert client.get("/api/push/worker/card/r1").status_code == 401
+            # The card speaks its person's language, read as it is fetched.
+            client.patch("/api/tokens/alice", json={"lang": "ko"}, headers=AUTH)
+            korean = client.get("/api/push/worker/card/r1", headers={"authorization": secret})
+            assert korean.json()["title"] == "s의 질문"  # the session is `s`
+            assert korean.json()["question"] == "Which one?"  # the agent's words, as asked
 
 
 def test_each_person_is_pushed_the_question_in_their_own_language(

@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from user_questions._checks import usable_id
+from user_questions._languages import speaking
 from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_ID_LENGTH
 from user_questions.host.endpoints.decoding import load, validate
@@ -123,14 +124,18 @@ async def worker_answer(request: Request) -> Response:
 
 
 async def worker_card(request: Request) -> Response:
-    """The card of a pending request routed to the worker's person, as a push carries it."""
+    """The card of a pending request routed to the worker's person, as a push carries it: in
+    that person's own language (`uq token add --lang`), else the host's, as their pushes are."""
     push = _push(request)
     worker = await push.worker(request.headers.get("authorization"))
     if worker is None:
         raise UserQuestionError("this push subscription is not registered", ErrorCode.UNAUTHORIZED)
-    record = await _seen(push, request.path_params["rpc_id"], worker[1].name)
+    _, identity = worker
+    record = await _seen(push, request.path_params["rpc_id"], identity.name)
     card = {"v": 1, "rpcId": record.rpc_id, "tag": f"uq-{topic_of(record.rpc_id)}"}
-    return JSONResponse({**card, **card_of(record)}, headers=_NOT_CACHED)
+    with speaking(identity.lang):
+        shown = card_of(record)
+    return JSONResponse({**card, **shown}, headers=_NOT_CACHED)
 
 
 async def _seen(push: WebPush, rpc_id: str, person: str) -> StoredQuestion:

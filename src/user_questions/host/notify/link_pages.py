@@ -16,6 +16,9 @@ already used, or whose request is settled or unknown, or a host started with
 The link's signature is checked before anything is read from the store. The pages are
 server-rendered HTML without script, under the host's Content-Security-Policy.
 
+The pages speak the language of the link's person when the link names one who has one (their
+token's `lang`), else the browser's (`Accept-Language`), as the inbox does (docs/translating.md).
+
 The confirmation's form carries the digest of the card it shows (docs/audit.md), and the answer
 sends it back: when the card changed between the two, the answer is refused (`bad-response`) with
 a page that says so. A POST without one (a page shown before digests existed) answers the card as
@@ -24,12 +27,20 @@ stored.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from urllib.parse import parse_qs, quote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from user_questions._languages import (
+    current_language,
+    from_accept_language,
+    gettext,
+    html_tag,
+    speaking,
+)
 from user_questions.host.gate.roles import may_answer, viewer
 from user_questions.host.gate.roles import sees as seen
 from user_questions.host.gate.tokens import Tokens
@@ -50,6 +61,12 @@ _HEADERS = {"cache-control": "no-store", "x-robots-tag": "noindex, nofollow"}
 
 async def answer_link(request: Request) -> Response:
     """`GET /a/<link>`: the answer the link gives, to confirm; `POST`: send it."""
+    language = from_accept_language(request.headers.get("accept-language"))
+    with speaking(language):
+        return await _answer_link(request, language)
+
+
+async def _answer_link(request: Request, language: str) -> Response:
     links: AnswerLinks | None = request.app.state.answer_links
     grant = None if links is None else links.verify(request.path_params["link"])
     if grant is None:
@@ -67,8 +84,23 @@ async def answer_link(request: Request) -> Response:
         if identity is None or not may_answer(identity) or not seen(identity, record):
             return _refused()
         sees = viewer(identity)
+        if identity.lang is not None:
+            language = identity.lang
+    with speaking(language):
+        return await _confirm_or_send(request, grant, record, option, sees)
+
+
+async def _confirm_or_send(
+    request: Request,
+    grant: Grant,
+    record: StoredQuestion,
+    option: AskUserQuestionOption,
+    sees: Callable[[StoredQuestion], bool] | None,
+) -> Response:
+    """The confirmation page (`GET`) or the answer sent and its page (`POST`), in the language
+    being spoken."""
     if request.method == "GET":
-        return _page("Send this answer?", _confirmation(record, option), 200)
+        return _page(gettext("Send this answer?"), _confirmation(record, option), 200)
     hub: Hub = request.app.state.hub
     receipt = await hub.respond(
         one_tap_answer(record, grant.option, _shown_digest(await request.body())),
@@ -81,7 +113,7 @@ async def answer_link(request: Request) -> Response:
         return _changed()
     if not receipt.accepted:
         return _refused()
-    return _page("Answer sent", _sent(record, option), 200)
+    return _page(gettext("Answer sent"), _sent(record, option), 200)
 
 
 def _option(record: StoredQuestion, grant: Grant) -> AskUserQuestionOption | None:
@@ -105,24 +137,34 @@ def _confirmation(record: StoredQuestion, option: AskUserQuestionOption) -> str:
     header = f'<p class="header">{escape(question.header)}</p>' if question.header else ""
     rendered = record.rendered.get(question.id)  # rendered once, when the request was stored
     detail = f'<div class="detail">{rendered}</div>' if rendered else ""
-    return f"""<p class="from">From {escape(asker_line(record.session_id, record.origin))}</p>
+    asker = gettext("From {asker}").format(
+        asker=escape(asker_line(record.session_id, record.origin))
+    )
+    intro = gettext("Your answer:")
+    send = gettext("Send this answer")
+    other = gettext("Another answer?")
+    open_it = gettext("Open it in the inbox")
+    return f"""<p class="from">{asker}</p>
 {header}<h1>{escape(question.question)}</h1>
-{detail}<p class="chosen-intro">Your answer:</p>
+{detail}<p class="chosen-intro">{intro}</p>
 {_option_html(option)}
 <form method="post">
   <input type="hidden" name="digest" value="{record.card}">
-  <button type="submit" class="primary">Send this answer</button>
+  <button type="submit" class="primary">{send}</button>
 </form>
-<p class="other">Another answer?
-<a href="../q/{_path(record.rpc_id)}">Open it in the inbox</a></p>"""
+<p class="other">{other}
+<a href="../q/{_path(record.rpc_id)}">{open_it}</a></p>"""
 
 
 def _sent(record: StoredQuestion, option: AskUserQuestionOption) -> str:
     question = record.questions[0]
-    return f"""<h1>Answer sent</h1>
+    sent = gettext("Answer sent")
+    received = gettext("The agent has your answer.")
+    inbox = gettext("Open the inbox")
+    return f"""<h1>{sent}</h1>
 <p>{escape(question.question)}</p>
 {_option_html(option)}
-<p class="other">The agent has your answer. <a href="../">Open the inbox</a></p>"""
+<p class="other">{received} <a href="../">{inbox}</a></p>"""
 
 
 def _option_html(option: AskUserQuestionOption) -> str:
@@ -135,22 +177,42 @@ def _option_html(option: AskUserQuestionOption) -> str:
 
 
 def _changed() -> Response:
-    body = """<h1>Not sent: the card changed since it was shown</h1>
-<p>What you were asked to confirm is no longer what the host holds.</p>
-<p class="other"><a href="../">Open the inbox</a> to see the question as it is now.</p>"""
-    return _page("Card changed", body, 409)
+    return _apology(
+        gettext("Card changed"),
+        gettext("Not sent: the card changed since it was shown"),
+        gettext("What you were asked to confirm is no longer what the host holds."),
+        gettext("<a>Open the inbox</a> to see the question as it is now."),
+        409,
+    )
 
 
 def _refused() -> Response:
-    body = """<h1>This link cannot be used</h1>
-<p>It may have expired or been used already, or its question may have been answered elsewhere.</p>
-<p class="other"><a href="../">Open the inbox</a> to see what is waiting.</p>"""
-    return _page("Link not usable", body, REFUSED_STATUS)
+    return _apology(
+        gettext("Link not usable"),
+        gettext("This link cannot be used"),
+        gettext(
+            "It may have expired or been used already, "
+            "or its question may have been answered elsewhere."
+        ),
+        gettext("<a>Open the inbox</a> to see what is waiting."),
+        REFUSED_STATUS,
+    )
+
+
+def _apology(title: str, heading: str, explanation: str, onward: str, status: int) -> Response:
+    """A page that sent nothing: what happened, and a way on to the inbox, whose link is the
+    `<a>…</a>` of the translated `onward` sentence (each language orders its words)."""
+    link = onward.replace("<a>", '<a href="../">', 1)
+    body = f"""<h1>{heading}</h1>
+<p>{explanation}</p>
+<p class="other">{link}</p>"""
+    return _page(title, body, status)
 
 
 def _page(title: str, main: str, status: int) -> Response:
+    language = html_tag(current_language())
     html = f"""<!doctype html>
-<html lang="en">
+<html lang="{language}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -168,7 +230,8 @@ def _page(title: str, main: str, status: int) -> Response:
 </body>
 </html>
 """
-    return HTMLResponse(html, status_code=status, headers=_HEADERS)
+    headers = {**_HEADERS, "content-language": language, "vary": "Accept-Language"}
+    return HTMLResponse(html, status_code=status, headers=headers)
 
 
 def _path(rpc_id: str) -> str:
