@@ -4,8 +4,8 @@ host, users tapping buttons and typing replies."""
 
 from __future__ import annotations
 
+import json
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+from websockets.sync.client import connect as connect_page
 
 from tests.e2e.host_process import HostProcess, answer_body, free_port
 from tests.e2e.test_host_cli import uq
@@ -152,11 +153,15 @@ def test_identical_asks_of_one_agent_are_one_message_and_one_tap_answers_them_al
     pair(fake, tmp_path / "host.db")
     asks = [Ask(host.asker_url, [PICK], session="loop")]
     message = request_message(fake)
-    asks += [Ask(host.asker_url, [PICK], session="loop") for _ in range(2)]
-    deadline = time.monotonic() + 20
-    while host.wait_pending(1)[0].get("group") != {"count": 3}:
-        assert time.monotonic() < deadline, "the three asks are not one card"
-        time.sleep(0.05)  # polling the host over HTTP under a deadline
+    with connect_page(
+        host.base.replace("http", "ws", 1) + "/ws",
+        additional_headers={"Origin": host.base, "Cookie": f"uq_token={host.token}"},
+    ) as page:  # following the card's count as a page does, from before the other two asks
+        asks += [Ask(host.asker_url, [PICK], session="loop") for _ in range(2)]
+        while True:
+            payload = json.loads(page.recv(timeout=20))["payload"]
+            if payload["type"] == "question/group" and payload["count"] == 3:
+                break
     fake.tap(OWNER_USER, message, "npm")
     for ask in asks:
         assert ask.result() == {"answers": [NPM]}
