@@ -19,7 +19,8 @@ from tests.e2e.host_process import free_port
 from tests.e2e.test_fair_share import accepted
 from tests.e2e.test_uq_hook import UQ
 from tests.e2e.web.conftest import DESKTOP, RESULTS, Asker, Host, OpenInbox, answer_of, inboxes
-from tests.e2e.web.test_web_hooks import HOOK_SECONDS, fixture_event
+from tests.e2e.web.test_web_hooks import fixture_event
+from tests.e2e.web.test_web_quorum import approve, assert_allowed
 from tests.pg import PostgresCluster
 
 DATABASE = {
@@ -119,17 +120,13 @@ def test_an_approval_on_one_node_is_counted_on_the_other_nodes_page(
         ):
             alice_card, bob_card = open_alice().card(session), open_bob().card(session)
             expect(bob_card.locator(".card-quorum")).to_have_text("0 of 2 approved")
-            alice_card.locator(".option", has_text="Allow").first.click()
-            alice_card.get_by_role("button", name="Submit").click()
+            approve(alice_card)
             expect(bob_card.locator(".card-quorum")).to_have_text(
                 f"1 of 2 approved: alice-{suffix}"
             )
             assert hook.poll() is None
-            bob_card.locator(".option", has_text="Allow").first.click()
-            bob_card.get_by_role("button", name="Submit").click()
-            out, err = hook.communicate(timeout=HOOK_SECONDS)
-        assert (hook.returncode, err) == (0, "")
-        assert json.loads(out)["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+            approve(bob_card)
+            assert_allowed(hook)
     finally:
         if hook.poll() is None:
             hook.kill()

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import secrets
+import subprocess
 from pathlib import Path
 
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Locator, expect
 
 from tests.e2e.conftest import start_hook
 from tests.e2e.test_fair_share import accepted
@@ -29,6 +30,19 @@ def add_token(host: Host, name: str, *grants: str) -> str:
     token = made.stdout.splitlines()[0]
     accepted(host, token)
     return token
+
+
+def approve(card: Locator) -> None:
+    """A person's Allow on the card, sent."""
+    card.locator(".option", has_text="Allow").first.click()
+    card.get_by_role("button", name="Submit").click()
+
+
+def assert_allowed(hook: subprocess.Popen[str]) -> None:
+    """The waiting `uq hook claude` ends, allowing the call."""
+    out, err = hook.communicate(timeout=HOOK_SECONDS)
+    assert (hook.returncode, err) == (0, "")
+    assert json.loads(out)["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
 
 
 def test_the_first_approval_is_counted_on_the_page_and_the_second_allows(
@@ -55,18 +69,14 @@ def test_the_first_approval_is_counted_on_the_page_and_the_second_allows(
             with inboxes(browser, host.page_url) as open_admin:  # the host's own token
                 admin_card = open_admin().card(session)
                 expect(admin_card.locator(".option", has_text=REMEMBER)).to_have_count(1)
-            alice_card.locator(".option", has_text="Allow").first.click()
-            alice_card.get_by_role("button", name="Submit").click()
+            approve(alice_card)
             counted = f"1 of 2 approved: alice-{suffix}"
             expect(alice_card.locator(".card-status")).to_contain_text("approval is counted")
             for card in (alice_card, bob_card):
                 expect(card.locator(".card-quorum")).to_have_text(counted)
             assert hook.poll() is None
-            bob_card.locator(".option", has_text="Allow").first.click()
-            bob_card.get_by_role("button", name="Submit").click()
-            out, err = hook.communicate(timeout=HOOK_SECONDS)
-        assert (hook.returncode, err) == (0, "")
-        assert json.loads(out)["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+            approve(bob_card)
+            assert_allowed(hook)
     finally:
         if hook.poll() is None:
             hook.kill()
