@@ -344,7 +344,7 @@ class Answering:
                     "%s: %d wait already; dropped %s", self.service, QUEUE, record.rpc_id
                 )
 
-        with contextlib.ExitStack() as stack:
+        with into, out, contextlib.ExitStack() as stack:
             stack.callback(self.hub.on_event(heard))
             stack.callback(self.hub.on_routed(heard))
             stack.callback(self.hub.on_tally(tallied))

@@ -104,6 +104,10 @@ class _SlackBot:
         )
 
     async def run(self) -> None:
+        with self.to_handle, self.handling:  # closed however the bot stops
+            await self._run()
+
+    async def _run(self) -> None:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(
                 self.room.deliver_forever, self._send_request, self._edit_settled, self._show
