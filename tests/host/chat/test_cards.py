@@ -150,5 +150,5 @@ def test_a_note_the_host_would_refuse_raises_its_error_and_a_form_takes_none() -
     )
     assert take_note([form], Draft(), "hello") is None
     assert take_note(QUESTIONS, Draft(), "hello", "no-such-question") is None
-    assert card_of([form], Draft()).note_action is None
+    assert card_of([form], Draft()).note_button is None
     assert take_action([form], Draft(), "n0") is None

@@ -264,7 +264,8 @@ async def test_a_slack_note_goes_to_the_question_it_was_written_for_and_an_empty
 
         slack.click(OWNER, card, "b")  # the summary: the first question's row holds the note
         await waited(slack, lambda: f"a (note: {NOTE})" in card.shown)
-        slack.click(OWNER, card, "Add a note")
+        assert card.labels[-1] == "Change the note…"  # the summary's note: the first question's
+        slack.click(OWNER, card, "Change the note")
         await waited(slack, lambda: len(slack.views) == 2)
         slack.submit(OWNER, slack.views[1], "")  # emptied: the note goes
         await waited(slack, lambda: "(note:" not in card.shown)

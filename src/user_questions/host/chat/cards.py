@@ -43,6 +43,8 @@ from user_questions.types import (
 )
 
 __all__ = [
+    "ADD_NOTE",
+    "CHANGE_NOTE",
     "DISMISS",
     "DONE",
     "FEEDBACK",
@@ -78,6 +80,8 @@ FEEDBACK = N_("Give feedback…")
 SEND = N_("Send")
 START_OVER = N_("Start over")
 DISMISS = N_("Dismiss")
+ADD_NOTE = N_("Add a note…")
+CHANGE_NOTE = N_("Change the note…")
 FORM_ON_PAGE = N_("This question is a form: fill it in on the page.")
 """What a chat card says of a form question (a chat has no form fields to type a value into)."""
 _HOW = {
@@ -167,8 +171,9 @@ class Card:
     """Where the quorum of a call that needs several approvals stands (`quorum_line`)."""
     note: str | None = None
     """The note on the question shown, cut to a card's worth (the summary's rows hold theirs)."""
-    note_action: str | None = None
-    """The action that adds a note here (`take_action`); `None`: no note (a form)."""
+    note_button: Button | None = None
+    """The button that adds (or changes) the note here, for an app that offers one (Slack);
+    `None`: no note here (a form)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,7 +257,7 @@ def _card_of(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Card:
         buttons,
         plan_review=review,
         note=None if note is None else cut(note, _NOTE_SHOWN),
-        note_action=f"n{index}",
+        note_button=_note_button(question, draft),
     )
 
 
@@ -371,8 +376,14 @@ def _summary(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Card:
         for question, item in zip(questions, answer.answers, strict=True)
     ]
     buttons = [[Button(_(SEND), "s")], [Button(_(START_OVER), "r"), Button(_(DISMISS), "x")]]
-    note_action = None if _noted(questions, draft) is None else f"n{draft.step}"
-    return Card(None, _("Your answers:"), None, [], buttons, summary=rows, note_action=note_action)
+    noted = _noted(questions, draft)
+    button = None if noted is None else _note_button(noted, draft)
+    return Card(None, _("Your answers:"), None, [], buttons, summary=rows, note_button=button)
+
+
+def _note_button(noted: AskUserQuestionItem, draft: Draft) -> Button:
+    """The button asking for the note on `noted`, at the draft's step."""
+    return Button(_(CHANGE_NOTE if noted.id in draft.notes else ADD_NOTE), f"n{draft.step}")
 
 
 def _said(item: AskUserQuestionAnswerItem) -> str:

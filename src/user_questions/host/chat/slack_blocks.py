@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from user_questions._languages import N_, gettext, ngettext
+from user_questions._languages import gettext, ngettext
 from user_questions.host.chat.cards import (
-    Button,
     Card,
     WaitForNote,
     cut,
@@ -65,8 +64,6 @@ NOTE_CALLBACK = "uq_note"
 NOTE_CHARACTERS = 3000
 """A plain-text input's `max_length` at most (Slack's): a note typed in Slack is shorter than the
 host's `MAX_ANSWER_NOTE_LENGTH`."""
-_ADD_NOTE = N_("Add a note…")
-_CHANGE_NOTE = N_("Change the note…")
 _DESCRIPTION_CHARACTERS = 300
 _CODE = "```"
 
@@ -182,9 +179,8 @@ def card_blocks(ref: str, card: Card, *, apart: int = 0) -> list[dict[str, Any]]
         lines.append("_" + escape(gettext("Note: {note}").format(note=card.note)) + "_")
     middle = [_section(text) for text in sections("\n".join(lines))] if lines else []
     rows = list(card.buttons)
-    if card.note_action is not None:
-        label = gettext(_ADD_NOTE if card.note is None else _CHANGE_NOTE)
-        rows.append([Button(label, card.note_action)])
+    if card.note_button is not None:
+        rows.append([card.note_button])
     buttons = [
         {
             "type": "button",

@@ -362,7 +362,7 @@ def telegram_html(card: Card, *, detail_attached: str | None = None) -> str:
         parts.append(f"<b>{html.escape(question)}</b>\n{html.escape(answer)}")
     if card.note is not None:
         parts.append("<i>" + html.escape(gettext("Note: {note}").format(note=card.note)) + "</i>")
-    elif card.note_action is not None:
+    elif card.note_button is not None:
         parts.append("<i>" + html.escape(gettext(_REPLY_FOR_NOTE)) + "</i>")
     if card.quorum is not None:
         parts.append(f"<i>{html.escape(card.quorum)}</i>")
