@@ -90,8 +90,9 @@ _HOW = {
     Outcome.WITHDRAWN: N_("Withdrawn"),
     Outcome.TIMED_OUT: N_("Timed out"),
 }
-_NOTE_SHOWN = 1000
-"""Characters of a note a card shows (the answer keeps it whole)."""
+_SHOWN = 1000
+"""Characters of a note, or of an answer with its note, that a card shows (the answer keeps
+them whole)."""
 _FENCE = re.compile(r"```([\w+-]*)\n(.*?)```", re.S)
 _ACTION = re.compile(r"(?P<verb>[ptoqsrxn])(?:(?P<step>\d{1,2})(?:\.(?P<option>\d{1,2}))?)?")
 
@@ -256,7 +257,7 @@ def _card_of(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Card:
         lines,
         buttons,
         plan_review=review,
-        note=None if note is None else cut(note, _NOTE_SHOWN),
+        note=None if note is None else cut(note, _SHOWN),
         note_button=_note_button(question, draft),
     )
 
@@ -372,7 +373,7 @@ def _answer(questions: Sequence[AskUserQuestionItem], draft: Draft) -> AskUserQu
 def _summary(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Card:
     answer = _answer(questions, draft)
     rows = [
-        (question.question, cut(_said(item), _NOTE_SHOWN) or "—")
+        (question.question, cut(_said(item), _SHOWN) or "—")
         for question, item in zip(questions, answer.answers, strict=True)
     ]
     buttons = [[Button(_(SEND), "s")], [Button(_(START_OVER), "r"), Button(_(DISMISS), "x")]]
@@ -411,7 +412,7 @@ def ended_rows(record: StoredQuestion) -> list[tuple[str, str | None]]:
     for question in record.questions:
         item = answers.get(question.id)
         said = "" if item is None else _said(item)
-        rows.append((cut(question.question, 500), cut(said, 1000) or None))
+        rows.append((cut(question.question, 500), cut(said, _SHOWN) or None))
     return rows
 
 
