@@ -167,8 +167,15 @@ class FakeSlack:
         })  # fmt: skip
 
     def submit(self, user: str, view: View, text: str) -> None:
-        """User `user` types `text` into the modal `view` and presses its submit button."""
-        values = {"answer": {"text": {"type": "plain_text_input", "value": text}}}
+        """User `user` types `text` into the modal `view`'s input (in place of what it held)
+        and presses its submit button. Slack's client sends no more than the input's
+        `max_length`, nor an empty required input: neither can be typed here."""
+        (field,) = [block for block in view.view["blocks"] if block["type"] == "input"]
+        element = field["element"]
+        assert len(text) <= element.get("max_length", 3000), "Slack's field stops at max_length"
+        assert text or field.get("optional"), "Slack's field is required"
+        value = {"type": "plain_text_input", "value": text or None}
+        values = {field["block_id"]: {element["action_id"]: value}}
         self.push("interactive", {
             "type": "view_submission", "api_app_id": "A0TESTAPP",
             "user": {"id": user, "team_id": "T0TEAM"}, "team": {"id": "T0TEAM"},
@@ -356,6 +363,14 @@ class FakeSlack:
             return _error("invalid_arguments")
         for block in view.get("blocks", []):
             if block["type"] == "input" and len(block["label"]["text"]) > 2000:
+                return _error("invalid_arguments")
+            if block["type"] == "input" and len(block.get("hint", {}).get("text", "")) > 2000:
+                return _error("invalid_arguments")
+            element = block.get("element", {})
+            longest = element.get("max_length", 3000)
+            if element.get("type") == "plain_text_input" and not 1 <= longest <= 3000:
+                return _error("invalid_arguments")
+            if len(element.get("initial_value", "")) > longest:
                 return _error("invalid_arguments")
         self.views.append(View(trigger[0], view))
         return _ok(view={**view, "id": f"V{next(self._counter)}"})

@@ -6,8 +6,9 @@ It keeps what a bot sends (messages with their inline keyboards, documents, call
 refuses what Telegram refuses (a wrong token: 401; HTML it cannot parse, a text over 4096
 characters, callback data over 64 bytes, an edit that changes nothing: 400; a second
 `getUpdates` while one waits: 409 for the first, as Telegram ends it), and lets a test play the
-users: `send` a text, `tap` a button. `rate_limit(method)` answers the next call 429 with
-`retry_after`; `drop(method)` closes the connection of the next call without an answer.
+users: `send` a text (a reply to a message with `reply_to`), `tap` a button. `rate_limit(method)`
+answers the next call 429 with `retry_after`; `drop(method)` closes the connection of the next
+call without an answer.
 """
 
 from __future__ import annotations
@@ -104,13 +105,23 @@ class FakeBotApi:
 
     # -- what a test does -----------------------------------------------------------------------
 
-    def send(self, user: int, text: str) -> None:
-        """User `user` writes `text` in their private chat with the bot."""
-        self._update({"message": {
+    def send(self, user: int, text: str, *, reply_to: Message | None = None) -> None:
+        """User `user` writes `text` in their private chat with the bot; with `reply_to`, as a
+        reply to that message, which the update's `reply_to_message` holds as the Bot API's
+        reference says: "For replies in the same chat and message thread, the original
+        message", itself without a `reply_to_message` of its own."""
+        message: dict[str, Any] = {
             "message_id": 10_000 + self._next_update, "date": int(time.time()), "text": text,
             "from": {"id": user, "is_bot": False, "first_name": f"user{user}"},
             "chat": {"id": user, "type": "private"},
-        }})  # fmt: skip
+        }  # fmt: skip
+        if reply_to is not None:
+            message["reply_to_message"] = {
+                "message_id": reply_to.message_id, "date": 0, "text": reply_to.shown,
+                "from": {"id": 123456, "is_bot": True, "first_name": "UQ", "username": USERNAME},
+                "chat": {"id": reply_to.chat_id, "type": "private"},
+            }  # fmt: skip
+        self._update({"message": message})
 
     def tap(self, user: int, message: Message, button: str) -> str:
         """User `user` taps the button whose text (a toggle's without its box) begins with

@@ -87,7 +87,7 @@ def test_a_paired_person_answers_with_a_click_and_a_stranger_changes_nothing(
     assert "&lt;script&gt;" in message.blocks[1]["text"]["text"]  # escaped, so never a link
     assert "Fast, <strict>" in message.shown
     assert "recommended" in message.shown
-    assert message.labels == ["pnpm (Recommended)", "npm", "Other…", "Dismiss"]
+    assert message.labels == ["pnpm (Recommended)", "npm", "Other…", "Dismiss", "Add a note…"]
     old_blocks = list(message.blocks)
 
     fake.click(STRANGER, message, "npm")
@@ -189,7 +189,13 @@ def test_a_long_plan_goes_whole_in_messages_of_its_own_and_feedback_is_a_modal(
     assert "".join(m.shown for m in before).replace("\n", "") == plan.replace("\n", "")
     assert "step <1999>" not in message.shown
     assert "The full text is too long for this message" in message.shown
-    assert message.labels == ["Approve", "Keep planning", "Give feedback…", "Dismiss"]
+    assert message.labels == [
+        "Approve",
+        "Keep planning",
+        "Give feedback…",
+        "Dismiss",
+        "Add a note…",
+    ]
     fake.click(OWNER, message, "Give feedback")
     view = modal(fake)
     fake.submit(STRANGER, view, "approve it all")  # someone else's submission of this modal

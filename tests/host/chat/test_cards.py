@@ -6,19 +6,25 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from user_questions._languages import speaking
+from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.host.chat.cards import (
     Answered,
     Dismissed,
     Draft,
+    WaitForNote,
     WaitForText,
     card_of,
     ended_rows,
     take_action,
+    take_note,
     take_text,
 )
 from user_questions.host.chat.telegram import telegram_html
 from user_questions.host.stores import StoredQuestion
+from user_questions.limits import MAX_ANSWER_NOTE_LENGTH
 from user_questions.outcomes import RequestState
 from user_questions.types import (
     AskUserQuestionAnswer,
@@ -104,3 +110,45 @@ def test_an_answered_card_shows_the_changed_call_and_the_note_in_its_persons_lan
         ]
     with speaking("ko"):
         assert ended_rows(record)[0][1] == 'x ({"command":"ls"}(으)로 변경) (메모: only once)'
+
+
+def test_a_note_is_kept_on_the_question_shown_and_on_the_summary_on_the_first() -> None:
+    draft = Draft()
+    assert take_note(QUESTIONS, draft, "  mind the cache  ") is draft
+    assert card_of(QUESTIONS, draft).note == "mind the cache"
+    take_action(QUESTIONS, draft, "p0.0")
+    assert card_of(QUESTIONS, draft).note is None  # the second question has none
+    assert take_action(QUESTIONS, draft, "n0") is None  # the first question's button
+    assert take_action(QUESTIONS, draft, "n1") == WaitForNote("Second?", "b", "")
+    take_note(QUESTIONS, draft, "later", "b")
+    take_action(QUESTIONS, draft, "p1.0")
+    assert card_of(QUESTIONS, draft).summary == [
+        ("First?", "x (note: mind the cache)"),
+        ("Second?", "z (note: later)"),
+    ]
+    take_note(QUESTIONS, draft, "on the first")  # on the summary: the first question's
+    take_note(QUESTIONS, draft, "   ", "b")  # blank: the note goes
+    read_back = Draft.from_json(draft.to_json())
+    assert read_back.notes == {"a": "on the first"}
+    sent = take_action(QUESTIONS, read_back, "s")
+    assert isinstance(sent, Answered)
+    assert sent.answer.model_dump(exclude_none=True) == {
+        "answers": [
+            {"id": "a", "selected": ["x"], "note": "on the first"},
+            {"id": "b", "selected": ["z"]},
+        ]
+    }
+
+
+def test_a_note_the_host_would_refuse_raises_its_error_and_a_form_takes_none() -> None:
+    with pytest.raises(UserQuestionError) as raised:
+        take_note(QUESTIONS, Draft(), "x" * (MAX_ANSWER_NOTE_LENGTH + 1))
+    assert raised.value.code == ErrorCode.BAD_ANSWER
+    assert f"at most {MAX_ANSWER_NOTE_LENGTH} are allowed" in raised.value.message
+    form = AskUserQuestionItem(
+        id="f", question="Who?", schema={"type": "object", "properties": {"n": {"type": "string"}}}
+    )
+    assert take_note([form], Draft(), "hello") is None
+    assert take_note(QUESTIONS, Draft(), "hello", "no-such-question") is None
+    assert card_of([form], Draft()).note_button is None
+    assert take_action([form], Draft(), "n0") is None

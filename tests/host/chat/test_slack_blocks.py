@@ -45,7 +45,7 @@ def test_sixty_four_long_options_fit_fifty_blocks_and_every_button_is_there() ->
     blocks = card_blocks("ref", card_of([question], Draft()))
     assert len(blocks) <= MAX_BLOCKS
     buttons = [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
-    assert len(buttons) == 64 + 2  # each option, Other, Dismiss
+    assert len(buttons) == 64 + 3  # each option, Other, Dismiss, Add a note
     assert all(len(b["text"]["text"]) <= BUTTON_CHARACTERS for b in buttons)
     assert len({b["action_id"] for b in buttons}) == len(buttons)
     sections_ = [b["text"]["text"] for b in blocks if b["type"] == "section"]

@@ -1,9 +1,12 @@
-"""What both backends keep for the chat bots (`ChatStore`), and the migration that adds it:
-a store of version 6 reaches version 7 with everything it held and the chat tables empty."""
+"""What both backends keep for the chat bots (`ChatStore`), and the migrations that add it:
+a store of version 6 reaches the current version with everything it held and the chat tables
+empty; one of version 16 finds a message it sent by the service's id of it (version 17)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from dataclasses import astuple, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -72,6 +75,17 @@ async def test_sent_messages_are_found_by_request_and_by_reference_with_their_dr
     assert await store.chat_message("ref-z") is None
 
 
+async def test_a_sent_message_is_found_by_its_service_chat_and_id_only(store: Store) -> None:
+    await store.add_chat_message(ChatMessage("ref-a", "rpc-1", "telegram", "42", "7"))
+    await store.add_chat_message(ChatMessage("ref-b", "rpc-1", "telegram", "43", "7"))
+    await store.add_chat_message(ChatMessage("ref-c", "rpc-1", "slack", "42", "7"))
+    found = await store.chat_message_at("telegram", "43", "7")
+    assert found is not None
+    assert found.ref == "ref-b"
+    assert await store.chat_message_at("telegram", "44", "7") is None  # another chat
+    assert await store.chat_message_at("telegram", "42", "8") is None  # another message
+
+
 async def test_purging_a_request_forgets_its_messages_and_expired_codes_go_too(
     store: Store,
 ) -> None:
@@ -108,7 +122,7 @@ async def test_a_version_6_sqlite_file_gains_the_chat_tables(tmp_path: Path) -> 
     async with open_store(path) as store:
         await migrated_from_6(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 16
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 17
 
 
 async def test_a_version_6_postgres_database_gains_the_chat_tables(pg_url: str) -> None:
@@ -120,7 +134,7 @@ async def test_a_version_6_postgres_database_gains_the_chat_tables(pg_url: str) 
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
         assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
-    assert postgres_schema.SCHEMA_VERSION == 16
+    assert postgres_schema.SCHEMA_VERSION == 17
 
 
 async def migrated_from_6(store: Store) -> None:
@@ -129,3 +143,56 @@ async def migrated_from_6(store: Store) -> None:
     assert await store.pairings() == []
     await store.pair(ChatPairing("telegram", "42", "42", "alice", PAIRED))
     assert await store.pairings() == [ChatPairing("telegram", "42", "42", "alice", PAIRED)]
+
+
+# Version 17: a chat message is found by the service's own id of it. A version 16 store's
+# messages, sent before, are found so, and the lookup uses the new index.
+
+SENT = ChatMessage("ref-old", "rpc-old", "telegram", "42", "7", '{"step": 0}', "digest-1")
+
+
+async def test_a_version_16_sqlite_file_finds_its_sent_messages_by_their_ids(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "host.db"
+    with sqlite_at_version(path, 16) as connection:  # what the previous release created
+        connection.execute(
+            "INSERT INTO chat_messages (ref, rpc_id, service, chat_id, message_id, draft, digest) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            astuple(SENT),
+        )
+    async with open_store(path) as store:
+        assert await store.chat_message_at("telegram", "42", "7") == SENT
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 17
+        plan = connection.execute(
+            "EXPLAIN QUERY PLAN SELECT ref FROM chat_messages "
+            "WHERE service = 'telegram' AND chat_id = '42' AND message_id = '7'"
+        ).fetchall()
+        assert "chat_messages_sent" in str(plan)
+
+
+async def test_a_version_16_postgres_database_finds_its_sent_messages_by_their_ids(
+    pg_url: str,
+) -> None:
+    await postgres_at_version(pg_url, 16)  # what the previous release created
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        await connection.execute(
+            "INSERT INTO user_questions.chat_messages "
+            "(ref, rpc_id, service, chat_id, message_id, draft, digest) "
+            "VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s)",
+            astuple(SENT),
+        )
+    async with open_store(pg_url) as store:
+        found = await store.chat_message_at("telegram", "42", "7")
+    assert found is not None
+    assert replace(found, draft=SENT.draft) == SENT
+    assert json.loads(found.draft) == {"step": 0}
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
+        version = await connection.execute("SELECT version FROM user_questions.schema_version")
+        assert await version.fetchall() == [(17,)]
+        indexes = await connection.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'chat_messages_sent'"
+        )
+        (definition,) = await indexes.fetchall()
+        assert "(service, chat_id, message_id)" in definition[0]

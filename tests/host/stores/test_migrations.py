@@ -404,7 +404,7 @@ async def test_a_version_6_sqlite_file_gains_approvals_and_rules_and_loses_nothi
     async with open_store(path) as store:
         await version_6_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 16
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 17
         after = sqlite_rows(connection)["questions"]
     kept_with_defaults(before, digested(after), (None, None, "[]", 0, None, None, None, 0))
 
@@ -430,7 +430,7 @@ async def test_a_version_6_postgres_database_gains_approvals_and_rules_and_loses
         await version_6_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(16,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(17,)]
         after = (await postgres_rows(connection))["questions"]
     kept_with_defaults(before, digested(after), (None, None, [], 0, None, None, None, False))
 
@@ -464,7 +464,7 @@ async def test_a_version_9_sqlite_file_gains_the_rules_version_and_loses_nothing
     async with open_store(path) as store:
         await version_9_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 16
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 17
         after = sqlite_rows(connection)["questions"]
     kept_with_defaults(before, digested(after), (None, 0))
 
@@ -489,7 +489,7 @@ async def test_a_version_9_postgres_database_gains_the_rules_version_and_loses_n
         await version_9_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(16,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(17,)]
         after = (await postgres_rows(connection))["questions"]
     kept_with_defaults(before, digested(after), (None, False))
 
@@ -594,7 +594,7 @@ async def test_a_version_10_sqlite_file_finds_its_changed_calls_and_loses_nothin
     async with open_store(path) as store:
         await version_10_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 16
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 17
         after = digested(sqlite_rows(connection)["questions"][: len(before)])
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [0, 1]
@@ -620,7 +620,7 @@ async def test_a_version_10_postgres_database_finds_its_changed_calls_and_loses_
         await version_10_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(16,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(17,)]
         after = digested((await postgres_rows(connection))["questions"][: len(before)])
     assert [row[:-1] for row in after] == before
     assert [row[-1] for row in after] == [False, True]
@@ -643,7 +643,7 @@ async def test_a_version_14_sqlite_file_gives_tokens_a_language_and_loses_nothin
     async with open_store(path) as store:
         await version_14_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 16
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 17
 
 
 async def test_a_version_14_postgres_database_gives_tokens_a_language_and_loses_nothing(
@@ -660,7 +660,7 @@ async def test_a_version_14_postgres_database_gives_tokens_a_language_and_loses_
         await version_14_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(16,)]
+        assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)] == [(17,)]
 
 
 async def version_14_migrated_as_expected(store: Store) -> None:
@@ -720,7 +720,7 @@ async def test_a_version_15_sqlite_file_needs_one_approval_everywhere(tmp_path: 
     async with open_store(path) as store:
         await version_15_migrated_as_expected(store)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 16
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 17
 
 
 async def test_a_version_15_postgres_database_needs_one_approval_everywhere(pg_url: str) -> None:
@@ -745,4 +745,4 @@ async def test_a_version_15_postgres_database_needs_one_approval_everywhere(pg_u
         await version_15_migrated_as_expected(store)
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
-        assert await version.fetchall() == [(16,)]
+        assert await version.fetchall() == [(17,)]

@@ -77,7 +77,7 @@ async def test_a_version_10_sqlite_file_gains_the_push_table(tmp_path: Path) -> 
         await migrated_from_10(store)
     with sqlite3.connect(path) as connection:
         version = connection.execute("PRAGMA user_version").fetchone()[0]
-        assert version == sqlite_schema.SCHEMA_VERSION == 16
+        assert version == sqlite_schema.SCHEMA_VERSION == 17
 
 
 async def test_a_version_10_postgres_database_gains_the_push_table(pg_url: str) -> None:
@@ -89,7 +89,7 @@ async def test_a_version_10_postgres_database_gains_the_push_table(pg_url: str) 
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as connection:
         version = await connection.execute("SELECT version FROM user_questions.schema_version")
         assert await version.fetchall() == [(postgres_schema.SCHEMA_VERSION,)]
-    assert postgres_schema.SCHEMA_VERSION == 16
+    assert postgres_schema.SCHEMA_VERSION == 17
 
 
 async def migrated_from_10(store: Store) -> None:

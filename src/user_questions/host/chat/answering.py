@@ -19,17 +19,21 @@ from datetime import UTC, datetime
 import anyio
 
 from user_questions._languages import N_, gettext, speaking
+from user_questions.errors import UserQuestionError
 from user_questions.frames import AnswerResult, AnswerValue, ClientResponse, ErrorResult
 from user_questions.host.chat.cards import (
+    FORM_ON_PAGE,
     Answered,
     Card,
     Dismissed,
     Draft,
     Step,
+    WaitForNote,
     WaitForText,
     card_of,
     quorum_line,
     take_action,
+    take_note,
     take_text,
     too_late,
 )
@@ -41,6 +45,7 @@ from user_questions.host.stores import ChatMessage, ChatPairing, Store, StoredQu
 from user_questions.outcomes import Surface
 
 __all__ = [
+    "NOTE_REFUSED",
     "NOT_CURRENT",
     "QUEUE",
     "REFUSAL",
@@ -63,6 +68,8 @@ QUEUE = 1000
 """Requests waiting to be sent or edited; more are dropped with a log line."""
 SENT = N_("Sent.")
 NOT_CURRENT = N_("This button is no longer current.")
+NOTE_REFUSED = N_("The note was not kept: {reason}")
+"""What a note the host would refuse beside an answer is told (the checker's English reason)."""
 RELEASE_SECONDS = 2.0
 """How long a stopping host tries to release its bot's lease (renewed for 0 s: expired)."""
 
@@ -104,6 +111,8 @@ class Reaction:
     """The message's new look (the draft went on)."""
     prompt: str | None = None
     """Ask for typed text: the "Other" answer or a plan review's feedback, to this prompt."""
+    note: WaitForNote | None = None
+    """Ask for the note on a question."""
     settled: StoredQuestion | None = None
     """The request had settled already: edit the message to say how."""
 
@@ -261,9 +270,26 @@ class Answering:
         draft = Draft.from_json(tap.message.draft)
         return await self._advance(tap, draft, take_text(tap.record.questions, draft, text))
 
+    async def note(self, tap: Tap, text: str, question: str | None = None) -> Reaction:
+        """What `text`, given as the note on the message of `tap` (on its question of id
+        `question`, else on the one it shows), does: the draft kept with it, and the card that
+        shows it; a note the host would refuse beside an answer changes nothing."""
+        if not tap.record.pending:
+            return Reaction(tap, too_late(tap.record), settled=tap.record)
+        draft = Draft.from_json(tap.message.draft)
+        try:
+            step = take_note(tap.record.questions, draft, text, question)
+        except UserQuestionError as error:
+            return Reaction(tap, gettext(NOTE_REFUSED).format(reason=error.message))
+        if step is None:
+            return Reaction(tap, gettext(FORM_ON_PAGE if question is None else NOT_CURRENT))
+        return await self._advance(tap, draft, step)
+
     async def _advance(self, tap: Tap, draft: Draft, step: Step) -> Reaction:
         if step is None:
             return Reaction(tap, gettext(NOT_CURRENT))
+        if isinstance(step, WaitForNote):
+            return Reaction(tap, alert=False, note=step)
         if isinstance(step, Answered | Dismissed):
             return Reaction(tap, await self.respond(tap, step), alert=False)
         await self.store.set_chat_draft(tap.message.ref, draft.to_json())
@@ -318,7 +344,7 @@ class Answering:
                     "%s: %d wait already; dropped %s", self.service, QUEUE, record.rpc_id
                 )
 
-        with contextlib.ExitStack() as stack:
+        with into, out, contextlib.ExitStack() as stack:
             stack.callback(self.hub.on_event(heard))
             stack.callback(self.hub.on_routed(heard))
             stack.callback(self.hub.on_tally(tallied))

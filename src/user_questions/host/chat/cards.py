@@ -8,6 +8,11 @@ question alone is answered by the tap (or Done, or the text) that completes it. 
 taps (`Draft`) is kept in the store with the message, so any host that takes over the poller
 goes on where the last one stopped. An action names the question it was shown for, so a tap on a
 keyboard that is no longer current changes nothing.
+
+A note (the answer item's `note`) is kept in the draft by question, before the choice is made:
+a person adds it to the question the message shows (on the summary of several, to the first
+question), and the tap that answers sends it beside the choice. The message shows it until then;
+the answered message shows it with the answer.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from user_questions._checks import check_answer
 from user_questions._languages import N_
 from user_questions._languages import gettext as _
 from user_questions.host.stores import StoredQuestion
@@ -30,9 +36,15 @@ from user_questions.presentation import (
     parse_recommended_label,
     plan_review_of,
 )
-from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
+from user_questions.types import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+)
 
 __all__ = [
+    "ADD_NOTE",
+    "CHANGE_NOTE",
     "DISMISS",
     "DONE",
     "FEEDBACK",
@@ -47,6 +59,7 @@ __all__ = [
     "Draft",
     "Line",
     "Step",
+    "WaitForNote",
     "WaitForText",
     "card_of",
     "cut",
@@ -55,6 +68,7 @@ __all__ = [
     "ending_of",
     "quorum_line",
     "take_action",
+    "take_note",
     "take_text",
     "too_late",
 ]
@@ -66,6 +80,8 @@ FEEDBACK = N_("Give feedback…")
 SEND = N_("Send")
 START_OVER = N_("Start over")
 DISMISS = N_("Dismiss")
+ADD_NOTE = N_("Add a note…")
+CHANGE_NOTE = N_("Change the note…")
 FORM_ON_PAGE = N_("This question is a form: fill it in on the page.")
 """What a chat card says of a form question (a chat has no form fields to type a value into)."""
 _HOW = {
@@ -74,8 +90,11 @@ _HOW = {
     Outcome.WITHDRAWN: N_("Withdrawn"),
     Outcome.TIMED_OUT: N_("Timed out"),
 }
+_SHOWN = 1000
+"""Characters of a note, or of an answer with its note, that a card shows (the answer keeps
+them whole)."""
 _FENCE = re.compile(r"```([\w+-]*)\n(.*?)```", re.S)
-_ACTION = re.compile(r"(?P<verb>[ptoqsrx])(?:(?P<step>\d{1,2})(?:\.(?P<option>\d{1,2}))?)?")
+_ACTION = re.compile(r"(?P<verb>[ptoqsrxn])(?:(?P<step>\d{1,2})(?:\.(?P<option>\d{1,2}))?)?")
 
 
 @dataclass(slots=True)
@@ -88,6 +107,8 @@ class Draft:
     custom: dict[str, str] = field(default_factory=dict)
     awaiting: str | None = None
     """The id of the question whose typed text ("Other", feedback) is awaited."""
+    notes: dict[str, str] = field(default_factory=dict)
+    """The note on each question that has one, by the question's id."""
 
     def to_json(self) -> str:
         return json.dumps(
@@ -96,6 +117,7 @@ class Draft:
                 "chosen": self.chosen,
                 "custom": self.custom,
                 "awaiting": self.awaiting,
+                "notes": self.notes,
             }
         )
 
@@ -109,6 +131,7 @@ class Draft:
                 {str(k): [str(x) for x in v] for k, v in dict(data.get("chosen", {})).items()},
                 {str(k): str(v) for k, v in dict(data.get("custom", {})).items()},
                 None if data.get("awaiting") is None else str(data["awaiting"]),
+                {str(k): str(v) for k, v in dict(data.get("notes", {})).items()},
             )
         except (ValueError, TypeError, AttributeError):
             return cls()
@@ -147,6 +170,11 @@ class Card:
     plan_review: bool = False
     quorum: str | None = None
     """Where the quorum of a call that needs several approvals stands (`quorum_line`)."""
+    note: str | None = None
+    """The note on the question shown, cut to a card's worth (the summary's rows hold theirs)."""
+    note_button: Button | None = None
+    """The button that adds (or changes) the note here, for an app that offers one (Slack);
+    `None`: no note here (a form)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,9 +194,20 @@ class WaitForText:
     prompt: str
 
 
-Step = Draft | Answered | Dismissed | WaitForText | None
-"""What an action leads to: a new draft to show, an answer or a dismissal to give, text to
-wait for, or `None`: nothing (a stale or unknown action)."""
+@dataclass(frozen=True, slots=True)
+class WaitForNote:
+    """Ask the person for the note on a question (`take_note`), showing the one it has."""
+
+    prompt: str
+    """The question's text."""
+    question: str
+    """The question's id: the note goes to it, wherever the message has gone on to since."""
+    note: str
+
+
+Step = Draft | Answered | Dismissed | WaitForText | WaitForNote | None
+"""What an action leads to: a new draft to show, an answer or a dismissal to give, text (or a
+note) to wait for, or `None`: nothing (a stale or unknown action)."""
 
 
 def quorum_line(needed: int, approved_by: Sequence[str]) -> str | None:
@@ -210,8 +249,16 @@ def _card_of(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Card:
     if question.multi_select:
         buttons.append([Button(_(DONE), f"t{index}")])
     buttons.append(last)
+    note = draft.notes.get(question.id)
     return Card(
-        question.header, question.question, question.detail, lines, buttons, plan_review=review
+        question.header,
+        question.question,
+        question.detail,
+        lines,
+        buttons,
+        plan_review=review,
+        note=None if note is None else cut(note, _SHOWN),
+        note_button=_note_button(question, draft),
     )
 
 
@@ -227,6 +274,11 @@ def take_action(questions: Sequence[AskUserQuestionItem], draft: Draft, action: 
         return Answered(_answer(questions, draft)) if draft.step >= len(questions) else None
     if verb == "r":
         return Draft()
+    if verb == "n":
+        noted = _noted(questions, draft)
+        if match["step"] is None or int(match["step"]) != draft.step or noted is None:
+            return None
+        return WaitForNote(noted.question, noted.id, draft.notes.get(noted.id, ""))
     if match["step"] is None or int(match["step"]) != draft.step or draft.step >= len(questions):
         return None  # a keyboard shown for another step
     question = questions[draft.step]
@@ -266,6 +318,39 @@ def take_text(questions: Sequence[AskUserQuestionItem], draft: Draft, text: str)
     return _next(questions, draft)
 
 
+def take_note(
+    questions: Sequence[AskUserQuestionItem], draft: Draft, text: str, question: str | None = None
+) -> Draft | None:
+    """`text` as the note on the question of id `question` (the one a note was asked for), else
+    on the one the message shows (the first on the summary), in `draft` (changed in place);
+    blank text takes the note away. `None` when that question takes no note (a form, filled in
+    on the page, or an id the request does not have).
+
+    Raises:
+        UserQuestionError: `BAD_ANSWER`, as the host refuses an answer with this note (longer
+            than `MAX_ANSWER_NOTE_LENGTH`, not text); `draft` is then not to be kept.
+    """
+    if question is None:
+        noted = _noted(questions, draft)
+    else:
+        noted = next((q for q in questions if q.id == question and q.schema_ is None), None)
+    if noted is None:
+        return None
+    if text.strip():
+        draft.notes[noted.id] = text.strip()
+    else:
+        draft.notes.pop(noted.id, None)
+    check_answer(questions, _answer(questions, draft))
+    return draft
+
+
+def _noted(questions: Sequence[AskUserQuestionItem], draft: Draft) -> AskUserQuestionItem | None:
+    """The question a note added now is on: the one shown, the first on the summary; `None`
+    for a form."""
+    question = questions[draft.step] if draft.step < len(questions) else questions[0]
+    return None if question.schema_ is not None else question
+
+
 def _next(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Step:
     draft.step += 1
     if len(questions) == 1:
@@ -275,7 +360,11 @@ def _next(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Step:
 
 def _answer(questions: Sequence[AskUserQuestionItem], draft: Draft) -> AskUserQuestionAnswer:
     drafts = {
-        q.id: AnswerDraft(list(draft.chosen.get(q.id, ())), draft.custom.get(q.id, ""))
+        q.id: AnswerDraft(
+            list(draft.chosen.get(q.id, ())),
+            draft.custom.get(q.id, ""),
+            note=draft.notes.get(q.id, ""),
+        )
         for q in questions
     }
     return answer_from_drafts(questions, drafts)
@@ -284,11 +373,23 @@ def _answer(questions: Sequence[AskUserQuestionItem], draft: Draft) -> AskUserQu
 def _summary(questions: Sequence[AskUserQuestionItem], draft: Draft) -> Card:
     answer = _answer(questions, draft)
     rows = [
-        (question.question, ", ".join([*item.selected, *filter(None, [item.custom])]) or "—")
+        (question.question, cut(_said(item), _SHOWN) or "—")
         for question, item in zip(questions, answer.answers, strict=True)
     ]
     buttons = [[Button(_(SEND), "s")], [Button(_(START_OVER), "r"), Button(_(DISMISS), "x")]]
-    return Card(None, _("Your answers:"), None, [], buttons, summary=rows)
+    noted = _noted(questions, draft)
+    button = None if noted is None else _note_button(noted, draft)
+    return Card(None, _("Your answers:"), None, [], buttons, summary=rows, note_button=button)
+
+
+def _note_button(noted: AskUserQuestionItem, draft: Draft) -> Button:
+    """The button asking for the note on `noted`, at the draft's step."""
+    return Button(_(CHANGE_NOTE if noted.id in draft.notes else ADD_NOTE), f"n{draft.step}")
+
+
+def _said(item: AskUserQuestionAnswerItem) -> str:
+    """What `item` answered, with its changed call and its note, in the language spoken."""
+    return answer_item_text(item, changed_to=_(CHANGED_TO), with_note=_(WITH_NOTE))
 
 
 def ending_of(record: StoredQuestion) -> str:
@@ -310,12 +411,8 @@ def ended_rows(record: StoredQuestion) -> list[tuple[str, str | None]]:
     rows = []
     for question in record.questions:
         item = answers.get(question.id)
-        said = (
-            ""
-            if item is None
-            else answer_item_text(item, changed_to=_(CHANGED_TO), with_note=_(WITH_NOTE))
-        )
-        rows.append((cut(question.question, 500), cut(said, 1000) or None))
+        said = "" if item is None else _said(item)
+        rows.append((cut(question.question, 500), cut(said, _SHOWN) or None))
     return rows
 
 

@@ -13,6 +13,10 @@ read (well within Slack's 3 seconds), then handled once (deduplicated by `envelo
 
 Authority comes from the pairing, never from what a payload says: every `block_actions` and
 `view_submission` goes through `answering`, and anyone else is told so ephemerally.
+
+A note beside the answer is typed in a modal that the card's "Add a note…" button opens
+(`note_view`); its submission keeps the note in the message's draft, on the question the button
+was shown for, and the card shows it until the click that answers sends it.
 """
 
 from __future__ import annotations
@@ -35,11 +39,13 @@ from user_questions.host.chat.cards import Card, cut, ending_of
 from user_questions.host.chat.slack_api import SlackApi, SlackApiError, SlackApiUnreachable
 from user_questions.host.chat.slack_blocks import (
     MODAL_CALLBACK,
+    NOTE_CALLBACK,
     card_blocks,
     detail_apart,
     detail_messages,
     escape,
     modal_view,
+    note_view,
     settled_blocks,
 )
 from user_questions.host.gate.tokens import Tokens
@@ -98,6 +104,10 @@ class _SlackBot:
         )
 
     async def run(self) -> None:
+        with self.to_handle, self.handling:  # closed however the bot stops
+            await self._run()
+
+    async def _run(self) -> None:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(
                 self.room.deliver_forever, self._send_request, self._edit_settled, self._show
@@ -327,17 +337,24 @@ class _SlackBot:
         await self._react(reaction, user, channel, container.get("message_ts"), payload)
 
     async def _submitted(self, payload: dict[str, Any]) -> None:
+        """A modal sent: the "Other" text or feedback (`modal_view`), or a note (`note_view`)."""
         view = payload["view"]
-        if view.get("callback_id") != MODAL_CALLBACK:
+        callback = view.get("callback_id")
+        if callback not in (MODAL_CALLBACK, NOTE_CALLBACK):
             return
         kept = json.loads(view["private_metadata"])
         user, channel, ref = str(payload["user"]["id"]), str(kept["channel"]), str(kept["ref"])
-        text = str(view["state"]["values"]["answer"]["text"].get("value") or "")
+        block = "answer" if callback == MODAL_CALLBACK else "note"
+        text = str(view["state"]["values"][block]["text"].get("value") or "")
         tap = await self.room.tap(user, channel, ref)
         if tap is None:
             await self._tell(channel, user, gettext(REFUSAL))
             return
-        await self._react(await self.room.typed(tap, text), user, channel, None, None)
+        if callback == MODAL_CALLBACK:
+            reaction = await self.room.typed(tap, text)
+        else:
+            reaction = await self.room.note(tap, text, str(kept["question"]))
+        await self._react(reaction, user, channel, None, None)
 
     async def _react(
         self,
@@ -363,6 +380,9 @@ class _SlackBot:
             return
         if reaction.prompt is not None and payload is not None:
             view = modal_view(reaction.prompt, message.ref, message.chat)
+            await self.bot.call("views.open", {"trigger_id": payload["trigger_id"], "view": view})
+        elif reaction.note is not None and payload is not None:
+            view = note_view(reaction.note, message.ref, message.chat)
             await self.bot.call("views.open", {"trigger_id": payload["trigger_id"], "view": view})
         elif reaction.card is not None:
             card = reaction.card

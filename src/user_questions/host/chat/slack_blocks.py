@@ -1,5 +1,5 @@
-"""A card as Slack Block Kit: mrkdwn sections with every text escaped, buttons, and the modal
-that takes typed text ("Other", a plan review's feedback).
+"""A card as Slack Block Kit: mrkdwn sections with every text escaped, buttons, and the modals
+that take typed text ("Other", a plan review's feedback) and a note beside the answer.
 
 Slack's limits are kept here (`MAX_BLOCKS`, `SECTION_CHARACTERS`, `BUTTON_CHARACTERS`, ...): a
 long text goes on over several sections, cut only at a line (or, for a line longer than a
@@ -14,7 +14,14 @@ import json
 from typing import Any
 
 from user_questions._languages import gettext, ngettext
-from user_questions.host.chat.cards import Card, cut, detail_parts, ended_rows, ending_of
+from user_questions.host.chat.cards import (
+    Card,
+    WaitForNote,
+    cut,
+    detail_parts,
+    ended_rows,
+    ending_of,
+)
 from user_questions.host.stores import StoredQuestion
 
 __all__ = [
@@ -23,6 +30,8 @@ __all__ = [
     "INLINE_SECTIONS",
     "MAX_BLOCKS",
     "MODAL_CALLBACK",
+    "NOTE_CALLBACK",
+    "NOTE_CHARACTERS",
     "SECTIONS_PER_MESSAGE",
     "SECTION_CHARACTERS",
     "card_blocks",
@@ -30,6 +39,7 @@ __all__ = [
     "detail_messages",
     "escape",
     "modal_view",
+    "note_view",
     "sections",
     "settled_blocks",
 ]
@@ -50,6 +60,10 @@ SECTIONS_PER_MESSAGE = 10
 """Sections of one message holding a detail apart (30,000 characters, under the 40,000 that
 Slack keeps of a message)."""
 MODAL_CALLBACK = "uq_text"
+NOTE_CALLBACK = "uq_note"
+NOTE_CHARACTERS = 3000
+"""A plain-text input's `max_length` at most (Slack's): a note typed in Slack is shorter than the
+host's `MAX_ANSWER_NOTE_LENGTH`."""
 _DESCRIPTION_CHARACTERS = 300
 _CODE = "```"
 
@@ -161,7 +175,12 @@ def card_blocks(ref: str, card: Card, *, apart: int = 0) -> list[dict[str, Any]]
             text += "\n      " + escape(cut(line.description, _DESCRIPTION_CHARACTERS))
         lines.append(text)
     lines += [f"*{escape(question)}*\n{escape(answer)}" for question, answer in card.summary]
+    if card.note is not None:
+        lines.append("_" + escape(gettext("Note: {note}").format(note=card.note)) + "_")
     middle = [_section(text) for text in sections("\n".join(lines))] if lines else []
+    rows = list(card.buttons)
+    if card.note_button is not None:
+        rows.append([card.note_button])
     buttons = [
         {
             "type": "button",
@@ -169,7 +188,7 @@ def card_blocks(ref: str, card: Card, *, apart: int = 0) -> list[dict[str, Any]]
             "action_id": f"{ref}:{button.action}",
             "value": f"{ref}:{button.action}",
         }
-        for row in card.buttons
+        for row in rows
         for button in row
     ]
     actions = [
@@ -197,21 +216,52 @@ def settled_blocks(record: StoredQuestion) -> list[dict[str, Any]]:
 
 def modal_view(prompt: str, ref: str, channel: str) -> dict[str, Any]:
     """The modal asking for typed text; its private metadata names the message it answers."""
+    field = {
+        "type": "input",
+        "block_id": "answer",
+        "label": _plain(cut(prompt, 2000)),
+        "element": {"type": "plain_text_input", "action_id": "text", "multiline": True},
+    }
+    metadata = {"ref": ref, "channel": channel}
+    return _modal(MODAL_CALLBACK, metadata, gettext("Your answer"), gettext("Send"), field)
+
+
+def note_view(asked: WaitForNote, ref: str, channel: str) -> dict[str, Any]:
+    """The modal asking for the note on the question `asked` names, holding the note it has
+    (left empty, it takes the note away); its private metadata names the message and the
+    question."""
+    element: dict[str, Any] = {
+        "type": "plain_text_input",
+        "action_id": "text",
+        "multiline": True,
+        "max_length": NOTE_CHARACTERS,
+    }
+    if asked.note:
+        element["initial_value"] = cut(asked.note, NOTE_CHARACTERS)
+    field = {
+        "type": "input",
+        "block_id": "note",
+        "optional": True,
+        "label": _plain(cut(asked.prompt, 2000)),
+        "hint": _plain(gettext("Sent beside your answer when you choose it.")),
+        "element": element,
+    }
+    metadata = {"ref": ref, "channel": channel, "question": asked.question}
+    return _modal(NOTE_CALLBACK, metadata, gettext("Your note"), gettext("Keep"), field)
+
+
+def _modal(
+    callback: str, metadata: dict[str, str], title: str, submit: str, field: dict[str, Any]
+) -> dict[str, Any]:
+    """A modal of one input `field`, titled `title` (Slack: 24 characters at most)."""
     return {
         "type": "modal",
-        "callback_id": MODAL_CALLBACK,
-        "private_metadata": json.dumps({"ref": ref, "channel": channel}),
-        "title": _plain(gettext("Your answer")),
-        "submit": _plain(gettext("Send")),
+        "callback_id": callback,
+        "private_metadata": json.dumps(metadata),
+        "title": _plain(cut(title, 24)),
+        "submit": _plain(cut(submit, 24)),
         "close": _plain(gettext("Cancel")),
-        "blocks": [
-            {
-                "type": "input",
-                "block_id": "answer",
-                "label": _plain(cut(prompt, 2000)),
-                "element": {"type": "plain_text_input", "action_id": "text", "multiline": True},
-            }
-        ],
+        "blocks": [field],
     }
 
 

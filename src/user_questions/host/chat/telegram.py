@@ -12,6 +12,11 @@ Authority comes from the pairing, never from what an update says: a tap counts w
 is paired, the message is in that sender's own chat, and the person may answer the request; a
 stranger gets a refusal alert and nothing changes. A tap after the request settled is told who
 answered. Answers are recorded as the paired person, via `telegram`.
+
+A note beside the answer is a reply (`reply_to_message`) to the request's message: found by the
+chat and the message's id (`Store.chat_message_at`), it becomes the note on the question the
+message shows, and the message is edited to show it; the tap that answers then sends it. A
+reply to a message that is no request's, or to one that settled, is told so and changes nothing.
 """
 
 from __future__ import annotations
@@ -27,8 +32,8 @@ from typing import Any
 import anyio
 import httpx
 
-from user_questions._languages import gettext, speaking
-from user_questions.host.chat.answering import Answering, Reaction
+from user_questions._languages import N_, gettext, speaking
+from user_questions.host.chat.answering import REFUSAL, Answering, Reaction
 from user_questions.host.chat.bot_api import BotApi, BotApiError, BotApiUnreachable
 from user_questions.host.chat.cards import (
     Card,
@@ -65,6 +70,11 @@ MAX_BACKOFF = 60.0
 MAX_MESSAGE_CHARACTERS = 4096
 """A message's text after entity parsing, as the Bot API limits it."""
 _DESCRIPTION_CHARACTERS = 300
+_REPLY_FOR_NOTE = N_("Reply to this message to add a note to your answer.")
+_NOTHING_AWAITED = N_("Nothing waits for a typed answer here; tap a button.")
+_NOT_A_CARD = N_(
+    "The message you replied to is not a question: reply to a question's message to add a note."
+)
 
 
 def telegram_bot(token: str, api: str, store: Store, tokens: Tokens) -> HostTask:
@@ -243,12 +253,17 @@ class _TelegramBot:
                 ),
             )
             return
+        replied = update.get("reply_to_message")
+        if isinstance(replied, dict):
+            sent = str(replied.get("message_id"))
+            card = await self.store.chat_message_at(SERVICE, chat_id, sent)
+            if card is not None:
+                await self._noted(user, chat_id, card, text)
+                return
         ref = await self.store.setting(_awaiting_key(chat_id))
         tap = None if not ref else await self.room.tap(user, chat_id, ref)
         if tap is None:
-            await self._say(
-                chat_id, gettext("Nothing waits for a typed answer here; tap a button.")
-            )
+            await self._say_plain(chat_id, gettext(_NOT_A_CARD if replied else _NOTHING_AWAITED))
             return
         await self.store.set_setting(_awaiting_key(chat_id), "")
         reaction = await self.room.typed(tap, text)
@@ -256,6 +271,19 @@ class _TelegramBot:
             await self._say(chat_id, reaction.told)
             return
         await self._react(None, reaction)
+
+    async def _noted(self, user: str, chat: str, card: ChatMessage, text: str) -> None:
+        """`text`, a reply to the request's message `card`, as the note on its answer: the
+        message edited to show it, or the person told why not."""
+        tap = await self.room.tap(user, chat, card.ref)
+        if tap is None:
+            await self._say_plain(chat, gettext(REFUSAL))
+            return
+        reaction = await self.room.note(tap, text)
+        if reaction.card is None:
+            await self._say_plain(chat, reaction.told)
+            return
+        await self._edit(card, telegram_html(reaction.card), _keyboard(card.ref, reaction.card))
 
     async def _react(self, query: dict[str, Any] | None, reaction: Reaction) -> None:
         """Show what a tap (`query`) or a typed reply (`None`) led to."""
@@ -290,6 +318,9 @@ class _TelegramBot:
         elif reaction.card is not None:
             card = reaction.card
             await self._edit(message, telegram_html(card), _keyboard(message.ref, card))
+        elif reaction.note is not None and query is not None:  # no button asks for it here
+            await self._alert(query, gettext(_REPLY_FOR_NOTE))
+            return
         if query is not None:
             await self._alert(query, reaction.told, alert=reaction.alert)
 
@@ -329,6 +360,10 @@ def telegram_html(card: Card, *, detail_attached: str | None = None) -> str:
         parts.append(text)
     for question, answer in card.summary:
         parts.append(f"<b>{html.escape(question)}</b>\n{html.escape(answer)}")
+    if card.note is not None:
+        parts.append("<i>" + html.escape(gettext("Note: {note}").format(note=card.note)) + "</i>")
+    elif card.note_button is not None:
+        parts.append("<i>" + html.escape(gettext(_REPLY_FOR_NOTE)) + "</i>")
     if card.quorum is not None:
         parts.append(f"<i>{html.escape(card.quorum)}</i>")
     return "\n\n".join(parts)

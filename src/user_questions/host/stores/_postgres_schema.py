@@ -30,7 +30,7 @@ logger = logging.getLogger("user_questions.host")
 
 SCHEMA = "user_questions"
 """The PostgreSQL schema holding the store's tables."""
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 """The schema this code writes; `MIGRATIONS[n]` brings a database from version n to n + 1."""
 
 _LOCK_KEY = 0x75715F7363686D61  # "uq_schma": the advisory lock that serialises migrations
@@ -299,6 +299,9 @@ MIGRATIONS: Sequence[str | Callable[[PgConnection], Awaitable[None]]] = (
         via text NOT NULL, at timestamptz NOT NULL, PRIMARY KEY (rpc_id, digest, person));
     ALTER TABLE {SCHEMA}.chat_messages ADD COLUMN digest text;
     """,
+    # Version 17: a chat message found by the service's own id of it, in its chat: a Telegram
+    # reply names the message it answers (a note on that card's answer).
+    f"CREATE INDEX chat_messages_sent ON {SCHEMA}.chat_messages (service, chat_id, message_id);",
 )
 
 

@@ -25,7 +25,7 @@ from user_questions.host.stores.records import audit_time
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "prepare", "transaction"]
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 """The schema this code writes; `MIGRATIONS[n]` brings a file from version n to n + 1."""
 
 
@@ -245,6 +245,9 @@ MIGRATIONS: Sequence[str | Callable[[sqlite3.Connection], None]] = (
         via TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (rpc_id, digest, person));
     ALTER TABLE chat_messages ADD COLUMN digest TEXT;
     """,
+    # Version 17: a chat message found by the service's own id of it, in its chat: a Telegram
+    # reply names the message it answers (a note on that card's answer).
+    "CREATE INDEX chat_messages_sent ON chat_messages (service, chat_id, message_id);",
 )
 
 

@@ -320,6 +320,11 @@ class ChatStore(Protocol):
         """The message whose buttons carry `ref`."""
         ...
 
+    async def chat_message_at(self, service: str, chat: str, message: str) -> ChatMessage | None:
+        """The message `service` knows as `message` in `chat` (a reply names the message it
+        answers by the service's id, not by its `ref`)."""
+        ...
+
     async def set_chat_draft(self, ref: str, draft: str) -> None:
         """Keep the answer built so far in the message `ref`."""
         ...

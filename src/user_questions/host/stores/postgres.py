@@ -783,6 +783,13 @@ class PostgresStore(AsyncLifetime):
         rows = await self._rows(f"{_CHAT_MESSAGES} WHERE ref = %s", (ref,))
         return None if not rows else ChatMessage(*rows[0])
 
+    async def chat_message_at(self, service: str, chat: str, message: str) -> ChatMessage | None:
+        rows = await self._rows(
+            f"{_CHAT_MESSAGES} WHERE service = %s AND chat_id = %s AND message_id = %s",
+            (service, chat, message),
+        )
+        return None if not rows else ChatMessage(*rows[0])
+
     async def set_chat_draft(self, ref: str, draft: str) -> None:
         await self._rows(
             f"UPDATE {SCHEMA}.chat_messages SET draft = %s::jsonb WHERE ref = %s RETURNING 1",

@@ -738,6 +738,14 @@ class SQLiteStore(AsyncLifetime):
         rows = await self._run(self._execute, f"{_CHAT_MESSAGES} WHERE ref = ?", (ref,))
         return None if not rows else ChatMessage(*rows[0])
 
+    async def chat_message_at(self, service: str, chat: str, message: str) -> ChatMessage | None:
+        rows = await self._run(
+            self._execute,
+            f"{_CHAT_MESSAGES} WHERE service = ? AND chat_id = ? AND message_id = ?",
+            (service, chat, message),
+        )
+        return None if not rows else ChatMessage(*rows[0])
+
     async def set_chat_draft(self, ref: str, draft: str) -> None:
         await self._run(
             self._execute, "UPDATE chat_messages SET draft = ? WHERE ref = ?", (draft, ref)
