@@ -48,6 +48,7 @@ LEVELS: dict[str, int] = {
 HOST_LEVELS: dict[str, int] = {
     "markdown": 0,
     "_reloader": 0,
+    "_hand_over": 0,
     "stores": 1,
     "gate": 2,
     "_frame_text": 2,

@@ -106,6 +106,14 @@ def test_json_lines_hold_every_request_with_its_id_and_never_a_secret(
     ]
     page_ids = {line["connection"] for line in sockets if line["path"] == "/ws"}
     assert len(page_ids) == 1
+    # The asker's socket is handed over to the server once accepted; its end is still logged
+    # under its own id, with its close code and how long it was open.
+    asker_lines = [line for line in sockets if line["path"] == "/ws/ask"]
+    assert len({line["connection"] for line in asker_lines}) == 1
+    asker_closed = next(line for line in asker_lines if line["event"] == "connection-closed")
+    assert isinstance(asker_closed["code"], int)
+    assert asker_closed["ms"] > 0
+    assert asker_closed["person"] == asker_lines[0]["person"]
     settled = [line for line in lines if line["message"] == "question r1 settled: answered"]
     assert [line["connection"] for line in settled] == list(page_ids)
     dropped = [line for line in lines if line["logger"] == "user_questions.host.notify"]

@@ -8,8 +8,9 @@ Nothing is re-exported here, so importing one part never loads the web stack of 
 The rooms, lowest first (each imports only from its own level or a lower one;
 `tests/test_layers.py` checks it, room by room, and that this map names each at its level):
 
-    0 markdown/, _reloader      question details rendered to safe HTML (markdown-it, raw HTML
-                                off); a copy of what the store holds, reloaded when it changes
+    0 markdown/, _reloader,     question details rendered to safe HTML (markdown-it, raw HTML
+      _hand_over                off); a copy of what the store holds, reloaded when it changes;
+                                a WebSocket the app hands back to the server once accepted
     1 stores/                   the records and their storage: SQLite (embedded) and
                                 PostgreSQL (several hosts); retention; the collector's pause
     2 gate/, rules/, audit/,    who may come in: the security middleware, tokens and roles,

@@ -2,11 +2,22 @@
 
 An asker sends `ask` (submit, or re-attach under the same rpcId), `withdraw` and `ping`; each gets
 one reply at once (`ask/pending`, `ask/settled`, `ask/error`, `pong`), and every request still
-pending on this connection gets its `ask/settled` when it settles. A reply is sent at once by the
-task that read the frame; a settlement (reported by the hub as it happens, without waiting) goes
-through an outbox to a task of its own. Both send under one lock, so frames never interleave, and a
-request's reply goes out before its settlement can: the settlement needs an answer to the request,
-which no page has before the reply's turn. docs/protocol.md has the frames.
+pending on this connection gets its `ask/settled` when it settles. docs/protocol.md has the frames.
+
+`AskerSession` answers the frames and watches the requests; it sends through a function it is
+given, which two ways of serving a socket provide:
+
+- under the host's own server (`uq serve`), the socket is handed over (`host/_hand_over.py`):
+  once accepted, no task waits on it. `_TakenAsker` takes each frame as it arrives and answers the
+  frames in turn in a task that lives only while some wait; replies and settlements are written to
+  the socket at once. An asker waiting for its answer costs its socket and its request, not a
+  task, a scope and every layer's frame (docs/performance.md: a fleet of agents on one host).
+- elsewhere (Starlette's test client, another ASGI server), `AskerConnection.serve` reads the
+  frames in the connection's task, and a settlement (reported by the hub as it happens, without
+  waiting) goes through an outbox to a task of its own; both send under one lock.
+
+Either way frames never interleave, and a request's reply goes out before its settlement can:
+the settlement needs an answer to the request, which no page has before the reply is written.
 
 On a database that several hosts share, a host that loses it (`STORE_UNAVAILABLE`) tells each
 request it watches for this asker with an `ask/error` of that code, and stops watching them: the
@@ -18,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+from collections.abc import Callable
 
 import anyio
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
@@ -34,11 +46,20 @@ from user_questions.frames import (
     Withdraw,
 )
 from user_questions.host._frame_text import pending_reply, settled_reply
-from user_questions.host.endpoints.connection import HostConnection
+from user_questions.host._hand_over import HandOver, hand_over_of
+from user_questions.host.endpoints.connection import (
+    REVOKED_CLOSE_CODE,
+    REVOKED_REASON,
+    HostConnection,
+    internal_error,
+)
 from user_questions.host.endpoints.decoding import PONG, FrameError, parse, receive_texts
 from user_questions.host.gate.fair_share import share_of
 from user_questions.host.gate.roles import audience_of, withdrawer
-from user_questions.host.stores import StoredQuestion
+from user_questions.host.gate.security import Identity
+from user_questions.host.gate.tokens import Tokens
+from user_questions.host.hub import Hub
+from user_questions.host.stores import StoredQuestion, StoreStats
 from user_questions.outcomes import Surface
 
 __all__ = ["AskerConnection"]
@@ -49,46 +70,35 @@ as one does while the store is away)."""
 _KINDS: dict[str, type[Frame]] = {"ask": Ask, "withdraw": Withdraw, "ping": Ping}
 
 
-class AskerConnection(HostConnection):
-    """An asker's WebSocket: the requests it watches and the outbox of its replies."""
+class AskerSession:
+    """What one asker's connection knows: the requests asked on it that it watches. It answers
+    each frame (`reply`) and sends a request's settlement, or a lost store's error, through
+    `push` as it happens."""
 
-    kind = "asker"
-
-    def __init__(self, websocket: WebSocket) -> None:
-        super().__init__(websocket)
-        self._outbox, self._settlements = anyio.create_memory_object_stream[str](math.inf)
-        self._lock = anyio.Lock(fast_acquire=True)
+    def __init__(
+        self, hub: Hub, stats: StoreStats, identity: Identity, push: Callable[[str], None]
+    ) -> None:
+        self.hub = hub
+        self.identity = identity
+        self._push = push
         self._watching: dict[str, Disposer] = {}
         """The pending requests asked on this connection: the remover of each one's watcher."""
+        self._ended = False
+        self._lost = stats.on_fault(self._store_lost) if stats.shared else nothing
 
-    async def serve(self) -> None:
-        """Take asks and withdrawals; report each request's settlement once it happens."""
-        stats = self.websocket.app.state.store.stats
-        lost = stats.on_fault(self._store_lost) if stats.shared else nothing
-        try:
-            async with anyio.create_task_group() as task_group:
-                task_group.start_soon(self._deliver)
-                with contextlib.suppress(*_GONE):
-                    async for text in receive_texts(self.websocket):
-                        await self._send(await self._reply(text))
-                task_group.cancel_scope.cancel()
-        finally:
-            lost()
-            for stop in self._watching.values():
-                stop()
-            self._outbox.close()
-            self._settlements.close()
+    def __repr__(self) -> str:
+        return f"<AskerSession of {self.identity.name}>"
 
-    async def _send(self, frame: str) -> None:
-        async with self._lock:
-            await self.websocket.send_text(frame)
+    def end(self) -> None:
+        """The socket ended: stop watching (the asker re-attaches, here or on another host)."""
+        self._ended = True
+        self._lost()
+        watching, self._watching = self._watching, {}
+        for stop in watching.values():
+            stop()
 
-    async def _deliver(self) -> None:
-        with contextlib.suppress(*_GONE):  # the asker left: it will re-attach
-            async for frame in self._settlements:
-                await self._send(frame)
-
-    async def _reply(self, text: str | bytes) -> str:
+    async def reply(self, text: str | bytes) -> str:
+        """The one reply to a frame."""
         try:
             frame = parse(text, _KINDS)
         except FrameError as error:
@@ -103,40 +113,45 @@ class AskerConnection(HostConnection):
         except UserQuestionError as error:
             return _failed(usable_id(frame.rpc_id), error)
         except Exception:
-            return _failed(usable_id(frame.rpc_id), self.internal_error())
+            return _failed(usable_id(frame.rpc_id), internal_error(self))
 
     async def _ask(self, frame: Ask) -> str:
+        identity = self.identity
         watcher = None if frame.rpc_id in self._watching else self._settled
         record, stop = await self.hub.submit(
             frame.rpc_id,
             frame.session_id,
             frame.questions,
             watcher=watcher,
-            asked_by=self.person,
+            asked_by=identity.name,
             origin=frame.origin,
-            audience=audience_of(self.identity),
+            audience=audience_of(identity),
             approval=frame.approval,
-            deadline=None if self.identity is None else self.identity.deadline,
-            escalate=() if self.identity is None else self.identity.escalate,
-            remind=None if self.identity is None else self.identity.remind,
-            approvals=1 if self.identity is None else self.identity.approvals,
-            share=share_of(self.identity),
+            deadline=identity.deadline,
+            escalate=identity.escalate,
+            remind=identity.remind,
+            approvals=identity.approvals,
+            share=share_of(identity),
         )
         if not record.pending:
             return settled_reply(record)
         if watcher is not None:
-            self._watching[record.own_rpc_id] = stop
+            if self._ended:  # the asker left while it was stored: nobody to tell here
+                stop()
+            else:
+                self._watching[record.own_rpc_id] = stop
         return pending_reply(record.own_rpc_id)
 
     async def _withdraw(self, frame: Withdraw) -> str:
         stop = self._watching.pop(frame.rpc_id, None)
         if stop is not None:
             stop()
-        own = await self.hub.own(frame.rpc_id, self.person)
+        person = self.identity.name
+        own = await self.hub.own(frame.rpc_id, person)
         record = await self.hub.withdraw(
             frame.rpc_id if own is None else own.rpc_id,
             via=Surface.ASKER,
-            by=self.person,
+            by=person,
             reason=frame.reason,
             note=frame.note,
             sees=withdrawer(self.identity),
@@ -155,11 +170,106 @@ class AskerConnection(HostConnection):
         watching, self._watching = self._watching, {}
         for rpc_id, stop in watching.items():
             stop()
-            self._outbox.send_nowait(_failed(rpc_id, fault))
+            self._push(_failed(rpc_id, fault))
 
     def _settled(self, record: StoredQuestion) -> None:
         self._watching.pop(record.own_rpc_id, None)
-        self._outbox.send_nowait(settled_reply(record))
+        self._push(settled_reply(record))
+
+
+class AskerConnection(HostConnection):
+    """An asker's WebSocket, served by the server once handed over (`_TakenAsker`), else by
+    this connection's task with an outbox for the settlements."""
+
+    kind = "asker"
+
+    @classmethod
+    async def endpoint(cls, websocket: WebSocket) -> None:
+        hand_over = hand_over_of(websocket.scope)
+        if hand_over is None:
+            await cls(websocket).run()
+            return
+        connection = cls(websocket)
+        await connection.accept()
+        state = websocket.app.state
+        session = AskerSession(
+            connection.hub, state.store.stats, connection.identity, hand_over.send_text
+        )
+        _TakenAsker(session, hand_over, state.tokens)
+
+    async def serve(self) -> None:
+        """Take asks and withdrawals; report each request's settlement once it happens."""
+        outbox, settlements = anyio.create_memory_object_stream[str](math.inf)
+        lock = anyio.Lock(fast_acquire=True)
+        stats = self.websocket.app.state.store.stats
+        session = AskerSession(self.hub, stats, self.identity, outbox.send_nowait)
+
+        async def send(frame: str) -> None:
+            async with lock:
+                await self.websocket.send_text(frame)
+
+        async def deliver() -> None:
+            with contextlib.suppress(*_GONE):  # the asker left: it will re-attach
+                async for frame in settlements:
+                    await send(frame)
+
+        try:
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(deliver)
+                with contextlib.suppress(*_GONE):
+                    async for text in receive_texts(self.websocket):
+                        await send(await session.reply(text))
+                task_group.cancel_scope.cancel()
+        finally:
+            session.end()
+            outbox.close()
+            settlements.close()
+
+
+class _TakenAsker:
+    """An asker's socket the server serves (a `Receiver`): the frames wait in `_frames` and are
+    answered in turn by a task that runs only while some wait."""
+
+    def __init__(self, session: AskerSession, hand_over: HandOver, tokens: Tokens) -> None:
+        self._hand_over = hand_over
+        self._session = session
+        self._frames: list[str | bytes] = []
+        self._answering = False
+        uncount = session.hub.metrics.connection(AskerConnection.kind)
+        revoked = tokens.on_revoke(session.identity, self._revoked)
+        self._undo = (uncount, revoked, self._session.end)
+        hand_over.take(self)
+
+    def __repr__(self) -> str:
+        return f"<_TakenAsker of {self._session.identity.name}>"
+
+    @property
+    def backlog(self) -> int:
+        return len(self._frames)
+
+    def received(self, data: str | bytes) -> None:
+        self._frames.append(data)
+        if not self._answering:
+            self._answering = True
+            self._hand_over.spawn(self._answer())
+
+    def closed(self, code: int) -> None:
+        for undo in self._undo:
+            undo()
+
+    def _revoked(self) -> None:
+        self._hand_over.close(REVOKED_CLOSE_CODE, REVOKED_REASON)
+
+    async def _answer(self) -> None:
+        try:
+            while self._frames:
+                reply = await self._session.reply(self._frames[0])
+                del self._frames[0]
+                self._hand_over.send_text(reply)
+                await self._hand_over.drained()
+        finally:
+            self._answering = False
+        self._hand_over.read_on()
 
 
 def _failed(rpc_id: str | None, error: UserQuestionError) -> str:

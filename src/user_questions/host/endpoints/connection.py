@@ -25,13 +25,21 @@ from user_questions.host.gate.security import INTERNAL_ERROR_MESSAGE, Identity, 
 from user_questions.host.gate.tokens import Tokens
 from user_questions.host.hub import Hub, Sees
 
-__all__ = ["REVOKED_CLOSE_CODE", "HostConnection"]
+__all__ = ["REVOKED_CLOSE_CODE", "REVOKED_REASON", "HostConnection", "internal_error"]
 
 logger = logging.getLogger("user_questions.host")
 
 REVOKED_CLOSE_CODE = 4401
 """The close code of a WebSocket whose token was revoked (or its role changed) while it was
 open."""
+REVOKED_REASON = "this token was revoked or changed"
+
+
+def internal_error(connection: object) -> UserQuestionError:
+    """Log the exception being handled (a frame of `connection` made a handler fail) and
+    return the `INTERNAL_ERROR` to answer that frame with."""
+    logger.exception("%r failed to answer a frame", connection)
+    return UserQuestionError(INTERNAL_ERROR_MESSAGE, ErrorCode.INTERNAL_ERROR)
 
 
 class HostConnection:
@@ -66,8 +74,11 @@ class HostConnection:
     def internal_error(self) -> UserQuestionError:
         """Log the exception being handled (a frame made a handler fail) and return the
         `INTERNAL_ERROR` to answer that frame with."""
-        logger.exception("%r failed to answer a frame", self)
-        return UserQuestionError(INTERNAL_ERROR_MESSAGE, ErrorCode.INTERNAL_ERROR)
+        return internal_error(self)
+
+    async def accept(self) -> None:
+        """Accept the socket, telling the peer its token's role."""
+        await self.websocket.accept(headers=[(ROLE_HEADER.encode(), self.identity.role.encode())])
 
     async def run(self) -> None:
         """Accept, then `serve()` until the peer leaves or the token is revoked (then close the
@@ -76,8 +87,7 @@ class HostConnection:
         with anyio.CancelScope() as revoked, self.hub.metrics.connected(self.kind):
             stop = tokens.on_revoke(self.identity, revoked.cancel)
             try:
-                role = [(ROLE_HEADER.encode(), self.identity.role.encode())]
-                await self.websocket.accept(headers=role)
+                await self.accept()
                 await self.serve()
             finally:
                 stop()
@@ -87,4 +97,4 @@ class HostConnection:
             self.websocket.application_state,
         ):
             with contextlib.suppress(WebSocketDisconnect, RuntimeError):  # the peer left meanwhile
-                await self.websocket.close(REVOKED_CLOSE_CODE, "this token was revoked or changed")
+                await self.websocket.close(REVOKED_CLOSE_CODE, REVOKED_REASON)

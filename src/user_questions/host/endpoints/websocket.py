@@ -16,13 +16,28 @@ the kernel answers that with a reset, which can reach the peer before the close 
 read yet, so the peer, still sending, sees a dropped connection instead of 1009. This subclass
 sends the close frame, ends its side of the stream (as the WebSocket protocol has a server do when
 it fails a connection), and reads and discards what the peer still sends until the peer closes or
-`DRAIN_SECONDS` pass. The tests run it under a real uvicorn server, so a uvicorn that queues
-frames differently fails them.
+`DRAIN_SECONDS` pass.
+
+It also offers every WebSocket's app a `HandOver` (`host/_hand_over.py`): an app that takes it
+(the asker protocol) returns once it has accepted the socket, and the frames then go to its
+receiver straight from `data_received`, through the same paths uvicorn's queue takes them (a close,
+a failed frame, the server's shutdown, the peer's end all reach `receiver.closed`); the scope and
+the handshake's request and response are dropped, and reading pauses while `READ_AHEAD` frames
+wait for the receiver as it does for an app. The tests run it under a real uvicorn server, so a
+uvicorn that queues frames differently fails them.
 """
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.http11 import Request
+
+from user_questions.host._hand_over import HAND_OVER, Receiver
 
 __all__ = ["DRAIN_SECONDS", "READ_AHEAD", "WebSocketProtocol"]
 
@@ -33,11 +48,98 @@ DRAIN_SECONDS = 5.0
 
 
 class WebSocketProtocol(WebSocketsSansIOProtocol):
-    """uvicorn's `websockets-sansio` protocol, pausing only when `READ_AHEAD` frames wait, and
-    draining a connection it failed rather than resetting it."""
+    """uvicorn's `websockets-sansio` protocol, pausing only when `READ_AHEAD` frames wait,
+    draining a connection it failed rather than resetting it, and serving a socket its app
+    handed over (`HandOver`)."""
 
     draining = False
     """The connection failed: its close frame is sent and what the peer sends is discarded."""
+    receiver: Receiver | None = None
+    """Where the frames of a socket the app handed over go."""
+    _closed_callbacks: list[Callable[[int], None]] | None = None
+    _context: contextvars.Context
+
+    def handle_connect(self, event: Request) -> None:
+        super().handle_connect(event)
+        if self.handshake_initiated and not self.handshake_complete:  # the app is about to run
+            extensions: dict[str, object] = self.scope["extensions"]  # type: ignore[assignment]
+            extensions[HAND_OVER] = self
+
+    @property
+    def taken(self) -> bool:
+        return self.receiver is not None
+
+    def take(self, receiver: Receiver) -> None:
+        assert self.handshake_complete, "only an accepted socket can be taken"
+        assert self.receiver is None, "a socket is taken once"
+        waiting, self.queue = self.queue, _Forward(receiver, self)  # type: ignore[assignment]
+        self.receiver = receiver
+        self._context = contextvars.copy_context()
+        while not waiting.empty():  # frames that came between the accept and now
+            self.queue.put_nowait(waiting.get_nowait())
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = self.loop.create_task(work, context=self._context)
+        task.add_done_callback(self.on_task_complete)
+        self.tasks.add(task)
+
+    def send_text(self, text: str) -> None:
+        if self.close_sent or self.transport.is_closing():
+            return  # the peer left or is leaving: nobody reads it
+        self.conn.send_text(text.encode())
+        self.transport.write(b"".join(self.conn.data_to_send()))
+
+    async def drained(self) -> None:
+        await self.writable.wait()  # uvicorn's: set while the transport's buffer has room
+
+    def read_on(self) -> None:
+        if self.read_paused and not self.draining:
+            self.read_paused = False
+            self.transport.resume_reading()
+
+    def close(self, code: int, reason: str) -> None:
+        if self.close_sent or self.transport.is_closing():
+            return
+        self.queue.put_nowait({"type": "websocket.disconnect", "code": code, "reason": reason})
+        self.conn.send_close(code, reason)
+        self.transport.write(b"".join(self.conn.data_to_send()))
+        self.close_sent = True
+        self.read_on()  # read until the peer's close reply arrives
+        self.close_timer = self.loop.call_later(self.close_timeout, self.transport.close)
+
+    def on_closed(self, callback: Callable[[int], None]) -> None:
+        if self._closed_callbacks is None:
+            self._closed_callbacks = []
+        self._closed_callbacks.append(callback)
+
+    def ended(self, code: int) -> None:
+        """The socket a receiver took ended with `code` (told by `_Forward`, once)."""
+        callbacks, self._closed_callbacks = self._closed_callbacks or [], None
+        for callback in callbacks:
+            self._context.run(callback, code)  # the connection's log ids
+
+    async def run_asgi(self) -> None:
+        # uvicorn's, but a socket the app handed over stays open when the app returns, and
+        # what only the app needed (the scope, the handshake) is let go.
+        try:
+            result = await self.app(self.scope, self.receive, self.send)
+        except ClientDisconnected:
+            pass
+        except BaseException:
+            self.logger.exception("Exception in ASGI application\n")
+            self.send_500_response()
+        else:
+            if not self.handshake_complete:
+                self.logger.error("ASGI callable returned without completing handshake.")
+                self.send_500_response()
+            elif result is not None:
+                self.logger.error("ASGI callable should return None, but returned '%s'.", result)
+            elif self.receiver is not None:
+                for name in ("scope", "request", "response"):
+                    self.__dict__.pop(name, None)
+                return
+        if self.close_timer is None:
+            self.transport.close()
 
     def data_received(self, data: bytes) -> None:
         if self.draining:
@@ -74,3 +176,31 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
         if not paused and self.queue.qsize() >= READ_AHEAD:
             self.read_paused = True
             self.transport.pause_reading()
+
+
+class _Forward:
+    """Stands for uvicorn's receive queue once a receiver took the socket: what uvicorn would
+    queue for the app (a frame, the end) goes to the receiver at once."""
+
+    def __init__(self, receiver: Receiver, protocol: WebSocketProtocol) -> None:
+        self._receiver = receiver
+        self._protocol = protocol
+        self._ended = False
+
+    def put_nowait(self, message: dict[str, Any]) -> None:
+        if self._ended:
+            return
+        if message["type"] == "websocket.receive":
+            text = message.get("text")
+            self._receiver.received(text if text is not None else message["bytes"])
+            return
+        self._ended = True  # websocket.disconnect
+        code = int(message.get("code", 1005))
+        self._receiver.closed(code)
+        self._protocol.ended(code)
+
+    def qsize(self) -> int:
+        return self._receiver.backlog
+
+    def empty(self) -> bool:
+        return self._receiver.backlog == 0

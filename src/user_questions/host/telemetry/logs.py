@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from user_questions.host._hand_over import hand_over_of
 from user_questions.host.gate.security import identity_of
 
 __all__ = [
@@ -216,8 +217,14 @@ class _Life:
 
     def ended(self) -> None:
         path = self.scope["path"]
-        if self.opened:
-            self._log(f"WebSocket {path} closed ({self.code})", "connection-closed")
+        hand_over = hand_over_of(self.scope)
+        if self.opened and hand_over is not None and hand_over.taken:
+            # The app returned, the socket lives on: its end is logged when it comes (what
+            # the line needs is kept, not the scope).
+            fields, started = self._fields("connection-closed"), self.started
+            hand_over.on_closed(lambda code: _closed(path, fields, started, code))
+        elif self.opened:
+            _closed(path, self._fields("connection-closed"), self.started, self.code)
         else:
             method = self.scope.get("method", "WEBSOCKET")
             self._log(f"{method} {path} {self.status}", "request")
@@ -225,9 +232,15 @@ class _Life:
     def _log(self, message: str, event: str) -> None:
         if not logger.isEnabledFor(logging.INFO):
             return
+        fields = self._fields(event)
+        if event != "connection-opened":
+            fields["ms"] = _ms_since(self.started)
+        logger.info("%s", message, extra={"fields": fields})
+
+    def _fields(self, event: str) -> dict[str, object]:
         client = self.scope.get("client")
         identity = identity_of(self.scope)
-        fields: dict[str, object] = {
+        return {
             "event": event,
             "method": self.scope.get("method", "GET"),
             "path": self.scope["path"],
@@ -235,8 +248,14 @@ class _Life:
             "client": client[0] if client else None,
             "person": identity.name if identity is not None else None,
         }
-        if event != "connection-opened":
-            fields["ms"] = round((time.perf_counter() - self.started) * 1000, 1)
-        if event == "connection-closed":
-            fields["code"] = self.code
-        logger.info("%s", message, extra={"fields": fields})
+
+
+def _closed(path: str, fields: dict[str, object], started: float, code: int | None) -> None:
+    """Log a WebSocket's end with its close code."""
+    if logger.isEnabledFor(logging.INFO):
+        fields = {**fields, "ms": _ms_since(started), "code": code}
+        logger.info("%s", f"WebSocket {path} closed ({code})", extra={"fields": fields})
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)

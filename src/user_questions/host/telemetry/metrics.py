@@ -125,11 +125,23 @@ class HostMetrics:
     @contextlib.contextmanager
     def connected(self, kind: str) -> Iterator[None]:
         """Count an open WebSocket of `kind` for as long as the block runs."""
-        self.connections[kind] += 1
+        uncount = self.connection(kind)
         try:
             yield
         finally:
-            self.connections[kind] -= 1
+            uncount()
+
+    def connection(self, kind: str) -> Disposer:
+        """Count an open WebSocket of `kind` until the returned function is called (once)."""
+        self.connections[kind] += 1
+        open_ = [kind]
+
+        def uncount() -> None:
+            if open_:
+                open_.clear()
+                self.connections[kind] -= 1
+
+        return uncount
 
     def watch_pending(
         self, count: Callable[[], int], oldest: Callable[[], datetime | None]
