@@ -112,7 +112,7 @@ async def run(arguments: argparse.Namespace) -> None:
             after = snapshot(process, folder, 2)
             rss = (rss_mb(process.pid) - rss_before) * 1024 / count
             for socket in sockets:
-                await socket.close()
+                socket.close()
         finally:
             process.terminate()
             process.communicate(timeout=60)

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
-from websockets.sync.client import ClientConnection
+from websockets.sync.connection import Connection
 
 from tests.e2e.host_process import HostProcess, answer_body
 from tests.e2e.test_fair_share import WAIT, YES, accepted, add_asker, asker, distinct
@@ -63,7 +63,7 @@ def ask_frame(rpc_id: str) -> str:
     return json.dumps(frame)
 
 
-def read(socket: ClientConnection) -> dict[str, Any]:
+def read(socket: Connection) -> dict[str, Any]:
     reply: dict[str, Any] = json.loads(socket.recv(timeout=WAIT))
     return reply
 
