@@ -70,7 +70,7 @@ from user_questions.host.chat.slack import slack_bot
 from user_questions.host.chat.telegram import telegram_bot
 from user_questions.host.config import HostConfig
 from user_questions.host.endpoints import http_api, push_api, rules_api, tokens_api
-from user_questions.host.endpoints.asker import AskerConnection
+from user_questions.host.endpoints.asker import AskerConnection, AskerTurns
 from user_questions.host.endpoints.page import PageConnection
 from user_questions.host.gate.proxy import ForwardedMiddleware
 from user_questions.host.gate.public_url import PublicUrl
@@ -252,6 +252,7 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
         lifespan=lifespan,
     )
     app.state.public_url = public
+    app.state.asker_turns = AskerTurns()
     app.state.answer_links = None
     app.state.web_push = None
     return app

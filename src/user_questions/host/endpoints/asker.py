@@ -26,6 +26,7 @@ asker asks again, on another host that may still reach the database, and re-atta
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import math
@@ -62,11 +63,13 @@ from user_questions.host.hub import Hub
 from user_questions.host.stores import StoredQuestion, StoreStats
 from user_questions.outcomes import Surface
 
-__all__ = ["AskerConnection"]
+__all__ = ["ANSWERING", "AskerConnection", "AskerTurns"]
 
 _GONE = (WebSocketDisconnect, WebSocketDisconnected)
 """The peer left: read (a disconnect), or found by a send after it closed (a reply that took long,
 as one does while the store is away)."""
+ANSWERING = 512
+"""Frames of handed-over asker sockets answered at once, at most, host-wide (`AskerTurns`)."""
 _KINDS: dict[str, type[Frame]] = {"ask": Ask, "withdraw": Withdraw, "ping": Ping}
 
 
@@ -195,7 +198,7 @@ class AskerConnection(HostConnection):
         session = AskerSession(
             connection.hub, state.store.stats, connection.identity, hand_over.send_text
         )
-        _TakenAsker(session, hand_over, state.tokens)
+        _TakenAsker(session, hand_over, state.tokens, state.asker_turns)
 
     async def serve(self) -> None:
         """Take asks and withdrawals; report each request's settlement once it happens."""
@@ -226,15 +229,54 @@ class AskerConnection(HostConnection):
             settlements.close()
 
 
-class _TakenAsker:
-    """An asker's socket the server serves (a `Receiver`): the frames wait in `_frames` and are
-    answered in turn by a task that runs only while some wait."""
+class AskerTurns:
+    """Turns at answering the frames of handed-over asker sockets, host-wide: at most
+    `ANSWERING` are answered at once, and a socket with a frame waiting gets the next free turn
+    after every socket that was waiting before it, one frame a turn.
 
-    def __init__(self, session: AskerSession, hand_over: HandOver, tokens: Tokens) -> None:
+    A burst of asks (a fleet of agents starting together) would otherwise answer every frame at
+    once, each in a task of its own holding its frames while it waits for its commit: memory the
+    process keeps once the burst is over. Waiting its turn, a frame costs its text alone, and a
+    socket that sends many cannot keep the others waiting (the server stops reading it while a
+    few of its frames wait). The commits of the frames answered at once still share a disk write
+    (`stores/_group_commit.py`)."""
+
+    def __init__(self, at_once: int = ANSWERING) -> None:
+        self._free = at_once
+        self._waiting: collections.deque[_TakenAsker] = collections.deque()
+
+    def __repr__(self) -> str:
+        return f"<AskerTurns {self._free} free, {len(self._waiting)} waiting>"
+
+    def want(self, asker: _TakenAsker) -> None:
+        """`asker` has a frame to answer: start it now if a turn is free, else in its turn."""
+        if self._free:
+            self._free -= 1
+            asker.start()
+        else:
+            self._waiting.append(asker)
+
+    def done(self) -> None:
+        """A turn ended: the socket that has waited longest gets it."""
+        if self._waiting:
+            self._waiting.popleft().start()
+        else:
+            self._free += 1
+
+
+class _TakenAsker:
+    """An asker's socket the server serves (a `Receiver`): its frames wait in `_frames` and are
+    answered in its turns (`AskerTurns`), one frame a turn, each in a task of its own."""
+
+    def __init__(
+        self, session: AskerSession, hand_over: HandOver, tokens: Tokens, turns: AskerTurns
+    ) -> None:
         self._hand_over = hand_over
         self._session = session
+        self._turns = turns
         self._frames: list[str | bytes] = []
-        self._answering = False
+        self._in_line = False
+        """Waiting for a turn or in one."""
         uncount = session.hub.metrics.connection(AskerConnection.kind)
         revoked = tokens.on_revoke(session.identity, self._revoked)
         self._undo = (uncount, revoked, self._session.end)
@@ -249,27 +291,35 @@ class _TakenAsker:
 
     def received(self, data: str | bytes) -> None:
         self._frames.append(data)
-        if not self._answering:
-            self._answering = True
-            self._hand_over.spawn(self._answer())
+        if not self._in_line:
+            self._in_line = True
+            self._turns.want(self)
 
     def closed(self, code: int) -> None:
+        self._frames.clear()  # the asker left: it asks again, or re-attaches, when it is back
         for undo in self._undo:
             undo()
+
+    def start(self) -> None:
+        """Its turn: answer its first frame."""
+        self._hand_over.spawn(self._answer())
 
     def _revoked(self) -> None:
         self._hand_over.close(REVOKED_CLOSE_CODE, REVOKED_REASON)
 
     async def _answer(self) -> None:
         try:
-            while self._frames:
-                reply = await self._session.reply(self._frames[0])
-                del self._frames[0]
+            if self._frames:  # none when the socket ended while it waited for its turn
+                reply = await self._session.reply(self._frames.pop(0))
                 self._hand_over.send_text(reply)
                 await self._hand_over.drained()
         finally:
-            self._answering = False
-        self._hand_over.read_on()
+            self._turns.done()
+            if self._frames:
+                self._turns.want(self)  # its next frame waits behind the others
+            else:
+                self._in_line = False
+                self._hand_over.read_on()
 
 
 def _failed(rpc_id: str | None, error: UserQuestionError) -> str:
