@@ -31,6 +31,7 @@ import contextlib
 import json
 import math
 from collections.abc import Callable
+from typing import Protocol
 
 import anyio
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
@@ -63,7 +64,7 @@ from user_questions.host.hub import Hub
 from user_questions.host.stores import StoredQuestion, StoreStats
 from user_questions.outcomes import Surface
 
-__all__ = ["ANSWERING", "AskerConnection", "AskerTurns"]
+__all__ = ["ANSWERING", "AskerConnection", "AskerTurns", "Turn"]
 
 _GONE = (WebSocketDisconnect, WebSocketDisconnected)
 """The peer left: read (a disconnect), or found by a send after it closed (a reply that took long,
@@ -229,6 +230,13 @@ class AskerConnection(HostConnection):
             settlements.close()
 
 
+class Turn(Protocol):
+    """What takes a turn (`AskerTurns`): a socket with a frame to answer."""
+
+    def start(self) -> None:
+        """Its turn has come: answer one frame, then tell the turns it is `done`."""
+
+
 class AskerTurns:
     """Turns at answering the frames of handed-over asker sockets, host-wide: at most
     `ANSWERING` are answered at once, and a socket with a frame waiting gets the next free turn
@@ -243,12 +251,12 @@ class AskerTurns:
 
     def __init__(self, at_once: int = ANSWERING) -> None:
         self._free = at_once
-        self._waiting: collections.deque[_TakenAsker] = collections.deque()
+        self._waiting: collections.deque[Turn] = collections.deque()
 
     def __repr__(self) -> str:
         return f"<AskerTurns {self._free} free, {len(self._waiting)} waiting>"
 
-    def want(self, asker: _TakenAsker) -> None:
+    def want(self, asker: Turn) -> None:
         """`asker` has a frame to answer: start it now if a turn is free, else in its turn."""
         if self._free:
             self._free -= 1
