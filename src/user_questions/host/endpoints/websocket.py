@@ -37,7 +37,7 @@ from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.http11 import Request
 
-from user_questions.host._hand_over import HAND_OVER, Receiver
+from user_questions.host._hand_over import HAND_OVER, HandOver, Receiver
 
 __all__ = ["DRAIN_SECONDS", "READ_AHEAD", "WebSocketProtocol"]
 
@@ -63,7 +63,8 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
         super().handle_connect(event)
         if self.handshake_initiated and not self.handshake_complete:  # the app is about to run
             extensions: dict[str, object] = self.scope["extensions"]  # type: ignore[assignment]
-            extensions[HAND_OVER] = self
+            offer: HandOver = self  # checked: this protocol is what a `HandOver` promises
+            extensions[HAND_OVER] = offer
 
     @property
     def taken(self) -> bool:
