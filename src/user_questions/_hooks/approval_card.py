@@ -15,9 +15,21 @@ import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict, Unpack
-
 from user_questions._languages import N_
+
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any, TypedDict, Unpack
+
+    class CardOptions(TypedDict, total=False):
+        """How a card is asked, besides its call (`approvals.approval_question` says what each
+        is); for mypy only, as `typing` is not imported at run time."""
+
+        id: str
+        agent: str | None
+        always: str | None
+        reason: str | None
+
 
 __all__ = [
     "ALLOW",
@@ -27,7 +39,6 @@ __all__ = [
     "MAX_SHOWN_CHARACTERS",
     "SHELL_TOOLS",
     "ApprovalDecision",
-    "CardOptions",
     "allowed_note",
     "card_fields",
     "decision_of",
@@ -69,15 +80,6 @@ class ApprovalDecision:
     """The remark the person added beside the decision (an answer's `note`), for the agent."""
     edited: dict[str, Any] | None = None
     """Allowed with changes: the call's whole new input, which the agent runs instead."""
-
-
-class CardOptions(TypedDict, total=False):
-    """How a card is asked, besides its call (`approvals.approval_question` says what each is)."""
-
-    id: str
-    agent: str | None
-    always: str | None
-    reason: str | None
 
 
 def card_fields(

@@ -14,9 +14,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
-
 from user_questions._reading.json_reader import JSONRefused, load_json
+
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:  # `typing` costs a hook milliseconds to import: its names are for mypy only
+    from typing import Any, Literal, TypeAlias
+
+    Client: TypeAlias = Literal["claude", "codex"]
+    """The CLIs `uq hook` answers for, by the name of their command."""
 
 __all__ = [
     "ASK_TOOL",
@@ -32,8 +37,6 @@ __all__ = [
     "parse_event",
 ]
 
-Client: TypeAlias = Literal["claude", "codex"]
-"""The CLIs `uq hook` answers for, by the name of their command."""
 CLIENTS: tuple[Client, ...] = ("claude", "codex")
 PRE_TOOL_USE = "PreToolUse"
 PERMISSION_REQUEST = "PermissionRequest"

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from user_questions._hooks.approval_card import (
     ApprovalDecision,
@@ -35,10 +34,15 @@ from user_questions._hooks.events import (
     PERMISSION_REQUEST,
     PLAN_TOOL,
     PRE_TOOL_USE,
-    Client,
 )
 from user_questions._languages import gettext
 from user_questions.errors import ErrorCode, UserQuestionError
+
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from user_questions._hooks.events import Client
 
 __all__ = [
     "AGENT_NAMES",

@@ -15,9 +15,12 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from user_questions._hooks.events import Client
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from user_questions._hooks.events import Client
 
 __all__ = ["CLIENT_NAMES", "CONNECT_TIMEOUT", "HookOptions", "fast_options"]
 

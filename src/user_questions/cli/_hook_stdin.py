@@ -14,9 +14,14 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-from user_questions._hooks.events import CLIENTS, MAX_EVENT_BYTES, Client, answers, parse_event
+from user_questions._hooks.events import CLIENTS, MAX_EVENT_BYTES, answers, parse_event
+
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from user_questions._hooks.events import Client
 
 __all__ = ["event_text", "hook_run_client", "is_answered", "note_for_the_model"]
 
