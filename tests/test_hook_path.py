@@ -104,3 +104,35 @@ def test_a_slow_standard_module_is_seen() -> None:
         timeout=60,
     )
     assert done.stdout.strip() == "True"
+
+
+_LEFT_ALONE = """
+import sys
+before, watched = set(sys.modules), set(sys.argv[1:])
+sys.argv = ["uq", "hook", "claude"]
+from user_questions.cli import main
+
+main()
+print(" ".join(sorted(watched & (set(sys.modules) - before))))
+"""
+
+
+def test_an_event_left_alone_loads_no_more_than_it_reads() -> None:
+    """A `PreToolUse` of `Bash`, sent before every call, is read and left: neither the kept
+    notes' module (`hashlib`, `pathlib`) nor `dataclasses` (which imports `inspect`) is loaded."""
+    event = '{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {}}'
+    modules = [
+        *SLOW_STANDARD_MODULES,
+        "dataclasses",
+        "hashlib",
+        "user_questions._hooks.allowed_notes",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", _LEFT_ALONE, *modules],
+        input=event,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert (done.stdout.split(), done.stderr) == ([], "")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from user_questions._hooks.events import hook_origin
+from user_questions._hooks.events import POST_TOOL_USE, hook_origin
 
 __all__ = [
     "KEPT_SECONDS",
@@ -38,7 +38,6 @@ __all__ = [
 
 KEPT_SECONDS = 24 * 3600
 """How long a note whose call never ran is kept."""
-POST_TOOL_USE = "PostToolUse"
 
 
 @dataclass(frozen=True, slots=True)

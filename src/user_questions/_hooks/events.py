@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from user_questions._reading.json_reader import JSONRefused, load_json
 
 TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
 if TYPE_CHECKING:  # `typing` costs a hook milliseconds to import: its names are for mypy only
-    from typing import Any, Literal, TypeAlias
+    from typing import Any, Final, Literal, TypeAlias
 
     Client: TypeAlias = Literal["claude", "codex"]
     """The CLIs `uq hook` answers for, by the name of their command."""
@@ -30,6 +29,7 @@ __all__ = [
     "MAX_EVENT_BYTES",
     "PERMISSION_REQUEST",
     "PLAN_TOOL",
+    "POST_TOOL_USE",
     "PRE_TOOL_USE",
     "Client",
     "HookOrigin",
@@ -40,6 +40,8 @@ __all__ = [
 
 CLIENTS: tuple[Client, ...] = ("claude", "codex")
 PRE_TOOL_USE = "PreToolUse"
+POST_TOOL_USE = "PostToolUse"
+"""Claude Code's event after a call has run, at which `uq hook` gives the model a kept note."""
 PERMISSION_REQUEST = "PermissionRequest"
 ASK_TOOL = "AskUserQuestion"
 """Claude Code's tool for asking the user questions."""
@@ -82,16 +84,40 @@ def answers(client: Client, event: Mapping[str, Any]) -> bool:
     return name == PERMISSION_REQUEST and tool not in (ASK_TOOL, PLAN_TOOL)
 
 
-@dataclass(frozen=True, slots=True)
 class HookOrigin:
-    """Which agent asks and from where: the CLI, its session and its working folder."""
+    """Which agent asks and from where: the CLI, its session and its working folder.
 
-    client: str
+    A plain class, not a dataclass: `dataclasses` imports `inspect`, milliseconds of every
+    hook's start, even of an event it leaves alone."""
+
+    __slots__ = ("client", "cwd", "session_id")
+
+    client: Final[str]
     """The CLI's name: `claude-code` or `codex`."""
-    session_id: str | None
+    session_id: Final[str | None]
     """The CLI's own session id, when it gave one."""
-    cwd: str | None
+    cwd: Final[str | None]
     """The folder the CLI works in."""
+
+    def __init__(self, client: str, session_id: str | None, cwd: str | None) -> None:
+        self.client = client
+        self.session_id = session_id
+        self.cwd = cwd
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HookOrigin):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        client, session_id, cwd = self._fields()
+        return f"HookOrigin(client={client!r}, session_id={session_id!r}, cwd={cwd!r})"
+
+    def _fields(self) -> tuple[str, str | None, str | None]:
+        return self.client, self.session_id, self.cwd
 
     @property
     def session(self) -> str:
