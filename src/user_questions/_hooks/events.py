@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from user_questions._hooks.record import Record
 from user_questions._reading.json_reader import JSONRefused, load_json
 
 TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
@@ -84,13 +85,10 @@ def answers(client: Client, event: Mapping[str, Any]) -> bool:
     return name == PERMISSION_REQUEST and tool not in (ASK_TOOL, PLAN_TOOL)
 
 
-class HookOrigin:
-    """Which agent asks and from where: the CLI, its session and its working folder.
+class HookOrigin(Record):
+    """Which agent asks and from where: the CLI, its session and its working folder."""
 
-    A plain class, not a dataclass: `dataclasses` imports `inspect`, milliseconds of every
-    hook's start, even of an event it leaves alone."""
-
-    __slots__ = ("client", "cwd", "session_id")
+    __slots__ = ("client", "session_id", "cwd")  # noqa: RUF023 (the fields, in order)
 
     client: Final[str]
     """The CLI's name: `claude-code` or `codex`."""
@@ -103,21 +101,6 @@ class HookOrigin:
         self.client = client
         self.session_id = session_id
         self.cwd = cwd
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, HookOrigin):
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        client, session_id, cwd = self._fields()
-        return f"HookOrigin(client={client!r}, session_id={session_id!r}, cwd={cwd!r})"
-
-    def _fields(self) -> tuple[str, str | None, str | None]:
-        return self.client, self.session_id, self.cwd
 
     @property
     def session(self) -> str:
