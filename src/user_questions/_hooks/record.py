@@ -19,8 +19,11 @@ class Record:
     __slots__ = ()
     _UNCOMPARED: frozenset[str] = frozenset()
 
+    def _names(self) -> tuple[str, ...]:
+        return self.__slots__
+
     def _compared(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__ if name not in self._UNCOMPARED)
+        return tuple(getattr(self, name) for name in self._names() if name not in self._UNCOMPARED)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Record) or type(other) is not type(self):
@@ -31,5 +34,5 @@ class Record:
         return hash(self._compared())
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._names())
         return f"{type(self).__name__}({fields})"
