@@ -8,8 +8,13 @@ anyio or any other installed package: that is what keeps an event the hook leave
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 QUICK_PATH = [
     "user_questions._hooks.events",
@@ -117,19 +122,28 @@ print(" ".join(sorted(watched & (set(sys.modules) - before))))
 """
 
 
-def test_an_event_left_alone_loads_no_more_than_it_reads() -> None:
+_NOTES = ("hashlib", "user_questions._hooks.allowed_notes")
+"""The kept notes' module and what it imports, loaded only for a `PostToolUse`."""
+
+
+@pytest.mark.parametrize(
+    ("name", "unloaded"),
+    [
+        ("PreToolUse", (*SLOW_STANDARD_MODULES, "dataclasses", *_NOTES)),
+        ("PostToolUse", ("typing", "gettext", "encodings.idna", "ssl", "dataclasses")),
+    ],
+)
+def test_an_event_left_alone_loads_no_more_than_it_reads(
+    name: str, unloaded: tuple[str, ...], tmp_path: Path
+) -> None:
     """A `PreToolUse` of `Bash`, sent before every call, is read and left: neither the kept
-    notes' module (`hashlib`, `pathlib`) nor `dataclasses` (which imports `inspect`) is loaded."""
-    event = '{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {}}'
-    modules = [
-        *SLOW_STANDARD_MODULES,
-        "dataclasses",
-        "hashlib",
-        "user_questions._hooks.allowed_notes",
-    ]
+    notes' module (`hashlib`, `pathlib`) nor `dataclasses` (which imports `inspect`) is loaded.
+    A `PostToolUse`, sent after every call, looks for a note without `dataclasses` or `typing`."""
+    event = json.dumps({"hook_event_name": name, "tool_name": "Bash", "tool_input": {}})
     done = subprocess.run(
-        [sys.executable, "-c", _LEFT_ALONE, *modules],
+        [sys.executable, "-c", _LEFT_ALONE, *unloaded],
         input=event,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path)},
         capture_output=True,
         text=True,
         check=True,
