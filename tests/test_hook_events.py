@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from user_questions._hooks.events import Client, HookOrigin, answers, hook_origin, parse_event
+from user_questions._hooks.events import HookOrigin, answers, hook_origin, parse_event
+
+if TYPE_CHECKING:  # a name for mypy only
+    from user_questions._hooks.events import Client
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,13 @@ anyio or any other installed package: that is what keeps an event the hook leave
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 QUICK_PATH = [
     "user_questions._hooks.events",
@@ -56,3 +61,92 @@ def test_the_hook_path_loads_the_standard_library_alone() -> None:
 def test_a_module_that_loads_pydantic_is_seen() -> None:
     """The check above can fail: the vocabulary, which the quick path avoids, is caught."""
     assert "pydantic" in loaded_from_outside("user_questions.types")
+
+
+SLOW_STANDARD_MODULES = ("typing", "gettext", "pathlib", "encodings.idna", "ssl", "http.client")
+"""Standard modules the quick path does without, each a millisecond or more of every hook's start
+(docs/performance.md, "A call a rule decides"): `typing` (names for mypy only), `gettext` and
+`pathlib` (the catalogs, loaded when a word is shown), the `idna` codec (a host's name is looked up
+as ASCII bytes), `ssl` (for an https host only) and `http.client` (its email parser)."""
+
+_SLOW_LOADED = """
+import socket, sys, time
+before = set(sys.modules)
+from user_questions.cli import _hook_rule, _hook_stdin
+from user_questions._hooks import events, permission_call, settlement
+from user_questions._host_link import url
+
+with socket.create_server(("127.0.0.1", 0)) as server:  # the quick path's connection, by name
+    _hook_rule._connect("localhost", server.getsockname()[1], time.monotonic() + 10).close()
+print(" ".join(sorted(set(sys.argv[1:]) & (set(sys.modules) - before))))
+"""
+
+
+def test_the_quick_path_leaves_slow_standard_modules_unloaded() -> None:
+    """Each of these once cost the rule-decided hook its share of the 35 ms budget: a later
+    import of one of them (an annotation needing `typing`, say) fails here, not in a benchmark."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SLOW_LOADED, *SLOW_STANDARD_MODULES],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert done.stdout.split() == []
+
+
+def test_a_slow_standard_module_is_seen() -> None:
+    """The check above can fail: TLS's module loads `ssl`."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; import user_questions._host_link.tls; print('ssl' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert done.stdout.strip() == "True"
+
+
+_LEFT_ALONE = """
+import sys
+before, watched = set(sys.modules), set(sys.argv[1:])
+sys.argv = ["uq", "hook", "claude"]
+from user_questions.cli import main
+
+main()
+print(" ".join(sorted(watched & (set(sys.modules) - before))))
+"""
+
+
+_NOTES = ("hashlib", "user_questions._hooks.allowed_notes")
+"""The kept notes' module and what it imports, loaded only for a `PostToolUse`."""
+
+
+@pytest.mark.parametrize(
+    ("name", "unloaded"),
+    [
+        ("PreToolUse", (*SLOW_STANDARD_MODULES, "dataclasses", *_NOTES)),
+        ("PostToolUse", ("typing", "gettext", "encodings.idna", "ssl", "dataclasses")),
+    ],
+)
+def test_an_event_left_alone_loads_no_more_than_it_reads(
+    name: str, unloaded: tuple[str, ...], tmp_path: Path
+) -> None:
+    """A `PreToolUse` of `Bash`, sent before every call, is read and left: neither the kept
+    notes' module (`hashlib`, `pathlib`) nor `dataclasses` (which imports `inspect`) is loaded.
+    A `PostToolUse`, sent after every call, looks for a note without `dataclasses` or `typing`."""
+    event = json.dumps({"hook_event_name": name, "tool_name": "Bash", "tool_input": {}})
+    done = subprocess.run(
+        [sys.executable, "-c", _LEFT_ALONE, *unloaded],
+        input=event,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert (done.stdout.split(), done.stderr) == ([], "")

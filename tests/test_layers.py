@@ -85,6 +85,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "__init__": 0,
         "approval_card": 0,
         "events": 0,
+        "record": 0,
         "allowed_notes": 1,
         "permission_call": 1,
         "settlement": 1,
@@ -166,6 +167,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
     "host.notify": {
         "__init__": 0,
         "events": 0,
+        "record": 0,
         "links": 0,
         "taps": 0,
         "posting": 0,

@@ -13,7 +13,7 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -23,7 +23,6 @@ from pydantic import ValidationError
 from tests.e2e.test_fail_closed_hooks import event_of
 from user_questions._checks import check_answer
 from user_questions._hooks.approval_card import ALLOW, ALLOW_ALWAYS, DENY, ApprovalDecision
-from user_questions._hooks.events import Client
 from user_questions._hooks.permission_call import PermissionCall, permission_call
 from user_questions.approvals import decision_for
 from user_questions.cli._hook_options import HookOptions
@@ -32,6 +31,9 @@ from user_questions.errors import UserQuestionError
 from user_questions.frames import AskerReply, AskSettled
 from user_questions.outcomes import Outcome
 from user_questions.types import AskUserQuestionItem
+
+if TYPE_CHECKING:  # a name for mypy only
+    from user_questions._hooks.events import Client
 
 OURS = "our-rpcId-goes-here-0123456789ab"
 """Stands for the rpcId the quick path chose (32 characters, as long), in a generated reply: the

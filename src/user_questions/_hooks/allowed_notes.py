@@ -18,11 +18,14 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from user_questions._hooks.events import hook_origin
+from user_questions._hooks.events import POST_TOOL_USE, hook_origin
+from user_questions._hooks.record import Record
+
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "KEPT_SECONDS",
@@ -38,16 +41,21 @@ __all__ = [
 
 KEPT_SECONDS = 24 * 3600
 """How long a note whose call never ran is kept."""
-POST_TOOL_USE = "PostToolUse"
 
 
-@dataclass(frozen=True, slots=True)
-class NotedCall:
+class NotedCall(Record):
     """The call a note is kept for: Claude Code's session, the tool, and the input that runs."""
 
-    session_id: str | None
-    tool: str
-    input: dict[str, Any]
+    __slots__ = ("session_id", "tool", "input")  # noqa: RUF023 (the fields, in order)
+
+    session_id: Final[str | None]
+    tool: Final[str]
+    input: Final[dict[str, Any]]
+
+    def __init__(self, session_id: str | None, tool: str, input: dict[str, Any]) -> None:
+        self.session_id = session_id
+        self.tool = tool
+        self.input = input
 
 
 def post_tool_use_context(note: str) -> dict[str, Any]:

@@ -14,10 +14,23 @@ import json
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, TypedDict, Unpack
 
+from user_questions._hooks.record import Record
 from user_questions._languages import N_
+
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any, Final, TypedDict, Unpack
+
+    class CardOptions(TypedDict, total=False):
+        """How a card is asked, besides its call (`approvals.approval_question` says what each
+        is); for mypy only, as `typing` is not imported at run time."""
+
+        id: str
+        agent: str | None
+        always: str | None
+        reason: str | None
+
 
 __all__ = [
     "ALLOW",
@@ -27,7 +40,6 @@ __all__ = [
     "MAX_SHOWN_CHARACTERS",
     "SHELL_TOOLS",
     "ApprovalDecision",
-    "CardOptions",
     "allowed_note",
     "card_fields",
     "decision_of",
@@ -56,28 +68,34 @@ _PATCHED_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (?P<path>.+)$",
 _MCP_TOOL = re.compile(r"^mcp__(?P<server>.+?)__(?P<tool>.+)$")
 
 
-@dataclass(frozen=True, slots=True)
-class ApprovalDecision:
+class ApprovalDecision(Record):
     """What a person decided about a tool call."""
 
-    allowed: bool
-    always: bool = False
+    __slots__ = ("allowed", "always", "feedback", "note", "edited")  # noqa: RUF023 (the fields, in order)
+
+    allowed: Final[bool]
+    always: Final[bool]
     """Allowed, and the person asked not to be asked again for calls like it."""
-    feedback: str | None = None
+    feedback: Final[str | None]
     """What the person typed instead of choosing: the reason for a denial, for the agent."""
-    note: str | None = None
+    note: Final[str | None]
     """The remark the person added beside the decision (an answer's `note`), for the agent."""
-    edited: dict[str, Any] | None = None
+    edited: Final[dict[str, Any] | None]
     """Allowed with changes: the call's whole new input, which the agent runs instead."""
 
-
-class CardOptions(TypedDict, total=False):
-    """How a card is asked, besides its call (`approvals.approval_question` says what each is)."""
-
-    id: str
-    agent: str | None
-    always: str | None
-    reason: str | None
+    def __init__(
+        self,
+        allowed: bool,
+        always: bool = False,
+        feedback: str | None = None,
+        note: str | None = None,
+        edited: dict[str, Any] | None = None,
+    ) -> None:
+        self.allowed = allowed
+        self.always = always
+        self.feedback = feedback
+        self.note = note
+        self.edited = edited
 
 
 def card_fields(

@@ -13,10 +13,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
 
+from user_questions._hooks.record import Record
 from user_questions._reading.json_reader import JSONRefused, load_json
+
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:  # `typing` costs a hook milliseconds to import: its names are for mypy only
+    from typing import Any, Final, Literal, TypeAlias
+
+    Client: TypeAlias = Literal["claude", "codex"]
+    """The CLIs `uq hook` answers for, by the name of their command."""
 
 __all__ = [
     "ASK_TOOL",
@@ -24,6 +30,7 @@ __all__ = [
     "MAX_EVENT_BYTES",
     "PERMISSION_REQUEST",
     "PLAN_TOOL",
+    "POST_TOOL_USE",
     "PRE_TOOL_USE",
     "Client",
     "HookOrigin",
@@ -32,10 +39,10 @@ __all__ = [
     "parse_event",
 ]
 
-Client: TypeAlias = Literal["claude", "codex"]
-"""The CLIs `uq hook` answers for, by the name of their command."""
 CLIENTS: tuple[Client, ...] = ("claude", "codex")
 PRE_TOOL_USE = "PreToolUse"
+POST_TOOL_USE = "PostToolUse"
+"""Claude Code's event after a call has run, at which `uq hook` gives the model a kept note."""
 PERMISSION_REQUEST = "PermissionRequest"
 ASK_TOOL = "AskUserQuestion"
 """Claude Code's tool for asking the user questions."""
@@ -78,16 +85,22 @@ def answers(client: Client, event: Mapping[str, Any]) -> bool:
     return name == PERMISSION_REQUEST and tool not in (ASK_TOOL, PLAN_TOOL)
 
 
-@dataclass(frozen=True, slots=True)
-class HookOrigin:
+class HookOrigin(Record):
     """Which agent asks and from where: the CLI, its session and its working folder."""
 
-    client: str
+    __slots__ = ("client", "session_id", "cwd")  # noqa: RUF023 (the fields, in order)
+
+    client: Final[str]
     """The CLI's name: `claude-code` or `codex`."""
-    session_id: str | None
+    session_id: Final[str | None]
     """The CLI's own session id, when it gave one."""
-    cwd: str | None
+    cwd: Final[str | None]
     """The folder the CLI works in."""
+
+    def __init__(self, client: str, session_id: str | None, cwd: str | None) -> None:
+        self.client = client
+        self.session_id = session_id
+        self.cwd = cwd
 
     @property
     def session(self) -> str:

@@ -21,8 +21,6 @@ without the hook; Codex's `PreToolUse` refuses an `allow` that changes nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from user_questions._hooks.approval_card import (
     ApprovalDecision,
@@ -35,10 +33,16 @@ from user_questions._hooks.events import (
     PERMISSION_REQUEST,
     PLAN_TOOL,
     PRE_TOOL_USE,
-    Client,
 )
+from user_questions._hooks.record import Record
 from user_questions._languages import gettext
 from user_questions.errors import ErrorCode, UserQuestionError
+
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any, Final
+
+    from user_questions._hooks.events import Client
 
 __all__ = [
     "AGENT_NAMES",
@@ -61,17 +65,32 @@ _WHERE: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class PermissionCall:
+class PermissionCall(Record):
     """The tool call a permission prompt asks about."""
 
-    client: Client
-    tool: str
-    arguments: dict[str, Any]
-    updates: list[dict[str, Any]] = field(default_factory=list)
+    __slots__ = ("client", "tool", "arguments", "updates", "event")  # noqa: RUF023 (the fields, in order)
+
+    client: Final[Client]
+    tool: Final[str]
+    arguments: Final[dict[str, Any]]
+    updates: Final[list[dict[str, Any]]]
     """Claude Code's permission suggestions (permission updates, as they came)."""
-    event: str = PERMISSION_REQUEST
+    event: Final[str]
     """The hook event that asks: `PermissionRequest`, or Codex's `PreToolUse`."""
+
+    def __init__(
+        self,
+        client: Client,
+        tool: str,
+        arguments: dict[str, Any],
+        updates: list[dict[str, Any]] | None = None,
+        event: str = PERMISSION_REQUEST,
+    ) -> None:
+        self.client = client
+        self.tool = tool
+        self.arguments = arguments
+        self.updates = [] if updates is None else updates
+        self.event = event
 
     def card(self) -> dict[str, Any]:
         """The approval card, as a question's JSON object."""

@@ -20,11 +20,14 @@ Anything else is `None`: no decision, never an allow and never a denial the pers
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from user_questions._hooks.approval_card import ALLOW, ApprovalDecision, decision_of
 from user_questions._reading.text import text_problem
 from user_questions.limits import MAX_ANSWER_NOTE_LENGTH, MAX_CUSTOM_LENGTH
+
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["answer_decision", "settled_decision"]
 

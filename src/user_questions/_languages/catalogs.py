@@ -10,14 +10,16 @@ translator down every call. Outside any `speaking` block the language is the pro
 from __future__ import annotations
 
 import functools
-import gettext as _gettext
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from pathlib import Path
 
 from user_questions._languages.tags import DEFAULT_LANGUAGE, LANGUAGES, from_environment
+
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:
+    import gettext as _gettext
 
 __all__ = [
     "LOCALES_DIR",
@@ -31,7 +33,7 @@ __all__ = [
     "translations",
 ]
 
-LOCALES_DIR = Path(__file__).resolve().parents[1] / "locales"
+LOCALES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "locales")
 """`locales/<language>/LC_MESSAGES/messages.mo`: the compiled catalogs, shipped as package data."""
 DOMAIN = "messages"
 
@@ -41,7 +43,13 @@ _speaking: ContextVar[str | None] = ContextVar("user_questions_language", defaul
 @functools.cache
 def translations(language: str) -> _gettext.NullTranslations:
     """The compiled catalog of a held language; English (and a language without a compiled
-    catalog in a broken install) speaks the message ids themselves."""
+    catalog in a broken install) speaks the message ids themselves.
+
+    The standard library's `gettext` is imported here, not with the module (which spells
+    `LOCALES_DIR` without `pathlib` too): `uq hook`'s quick path marks its words with `N_` and
+    mostly shows none of them."""
+    import gettext as _gettext
+
     if language not in LANGUAGES or language == DEFAULT_LANGUAGE:
         return _gettext.NullTranslations()
     return _gettext.translation(DOMAIN, LOCALES_DIR, languages=[language], fallback=True)

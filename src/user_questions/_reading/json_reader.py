@@ -21,9 +21,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from user_questions._reading.text import lone_surrogate, surrogate_problem
+
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["MAX_JSON_DEPTH", "JSONRefused", "load_json", "path_text"]
 

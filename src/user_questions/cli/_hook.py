@@ -25,13 +25,15 @@ holds.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from cyclopts import App, Parameter
 
-from user_questions._hooks.events import Client
 from user_questions.cli._hook_options import CLIENT_NAMES, CONNECT_TIMEOUT, HookOptions
 from user_questions.cli._hook_run import run
+
+if TYPE_CHECKING:
+    from user_questions._hooks.events import Client
 
 __all__ = ["hook_app"]
 

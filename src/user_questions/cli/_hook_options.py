@@ -14,10 +14,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
-from user_questions._hooks.events import Client
+from user_questions._hooks.record import Record
+
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any, Final
+
+    from user_questions._hooks.events import Client
 
 __all__ = ["CLIENT_NAMES", "CONNECT_TIMEOUT", "HookOptions", "fast_options"]
 
@@ -28,21 +32,39 @@ _TEXT_OPTIONS = {"--url": "url", "--token": "token", "--ca": "ca"}
 _NUMBER_OPTIONS = {"--timeout": "timeout", "--connect-timeout": "connect_timeout"}
 
 
-@dataclass(frozen=True, slots=True)
-class HookOptions:
+class HookOptions(Record):
     """The hook's options, as its command line gives them."""
 
-    url: str | None
-    token: str | None
-    ca: str | None
-    timeout: float | None
+    __slots__ = ("url", "token", "ca", "timeout", "connect_timeout", "started")  # noqa: RUF023 (the fields, in order)
+    _UNCOMPARED = frozenset({"started"})
+
+    url: Final[str | None]
+    token: Final[str | None]
+    ca: Final[str | None]
+    timeout: Final[float | None]
     """Seconds the whole hook may take (the quick path, the connection, the wait for a person);
     `None`: only the CLI's own hook timeout ends the wait."""
-    connect_timeout: float = CONNECT_TIMEOUT
+    connect_timeout: Final[float]
     """Seconds the host has to answer: the quick path's whole request, and then the full path's
     connection (each within what is left of `timeout`)."""
-    started: float = field(default_factory=time.monotonic, compare=False)
+    started: Final[float]
     """When the hook began (`time.monotonic()`), which `timeout` counts from."""
+
+    def __init__(
+        self,
+        url: str | None,
+        token: str | None,
+        ca: str | None,
+        timeout: float | None,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        started: float | None = None,
+    ) -> None:
+        self.url = url
+        self.token = token
+        self.ca = ca
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.started = time.monotonic() if started is None else started
 
     def remaining(self) -> float | None:
         """Seconds left of `timeout` (at least 0); `None` without one."""

@@ -22,15 +22,20 @@ import os
 import re
 import socket
 import time
-from typing import Any
 from urllib.parse import urlsplit
 
-from user_questions._hooks.events import Client, hook_origin, parse_event
+from user_questions._hooks.events import hook_origin, parse_event
 from user_questions._hooks.permission_call import permission_call
 from user_questions._hooks.settlement import settled_decision
 from user_questions._host_link.url import parse_host_url
 from user_questions._reading.json_reader import load_json
 from user_questions.cli._hook_options import HookOptions
+
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from user_questions._hooks.events import Client
 
 __all__ = ["DECIDE_PATH", "MAX_REPLY_BYTES", "read_reply", "rule_output"]
 
@@ -145,7 +150,10 @@ def _post(url: str, token: str, body: str, ca: str | None, deadline: float) -> b
 def _connect(host: str, port: int, deadline: float) -> socket.socket:
     """A connection to `host`, each of its addresses tried within what is left until `deadline`."""
     problem: OSError = TimeoutError("no address to connect to")
-    addresses = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+    # An ASCII name goes as bytes: as text, `getaddrinfo` encodes it with the `idna` codec,
+    # whose import (`stringprep`, `unicodedata`) costs the hook a millisecond.
+    name = host.encode("ascii") if host.isascii() else host
+    addresses = socket.getaddrinfo(name, port, 0, socket.SOCK_STREAM)
     for family, kind, protocol, _, address in addresses:
         connection = socket.socket(family, kind, protocol)
         try:

@@ -18,11 +18,11 @@ import json
 import os
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from user_questions._hooks.events import Client, hook_origin, parse_event
+from user_questions._hooks.events import hook_origin, parse_event
 from user_questions.abort import AbortSignal
 from user_questions.bridges.hook import HookAsk, HookOutput
 from user_questions.cli._hook_options import CLIENT_NAMES, HookOptions
@@ -36,6 +36,9 @@ from user_questions.service import (
     UserQuestionProvider,
     UserQuestionService,
 )
+
+if TYPE_CHECKING:
+    from user_questions._hooks.events import Client
 
 __all__ = ["UNREACHABLE_LIMIT", "run"]
 

@@ -14,9 +14,20 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-from user_questions._hooks.events import CLIENTS, MAX_EVENT_BYTES, Client, answers, parse_event
+from user_questions._hooks.events import (
+    CLIENTS,
+    MAX_EVENT_BYTES,
+    POST_TOOL_USE,
+    answers,
+    parse_event,
+)
+
+TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from user_questions._hooks.events import Client
 
 __all__ = ["event_text", "hook_run_client", "is_answered", "note_for_the_model"]
 
@@ -50,7 +61,9 @@ def note_for_the_model(client: Client) -> dict[str, Any] | None:
     """For Claude Code's `PostToolUse` of a call a person allowed with a note: the output giving
     the model that note (`_hooks.allowed_notes`); `None` for every other event."""
     event = parse_event(event_text())
-    if client != "claude" or event is None:
+    # Looked at here: the notes' module (`hashlib`, `pathlib`) would cost every other event,
+    # such as the `PreToolUse` sent before each call, milliseconds to import.
+    if client != "claude" or event is None or event.get("hook_event_name") != POST_TOOL_USE:
         return None
     from user_questions._hooks.allowed_notes import delivered_note
 
