@@ -141,6 +141,9 @@ def run(
     it up."""
     config = uvicorn.Config(
         app,
+        # httptools (C, the `web` extra) parses and writes HTTP/1.1 in a third of h11's time: the
+        # rules' quick path (`POST /api/decide`) is mostly parsing (docs/performance.md)
+        http="httptools",
         ws=WebSocketProtocol,  # uvicorn's websockets-sansio, reading a few frames ahead
         ws_max_size=MAX_FRAME_BYTES,
         ws_per_message_deflate=False,  # frames are small; compressing them costs more than it saves
