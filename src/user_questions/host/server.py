@@ -45,7 +45,16 @@ from user_questions.host.stores import open_store
 from user_questions.host.telemetry import logs
 from user_questions.host.telemetry.logs import LogFormat
 
-__all__ = ["GRACEFUL_SHUTDOWN", "bind", "bound_address", "host_url", "is_loopback", "run", "serve"]
+__all__ = [
+    "GRACEFUL_SHUTDOWN",
+    "bind",
+    "bound_address",
+    "host_url",
+    "is_loopback",
+    "run",
+    "serve",
+    "uvicorn_config",
+]
 
 logger = logging.getLogger("user_questions.host")
 
@@ -128,18 +137,9 @@ class _Server(uvicorn.Server):
                 signal.signal(number, handler)
 
 
-def run(
-    app: ASGIApp,
-    sockets: Sequence[socket.socket],
-    *,
-    started: Callable[[], None],
-    tls: ssl.SSLContext | None = None,
-    log_format: LogFormat = LogFormat.HUMAN,
-) -> None:
-    """Serve `app` on `sockets` until SIGINT or SIGTERM, over TLS with `tls`; `started` is
-    called once it serves. With `LogFormat.JSON` uvicorn leaves the log as `logs.configure` set
-    it up."""
-    config = uvicorn.Config(
+def uvicorn_config(app: ASGIApp, *, log_format: LogFormat = LogFormat.HUMAN) -> uvicorn.Config:
+    """How the host runs `app` under uvicorn (the tests serve the app with it too)."""
+    return uvicorn.Config(
         app,
         # httptools (C, the `web` extra) parses and writes HTTP/1.1 in a third of h11's time: the
         # rules' quick path (`POST /api/decide`) is mostly parsing (docs/performance.md)
@@ -154,6 +154,20 @@ def run(
         proxy_headers=False,  # whom to believe is `--trust-proxy`'s decision (`host/gate/proxy.py`)
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
     )
+
+
+def run(
+    app: ASGIApp,
+    sockets: Sequence[socket.socket],
+    *,
+    started: Callable[[], None],
+    tls: ssl.SSLContext | None = None,
+    log_format: LogFormat = LogFormat.HUMAN,
+) -> None:
+    """Serve `app` on `sockets` until SIGINT or SIGTERM, over TLS with `tls`; `started` is
+    called once it serves. With `LogFormat.JSON` uvicorn leaves the log as `logs.configure` set
+    it up."""
+    config = uvicorn_config(app, log_format=log_format)
     config.load()
     config.ssl = tls
     _Server(config, started).run(sockets=list(sockets))
