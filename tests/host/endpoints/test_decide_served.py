@@ -73,3 +73,26 @@ async def test_the_hot_route_refuses_what_the_gate_refuses_with_the_same_codes(
     logged = [record.getMessage() for record in caplog.records if record.name == ACCESS_LOGGER]
     for status in (401, 401, 403, 413, 204):
         logged.remove(f"POST /api/decide {status}")
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"NOT HTTP AT ALL\r\n\r\n",
+        b"POST /api/decide HTTP/1.1\r\nHost: x\r\nContent-Length: nine\r\n\r\n",
+        b"POST /api/decide HTTP/1.1\r\nHo st: x\r\n\r\n",
+    ],
+)
+async def test_a_malformed_request_is_a_400_and_the_host_serves_on(
+    tmp_path: Path, request_bytes: bytes
+) -> None:
+    async with served(tmp_path) as (client, _):
+        with anyio.fail_after(30):
+            async with await anyio.connect_tcp(client.base_url.host, client.base_url.port) as raw:
+                await raw.send(request_bytes)
+                reply = b""
+                with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError):
+                    while b"\r\n" not in reply:
+                        reply += await raw.receive()
+            assert reply.startswith(b"HTTP/1.1 400 ")
+            assert (await client.get("/healthz")).status_code == 200
