@@ -87,8 +87,10 @@ async def test_a_malformed_request_is_a_400_and_the_host_serves_on(
     tmp_path: Path, request_bytes: bytes
 ) -> None:
     async with served(tmp_path) as (client, _):
+        port = client.base_url.port
+        assert port is not None
         with anyio.fail_after(30):
-            async with await anyio.connect_tcp(client.base_url.host, client.base_url.port) as raw:
+            async with await anyio.connect_tcp(client.base_url.host, port) as raw:
                 await raw.send(request_bytes)
                 reply = b""
                 with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError):
