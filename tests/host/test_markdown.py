@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from user_questions.host.markdown import render_markdown
+import anyio
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from user_questions.approvals import approval_question, fenced
+from user_questions.host.markdown import (
+    FENCED_MAX_CHARACTERS,
+    fenced_html,
+    render_details,
+    render_markdown,
+)
+from user_questions.types import AskUserQuestionItem
 
 
 def test_raw_html_comes_out_as_text() -> None:
@@ -36,3 +48,59 @@ def test_only_web_and_mail_links_are_kept_and_they_open_safely() -> None:
 def test_images_are_never_fetched() -> None:
     html = render_markdown("![tracker](https://evil.example/pixel.png)")
     assert "<img" not in html
+
+
+@given(
+    st.text(alphabet=st.characters(blacklist_characters="\r\0"), max_size=200),
+    st.sampled_from(["", "sh", "diff", "c++", "x_y-1"]),
+)
+def test_a_fenced_block_renders_on_the_loop_as_markdown_it_renders_it(
+    text: str, language: str
+) -> None:
+    detail = fenced(text, language)
+    assert fenced_html(detail) == render_markdown(detail)
+
+
+@pytest.mark.parametrize(
+    "detail",
+    [
+        "```sh\ngit status\n```\n\nand a paragraph",
+        "```sh\nfirst\n```\n```sh\nsecond\n```",
+        "```sh\nuntil a line of\n```\ncloses it\n```",
+        "```sh\r\ngit status\r\n```",
+        "```{.sh}\ngit status\n```",
+        "[" * 256,
+        "plain words",
+        fenced("x" * FENCED_MAX_CHARACTERS, "sh"),
+    ],
+)
+def test_any_other_detail_is_left_to_markdown_it(detail: str) -> None:
+    assert fenced_html(detail) is None
+
+
+@pytest.mark.anyio
+async def test_an_approval_card_is_rendered_while_every_worker_is_busy() -> None:
+    """A rule's decision never waits on markdown: the card's command needs no worker thread,
+    while arbitrary markdown still goes to one."""
+    card = approval_question("Bash", {"command": "rm -rf build && make <all>"}, agent="Claude")
+    workers = anyio.CapacityLimiter(1)
+    busy = object()
+    await workers.acquire_on_behalf_of(busy)
+    with anyio.fail_after(5):
+        rendered = await render_details([card], workers)
+    assert rendered == {card.id: render_markdown(card.detail or "")}
+    plan = AskUserQuestionItem.model_validate(
+        {"id": "plan", "question": "Go ahead?", "detail": "# Plan\n\n1. **build**"}
+    )
+    both: dict[str, str] = {}
+
+    async def render_both() -> None:
+        both.update(await render_details([card, plan], workers))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(render_both)
+            await anyio.wait_all_tasks_blocked()
+            assert workers.statistics().tasks_waiting == 1
+            workers.release_on_behalf_of(busy)
+    assert "<h1>Plan</h1>" in both["plan"]

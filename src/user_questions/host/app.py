@@ -199,6 +199,9 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
 
     app: Starlette = Starlette(
         routes=[
+            # The rules' quick path first: Starlette tries the routes in order, and a hook's
+            # decision is the host's most frequent request (docs/performance.md)
+            Route("/api/decide", http_api.decide, methods=["POST"]),
             Route("/", pages.inbox_page, methods=["GET", "HEAD"]),
             Route("/q/{rpc_id:path}", pages.question_page, methods=["GET", "HEAD"]),
             Route("/session", pages.session, methods=["POST"]),
@@ -211,7 +214,6 @@ def create_app(config: HostConfig, *, address: PublicUrl | None = None) -> Starl
             WebSocketRoute("/ws", PageConnection.endpoint),
             WebSocketRoute("/ws/ask", AskerConnection.endpoint),
             Route("/api/respond", http_api.respond, methods=["POST"]),
-            Route("/api/decide", http_api.decide, methods=["POST"]),
             Route("/api/pending", http_api.pending, methods=["GET"]),
             Route("/api/history", http_api.history, methods=["GET"]),
             Route("/api/me", http_api.me, methods=["GET"]),

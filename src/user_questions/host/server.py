@@ -45,7 +45,16 @@ from user_questions.host.stores import open_store
 from user_questions.host.telemetry import logs
 from user_questions.host.telemetry.logs import LogFormat
 
-__all__ = ["GRACEFUL_SHUTDOWN", "bind", "bound_address", "host_url", "is_loopback", "run", "serve"]
+__all__ = [
+    "GRACEFUL_SHUTDOWN",
+    "bind",
+    "bound_address",
+    "host_url",
+    "is_loopback",
+    "run",
+    "serve",
+    "uvicorn_config",
+]
 
 logger = logging.getLogger("user_questions.host")
 
@@ -128,6 +137,25 @@ class _Server(uvicorn.Server):
                 signal.signal(number, handler)
 
 
+def uvicorn_config(app: ASGIApp, *, log_format: LogFormat = LogFormat.HUMAN) -> uvicorn.Config:
+    """How the host runs `app` under uvicorn (the tests serve the app with it too)."""
+    return uvicorn.Config(
+        app,
+        # httptools (C, the `web` extra) parses and writes HTTP/1.1 in a third of h11's time: the
+        # rules' quick path (`POST /api/decide`) is mostly parsing (docs/performance.md)
+        http="httptools",
+        ws=WebSocketProtocol,  # uvicorn's websockets-sansio, reading a few frames ahead
+        ws_max_size=MAX_FRAME_BYTES,
+        ws_per_message_deflate=False,  # frames are small; compressing them costs more than it saves
+        lifespan="on",
+        log_level="warning",
+        log_config=None if log_format == LogFormat.JSON else uvicorn.config.LOGGING_CONFIG,
+        access_log=False,
+        proxy_headers=False,  # whom to believe is `--trust-proxy`'s decision (`host/gate/proxy.py`)
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
+    )
+
+
 def run(
     app: ASGIApp,
     sockets: Sequence[socket.socket],
@@ -139,18 +167,7 @@ def run(
     """Serve `app` on `sockets` until SIGINT or SIGTERM, over TLS with `tls`; `started` is
     called once it serves. With `LogFormat.JSON` uvicorn leaves the log as `logs.configure` set
     it up."""
-    config = uvicorn.Config(
-        app,
-        ws=WebSocketProtocol,  # uvicorn's websockets-sansio, reading a few frames ahead
-        ws_max_size=MAX_FRAME_BYTES,
-        ws_per_message_deflate=False,  # frames are small; compressing them costs more than it saves
-        lifespan="on",
-        log_level="warning",
-        log_config=None if log_format == LogFormat.JSON else uvicorn.config.LOGGING_CONFIG,
-        access_log=False,
-        proxy_headers=False,  # whom to believe is `--trust-proxy`'s decision (`host/gate/proxy.py`)
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
-    )
+    config = uvicorn_config(app, log_format=log_format)
     config.load()
     config.ssl = tls
     _Server(config, started).run(sockets=list(sockets))

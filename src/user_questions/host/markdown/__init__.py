@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import time
 from collections.abc import Iterable, Sequence
 
@@ -28,7 +29,9 @@ import anyio
 from user_questions.types import AskUserQuestionItem
 
 __all__ = [
+    "FENCED_MAX_CHARACTERS",
     "RENDER_BUDGET",
+    "fenced_html",
     "plain_html",
     "render_details",
     "render_markdown",
@@ -38,6 +41,16 @@ __all__ = [
 RENDER_BUDGET = 0.5
 """Seconds the details of one request may take to render (waiting for a worker included); a
 detail not rendered by then is shown as plain text."""
+
+FENCED_MAX_CHARACTERS = 32_768
+"""The longest detail `fenced_html` renders on the event loop (an approval card shows at most
+20,000 characters of a call); a longer one goes to the worker thread like any markdown."""
+
+_FENCED = re.compile(r"(`{3,})([A-Za-z0-9_+-]*)\n(.*)\n\1", re.DOTALL)
+"""A detail that is one fenced code block and nothing else, as `approvals.fenced` writes it (an
+approval card's command): its fence, its language and its text."""
+_BACKTICKS = re.compile(r"`+")
+_CODE_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})
 
 
 def plain_html(text: str) -> str:
@@ -56,6 +69,23 @@ def render_markdown(text: str, *, deadline: float = math.inf) -> str:
     return plain_html(text) if rendered is None else rendered
 
 
+def fenced_html(text: str) -> str | None:
+    """The HTML markdown-it makes of `text` when `text` is a single fenced code block of at most
+    `FENCED_MAX_CHARACTERS`, with no backtick run inside as long as its fence (so no line of it
+    can close the block), no carriage return and no NUL; else `None`. Such a detail (every
+    approval card's command) costs microseconds, so it is rendered without a worker thread."""
+    if len(text) > FENCED_MAX_CHARACTERS or "\r" in text or "\0" in text:
+        return None
+    block = _FENCED.fullmatch(text)
+    if block is None:
+        return None
+    fence, language, code = block.groups()
+    if any(len(run) >= len(fence) for run in _BACKTICKS.findall(code)):
+        return None
+    attribute = f' class="language-{language}"' if language else ""
+    return f"<pre><code{attribute}>{code.translate(_CODE_ESCAPES)}\n</code></pre>\n"
+
+
 def rendered_details(
     questions: Iterable[AskUserQuestionItem], *, deadline: float = math.inf
 ) -> dict[str, str]:
@@ -72,9 +102,12 @@ async def render_details(
     questions: Sequence[AskUserQuestionItem], limiter: anyio.CapacityLimiter
 ) -> dict[str, str]:
     """`rendered_details(questions)` in a worker thread (one of `limiter`'s), within
-    `RENDER_BUDGET`: the event loop never waits on markdown."""
-    if all(question.detail is None for question in questions):
-        return {}
+    `RENDER_BUDGET`: the event loop never waits on markdown. Details that are all single
+    fenced blocks (an approval card's) are rendered on the loop by `fenced_html`: the hop to a
+    thread and back would cost more than they do."""
+    fast = {q.id: fenced_html(q.detail) for q in questions if q.detail is not None}
+    if all(rendered is not None for rendered in fast.values()):
+        return {id: rendered for id, rendered in fast.items() if rendered is not None}
     deadline = time.monotonic() + RENDER_BUDGET
 
     def render() -> dict[str, str]:
