@@ -262,6 +262,7 @@ PINNED: dict[str, list[str]] = {
         "is_loopback",
         "run",
         "serve",
+        "uvicorn_config",
     ],
     "user_questions.host.hub": [
         "Clock",
