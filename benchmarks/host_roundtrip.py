@@ -77,6 +77,13 @@ QUESTION = AskUserQuestionItem(
 # -- the asker processes ----------------------------------------------------------------------
 
 
+def distinct(worker: int, number: int) -> AskUserQuestionItem:
+    """`QUESTION`, made distinct for each ask: identical pending asks of one token are one card
+    (docs/host.md, "Identical requests"), and each ask here is meant to be a card of its own."""
+    asked = f"{QUESTION.question} (build {os.getpid()}.{worker}.{number})"
+    return QUESTION.model_copy(update={"question": asked})
+
+
 async def asker(url: str, asks: int, concurrency: int, wait_for_go: bool) -> None:
     """Ask `asks` requests, `concurrency` at a time; print the latencies as one JSON line."""
     ctx = Context()
@@ -91,16 +98,16 @@ async def asker(url: str, asks: int, concurrency: int, wait_for_go: bool) -> Non
             await anyio.to_thread.run_sync(sys.stdin.readline)
         started, cpu = time.time(), time.process_time()
 
-        async def worker(count: int) -> None:
-            for _ in range(count):
+        async def worker(index: int, count: int) -> None:
+            for number in range(count):
                 begin = time.perf_counter()
-                await ctx.user_questions.ask(AskUserQuestionRequest(questions=[QUESTION]))
+                await ctx.user_questions.ask(AskUserQuestionRequest([distinct(index, number)]))
                 latencies.append(time.perf_counter() - begin)
 
         async with anyio.create_task_group() as task_group:
             share, extra = divmod(asks, concurrency)
             for index in range(concurrency):
-                task_group.start_soon(worker, share + (index < extra))
+                task_group.start_soon(worker, index, share + (index < extra))
     cpu = time.process_time() - cpu
     print(
         json.dumps({"started": started, "ended": time.time(), "cpu": cpu, "latencies": latencies})
