@@ -29,12 +29,16 @@ from pathlib import Path
 from types import FrameType
 
 import anyio
-from websockets.asyncio.client import ClientConnection
 from host_roundtrip import asker_url, rss_mb, start_askers, wait_pending
 from many_askers import accepted, connect_and_ask, raise_fd_limit
+from websockets.asyncio.client import ClientConnection
 
 _LINE = "@"
 """Marks a snapshot's entry for one line (the others are whole packages)."""
+_OURS = "#"
+"""Marks a snapshot's entry for the line of ours whose call allocated (in a library or not)."""
+_DEPTH = 12
+"""Frames kept per allocation: enough to reach our line under a library's."""
 _PACKAGES = ("uvicorn", "websockets", "starlette", "anyio", "h11", "pydantic", "user_questions")
 
 
@@ -50,16 +54,22 @@ def package_of(filename: str) -> str:
 
 def host(snapshots: Path, store: str) -> None:
     """The host: `uq serve` on `store`, writing a snapshot to `snapshots/N.json` on SIGUSR1."""
-    tracemalloc.start(1)
+    tracemalloc.start(_DEPTH)
     taken = [0]
 
     def snapshot(signum: int, frame: FrameType | None) -> None:
         by_package: collections.Counter[str] = collections.Counter()
-        for statistic in tracemalloc.take_snapshot().statistics("lineno"):
-            where = statistic.traceback[0]
+        for statistic in tracemalloc.take_snapshot().statistics("traceback"):
+            frames = list(reversed(statistic.traceback))  # the allocating frame first
+            where = frames[0]
+            ours = next((frame for frame in frames if "/user_questions/" in frame.filename), None)
+            if ours is not None:
+                by_package[f"{_OURS}{os.path.basename(ours.filename)}:{ours.lineno}"] += (
+                    statistic.size
+                )
             by_package[package_of(where.filename)] += statistic.size
             by_package[
-                f"{package_of(where.filename)} {Path(where.filename).name}:{where.lineno}"
+                f"{_LINE}{package_of(where.filename)} {os.path.basename(where.filename)}:{where.lineno}"
             ] += statistic.size
         taken[0] += 1
         (snapshots / f"{taken[0]}.json").write_text(json.dumps(by_package))
@@ -126,7 +136,7 @@ async def run(arguments: argparse.Namespace) -> None:
             process.terminate()
             process.communicate(timeout=60)
     added = {name: (after.get(name, 0) - before.get(name, 0)) / count for name in after}
-    packages = {name: size for name, size in added.items() if not name.startswith(_LINE)}
+    packages = {name: size for name, size in added.items() if not name.startswith((_LINE, _OURS))}
     traced = sum(packages.values())
     each = "pending request" if arguments.pending else "asker"
     print(
@@ -134,10 +144,14 @@ async def run(arguments: argparse.Namespace) -> None:
     )
     for name, size in sorted(packages.items(), key=lambda item: -item[1]):
         print(f"  {name:>40}: {size / 1024:6.1f} KB ({size / traced:.0%})")
-    lines = {name[1:]: size for name, size in added.items() if name.startswith(_LINE)}
-    print(f"the {arguments.lines} lines that allocated most, per {each}:")
-    for name, size in sorted(lines.items(), key=lambda item: -item[1])[: arguments.lines]:
-        print(f"  {name:>60}: {size / 1024:6.2f} KB")
+    for mark, title in (
+        (_LINE, "lines that allocated most"),
+        (_OURS, "lines of ours whose calls allocated most (here or in a library)"),
+    ):
+        lines = {name[1:]: size for name, size in added.items() if name.startswith(mark)}
+        print(f"the {arguments.lines} {title}, per {each}:")
+        for name, size in sorted(lines.items(), key=lambda item: -item[1])[: arguments.lines]:
+            print(f"  {name:>60}: {size / 1024:6.2f} KB")
 
 
 async def _connect(count: int, ask_url: str) -> list[ClientConnection]:

@@ -49,6 +49,7 @@ from user_questions.host.stores.records import (
     HistoryQuery,
     NewQuestion,
     PushSubscription,
+    QuestionsText,
     Rate,
     Role,
     Rule,
@@ -70,6 +71,7 @@ from user_questions.host.stores.records import (
 __all__ = [
     "FAULT_CODES",
     "QUESTIONS",
+    "QuestionsText",
     "AuditRecord",
     "AuditStore",
     "ChangeListener",

@@ -33,6 +33,7 @@ from user_questions.host.stores.records import (
     Decision,
     Escalation,
     HistoryQuery,
+    QuestionsText,
     Rate,
     Role,
     Rule,
@@ -479,9 +480,9 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     approvals = row[23]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
-    items = tuple(QUESTIONS.validate_json(questions))
     # Most requests have no detail: their '{}' is not worth a parse (a host start reads them all).
     html: dict[str, str] = {} if rendered == "{}" else json.loads(rendered)
+    items = QuestionsText(questions)
     settled = RequestState(state)
     link_channel, note = stored_detail(settled, channel)
     return StoredQuestion(
@@ -500,7 +501,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         channel=link_channel,
         note=note,
         # In question order, whatever order the database keeps a JSON object's keys in.
-        rendered={item.id: html[item.id] for item in items if item.id in html},
+        rendered={item.id: html[item.id] for item in items if item.id in html} if html else {},
         audience=names(audience),
         approval=None if approval is None else Approval.model_validate_json(approval),
         deadline_at=moment(deadline_at),
