@@ -68,9 +68,8 @@ def host(snapshots: Path, store: str) -> None:
                     statistic.size
                 )
             by_package[package_of(where.filename)] += statistic.size
-            by_package[
-                f"{_LINE}{package_of(where.filename)} {os.path.basename(where.filename)}:{where.lineno}"
-            ] += statistic.size
+            line = f"{os.path.basename(where.filename)}:{where.lineno}"
+            by_package[f"{_LINE}{package_of(where.filename)} {line}"] += statistic.size
         taken[0] += 1
         (snapshots / f"{taken[0]}.json").write_text(json.dumps(by_package))
 

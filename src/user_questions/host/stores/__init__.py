@@ -49,7 +49,6 @@ from user_questions.host.stores.records import (
     HistoryQuery,
     NewQuestion,
     PushSubscription,
-    QuestionsText,
     Rate,
     Role,
     Rule,
@@ -71,7 +70,6 @@ from user_questions.host.stores.records import (
 __all__ = [
     "FAULT_CODES",
     "QUESTIONS",
-    "QuestionsText",
     "AuditRecord",
     "AuditStore",
     "ChangeListener",
