@@ -1,11 +1,11 @@
 """The requests: who asked what under which id, and the hub's cache of them over the store.
 
-The store is the source of truth; the cache keeps the pending requests (each with its
-`question/requested` frame serialised once, replayed to every page that connects) and remembers
-the last settled ones, so that a re-attachment or a late frame racing a settlement is answered
-without a store read and never revives the request. `Requests.apply` is the one place that
-updates it, and says what changed (`Applied`) for the hub to announce.
-"""
+The store is the source of truth; the cache keeps the pending requests (their questions as JSON
+text, `QuestionsText`; their `question/requested` frames are written when sent, which keeps a host
+with 10,000 pending small: docs/performance.md, issue 42) and remembers the last settled ones, so
+that a re-attachment or a late frame racing a settlement is answered without a store read and never
+revives the request. `Requests.apply` is the one place that updates it, and says what changed
+(`Applied`) for the hub to announce."""
 
 from __future__ import annotations
 
@@ -89,8 +89,6 @@ class Entry:
     """A pending request in the cache."""
 
     record: StoredQuestion
-    frame: str
-    """The `question/requested` frame, serialised once and replayed to every page."""
     watchers: list[Watcher] = field(default_factory=list)
     shown: bool = False
     """Whether its first-shown time is recorded (or being recorded)."""
@@ -201,20 +199,17 @@ class Requests:
             entry.shown = True
         return [entry.record.rpc_id for entry in fresh]
 
-    def apply(
-        self, record: StoredQuestion, frame_of: Callable[[StoredQuestion], str]
-    ) -> Applied | None:
-        """Bring the cache up to `record` (a new pending one gets its frame from `frame_of`);
-        what changed, `None` for nothing. Settled is final: a stale pending record never
-        revives a request, and a record read back replaces a pending one only when its routing
-        is further on."""
+    def apply(self, record: StoredQuestion) -> Applied | None:
+        """Bring the cache up to `record`; what changed, `None` for nothing. Settled is final:
+        a stale pending record never revives a request, and a record read back replaces a
+        pending one only when its routing is further on."""
         rpc_id = record.rpc_id
         if rpc_id in self._settled:
             return None
         if record.pending:
             known = self._pending.get(rpc_id)
             if known is None:
-                entry = Entry(record, frame_of(record), shown=record.shown_at is not None)
+                entry = Entry(record, shown=record.shown_at is not None)
                 self._pending[rpc_id] = entry
                 self._held[record.asked_by] += 1
                 leader, count = self._groups.join(record)
