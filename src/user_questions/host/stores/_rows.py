@@ -29,6 +29,7 @@ from user_questions.host.stores.audit_chain import (
 )
 from user_questions.host.stores.collector import collector_paused
 from user_questions.host.stores.records import (
+    NO_DETAILS,
     QUESTIONS,
     Decision,
     Escalation,
@@ -501,7 +502,9 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         channel=link_channel,
         note=note,
         # In question order, whatever order the database keeps a JSON object's keys in.
-        rendered={item.id: html[item.id] for item in items if item.id in html} if html else {},
+        rendered={item.id: html[item.id] for item in items if item.id in html}
+        if html
+        else NO_DETAILS,
         audience=names(audience),
         approval=None if approval is None else Approval.model_validate_json(approval),
         deadline_at=moment(deadline_at),

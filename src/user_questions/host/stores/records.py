@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from types import MappingProxyType
 from typing import overload
 
 from pydantic import TypeAdapter
@@ -30,6 +31,7 @@ from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 __all__ = [
     "AUDIT_PAGE",
     "FAULT_CODES",
+    "NO_DETAILS",
     "QUESTIONS",
     "AuditRecord",
     "ChangeListener",
@@ -73,6 +75,9 @@ retry later, never a bug, and reported by the store once per fault."""
 
 AUDIT_PAGE = 1000
 """Audit records read at a time (`AuditStore.audit_records`)."""
+NO_DETAILS: Mapping[str, str] = MappingProxyType({})
+"""The `rendered` details of a request without any (most): one shared empty mapping rather than
+an empty dict for each pending request."""
 QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
 """The questions of a request as both backends store them: a JSON array."""
 
@@ -358,7 +363,7 @@ def pending_record(question: NewQuestion) -> StoredQuestion:
         asked_by=question.asked_by,
         shown_at=question.shown_at,
         origin=question.origin,
-        rendered=question.rendered,
+        rendered=question.rendered or NO_DETAILS,
         audience=question.audience,
         approval=question.approval,
         deadline_at=question.deadline_at,
