@@ -60,6 +60,9 @@ class AskerConnection(HostConnection):
         self._lock = anyio.Lock(fast_acquire=True)
         self._watching: dict[str, Disposer] = {}
         """The pending requests asked on this connection: the remover of each one's watcher."""
+        self._watcher = self._settled
+        """Each request's watcher: one bound method for all, where each ask made one (kept
+        while the request is pending)."""
 
     async def serve(self) -> None:
         """Take asks and withdrawals; report each request's settlement once it happens."""
@@ -106,7 +109,7 @@ class AskerConnection(HostConnection):
             return _failed(usable_id(frame.rpc_id), self.internal_error())
 
     async def _ask(self, frame: Ask) -> str:
-        watcher = None if frame.rpc_id in self._watching else self._settled
+        watcher = None if frame.rpc_id in self._watching else self._watcher
         record, stop = await self.hub.submit(
             frame.rpc_id,
             frame.session_id,

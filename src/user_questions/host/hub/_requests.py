@@ -15,7 +15,7 @@ import hashlib
 import logging
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from user_questions._checks import quoted
@@ -90,7 +90,8 @@ class Entry:
     """A pending request in the cache."""
 
     record: StoredQuestion
-    watchers: list[Watcher] = field(default_factory=list)
+    watchers: tuple[Watcher, ...] = ()
+    """Most have one (the asker's): a tuple, smaller than a list."""
     shown: bool = False
     """Whether its first-shown time is recorded (or being recorded)."""
     approved_by: tuple[str, ...] = ()
@@ -99,12 +100,14 @@ class Entry:
     def watch(self, watcher: Watcher) -> Callable[[], None]:
         """Call `watcher` when the request settles; returns a function that stops it (a
         `partial`, a third of a closure's size: every pending request's asker holds one)."""
-        self.watchers.append(watcher)
+        self.watchers += (watcher,)
         return functools.partial(Entry._unwatch, self, watcher)
 
     def _unwatch(self, watcher: Watcher) -> None:
         if watcher in self.watchers:
-            self.watchers.remove(watcher)
+            watchers = list(self.watchers)
+            watchers.remove(watcher)
+            self.watchers = tuple(watchers)
 
     def tell_watchers(self, settled: StoredQuestion) -> None:
         for watcher in self.watchers:
