@@ -9,6 +9,7 @@ first broadcast and checked to fit in a frame.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -96,7 +97,7 @@ class Intake:
         deadline = timing.deadline
         question = NewQuestion(
             stored_id,
-            asking.session_id,
+            sys.intern(asking.session_id),  # one string for an agent's many requests
             questions,
             now,
             asking.asked_by,

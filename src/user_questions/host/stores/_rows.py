@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -488,7 +489,7 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     link_channel, note = stored_detail(settled, channel)
     return StoredQuestion(
         rpc_id=rpc_id,
-        session_id=session_id,
+        session_id=sys.intern(session_id),  # one string for an agent's many requests
         questions=items,
         asked_at=asked,
         state=settled,
