@@ -24,9 +24,16 @@ _GroupKey = tuple[object, ...]
 
 
 def _key(record: StoredQuestion) -> _GroupKey:
-    """What identical requests share."""
-    route = (record.audience, record.escalate, record.remind)
-    return (record.asked_by, record.session_id, record.card, route)
+    """What identical requests share: who asked, in which session, which card, routed how
+    (one flat tuple: each pending request of an agent holds one)."""
+    return (
+        record.asked_by,
+        record.session_id,
+        record.card,
+        record.audience,
+        record.escalate,
+        record.remind,
+    )
 
 
 @dataclass(frozen=True, slots=True)
