@@ -22,8 +22,9 @@ A (same node) and on node B (cross-node); the pending phase weighs both nodes an
 
 Targets (issue 16), each printed beside its figure: host CPU per answered request <= 0.6 ms;
 latency p50 <= 2 ms; >= 1,000 answered per second in the throughput phase; host RSS <= 80 MB
-with 10,000 pending (issue 42; issue 16 asked for 100 MB). Everything (host, askers, page) shares this machine's cores, so run it on
-a quiet machine and compare runs made at nearly the same moment.
+with 10,000 pending (issue 42; issue 16 asked for 100 MB). Everything (host, askers, page) shares
+this machine's cores, so run it on a quiet machine and compare runs made at nearly the same
+moment.
 """
 
 from __future__ import annotations
