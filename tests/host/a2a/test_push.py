@@ -21,7 +21,7 @@ from a2a.types import (
 from a2a.utils.errors import InvalidParamsError, TaskNotFoundError
 
 from tests.deadlines import within
-from tests.host.a2a.conftest import Inbox, asking, message, sent_task
+from tests.host.a2a.conftest import Inbox, asking, inbox_on, message, sent_task
 from tests.host.a2a.test_server import DEPLOY
 from tests.receivers import HttpReceiver, Request, http_receiver
 from user_questions.errors import ErrorCode, UserQuestionError
@@ -89,6 +89,23 @@ async def test_a_webhook_added_after_the_task_ended_hears_it_at_once(
         TaskPushNotificationConfig(task_id=task.id, url=f"http://{receiver.netloc}/late")
     )
     [post] = await posts(receiver, 1)
+    assert post.json["task"]["status"]["state"] == "TASK_STATE_REJECTED"
+
+
+async def test_a_task_ending_after_a_restart_is_pushed_before_any_a2a_request(
+    tmp_path: Path, receiver: HttpReceiver
+) -> None:
+    """The SDK is loaded when first needed: a task ending on a host nobody has called over A2A
+    since it started still loads it, and its webhook hears the end."""
+    async with inbox_on(tmp_path / "host.db") as first:
+        client = await first.client()
+        task = await sent_task(client, message(asking([DEPLOY])))
+        await client.create_task_push_notification_config(
+            TaskPushNotificationConfig(task_id=task.id, url=f"http://{receiver.netloc}/restart")
+        )
+    async with inbox_on(tmp_path / "host.db") as second:
+        await second.dismiss(task.id)
+        [post] = await posts(receiver, 1)
     assert post.json["task"]["status"]["state"] == "TASK_STATE_REJECTED"
 
 

@@ -4,9 +4,10 @@ A person in the inbox is reachable as an A2A agent (A2A 1.0, on the official `a2
 extra): an asker's token sends a message, a person answers it in the inbox, and the task ends
 with the answer. `InboxAgent` is what `create_app` mounts: the public Agent Card's route, the
 JSON-RPC endpoint's, and the host task that delivers push notifications. The SDK takes most of a
-second to import, so it is loaded in a worker thread once the host serves, never delaying its
-start; an A2A request that comes first waits for it. Without the extra both routes answer 404
-with the line that installs it. The room's modules, the SDK's side:
+second to import and about 12 MB of the host's memory (a third of an idle host's own), so it is
+loaded in a worker thread only when the first A2A request comes (the card or the endpoint) or an
+A2A task ends (its push goes out): a host nobody calls over A2A never holds it. Without the extra
+both routes answer 404 with the line that installs it. The room's modules, the SDK's side:
 
     naming    the routes' paths and the tasks' session prefix (no SDK)
     parts     A2A messages in our vocabulary and back (shared with `uq a2a watch`)
@@ -18,7 +19,8 @@ with the line that installs it. The room's modules, the SDK's side:
     routes    the card's endpoint and the SDK's JSON-RPC endpoint
 
 This module needs no SDK: it listens to the hub from the moment the host starts, so that a task
-that ends while the SDK loads (its deadline passed while the host was down, say) is still pushed.
+that ends before the SDK is loaded (its deadline passed while the host was down, say) is queued,
+loads it, and is still pushed.
 docs/integrations/a2a.md says what maps to what, and what is lossy.
 """
 
@@ -71,6 +73,9 @@ class InboxAgent:
         self.tasks: list[HostTask] = [self._run]
         self._queue: MemoryObjectSendStream[StoredQuestion] | None = None
         """Where ended tasks wait for their pushes, while the host runs."""
+        self._wanted: anyio.Event | None = None
+        """Set when the SDK is first needed (an A2A request came, or an A2A task ended), while
+        the host runs."""
         self._loading: anyio.Event | None = None
         self._loaded = False
         self._endpoints: InboxEndpoints | None = None
@@ -85,6 +90,7 @@ class InboxAgent:
             return
         try:
             self._queue.send_nowait(record)
+            self._want()
         except anyio.WouldBlock:
             logger.warning(
                 "%d A2A pushes wait already; dropped task %s's", PUSH_QUEUE, record.rpc_id
@@ -93,20 +99,29 @@ class InboxAgent:
             logger.warning("the host is stopping; dropped the push of task %s", record.rpc_id)
 
     async def _run(self, hub: Hub) -> None:
-        """Listen for ended tasks at once, load the SDK, then deliver their pushes."""
+        """Listen for ended tasks at once; once the SDK is needed, load it and deliver their
+        pushes."""
         queue, ended = anyio.create_memory_object_stream[StoredQuestion](PUSH_QUEUE)
         self._queue = queue
+        self._wanted = wanted = anyio.Event()
         stop = hub.on_event(self.ended)
         try:
-            async with queue:
+            async with queue, ended:  # closed also when the host stops before the SDK is needed
+                await wanted.wait()
                 endpoints = await self._load()
                 if endpoints is None:
-                    ended.close()  # no SDK, so no task and no push
-                    return
+                    return  # no SDK, so no task and no push
                 await endpoints.push.deliver(ended)
         finally:
             stop()
             self._queue = None
+            self._wanted = None
+
+    def _want(self) -> None:
+        """Wake the pushes' task: the SDK is needed, so it loads it (or waits for the load
+        under way) and then delivers."""
+        if self._wanted is not None:
+            self._wanted.set()
 
     async def _load(self) -> InboxEndpoints | None:
         """The SDK's endpoints, loaded once (in a worker thread); `None` without the extra.
@@ -114,6 +129,7 @@ class InboxAgent:
         Raises:
             RuntimeError: when loading them failed (a broken install); the log says why.
         """
+        self._want()
         while not self._loaded:
             if self._loading is not None:
                 await self._loading.wait()

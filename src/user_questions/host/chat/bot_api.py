@@ -13,12 +13,14 @@ URL, so no URL is ever logged.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
 
 from user_questions.errors import ErrorCode, UserQuestionError
+
+if TYPE_CHECKING:  # the client is made, and httpx imported, when a bot starts
+    import httpx
 
 __all__ = [
     "DEFAULT_API",
@@ -119,6 +121,8 @@ class BotApi:
         files: dict[str, tuple[str, bytes, str]] | None,
         seconds: float,
     ) -> dict[str, Any]:
+        import httpx  # imported already: the bot's task made the client
+
         try:
             if files is None:
                 response = await self._client.post(

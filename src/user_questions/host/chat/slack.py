@@ -30,7 +30,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
 from anyio.abc import ObjectReceiveStream
 
 from user_questions._languages import N_, gettext, speaking
@@ -78,6 +77,8 @@ def slack_bot(app_token: str, bot_token: str, api: str, store: Store, tokens: To
     messages) at the Web API `api` for `tokens`, keeping what it must in `store`."""
 
     async def run(hub: Hub) -> None:
+        import httpx  # here, not with the host: most hosts run no bot, and httpx is 5 MB
+
         async with httpx.AsyncClient() as client:
             app, bot = SlackApi(app_token, api, client), SlackApi(bot_token, api, client)
             await _SlackBot(app, bot, hub, store, tokens).run()

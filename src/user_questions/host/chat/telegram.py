@@ -30,7 +30,6 @@ from functools import partial
 from typing import Any
 
 import anyio
-import httpx
 
 from user_questions._languages import N_, gettext, speaking
 from user_questions.host.chat.answering import REFUSAL, Answering, Reaction
@@ -82,6 +81,8 @@ def telegram_bot(token: str, api: str, store: Store, tokens: Tokens) -> HostTask
     what it must in `store` (the host's)."""
 
     async def run(hub: Hub) -> None:
+        import httpx  # here, not with the host: most hosts run no bot, and httpx is 5 MB
+
         async with httpx.AsyncClient() as client:
             await _TelegramBot(BotApi(token, api, client), hub, store, tokens).run()
 

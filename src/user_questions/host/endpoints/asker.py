@@ -87,6 +87,9 @@ class AskerSession:
         self._push = push
         self._watching: dict[str, Disposer] = {}
         """The pending requests asked on this connection: the remover of each one's watcher."""
+        self._watcher = self._settled
+        """Each request's watcher: one bound method for all, where each ask made one (kept
+        while the request is pending)."""
         self._ended = False
         self._lost = stats.on_fault(self._store_lost) if stats.shared else nothing
 
@@ -121,7 +124,7 @@ class AskerSession:
 
     async def _ask(self, frame: Ask) -> str:
         identity = self.identity
-        watcher = None if frame.rpc_id in self._watching else self._settled
+        watcher = None if frame.rpc_id in self._watching else self._watcher
         record, stop = await self.hub.submit(
             frame.rpc_id,
             frame.session_id,

@@ -8,8 +8,8 @@ rpcId. Replies and pushed frames share the socket under one lock, so they never 
 A page that connects to `/ws?replay=batch` gets the pending requests in `question/replay`
 frames instead, a batch of them per WebSocket message (`replay_batches`): the first batch is
 small, so that the page shows the count and its first cards at once, the others carry up to
-`REPLAY_BATCH` requests. Each request's frame is the one the hub serialised once; a batch only
-joins them. docs/protocol.md has the frames.
+`REPLAY_BATCH` requests. Each request's frame is written by the hub around its questions'
+JSON text; a batch only joins them. docs/protocol.md has the frames.
 
 With `/ws?replay=paced` (the inbox page), the page pings once it has read each batch, and the
 host keeps at most `REPLAY_WINDOW` batches unread ahead of it: a replay of 100,000 requests is

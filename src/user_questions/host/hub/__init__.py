@@ -1,10 +1,10 @@
 """The hub: the inbox in code. Pending requests, fan-out to pages, first answer wins.
 
-The store is the source of truth; the hub keeps a cache of the pending requests (each with its
-`question/requested` frame serialised once) so that a page that connects gets them replayed at
-once. Every change goes through the store first and reaches the cache through `Hub._apply`, the
-one place that updates it, announces it to the pages, times it, and releases the askers waiting
-on it:
+The store is the source of truth; the hub keeps a cache of the pending requests (their
+`question/requested` frames written around their questions' JSON text when sent, a few microseconds
+each) so that a page that connects gets them replayed at once. Every change goes through the store
+first and reaches the cache through `Hub._apply`, the one place that updates it, announces it to the
+pages, times it, and releases the askers waiting on it:
 
 - `submit` checks a request with the service's request checks, renders its details once (off
   the event loop, within a budget: `markdown.render_details`), stores it (idempotently: the same

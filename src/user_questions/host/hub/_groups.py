@@ -24,9 +24,16 @@ _GroupKey = tuple[object, ...]
 
 
 def _key(record: StoredQuestion) -> _GroupKey:
-    """What identical requests share."""
-    route = (record.audience, record.escalate, record.remind)
-    return (record.asked_by, record.session_id, record.card, route)
+    """What identical requests share: who asked, in which session, which card, routed how
+    (one flat tuple: each pending request of an agent holds one)."""
+    return (
+        record.asked_by,
+        record.session_id,
+        record.card,
+        record.audience,
+        record.escalate,
+        record.remind,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,46 +53,67 @@ class Groups:
     def __init__(self, grouped: Callable[[str], bool]) -> None:
         self._grouped = grouped
         """Whether the token of this name asks as an agent (its identical requests grouped)."""
-        self._members: dict[_GroupKey, dict[str, None]] = {}
+        self._members: dict[_GroupKey, str | dict[str, None]] = {}
+        """Each group's requests in order; a group of one (most are) as its request's id alone,
+        not a dict: with 10,000 pending, 1 MB less (issue 42)."""
         self._key_of: dict[str, _GroupKey] = {}
 
     def join(self, record: StoredQuestion) -> tuple[str, int]:
         """Add the pending `record`; the request its group's card is, and the group's count."""
         if record.asked_by is None or not self._grouped(record.asked_by):
             return record.rpc_id, 1
-        key = _key(record)
-        members = self._members.setdefault(key, {})
-        members[record.rpc_id] = None
-        self._key_of[record.rpc_id] = key
-        return next(iter(members)), len(members)
+        key, rpc_id = _key(record), record.rpc_id
+        self._key_of[rpc_id] = key
+        held = self._members.get(key)
+        if held is None or held == rpc_id:
+            self._members[key] = rpc_id
+            return rpc_id, 1
+        if isinstance(held, str):
+            held = self._members[key] = {held: None}
+        held[rpc_id] = None
+        return next(iter(held)), len(held)
 
     def leave(self, rpc_id: str) -> Left:
         """Remove request `rpc_id` (settled)."""
         key = self._key_of.pop(rpc_id, None)
         if key is None:
             return Left(True, None, 0)
-        members = self._members[key]
-        was_leader = next(iter(members)) == rpc_id
-        del members[rpc_id]
-        if not members:
+        held = self._members[key]
+        if isinstance(held, str):
+            del self._members[key]
+            return Left(True, None, 0)
+        was_leader = next(iter(held)) == rpc_id
+        del held[rpc_id]
+        if not held:
             del self._members[key]
             return Left(was_leader, None, 0)
-        return Left(was_leader, next(iter(members)), len(members))
+        return Left(was_leader, next(iter(held)), len(held))
 
     def leader(self, rpc_id: str) -> str:
         """The request whose card shows request `rpc_id` (itself when it is not grouped)."""
         key = self._key_of.get(rpc_id)
-        return rpc_id if key is None else next(iter(self._members[key]))
+        if key is None:
+            return rpc_id
+        held = self._members[key]
+        return held if isinstance(held, str) else next(iter(held))
 
     def members(self, rpc_id: str) -> list[str]:
         """Every request of the group of request `rpc_id`, oldest first (`[rpc_id]` alone)."""
         key = self._key_of.get(rpc_id)
-        return [rpc_id] if key is None else list(self._members[key])
+        return [rpc_id] if key is None else _ids(self._members[key])
 
     def count(self, rpc_id: str) -> int:
         """How many requests the group of request `rpc_id` holds."""
         key = self._key_of.get(rpc_id)
-        return 1 if key is None else len(self._members[key])
+        if key is None:
+            return 1
+        held = self._members[key]
+        return 1 if isinstance(held, str) else len(held)
+
+
+def _ids(held: str | dict[str, None]) -> list[str]:
+    """A group's requests, oldest first, as `Groups` holds them."""
+    return [held] if isinstance(held, str) else list(held)
 
 
 class OnePerCard:

@@ -3,12 +3,13 @@
 An approval's card is written by the host from the call it approves (the asker's own words only
 at the end, fenced), with the rules' note when they could not read the call, and is settled
 already when a rule decides it; the details are rendered once, off the event loop, within a
-budget; the request is timed on the hub's clock; and its page frame is serialised once and
-checked to fit in a frame.
+budget; the request is timed on the hub's clock; and its page frame is written once for its
+first broadcast and checked to fit in a frame.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -96,7 +97,7 @@ class Intake:
         deadline = timing.deadline
         question = NewQuestion(
             stored_id,
-            asking.session_id,
+            sys.intern(asking.session_id),  # one string for an agent's many requests
             questions,
             now,
             asking.asked_by,

@@ -1,11 +1,11 @@
 """The requests: who asked what under which id, and the hub's cache of them over the store.
 
-The store is the source of truth; the cache keeps the pending requests (each with its
-`question/requested` frame serialised once, replayed to every page that connects) and remembers
-the last settled ones, so that a re-attachment or a late frame racing a settlement is answered
-without a store read and never revives the request. `Requests.apply` is the one place that
-updates it, and says what changed (`Applied`) for the hub to announce.
-"""
+The store is the source of truth; the cache keeps the pending requests (their questions as JSON
+text, `QuestionsText`; their `question/requested` frames are written when sent, which keeps a host
+with 10,000 pending small: docs/performance.md, issue 42) and remembers the last settled ones, so
+that a re-attachment or a late frame racing a settlement is answered without a store read and never
+revives the request. `Requests.apply` is the one place that updates it, and says what changed
+(`Applied`) for the hub to announce."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import hashlib
 import logging
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from user_questions._checks import quoted
@@ -89,9 +89,8 @@ class Entry:
     """A pending request in the cache."""
 
     record: StoredQuestion
-    frame: str
-    """The `question/requested` frame, serialised once and replayed to every page."""
-    watchers: list[Watcher] = field(default_factory=list)
+    watchers: tuple[Watcher, ...] = ()
+    """Most have one (the asker's): a tuple, smaller than a list."""
     shown: bool = False
     """Whether its first-shown time is recorded (or being recorded)."""
     approved_by: tuple[str, ...] = ()
@@ -99,13 +98,15 @@ class Entry:
 
     def watch(self, watcher: Watcher) -> Callable[[], None]:
         """Call `watcher` when the request settles; returns a function that stops it."""
-        self.watchers.append(watcher)
+        self.watchers += (watcher,)
+        return _Unwatch(self, watcher)
 
-        def stop() -> None:
-            if watcher in self.watchers:
-                self.watchers.remove(watcher)
-
-        return stop
+    def unwatch(self, watcher: Watcher) -> None:
+        """Stop calling `watcher` (what `watch`'s function does)."""
+        if watcher in self.watchers:
+            watchers = list(self.watchers)
+            watchers.remove(watcher)
+            self.watchers = tuple(watchers)
 
     def tell_watchers(self, settled: StoredQuestion) -> None:
         for watcher in self.watchers:
@@ -113,6 +114,21 @@ class Entry:
                 watcher(settled)
             except Exception:
                 logger.exception("a watcher of question %s raised", settled.rpc_id)
+
+
+class _Unwatch:
+    """`Entry.watch`'s function that stops a watcher: every pending request's asker holds one,
+    and this is a quarter of a closure's or a `functools.partial`'s size (about 50 bytes
+    against 200)."""
+
+    __slots__ = ("_entry", "_watcher")
+
+    def __init__(self, entry: Entry, watcher: Watcher) -> None:
+        self._entry = entry
+        self._watcher = watcher
+
+    def __call__(self) -> None:
+        self._entry.unwatch(self._watcher)
 
 
 class Change(enum.Enum):
@@ -201,20 +217,17 @@ class Requests:
             entry.shown = True
         return [entry.record.rpc_id for entry in fresh]
 
-    def apply(
-        self, record: StoredQuestion, frame_of: Callable[[StoredQuestion], str]
-    ) -> Applied | None:
-        """Bring the cache up to `record` (a new pending one gets its frame from `frame_of`);
-        what changed, `None` for nothing. Settled is final: a stale pending record never
-        revives a request, and a record read back replaces a pending one only when its routing
-        is further on."""
+    def apply(self, record: StoredQuestion) -> Applied | None:
+        """Bring the cache up to `record`; what changed, `None` for nothing. Settled is final:
+        a stale pending record never revives a request, and a record read back replaces a
+        pending one only when its routing is further on."""
         rpc_id = record.rpc_id
         if rpc_id in self._settled:
             return None
         if record.pending:
             known = self._pending.get(rpc_id)
             if known is None:
-                entry = Entry(record, frame_of(record), shown=record.shown_at is not None)
+                entry = Entry(record, shown=record.shown_at is not None)
                 self._pending[rpc_id] = entry
                 self._held[record.asked_by] += 1
                 leader, count = self._groups.join(record)

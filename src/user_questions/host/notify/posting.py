@@ -1,15 +1,15 @@
 """Posting to a receiver over HTTP, retried with backoff: what webhooks, Web Push, ntfy and A2A
 pushes share.
 
-`Poster` owns one httpx client (imported when it opens, so a host that posts nothing never pays its
-import) and posts a body until the receiver takes it: any 2xx. A connection failure, a timeout,
-408, 429 or a 5xx is tried again after a pause that doubles from `backoff` up to `backoff_max`
-(each drawn between half of it and all of it, so retries from many requests spread out), up to
-`tries` attempts in all. Any other answer (a 3xx, since redirects are not followed, or a 4xx) will
-not change by itself and ends the posting at once; the caller reads the status from the outcome
-(Web Push drops a subscription its push service answers 404 or 410). `post_once` and
-`backoff_pause` are the same attempt and pause for a sender with a client and a loop of its own
-(A2A's pushes, which check the URL again before each attempt).
+`Poster` owns one httpx client (imported and opened with the first post, so a host that posts
+nothing never pays its import: about 5 MB of memory with what it brings) and posts a body until the
+receiver takes it: any 2xx. A connection failure, a timeout, 408, 429 or a 5xx is tried again after
+a pause that doubles from `backoff` up to `backoff_max` (each drawn between half of it and all of
+it, so retries from many requests spread out), up to `tries` attempts in all. Any other answer (a
+3xx, since redirects are not followed, or a 4xx) will not change by itself and ends the posting at
+once; the caller reads the status from the outcome (Web Push drops a subscription its push service
+answers 404 or 410). `post_once` and `backoff_pause` are the same attempt and pause for a sender
+with a client and a loop of its own (A2A's pushes, which check the URL again before each attempt).
 """
 
 from __future__ import annotations
@@ -71,31 +71,40 @@ class Poster:
         self.timeout = timeout
         self._backoff = backoff
         self._backoff_max = backoff_max
+        self._open = False
         self._client: httpx.AsyncClient | None = None
+        """Made by the first post while open."""
 
     async def __aenter__(self) -> Poster:
-        import httpx
-
-        self._client = httpx.AsyncClient(
-            timeout=self.timeout,
-            follow_redirects=False,
-            headers={"user-agent": f"user-questions/{__version__}"},
-        )
+        self._open = True
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        self._open = False
         client, self._client = self._client, None
         if client is not None:
             with anyio.CancelScope(shield=True):  # the host's cancellation must not leak it
                 await client.aclose()
 
+    def _opened_client(self) -> httpx.AsyncClient:
+        if not self._open:
+            raise RuntimeError("a Poster posts only while open: use `async with`")
+        if self._client is None:
+            import httpx  # here, not at start: most hosts never post (see the module's docstring)
+
+            self._client = httpx.AsyncClient(
+                timeout=self.timeout,
+                follow_redirects=False,
+                headers={"user-agent": f"user-questions/{__version__}"},
+            )
+        return self._client
+
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Posted:
         """Post `body` to `url` until it is taken, a refusal is final, or the tries run out."""
-        if self._client is None:
-            raise RuntimeError("a Poster posts only while open: use `async with`")
+        client = self._opened_client()
         attempt = 1
         while True:
-            status, failure, again = await _attempt(self._client, url, body, headers, self.timeout)
+            status, failure, again = await _attempt(client, url, body, headers, self.timeout)
             if not failure:
                 return Posted(True, status, "", attempt)
             if not again or attempt >= self.tries:

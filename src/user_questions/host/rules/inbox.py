@@ -89,8 +89,8 @@ class InboxRules:
         """The rule "Allow and don't ask again" makes from a request, `None` when it offers
         none: a plain question, a card without an `Allow` for the rule to choose later, no
         rules on this host, or a call no rule names exactly (`rules.proposed_rule`)."""
-        if self.rules is None:
-            return None
+        if self.rules is None or record.approval is None:  # a plain question: its questions
+            return None  # are not even read (a pending request keeps them as text)
         return offered_rule(record.questions, record.approval, record.asked_by)
 
     def to_remember(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -29,10 +30,12 @@ from user_questions.host.stores.audit_chain import (
 )
 from user_questions.host.stores.collector import collector_paused
 from user_questions.host.stores.records import (
+    NO_DETAILS,
     QUESTIONS,
     Decision,
     Escalation,
     HistoryQuery,
+    QuestionsText,
     Rate,
     Role,
     Rule,
@@ -479,14 +482,14 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
     approvals = row[23]
     asked = moment(asked_at)
     assert asked is not None  # asked_at is NOT NULL in both schemas
-    items = tuple(QUESTIONS.validate_json(questions))
     # Most requests have no detail: their '{}' is not worth a parse (a host start reads them all).
     html: dict[str, str] = {} if rendered == "{}" else json.loads(rendered)
+    items = QuestionsText(questions)
     settled = RequestState(state)
     link_channel, note = stored_detail(settled, channel)
     return StoredQuestion(
         rpc_id=rpc_id,
-        session_id=session_id,
+        session_id=sys.intern(session_id),  # one string for an agent's many requests
         questions=items,
         asked_at=asked,
         state=settled,
@@ -500,7 +503,9 @@ def stored_question(row: Sequence[Any], moment: Callable[[Any], datetime | None]
         channel=link_channel,
         note=note,
         # In question order, whatever order the database keeps a JSON object's keys in.
-        rendered={item.id: html[item.id] for item in items if item.id in html},
+        rendered={item.id: html[item.id] for item in items if item.id in html}
+        if html
+        else NO_DETAILS,
         audience=names(audience),
         approval=None if approval is None else Approval.model_validate_json(approval),
         deadline_at=moment(deadline_at),

