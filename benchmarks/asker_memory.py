@@ -30,8 +30,7 @@ from types import FrameType
 
 import anyio
 from host_roundtrip import asker_url, rss_mb, start_askers, wait_pending
-from many_askers import accepted, connect_and_ask, raise_fd_limit
-from websockets.asyncio.client import ClientConnection
+from many_askers import AskerSocket, accepted, connect_and_ask, raise_fd_limit
 
 _LINE = "@"
 """Marks a snapshot's entry for one line (the others are whole packages)."""
@@ -153,7 +152,7 @@ async def run(arguments: argparse.Namespace) -> None:
             print(f"  {name:>60}: {size / 1024:6.2f} KB")
 
 
-async def _connect(count: int, ask_url: str) -> list[ClientConnection]:
+async def _connect(count: int, ask_url: str) -> list[AskerSocket]:
     """`count` asker sockets on `ask_url`, each with one pending request."""
     limiter = anyio.CapacityLimiter(128)
     sockets = []
