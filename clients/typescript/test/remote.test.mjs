@@ -70,10 +70,11 @@ describe("RemoteProvider", () => {
   test("a dismissal rejects with ASK_CANCELLED", TIMEOUT, async () => {
     const session = sessionName("dismissed");
     const provider = new RemoteProvider(host.askerUrl, { session });
-    const asked = provider.ask({ questions: [SHIP] });
+    // Watched from the start: the host tells the asker at once, before its reply to the dismissal.
+    const asked = rejectionOf(provider.ask({ questions: [SHIP] }));
     const frame = await host.pendingOf(session);
     await host.dismiss(frame.rpcId);
-    const { error } = await rejectionOf(asked);
+    const { error } = await asked;
     assert.ok(error instanceof UserQuestionError);
     assert.equal(error.name, "UserQuestionError");
     assert.equal(error.code, "ASK_CANCELLED");
