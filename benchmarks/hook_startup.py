@@ -17,8 +17,8 @@ wall time from spawn to exit.
   storing, showing and answering;
 - rule: a Codex `PermissionRequest` of `Bash` that a rule made with `uq rule add` answers, with
   no page at all: `uq hook codex` from spawn to its output, p50 / p90 against the targets of
-  120 ms / 150 ms (the hook sits in front of every tool call a rule allows). The host reads the
-  rules' version and parses the command with bash's grammar on this path
+  35 ms (issue 42) / 150 ms (the hook sits in front of every tool call a rule allows). The
+  host reads the rules' version and parses the command with bash's grammar on this path
   (`rule_decision.py` times that part alone).
 
 The machine's other work shows in the figures: run it on a quiet machine.
@@ -44,7 +44,7 @@ from host_roundtrip import answer_everything, open_page, percentile, start_host
 
 UQ = str(Path(sys.executable).with_name("uq"))
 TARGET_MS = 150.0
-RULE_TARGET_MS = (120.0, 150.0)
+RULE_TARGET_MS = (35.0, 150.0)
 """The rule-answered hook's targets: p50, p90."""
 NO_OP = {
     "session_id": "bench",
@@ -165,7 +165,8 @@ def main() -> None:
     report("ask", anyio.run(asked, arguments.runs, environ))
     rule = ruled(arguments.runs, environ)
     report("rule", rule, RULE_TARGET_MS[1])
-    print(f"{'':<9} p50 target <= {RULE_TARGET_MS[0]:.0f} ms", flush=True)
+    met = "met" if statistics.median(rule) <= RULE_TARGET_MS[0] else "NOT met"
+    print(f"{'':<9} p50 target <= {RULE_TARGET_MS[0]:.0f} ms: {met}", flush=True)
 
 
 if __name__ == "__main__":
