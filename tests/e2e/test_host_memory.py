@@ -12,24 +12,30 @@ from pathlib import Path
 from tests.e2e.host_process import free_port
 
 _HOST = """
-import json, os, sys, threading, time, urllib.request
+import io, json, os, sys, threading, urllib.request
 
 def loaded():
     return sorted({name.split(".")[0] for name in sys.modules} & {"a2a", "google", "httpx"})
 
+serving = threading.Event()
+
+class Announced(io.StringIO):
+    # `uq serve` prints its URL on stdout once it serves: that line is the signal.
+    def write(self, text):
+        if "://" in text:
+            serving.set()
+        return super().write(text)
+
 def watch(base):
-    while True:
-        try:
-            urllib.request.urlopen(base + "/healthz", timeout=5).read()
-            break
-        except OSError:
-            time.sleep(0.05)
+    serving.wait(60)
     idle = loaded()
     urllib.request.urlopen(base + "/.well-known/agent-card.json", timeout=60).read()
-    print(json.dumps({"idle": idle, "after_a2a": loaded()}), flush=True)
+    sys.__stdout__.write(json.dumps({"idle": idle, "after_a2a": loaded()}) + "\\n")
+    sys.__stdout__.flush()
     os._exit(0)
 
 port = sys.argv[1]
+sys.stdout = Announced()
 threading.Thread(target=watch, args=(f"http://127.0.0.1:{port}",), daemon=True).start()
 sys.argv = ["uq", "serve", "--port", port, "--store", sys.argv[2]]
 from user_questions.cli import main
