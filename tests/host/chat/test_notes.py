@@ -100,6 +100,22 @@ def answered_items(record: StoredQuestion) -> list[dict[str, Any]]:
     return [item.model_dump(exclude_none=True) for item in record.answer.answers]
 
 
+async def went_with_the_answer(
+    room: Room,
+    settled: anyio.Event,
+    fake: FakeBotApi | FakeSlack,
+    card: TelegramMessage | SlackMessage,
+) -> None:
+    """Once `b` was chosen on request r1's `card`: the answer carries `NOTE`, the answered card
+    shows it, and a history search finds the request by a word of it."""
+    record = await room.settled("r1", settled)
+    assert answered_items(record) == [{"id": "pick", "selected": ["b"], "note": NOTE}]
+    await waited(fake, lambda: not card.buttons)
+    assert f"→ b (note: {NOTE})" in card.shown
+    found = await room.store.history(HistoryQuery(terms=("lockfile",)))
+    assert [r.rpc_id for r in found.records] == ["r1"]
+
+
 # -- Telegram: a reply to the card --------------------------------------------------------------
 
 
@@ -139,12 +155,7 @@ async def test_a_reply_to_the_telegram_card_is_the_note_its_answer_carries(
         assert await room.waiting("r1")
 
         telegram.tap(OWNER_CHAT, card, "b")
-        record = await room.settled("r1", settled)
-        assert answered_items(record) == [{"id": "pick", "selected": ["b"], "note": NOTE}]
-        await waited(telegram, lambda: not card.buttons)
-        assert f"→ b (note: {NOTE})" in card.shown
-        found = await room.store.history(HistoryQuery(terms=("lockfile",)))
-        assert [r.rpc_id for r in found.records] == ["r1"]
+        await went_with_the_answer(room, settled, telegram, card)
 
 
 async def test_a_reply_to_a_settled_or_unknown_message_or_a_form_is_refused_and_changes_nothing(
@@ -239,12 +250,7 @@ async def test_a_note_typed_in_slacks_modal_reaches_the_answer_and_the_history(
         assert slack.views[1].view["blocks"][0]["element"]["initial_value"] == NOTE
 
         slack.click(OWNER, card, "b")
-        record = await room.settled("r1", settled)
-        assert answered_items(record) == [{"id": "pick", "selected": ["b"], "note": NOTE}]
-        await waited(slack, lambda: not card.buttons)
-        assert f"→ b (note: {NOTE})" in card.shown
-        found = await room.store.history(HistoryQuery(terms=("lockfile",)))
-        assert [r.rpc_id for r in found.records] == ["r1"]
+        await went_with_the_answer(room, settled, slack, card)
 
 
 async def test_a_slack_note_goes_to_the_question_it_was_written_for_and_an_empty_one_goes(
