@@ -42,16 +42,24 @@ print(" ".join(sorted(outside - {"user_questions"})))
 """
 
 
-def loaded_from_outside(*modules: str) -> list[str]:
-    """The packages other than the standard library that importing `modules` loads."""
-    done = subprocess.run(
-        [sys.executable, "-c", _LOADED_FROM_OUTSIDE, *modules],
+def python(
+    script: str, *arguments: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`script` run by a new interpreter with `arguments` (it must succeed)."""
+    return subprocess.run(
+        [sys.executable, "-c", script, *arguments],
+        input=stdin,
+        env=env,
         capture_output=True,
         text=True,
         check=True,
         timeout=60,
     )
-    return done.stdout.split()
+
+
+def loaded_from_outside(*modules: str) -> list[str]:
+    """The packages other than the standard library that importing `modules` loads."""
+    return python(_LOADED_FROM_OUTSIDE, *modules).stdout.split()
 
 
 def test_the_hook_path_loads_the_standard_library_alone() -> None:
@@ -85,30 +93,13 @@ print(" ".join(sorted(set(sys.argv[1:]) & (set(sys.modules) - before))))
 def test_the_quick_path_leaves_slow_standard_modules_unloaded() -> None:
     """Each of these once cost the rule-decided hook its share of the 35 ms budget: a later
     import of one of them (an annotation needing `typing`, say) fails here, not in a benchmark."""
-    done = subprocess.run(
-        [sys.executable, "-c", _SLOW_LOADED, *SLOW_STANDARD_MODULES],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    assert done.stdout.split() == []
+    assert python(_SLOW_LOADED, *SLOW_STANDARD_MODULES).stdout.split() == []
 
 
 def test_a_slow_standard_module_is_seen() -> None:
     """The check above can fail: TLS's module loads `ssl`."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; import user_questions._host_link.tls; print('ssl' in sys.modules)",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    assert done.stdout.strip() == "True"
+    tls = "import sys; import user_questions._host_link.tls; print('ssl' in sys.modules)"
+    assert python(tls).stdout.strip() == "True"
 
 
 _LEFT_ALONE = """
@@ -140,13 +131,7 @@ def test_an_event_left_alone_loads_no_more_than_it_reads(
     notes' module (`hashlib`, `pathlib`) nor `dataclasses` (which imports `inspect`) is loaded.
     A `PostToolUse`, sent after every call, looks for a note without `dataclasses` or `typing`."""
     event = json.dumps({"hook_event_name": name, "tool_name": "Bash", "tool_input": {}})
-    done = subprocess.run(
-        [sys.executable, "-c", _LEFT_ALONE, *unloaded],
-        input=event,
-        env={**os.environ, "XDG_STATE_HOME": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
+    done = python(
+        _LEFT_ALONE, *unloaded, stdin=event, env={**os.environ, "XDG_STATE_HOME": str(tmp_path)}
     )
     assert (done.stdout.split(), done.stderr) == ([], "")
