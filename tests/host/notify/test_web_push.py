@@ -78,6 +78,16 @@ def test_the_public_key_is_an_uncompressed_p256_point_for_anyone(client: TestCli
     assert client.get("/api/push/key").json() == answered.json()  # made once, kept
 
 
+def test_a_restarted_host_keeps_its_key_so_browsers_stay_subscribed(
+    tmp_path: Path, service: FakePushService
+) -> None:
+    keys = []
+    for _ in range(2):
+        with TestClient(create_app(HostConfig(store=tmp_path / "host.db", token=TOKEN))) as host:
+            keys.append(host.get("/api/push/key").json()["publicKey"])
+    assert keys[0] == keys[1]
+
+
 def test_a_question_reaches_the_browsers_of_whom_it_is_routed_to_encrypted_and_signed(
     client: TestClient, service: FakePushService
 ) -> None:

@@ -74,9 +74,12 @@ class PushKeys:
             raise UserQuestionError(
                 f"Web Push needs pywebpush: {INSTALL_HINT}", ErrorCode.BAD_NOTIFIER
             ) from None
-        scalar = ec.generate_private_key(ec.SECP256R1()).private_numbers().private_value
-        made = base64.urlsafe_b64encode(scalar.to_bytes(32, "big")).decode().rstrip("=")
-        return cls(await store.ensure_setting(KEY_SETTING, made), contact)
+        stored = await store.setting(KEY_SETTING)
+        if stored is None:  # the first start: made once, then read at every start
+            scalar = ec.generate_private_key(ec.SECP256R1()).private_numbers().private_value
+            made = base64.urlsafe_b64encode(scalar.to_bytes(32, "big")).decode().rstrip("=")
+            stored = await store.ensure_setting(KEY_SETTING, made)
+        return cls(stored, contact)
 
     def authorization(self, endpoint: str) -> str:
         """The `Authorization` header of a push to `endpoint`: `vapid t=<JWT>, k=<key>`."""
