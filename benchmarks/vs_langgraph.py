@@ -13,10 +13,11 @@ files in one new temporary folder (in `--dir` when given), so that they share a 
   over a file (WAL, `synchronous=FULL`, its default durability), run until it pauses and then
   resumed with `Command(resume=...)`: p50 of the pair.
 
-Targets: ours p50 <= 3x the floor of two commits, and LangGraph's p50 >= 10x ours. The last
-line divides LangGraph's p50 by the floor of two commits: the ratio no durable design can pass
-on this machine. LangGraph's time is mostly Python and ours mostly the two fsyncs, so the
-ratio between them moves with the balance of CPU and disk speed from machine to machine.
+Targets: ours p50 <= 2x the floor of two commits (issue 42; issue 16 asked for 3x), and
+LangGraph's p50 >= 10x ours. The last line divides LangGraph's p50 by the floor of two commits:
+the ratio no durable design can pass on this machine. LangGraph's time is mostly Python and ours
+mostly the two fsyncs, so the ratio between them moves with the balance of CPU and disk speed
+from machine to machine.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from user_questions.host.in_process import HostProvider
 from user_questions.host.stores.sqlite import SQLiteStore
 from user_questions.outcomes import Surface
 
-FLOOR_RATIO_TARGET = 3.0
+FLOOR_RATIO_TARGET = 2.0
 """Ours p50 at most this many times the floor of two durable commits."""
 LANGGRAPH_RATIO_TARGET = 10.0
 """LangGraph's p50 at least this many times ours."""
