@@ -273,6 +273,7 @@ async def test_a_call_a_rule_decides_costs_one_store_call_which_counts_the_rules
             assert record.settled_by == f"rule:{made.id}"
             assert calls == ["submit"]
             assert [rule.hits for rule in await real.rules()] == [1]
+            assert (hub.metrics.asked, dict(hub.metrics.settled)) == (1, {("answered", "rule"): 1})
             card, approval = call("git push")
             with store.counting() as calls:
                 assert await hub.decide("r2", "s", [card], approval) is None

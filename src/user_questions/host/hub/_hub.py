@@ -63,13 +63,11 @@ from user_questions.host.rules import InboxRules, Match, Rules, Verdict
 from user_questions.host.shown import ShownRecorder
 from user_questions.host.stores import (
     Escalation,
-    NewQuestion,
     QuestionStore,
     Role,
     RulesMoved,
     Settlement,
     StoredQuestion,
-    pending_record,
 )
 from user_questions.host.telemetry.metrics import HostMetrics
 from user_questions.outcomes import Outcome, Surface
@@ -278,7 +276,7 @@ class Hub(AsyncLifetime):
                     if created and new.decided is None:
                         self._apply(known, new.frame)
                 if created and new.decided is not None:
-                    self._settled_by_rule(new.question, known, new.decided)
+                    self._settled_by_rule(known, new.decided)
                     return known, nothing
                 if created:
                     self._listeners.tell(known)
@@ -382,7 +380,7 @@ class Hub(AsyncLifetime):
                 new, known, created = stored
                 if created:
                     assert new.decided is not None  # `ruled_only`
-                    self._settled_by_rule(new.question, known, new.decided)
+                    self._settled_by_rule(known, new.decided)
                     return known
             if asking.asked_as(known):
                 raise UserQuestionError(
@@ -432,10 +430,10 @@ class Hub(AsyncLifetime):
                 continue
             return new, known, created
 
-    def _settled_by_rule(self, asked: NewQuestion, settled: StoredQuestion, found: Match) -> None:
+    def _settled_by_rule(self, settled: StoredQuestion, found: Match) -> None:
         """Report a request a rule settled (never pending anywhere, so no page or notifier
         heard of it): its ask and its settlement (the store counted the rules' uses)."""
-        self.metrics.committed(pending_record(asked))
+        self.metrics.asked += 1  # the listeners, `metrics.committed` among them, hear the rest
         self._apply(settled)
         self._listeners.tell(settled)
         logger.info("question %s settled by rule %d", settled.rpc_id, found.rule.id)
