@@ -6,10 +6,10 @@ Run: `.venv/bin/python benchmarks/rule_decision.py [--runs N] [--rules R]`. For 
 program, Codex's argv form, a patch, a URL), it times `rules.explain` over R rules (half allows
 of commands, a deny of `rm -rf` for every tool, paths and domains), N times each, and prints the
 median and p90 in microseconds, then the same for reading the call alone, and the time of the
-store's rules-version read a host makes before each decision (SQLite). Each run reads a command
-of its own (a last word added), as a host meets most commands for the first time: the host
-remembers short commands it has read. The hook's whole path, process start included, is
-`hook_startup.py`'s `rule` case.
+store's rules-version read a host makes before a decision no rule of its copy makes (SQLite).
+Each run reads a command of its own (a last word added), as a host meets most commands for the
+first time: the host remembers short commands it has read. The hook's whole path, process start
+included, is `hook_startup.py`'s `rule` case.
 """
 
 from __future__ import annotations

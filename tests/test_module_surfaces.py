@@ -202,6 +202,7 @@ PINNED: dict[str, list[str]] = {
         "RuleRecord",
         "RuleStore",
         "RulesListener",
+        "RulesMoved",
         "Seal",
         "SettingStore",
         "Settlement",

@@ -2,12 +2,12 @@
 itself, and which of them decides a call.
 
 Each command opens the host's store beside the running host (`_beside`), as `uq token` does; a
-change decides every call any host on the store is asked once the command has returned (each host
-reads the rules' version before each decision). `host/rules` says what a rule matches. A rule
-made here is the store's owner's act, as `uq token` is: it may be for any asker and any tool, and
-records who made it as `cli:<the OS user>` (whoever may write the store's file, not a token's
-person). Exit statuses: 0 done, 1 the store cannot be reached, 2 bad input (a rule that cannot be
-kept, no such rule, an unusable store).
+change decides every call any host on the store is asked once the command has returned (the
+store's rules version, checked as each decision is committed: `host/rules/cache.py`).
+`host/rules` says what a rule matches. A rule made here is the store's owner's act, as `uq token`
+is: it may be for any asker and any tool, and records who made it as `cli:<the OS user>`
+(whoever may write the store's file, not a token's person). Exit statuses: 0 done, 1 the store
+cannot be reached, 2 bad input (a rule that cannot be kept, no such rule, an unusable store).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ believe.
 from __future__ import annotations
 
 import contextlib
+import gc
 import ipaddress
 import logging
 import os
@@ -118,6 +119,10 @@ class _Server(uvicorn.Server):
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
+        # What the host made to start (its modules, the app, the pending requests it read)
+        # lives as long as it does: out of the collector's sight, a full collection, which
+        # stops the event loop, scans only what came since (tens of ms less, each time).
+        gc.freeze()
         if self.started and not self.should_exit:
             self._started()
 

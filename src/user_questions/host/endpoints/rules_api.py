@@ -180,7 +180,7 @@ def _identity(request: Request) -> Identity:
 
 
 async def _seen(request: Request) -> None:
-    """Read the rules again on this host before answering (a cache kept warm: every host reads
-    the rules' version before each decision anyway)."""
+    """Read the rules again on this host before answering (a cache kept warm: the store checks
+    the rules' version as each decision is committed anyway)."""
     rules: Rules = request.app.state.rules
     await rules.reload()

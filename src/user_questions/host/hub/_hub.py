@@ -45,7 +45,7 @@ from user_questions.host.hub._checks import (
 )
 from user_questions.host.hub._events import EventListener, RoutedListener, TallyListener
 from user_questions.host.hub._following import StoreFollower
-from user_questions.host.hub._intake import Intake, Timing
+from user_questions.host.hub._intake import Intake, New, Timing
 from user_questions.host.hub._pages import Pages, PageSubscription, Sees
 from user_questions.host.hub._quorum import tally_receipt, tally_text, vote_of
 from user_questions.host.hub._requests import (
@@ -59,16 +59,15 @@ from user_questions.host.hub._requests import (
     taken,
 )
 from user_questions.host.hub._timetable import Clock, SystemClock, Timers
-from user_questions.host.rules import InboxRules, Match, Rules
+from user_questions.host.rules import InboxRules, Match, Rules, Verdict
 from user_questions.host.shown import ShownRecorder
 from user_questions.host.stores import (
     Escalation,
-    NewQuestion,
     QuestionStore,
     Role,
+    RulesMoved,
     Settlement,
     StoredQuestion,
-    pending_record,
 )
 from user_questions.host.telemetry.metrics import HostMetrics
 from user_questions.outcomes import Outcome, Surface
@@ -82,6 +81,9 @@ _DEADLINE_NOTE = "its asker's deadline passed"
 """The note of a request its deadline ended."""
 _GROUP_SETTLES = 32
 """Settlements of one group's requests written at once (the store commits them together)."""
+_RULES_TRIES = 3
+"""Times a new approval request is decided and offered to the store, each time refused because
+another process or node changed the rules meanwhile (`RulesMoved`), before a person is asked."""
 
 HostTask = Callable[["Hub"], Coroutine[Any, Any, None]]
 """Work run beside the host for as long as it serves, such as an in-process agent or the
@@ -267,12 +269,14 @@ class Hub(AsyncLifetime):
             if known is None:
                 with self._admission.asking(share):
                     timing = Timing(deadline, escalate, remind, approvals)
-                    new = await self._intake.new(asking, stored_id, timing, shown=bool(self._pages))
-                    known, created = await self.store.submit(new.question)
+                    verdict = await self._rules.verdict(approval, asked_by)
+                    stored = await self._stored(asking, stored_id, timing, verdict)
+                    assert stored is not None  # only a decision by the rules alone gives up
+                    new, known, created = stored
                     if created and new.decided is None:
                         self._apply(known, new.frame)
                 if created and new.decided is not None:
-                    await self._settled_by_rule(new.question, known, new.decided)
+                    self._settled_by_rule(known, new.decided)
                     return known, nothing
                 if created:
                     self._listeners.tell(known)
@@ -370,14 +374,13 @@ class Hub(AsyncLifetime):
         for stored_id in stored_ids(rpc_id, asked_by):
             known = self._requests.known(stored_id)
             if known is None:
-                new = await self._intake.new(
-                    asking, stored_id, Timing(), shown=bool(self._pages), verdict=verdict
-                )
-                if new.decided is None:
+                stored = await self._stored(asking, stored_id, Timing(), verdict, ruled_only=True)
+                if stored is None:
                     return None
-                known, created = await self.store.submit(new.question)
+                new, known, created = stored
                 if created:
-                    await self._settled_by_rule(new.question, known, new.decided)
+                    assert new.decided is not None  # `ruled_only`
+                    self._settled_by_rule(known, new.decided)
                     return known
             if asking.asked_as(known):
                 raise UserQuestionError(
@@ -385,16 +388,55 @@ class Hub(AsyncLifetime):
                 )
         raise taken(rpc_id)
 
-    async def _settled_by_rule(
-        self, asked: NewQuestion, settled: StoredQuestion, found: Match
-    ) -> None:
+    async def _stored(
+        self,
+        asking: Asking,
+        stored_id: str,
+        timing: Timing,
+        verdict: Verdict | None,
+        *,
+        ruled_only: bool = False,
+    ) -> tuple[New, StoredQuestion, bool] | None:
+        """Store the new request `asking` asked under `stored_id` as `verdict` decides it: the
+        new request, its record and whether this call created it (`QuestionStore.submit`).
+
+        The store takes it only while the rules are at the version `verdict` was made at; when
+        another process or node changed them meanwhile (`RulesMoved`), the rules are read again
+        and it is decided again, `_RULES_TRIES` times at most, and then a person is asked
+        (never an allow on a doubt). `ruled_only` (`decide`): `None`, with nothing stored, when
+        no rule settles it.
+        """
+        moves = 0
+        while True:
+            new = await self._intake.new(
+                asking, stored_id, timing, shown=bool(self._pages), verdict=verdict
+            )
+            if ruled_only and new.decided is None:
+                return None
+            try:
+                known, created = await self.store.submit(new.question)
+            except RulesMoved:
+                moves += 1
+                if moves < _RULES_TRIES:
+                    verdict = await self._rules.verdict(
+                        asking.approval, asking.asked_by, fresh=True
+                    )
+                else:  # no version to check: the store takes it as a person's to decide
+                    logger.warning(
+                        "the rules changed each time question %s was decided: a person decides",
+                        stored_id,
+                    )
+                    verdict = None
+                continue
+            return new, known, created
+
+    def _settled_by_rule(self, settled: StoredQuestion, found: Match) -> None:
         """Report a request a rule settled (never pending anywhere, so no page or notifier
-        heard of it): its ask, its settlement, and the rules' uses."""
-        self.metrics.committed(pending_record(asked))
+        heard of it): its ask and its settlement (the store counted the rules' uses)."""
+        self.metrics.asked += 1  # the listeners, `metrics.committed` among them, hear the rest
         self._apply(settled)
         self._listeners.tell(settled)
         logger.info("question %s settled by rule %d", settled.rpc_id, found.rule.id)
-        await self._rules.count_uses(found)
 
     # -- pages --------------------------------------------------------------------------------
 

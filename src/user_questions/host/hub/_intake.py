@@ -2,9 +2,11 @@
 
 An approval's card is written by the host from the call it approves (the asker's own words only
 at the end, fenced), with the rules' note when they could not read the call, and is settled
-already when a rule decides it; the details are rendered once, off the event loop, within a
-budget; the request is timed on the hub's clock; and its page frame is written once for its
-first broadcast and checked to fit in a frame.
+already when a rule decides it, naming the rules' version the decision was made at (the store
+checks it as it commits); the details are rendered once, off the event loop, within a budget; the
+request is timed on the hub's clock; and the page frame of a request left pending is written once
+for its first broadcast and checked to fit in a frame (a request a rule settles is never shown
+pending, so it has none).
 """
 
 from __future__ import annotations
@@ -46,10 +48,11 @@ class Timing:
 
 @dataclass(frozen=True, slots=True)
 class New:
-    """A new request ready to store, its page frame, and the rule that decides it, if any."""
+    """A new request ready to store, and either the rule that decides it or its page frame."""
 
     question: NewQuestion
-    frame: str
+    frame: str | None
+    """Its `question/requested` frame, when no rule decides it."""
     decided: Match | None
 
 
@@ -68,14 +71,13 @@ class Intake:
         timing: Timing,
         *,
         shown: bool,
-        verdict: Verdict | None = None,
+        verdict: Verdict | None,
     ) -> New:
         """The request `asking` asked, as it is stored under `stored_id`; recorded as shown
         the moment it is stored when `shown` (pages are connected: one write, not two) and no
-        rule settles it. `verdict` is what the rules made of its approval, when known."""
+        rule settles it. `verdict` is what the rules made of its approval (`None`: a plain
+        question, or no rule may decide it: a person is asked)."""
         approval, questions = asking.approval, asking.questions
-        if approval is not None and verdict is None:
-            verdict = await self._rules.verdict(approval, asking.asked_by)
         if approval is not None:
             fields = host_card_fields(
                 approval.tool,
@@ -112,7 +114,11 @@ class Intake:
             remind=timing.remind,
             asker_rpc_id=None if stored_id == asking.rpc_id else asking.rpc_id,
             approvals=approvals,
+            rules_version=None if verdict is None else verdict.version,
+            rules_used=() if decided is None else decided[0].ids,
         )
-        frame = requested_frame(question, None if decided else self._rules.offer(question))
+        if decided is not None:
+            return New(question, None, decided[0])
+        frame = requested_frame(question, self._rules.offer(question))
         check_frame_size(frame)
-        return New(question, frame, None if decided is None else decided[0])
+        return New(question, frame, None)

@@ -16,7 +16,7 @@ is never allowed by any rule: a person is asked. One module per job:
 - `offers`: the answer a rule gives a card, and the rule a card offers to make;
 - `cache`: `Rules`, the host's copy of the rules, current for every decision;
 - `inbox`: `InboxRules`, the rules as the inbox applies them to its requests (settling, offering,
-  remembering, counting uses).
+  remembering).
 
 Deny beats allow: when both match, the lowest-numbered deny decides. A revoked or expired rule
 never matches. docs/rules.md says all of it for people.

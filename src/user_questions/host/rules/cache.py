@@ -1,16 +1,26 @@
 """`Rules`: a host's copy of the rules, current for every decision.
 
 A rule made, changed or revoked decides every call asked after the command or request that made
-it returned, whichever process or node made it: before each decision the host reads the store's
-rules version (`RuleStore.rules_version`, one small read), and reads the rules again when it has
-moved. Between decisions the copy also follows the store's notices of a change
-(`RuleStore.on_rules_change`), so that the read before a decision rarely has anything to load.
+it returned, whichever process or node made it. The copy follows the store's notices of a change
+(`RuleStore.on_rules_change`), which may come late; what keeps each decision current is the
+store's rules version (`RuleStore.rules_version`, moved in the same transaction as any change):
+
+- a call a rule of the copy decides is decided at once, and the decision names the version it
+  was made at (`Verdict.version`); the store commits the settled record only if its rules are
+  still at that version, in the same transaction (`NewQuestion.rules_version`), and otherwise
+  writes nothing (`RulesMoved`): the hub then reads the rules again and decides again, a few
+  times at most, and then asks a person (never an allow on a doubt). So a rule revoked a moment
+  ago by another process never settles a call, and a decided call costs no read of its own;
+- a call no rule of the copy decides would go to a person: the host first reads the store's
+  version (one small read) and, when it moved, the rules, and decides again, so that a rule
+  another process made a moment ago still decides the very next call.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -67,6 +77,10 @@ class Rules(AsyncLifetime):
             UserQuestionError: the store's code when it cannot be read (`loaded` is then
                 `False`).
         """
+        return (await self._current())[0]
+
+    async def _current(self) -> tuple[tuple[RuleRecord, ...], int | None]:
+        """`current()`, with the version the rules are at."""
         try:
             version = await self.store.rules_version()
         except UserQuestionError:
@@ -74,20 +88,49 @@ class Rules(AsyncLifetime):
             raise
         if version != self._version or not self.loaded:
             await self.reload()
-        return self._rules
+        return self._rules, self._version
 
-    async def decide(self, approval: Approval, asked_by: str | None) -> Verdict | None:
-        """What the rules as they are now make of `approval`; `None` when they cannot be
-        read (a person decides: a failure never allows)."""
+    async def decide(
+        self, approval: Approval, asked_by: str | None, *, fresh: bool = False
+    ) -> Verdict | None:
+        """What the rules make of `approval`, with the version they were at; `None` when they
+        cannot be read (a person decides: a failure never allows).
+
+        A rule of this host's copy that decides the call decides it as it is (the store checks
+        the version as it commits the decision); otherwise the copy is brought up to the
+        store's first, so that a rule made elsewhere a moment ago decides it. `fresh`: the copy
+        is brought up first in any case (the store said the rules moved: `RulesMoved`).
+        """
+        verdict = None
+        if self.loaded and not fresh:
+            rules, version = self._rules, self._version
+            verdict = await self._explain(rules, approval, asked_by, version)
+            if verdict.match is not None:
+                return verdict
         try:
-            rules = await self.current()
+            rules, version = await self._current()
         except UserQuestionError:
             return None
+        if verdict is not None and verdict.version == version:
+            return verdict  # nothing moved: the copy's answer stands
+        return await self._explain(rules, approval, asked_by, version)
+
+    async def _explain(
+        self,
+        rules: tuple[RuleRecord, ...],
+        approval: Approval,
+        asked_by: str | None,
+        version: int | None,
+    ) -> Verdict:
+        """`explain`, on the event loop for a small call and in a worker thread for a large
+        one, naming `version`, the one `rules` are at."""
         if _weight(approval.input) <= INLINE_READ:
-            return explain(rules, approval, asked_by)
-        return await anyio.to_thread.run_sync(
-            explain, rules, approval, asked_by, limiter=self._reading
-        )
+            verdict = explain(rules, approval, asked_by)
+        else:
+            verdict = await anyio.to_thread.run_sync(
+                explain, rules, approval, asked_by, limiter=self._reading
+            )
+        return replace(verdict, version=version)
 
     async def reload(self) -> None:
         """Read the rules and their version again now."""

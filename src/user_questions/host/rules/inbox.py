@@ -1,9 +1,10 @@
 """`InboxRules`: the rules as the inbox (`Hub`) applies them to its requests.
 
 A new approval request a rule decides is settled by it before anyone sees it (`verdict`, then
-`settlement`), and each rule that decided counts a use (`count_uses`); a pending card offers the
-rule "Allow and don't ask again" would make (`offer`); an answer that asks for that rule makes it
-once the answer has won, if the person who answered may (`to_remember`, then `remember`).
+`settlement`), and the store counts each deciding rule's use with the settled record
+(`NewQuestion.rules_used`); a pending card offers the rule "Allow and don't ask again" would make
+(`offer`); an answer that asks for that rule makes it once the answer has won, if the person who
+answered may (`to_remember`, then `remember`).
 A failure never allows: rules that cannot be read decide nothing, and a person is asked.
 """
 
@@ -49,12 +50,15 @@ class InboxRules:
         self.rules = rules
         self._refusal = refusal
 
-    async def verdict(self, approval: Approval, asked_by: str | None) -> Verdict | None:
-        """What the rules make of `approval` now; `None` with no rules on this host, or when
-        they cannot be read (a person decides: never an allow on a doubt)."""
-        if self.rules is None:
+    async def verdict(
+        self, approval: Approval | None, asked_by: str | None, *, fresh: bool = False
+    ) -> Verdict | None:
+        """What the rules make of `approval` now (`Rules.decide`; `fresh` after `RulesMoved`);
+        `None` for a plain question, with no rules on this host, or when they cannot be read
+        (a person decides: never an allow on a doubt)."""
+        if self.rules is None or approval is None:
             return None
-        return await self.rules.decide(approval, asked_by)
+        return await self.rules.decide(approval, asked_by, fresh=fresh)
 
     def settlement(
         self, verdict: Verdict, questions: tuple[AskUserQuestionItem, ...]
@@ -74,16 +78,6 @@ class InboxRules:
             return None
         by = f"{RULE_PREFIX}{found.rule.id}"
         return found, Settlement(Outcome.ANSWERED, answer, Surface.RULE, by)
-
-    async def count_uses(self, found: Match) -> None:
-        """Count a use of each rule that decided a request (a failure is logged: the
-        settlement stands)."""
-        assert self.rules is not None  # it decided
-        for record in (found.rule, *found.also):
-            try:
-                await self.rules.store.rule_used(record.id)
-            except UserQuestionError as error:
-                logger.warning("could not count a use of rule %d: %s", record.id, error)
 
     def offer(self, record: StoredQuestion | NewQuestion) -> Rule | None:
         """The rule "Allow and don't ask again" makes from a request, `None` when it offers

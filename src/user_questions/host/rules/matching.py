@@ -56,6 +56,11 @@ class Match:
     def allowed(self) -> bool:
         return self.rule.rule.decision is Decision.ALLOW
 
+    @property
+    def ids(self) -> tuple[int, ...]:
+        """The ids of every rule that decided: `rule`'s, then `also`'s."""
+        return (self.rule.id, *(record.id for record in self.also))
+
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
@@ -67,6 +72,9 @@ class Verdict:
     unreadable: str | None = None
     """Why no allow rule could decide it, when some allow rule was in scope and the call could
     not be read whole (`not a plain command: a parameter expansion at column 12`)."""
+    version: int | None = None
+    """The rules' version it was made at, when a host's `Rules` made it: the store keeps what
+    it decided only while the rules are still at it (`NewQuestion.rules_version`)."""
 
 
 def match(

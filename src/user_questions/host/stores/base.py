@@ -75,7 +75,14 @@ class QuestionStore(Protocol):
 
     async def submit(self, question: NewQuestion) -> tuple[StoredQuestion, bool]:
         """Store `question` unless its rpcId exists; return the stored record and whether this
-        call created it. Submitting an existing rpcId changes nothing (idempotent re-attach)."""
+        call created it. Submitting an existing rpcId changes nothing (idempotent re-attach).
+        A question a rule settled counts its rules' uses (`NewQuestion.rules_used`) in the same
+        transaction.
+
+        Raises:
+            RulesMoved: nothing was written, because the rules are no longer at the version
+                it was decided under (`NewQuestion.rules_version`).
+        """
         ...
 
     async def settle(
@@ -240,11 +247,7 @@ class RuleStore(Protocol):
 
     async def rules_version(self) -> int:
         """A number that moves whenever a rule is added or revoked, by any process or node,
-        in the same transaction as the change: one small read, made before each decision."""
-        ...
-
-    async def rule_used(self, rule_id: int) -> None:
-        """Count one more request settled by rule `rule_id`, used just now."""
+        in the same transaction as the change: one small read (`submit` checks it too)."""
         ...
 
     def on_rules_change(self, listener: RulesListener) -> Callable[[], None]:

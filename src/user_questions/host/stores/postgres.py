@@ -87,6 +87,7 @@ from user_questions.host.stores.records import (
     Rule,
     RuleRecord,
     RulesListener,
+    RulesMoved,
     Seal,
     Settlement,
     StoredQuestion,
@@ -165,13 +166,29 @@ _CREATE = f"""
             (rpc_id, session_id, questions, asked_at, asked_by, shown_at, origin, search,
              rendered, audience, approval, deadline_at, escalate, remind, state, answer,
              settled_via, settled_by, settled_at, asker_rpc_id, digest, approvals)
-        VALUES (%s, %s, %s::json, %s, %s, %s, %s::jsonb, %s, %s::jsonb, %s::jsonb, %s::json, %s,
-                %s::jsonb, %s, %s, %s::json, %s, %s, %s, %s, %s, %s)
+        SELECT %s, %s, %s::json, %s::timestamptz, %s, %s::timestamptz, %s::jsonb, %s, %s::jsonb,
+            %s::jsonb, %s::json, %s::timestamptz, %s::jsonb, %s::integer, %s, %s::json, %s, %s,
+            %s::timestamptz, %s, %s, %s::integer
+        WHERE %s::bigint IS NULL OR %s::bigint = (SELECT version FROM {SCHEMA}.rules_version)
         ON CONFLICT (rpc_id) DO NOTHING RETURNING *
     )"""
+"""Stores a new request, unless its rpcId exists or the rules moved past the version it was
+decided under (`NewQuestion.rules_version`, given twice: none, or still this one). A `SELECT`
+rather than `VALUES`, for its `WHERE`: the columns whose parameters may be `NULL` say their
+types."""
 _SUBMIT = f"{_CREATE} SELECT {_COLUMNS}, {_NOTIFY} FROM created"
-_SUBMIT_SETTLED = f"{_CREATE}, {_appended('created')} SELECT {_COLUMNS}, {_NOTIFY} FROM created"
-"""Stores a request a rule settled as it was stored, with its audit record."""
+_USED = f"""
+    used AS (
+        UPDATE {SCHEMA}.rules SET hits = hits + 1, last_used_at = %s
+        WHERE id = ANY(%s::bigint[]) AND EXISTS (SELECT 1 FROM created)
+    )"""
+"""Counts a use of each rule that settled the request `created` stored (none if it stored
+nothing)."""
+_SUBMIT_SETTLED = (
+    f"{_CREATE}, {_USED}, {_appended('created')} SELECT {_COLUMNS}, {_NOTIFY} FROM created"
+)
+"""Stores a request a rule settled as it was stored, with its rules' uses and its audit
+record."""
 _SETTLE = f"""
     WITH settled AS (
         UPDATE {SCHEMA}.questions
@@ -416,27 +433,33 @@ class PostgresStore(AsyncLifetime):
             question.asker_rpc_id,
             question.digest,
             question.approvals,
+            question.rules_version,
+            question.rules_version,
         )
         sql = _SUBMIT
         settlement = question.settlement
-        if settlement is not None:  # a rule settled it: its audit record goes with it
+        if settlement is not None:  # a rule settled it: its uses and audit record go with it
             answer = None if settlement.answer is None else settlement.answer.model_dump_json()
             body = audit_body(
                 question.rpc_id, question.digest, settlement, answer, question.asked_at
             )
             sql = _SUBMIT_SETTLED
+            parameters += (question.asked_at, list(question.rules_used))
             parameters += _append_parameters(body, uuid.uuid4(), question.rpc_id, question.asked_at)
 
-        async def insert(connection: PgConnection) -> tuple[StoredQuestion, bool]:
+        async def insert(connection: PgConnection) -> tuple[StoredQuestion, bool] | None:
             created = await _records(connection, sql, parameters)
             if created:
                 return created[0], True
             existing = await _records(
                 connection, f"{_SELECT} WHERE rpc_id = %s", (question.rpc_id,)
             )
-            return existing[0], False
+            return (existing[0], False) if existing else None
 
-        return await self._pool.run(insert)
+        stored = await self._pool.run(insert)
+        if stored is None:  # not stored, and not there: the guard of `_CREATE` held it back
+            raise RulesMoved(f"the rules moved past version {question.rules_version}")
+        return stored
 
     async def settle(
         self, rpc_id: str, settlement: Settlement, *, pending: StoredQuestion | None = None
@@ -903,15 +926,6 @@ class PostgresStore(AsyncLifetime):
         if written is not None:
             self._rules_listeners.tell()
         return written
-
-    async def rule_used(self, rule_id: int) -> None:
-        async def update(connection: PgConnection) -> None:
-            await connection.execute(
-                f"UPDATE {SCHEMA}.rules SET hits = hits + 1, last_used_at = now() WHERE id = %s",
-                (rule_id,),
-            )
-
-        await self._pool.run(update)
 
     def on_rules_change(self, listener: RulesListener) -> Callable[[], None]:
         """Call `listener` after a rule is added or revoked, through this store or (when open

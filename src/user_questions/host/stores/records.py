@@ -55,6 +55,7 @@ __all__ = [
     "Rule",
     "RuleRecord",
     "RulesListener",
+    "RulesMoved",
     "Seal",
     "TokenChange",
     "TokenRecord",
@@ -133,6 +134,11 @@ RulesListener = Callable[[], None]
 """Told that the rules may have changed (one was added or revoked)."""
 
 
+class RulesMoved(Exception):
+    """`submit` wrote nothing: the rules moved past the version the request was decided under
+    (`NewQuestion.rules_version`); decide it again from the rules as they are now."""
+
+
 @dataclass(frozen=True, slots=True)
 class Escalation:
     """One step of an asker token's `--escalate AFTER:TARGET`: a request it asked that is still
@@ -192,6 +198,14 @@ class NewQuestion:
     approvals: int = 1
     """An approval card's quorum: how many people must approve the same call before it is
     allowed (its asker token's, or the rule's that asked for it)."""
+    rules_version: int | None = None
+    """The rules' version (`RuleStore.rules_version`) the host decided its approval under: the
+    store keeps it only if its rules are still at that version, in the same transaction, and
+    otherwise writes nothing and raises `RulesMoved` (another process or node made or revoked
+    a rule since); `None`: stored whatever the rules (a plain question, a host without rules)."""
+    rules_used: tuple[int, ...] = ()
+    """The ids of the rules that settled it (`settlement`): each one's `hits` and
+    `last_used_at` are counted in the same transaction as the record."""
     questions_json: str = field(init=False, repr=False, compare=False)
     """`questions` as JSON text (`QUESTIONS`), made once here: the store writes it, and the
     pages' `question/requested` frame embeds it as it is."""

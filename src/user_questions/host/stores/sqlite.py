@@ -110,6 +110,7 @@ from user_questions.host.stores.records import (
     Rule,
     RuleRecord,
     RulesListener,
+    RulesMoved,
     Seal,
     Settlement,
     StoredQuestion,
@@ -196,6 +197,17 @@ _PRUNABLE = (
 )
 """The last audit record that may be pruned before a cutoff: of those before the first record
 at or after it, or of a request kept (still pending, or settled at or after it)."""
+_SUBMIT = (
+    "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
+    "origin, search, rendered, audience, approval, deadline_at, escalate, remind, state, "
+    "answer, settled_via, settled_by, settled_at, asker_rpc_id, digest, approvals) "
+    "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
+    "WHERE ? IS NULL OR ? = (SELECT version FROM rules_version) "
+    "ON CONFLICT (rpc_id) DO NOTHING"
+)
+"""Stores a new request, unless its rpcId exists or the rules moved past the version it was
+decided under (`NewQuestion.rules_version`): the version is read in the statement that takes
+the write lock, so no rule can change between the check and the commit."""
 _REMIND = (
     "UPDATE questions SET reminded_at = ? WHERE rpc_id = ? AND state = 'pending' "
     f"AND reminded_at IS ? RETURNING {_COLUMNS}"
@@ -314,6 +326,8 @@ class SQLiteStore(AsyncLifetime):
             question.asker_rpc_id,
             question.digest,
             question.approvals,
+            question.rules_version,  # twice: the guard is "none, or still this one"
+            question.rules_version,
         )
         size = sum(len(column) for column in row if isinstance(column, str))
         return await self._write(lambda: self._atomic(self._submit, question, row), size)
@@ -661,13 +675,6 @@ class SQLiteStore(AsyncLifetime):
     async def rules_version(self) -> int:
         rows = await self._run(self._execute, "SELECT version FROM rules_version", ())
         return int(rows[0][0])
-
-    async def rule_used(self, rule_id: int) -> None:
-        await self._run(
-            self._execute,
-            "UPDATE rules SET hits = hits + 1, last_used_at = ? WHERE id = ?",
-            (_now(), rule_id),
-        )
 
     def on_rules_change(self, listener: RulesListener) -> Callable[[], None]:
         return self._rules_listeners.add(listener)
@@ -1100,14 +1107,7 @@ class SQLiteStore(AsyncLifetime):
     def _submit(
         self, question: NewQuestion, row: tuple[object, ...]
     ) -> tuple[StoredQuestion, bool]:
-        inserted = self._db().execute(
-            "INSERT INTO questions (rpc_id, session_id, questions, asked_at, asked_by, shown_at, "
-            "origin, search, rendered, audience, approval, deadline_at, escalate, remind, state, "
-            "answer, settled_via, settled_by, settled_at, asker_rpc_id, digest, approvals) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (rpc_id) DO NOTHING",
-            row,
-        )
+        inserted = self._db().execute(_SUBMIT, row)
         if inserted.rowcount == 1:  # stored as given: no need to read it back
             settlement = question.settlement
             if settlement is not None:  # a rule settled it: its record goes with it
@@ -1120,10 +1120,19 @@ class SQLiteStore(AsyncLifetime):
                         question.rpc_id, question.digest, settlement, answer, question.asked_at
                     ),
                 )
+            used = question.rules_used
+            if used:
+                self._execute(
+                    "UPDATE rules SET hits = hits + 1, last_used_at = ? "
+                    f"WHERE id IN ({', '.join('?' * len(used))})",
+                    (row[3], *used),
+                )
             return submitted_record(question), True
         existing = self._query(
             f"SELECT {_COLUMNS} FROM questions WHERE rpc_id = ?", (question.rpc_id,)
         )
+        if not existing:  # not stored, and not there: the guard of `_SUBMIT` held it back
+            raise RulesMoved(f"the rules moved past version {question.rules_version}")
         return existing[0], False
 
 
