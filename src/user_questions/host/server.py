@@ -38,6 +38,7 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_FRAME_BYTES
 from user_questions.host.app import create_app, create_metrics_app
 from user_questions.host.config import HostConfig
+from user_questions.host.endpoints.upgrade import HttpProtocol
 from user_questions.host.endpoints.websocket import WebSocketProtocol
 from user_questions.host.gate.public_url import PublicUrl, public_url
 from user_questions.host.gate.tokens import agents_token, host_token
@@ -142,8 +143,9 @@ def uvicorn_config(app: ASGIApp, *, log_format: LogFormat = LogFormat.HUMAN) -> 
     return uvicorn.Config(
         app,
         # httptools (C, the `web` extra) parses and writes HTTP/1.1 in a third of h11's time: the
-        # rules' quick path (`POST /api/decide`) is mostly parsing (docs/performance.md)
-        http="httptools",
+        # rules' quick path (`POST /api/decide`) is mostly parsing (docs/performance.md); a
+        # WebSocket's upgrade request is handed over as httptools parsed it, not parsed again
+        http=HttpProtocol,
         ws=WebSocketProtocol,  # uvicorn's websockets-sansio, reading a few frames ahead
         ws_max_size=MAX_FRAME_BYTES,
         ws_per_message_deflate=False,  # frames are small; compressing them costs more than it saves
