@@ -156,6 +156,7 @@ ROOM_LEVELS: dict[str, dict[str, int]] = {
         "__init__": 0,
         "decoding": 0,
         "websocket": 0,
+        "upgrade": 1,
         "connection": 1,
         "http_api": 1,
         "tokens_api": 1,

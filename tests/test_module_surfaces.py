@@ -256,6 +256,7 @@ PINNED: dict[str, list[str]] = {
     "user_questions.host.config": ["DEFAULT_HOST", "DEFAULT_PORT", "HostConfig", "metrics_address"],
     "user_questions.host.app": ["create_app", "create_metrics_app"],
     "user_questions.host.server": [
+        "FULL_COLLECTION_AFTER",
         "GRACEFUL_SHUTDOWN",
         "bind",
         "bound_address",

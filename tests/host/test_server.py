@@ -1,12 +1,17 @@
-"""Binding and announcing: loopback detection, a bound socket, the printed URL."""
+"""Binding and announcing: loopback detection, a bound socket, the printed URL; the process a
+host runs in."""
 
 from __future__ import annotations
 
+import gc
+import os
+import signal
 import socket
 
 import pytest
+from starlette.applications import Starlette
 
-from user_questions.host.server import bind, host_url, is_loopback
+from user_questions.host.server import FULL_COLLECTION_AFTER, bind, host_url, is_loopback, run
 
 
 @pytest.mark.parametrize(
@@ -49,3 +54,15 @@ def test_an_ipv6_url_puts_the_address_in_brackets() -> None:
     with sock:
         assert host_url(sock, "::1", "t").startswith("http://[::1]:")
         assert sock.family == socket.AF_INET6
+
+
+def test_a_hosts_process_considers_full_collections_less_often_and_young_ones_as_before() -> None:
+    before = gc.get_threshold()
+    with bind("127.0.0.1", 0) as sock:
+        sock.listen()
+        try:  # stopped as soon as it serves, as Ctrl-C stops it
+            run(Starlette(), [sock], started=lambda: os.kill(os.getpid(), signal.SIGINT))
+            serving = gc.get_threshold()
+        finally:
+            gc.set_threshold(*before)
+    assert serving == (before[0], before[1], FULL_COLLECTION_AFTER)

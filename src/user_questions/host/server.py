@@ -39,6 +39,7 @@ from user_questions.errors import ErrorCode, UserQuestionError
 from user_questions.frames import MAX_FRAME_BYTES
 from user_questions.host.app import create_app, create_metrics_app
 from user_questions.host.config import HostConfig
+from user_questions.host.endpoints.upgrade import HttpProtocol
 from user_questions.host.endpoints.websocket import WebSocketProtocol
 from user_questions.host.gate.public_url import PublicUrl, public_url
 from user_questions.host.gate.tokens import agents_token, host_token
@@ -47,6 +48,7 @@ from user_questions.host.telemetry import logs
 from user_questions.host.telemetry.logs import LogFormat
 
 __all__ = [
+    "FULL_COLLECTION_AFTER",
     "GRACEFUL_SHUTDOWN",
     "bind",
     "bound_address",
@@ -61,6 +63,14 @@ logger = logging.getLogger("user_questions.host")
 
 GRACEFUL_SHUTDOWN = 5
 """Seconds open connections get to finish when the host stops."""
+FULL_COLLECTION_AFTER = 100
+"""Collections of Python's middle generation before a full collection is considered (Python's
+default: 10). A fleet of agents connecting at once adds long-lived objects by the hundred
+thousand (their sockets, protocols, pending requests), and at the default each quarter of growth
+brought a full collection over everything: most of the host's CPU while 10,000 askers connected
+(docs/performance.md, "An asker's handshake parsed once"). Young objects are collected as often
+as before, so the pauses a request can meet are no longer; cyclic garbage that outlived them
+waits longer for its full collection."""
 
 
 def is_loopback(host: str) -> bool:
@@ -147,8 +157,9 @@ def uvicorn_config(app: ASGIApp, *, log_format: LogFormat = LogFormat.HUMAN) -> 
     return uvicorn.Config(
         app,
         # httptools (C, the `web` extra) parses and writes HTTP/1.1 in a third of h11's time: the
-        # rules' quick path (`POST /api/decide`) is mostly parsing (docs/performance.md)
-        http="httptools",
+        # rules' quick path (`POST /api/decide`) is mostly parsing (docs/performance.md); a
+        # WebSocket's upgrade request is handed over as httptools parsed it, not parsed again
+        http=HttpProtocol,
         ws=WebSocketProtocol,  # uvicorn's websockets-sansio, reading a few frames ahead
         ws_max_size=MAX_FRAME_BYTES,
         ws_per_message_deflate=False,  # frames are small; compressing them costs more than it saves
@@ -171,7 +182,9 @@ def run(
 ) -> None:
     """Serve `app` on `sockets` until SIGINT or SIGTERM, over TLS with `tls`; `started` is
     called once it serves. With `LogFormat.JSON` uvicorn leaves the log as `logs.configure` set
-    it up."""
+    it up. The process's full collections are made rarer (`FULL_COLLECTION_AFTER`)."""
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, FULL_COLLECTION_AFTER)
     config = uvicorn_config(app, log_format=log_format)
     config.load()
     config.ssl = tls

@@ -5,6 +5,7 @@ frame over the limit reads the 1009 close frame, whatever it was still sending."
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import os
@@ -58,10 +59,17 @@ App = Callable[[Scope, Receive, Send], object]
 
 
 @contextlib.asynccontextmanager
-async def serving(app: App, ws_max_size: int = 16 * 1024 * 1024) -> AsyncIterator[int]:
-    """A uvicorn server running `app` with `Watched`; its port."""
+async def serving(
+    app: App,
+    ws_max_size: int = 16 * 1024 * 1024,
+    *,
+    http: type[asyncio.Protocol] | str = "httptools",
+    ws: type[WebSocketProtocol] = Watched,
+) -> AsyncIterator[int]:
+    """A uvicorn server running `app` with `ws` (`Watched` unless told) behind `http`; its
+    port."""
     config = uvicorn.Config(
-        app, ws=Watched, ws_max_size=ws_max_size, lifespan="off", log_level="warning"
+        app, http=http, ws=ws, ws_max_size=ws_max_size, lifespan="off", log_level="warning"
     )
     server = uvicorn.Server(config)
     with bind("127.0.0.1", 0) as sock:

@@ -36,6 +36,7 @@ from typing import Any
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.http11 import Request
+from websockets.protocol import Protocol
 
 from user_questions.host._hand_over import HAND_OVER, HandOver, Receiver
 
@@ -58,6 +59,19 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
     """Where the frames of a socket the app handed over go."""
     _closed_callbacks: list[Callable[[int], None]] | None = None
     _context: contextvars.Context
+
+    def handshake(self, request: Request) -> None:
+        """Answer the upgrade `request` the HTTP protocol parsed (`endpoints.upgrade`) as
+        `data_received` answers its bytes once websockets has parsed them: from here on
+        websockets' parser reads frames, as its own does after a request."""
+        conn = self.conn
+        if conn.debug:
+            conn.logger.debug("< GET %s HTTP/1.1", request.path)
+            for name, value in request.headers.raw_items():
+                conn.logger.debug("< %s: %s", name, value)
+        conn.parser = Protocol.parse(conn)
+        next(conn.parser)
+        self.handle_connect(request)
 
     def handle_connect(self, event: Request) -> None:
         super().handle_connect(event)
