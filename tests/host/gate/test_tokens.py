@@ -164,6 +164,35 @@ async def test_a_revocation_beside_the_host_closes_what_its_token_opened(tmp_pat
             assert late == ["at once"]
 
 
+@pytest.mark.anyio
+async def test_of_many_sockets_on_one_token_those_closed_are_forgotten_and_the_rest_closed(
+    tmp_path: Path,
+) -> None:
+    # A fleet's agents often share one asker token: each socket's close forgets only its own
+    # callback (the same callback twice stays two sockets), and a revocation closes the rest.
+    async with SQLiteStore(tmp_path / "host.db") as store:
+        fleet = await add_token(store, "fleet")
+        async with Tokens(store, "the-owner-token", "the-agents-token") as tokens:
+            identity = tokens.authenticate(fleet)
+            assert identity is not None
+            closed: list[int] = []
+            removers = [
+                tokens.on_revoke(identity, lambda number=number: closed.append(number))
+                for number in range(1000)
+            ]
+            for number in range(0, 1000, 2):
+                removers[number]()
+            removers[0]()  # twice: harmless
+            shared = anyio.Event()
+            tokens.on_revoke(identity, shared.set)
+            remove_shared = tokens.on_revoke(identity, shared.set)
+            remove_shared()
+            await revoke_token(store, "fleet")
+            await tokens.reload()
+            assert sorted(closed) == list(range(1, 1000, 2))
+            assert shared.is_set()
+
+
 class TouchedStore(SQLiteStore):
     """A SQLite store that says when a token's use has been written."""
 

@@ -401,7 +401,9 @@ class Tokens(AsyncLifetime):
         self._notify: dict[str, tuple[str, ...]] = {}
         """The notification URLs of each person (or admin) who has some, by name."""
         self._listeners: Listeners[[]] = Listeners(logger, "a listener of the tokens raised")
-        self._watchers: dict[Identity, list[Callable[[], None]]] = {}
+        self._watchers: dict[Identity, dict[object, Callable[[], None]]] = {}
+        """The callbacks of the sockets each token opened, by a key of each one's own: removed
+        in constant time when its socket closes, however many share the token."""
         self._touched: dict[str, float] = {}
         self._reloader = Reloader(self._load, "the tokens", RELOAD_RETRY)
         self._touches_in, self._touches = anyio.create_memory_object_stream[str](math.inf)
@@ -466,12 +468,12 @@ class Tokens(AsyncLifetime):
         if not self.accepts(identity):
             callback()
             return nothing
-        callbacks = self._watchers.setdefault(identity, [])
-        callbacks.append(callback)
+        callbacks = self._watchers.setdefault(identity, {})
+        key = object()
+        callbacks[key] = callback
 
         def remove() -> None:
-            with contextlib.suppress(ValueError):
-                callbacks.remove(callback)
+            callbacks.pop(key, None)
             if not callbacks and self._watchers.get(identity) is callbacks:
                 del self._watchers[identity]
 
@@ -510,7 +512,7 @@ class Tokens(AsyncLifetime):
         self._listeners.tell()
         gone = [identity for identity in self._watchers if not self.accepts(identity)]
         for identity in gone:
-            for callback in self._watchers.pop(identity):
+            for callback in self._watchers.pop(identity).values():
                 try:
                     callback()
                 except Exception:
