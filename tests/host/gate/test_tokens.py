@@ -6,6 +6,7 @@ through a second handle on the store opened beside the host (`host=False`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from pathlib import Path
 from typing import Any
@@ -177,7 +178,7 @@ async def test_of_many_sockets_on_one_token_those_closed_are_forgotten_and_the_r
             assert identity is not None
             closed: list[int] = []
             removers = [
-                tokens.on_revoke(identity, lambda number=number: closed.append(number))
+                tokens.on_revoke(identity, functools.partial(closed.append, number))
                 for number in range(1000)
             ]
             for number in range(0, 1000, 2):
