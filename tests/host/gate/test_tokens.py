@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -177,10 +178,16 @@ async def test_of_many_sockets_on_one_token_those_closed_are_forgotten_and_the_r
             identity = tokens.authenticate(fleet)
             assert identity is not None
             closed: list[int] = []
-            removers = [
-                tokens.on_revoke(identity, functools.partial(closed.append, number))
+            removers: list[Callable[[], None]] = []
+
+            def close(number: int) -> None:  # as a socket does: closed, it forgets its callback
+                closed.append(number)
+                removers[number]()
+
+            removers.extend(
+                tokens.on_revoke(identity, functools.partial(close, number))
                 for number in range(1000)
-            ]
+            )
             for number in range(0, 1000, 2):
                 removers[number]()
             removers[0]()  # twice: harmless

@@ -512,7 +512,8 @@ class Tokens(AsyncLifetime):
         self._listeners.tell()
         gone = [identity for identity in self._watchers if not self.accepts(identity)]
         for identity in gone:
-            for callback in self._watchers.pop(identity).values():
+            # A socket closed by its callback forgets the callback as it goes.
+            for callback in list(self._watchers.pop(identity).values()):
                 try:
                     callback()
                 except Exception:
