@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import anyio
-from ask_overhead import measure, p
+from ask_overhead import measure, p, runs
 from host_roundtrip import QUESTION, met, response_to
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, StateGraph
@@ -102,7 +102,7 @@ async def ours(folder: Path, asks: int) -> tuple[list[float], float, float]:
             elapsed, cpu = time.perf_counter() - began, time.process_time() - cpu
             task_group.cancel_scope.cancel()
         page.close()
-    total = asks + min(2000, asks // 10)  # `measure` warms up first
+    total = runs(asks)  # `measure` warms up first
     return samples, total / elapsed, cpu / total
 
 

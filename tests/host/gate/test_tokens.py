@@ -6,9 +6,10 @@ through a second handle on the store opened beside the host (`host=False`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -147,23 +148,32 @@ async def test_tokens_name_the_owner_and_each_named_token_and_refuse_the_rest(
                 assert tokens.authenticate(wrong) is None
 
 
+@contextlib.asynccontextmanager
+async def signed_in(
+    tmp_path: Path, name: str
+) -> AsyncIterator[tuple[SQLiteStore, Tokens, str, Identity]]:
+    """A host's store and tokens with a token `name` added: the token and who it names."""
+    async with SQLiteStore(tmp_path / "host.db") as store:
+        token = await add_token(store, name)
+        async with Tokens(store, "the-owner-token", "the-agents-token") as tokens:
+            identity = tokens.authenticate(token)
+            assert identity is not None
+            yield store, tokens, token, identity
+
+
 @pytest.mark.anyio
 async def test_a_revocation_beside_the_host_closes_what_its_token_opened(tmp_path: Path) -> None:
-    async with SQLiteStore(tmp_path / "host.db") as store:
-        alice = await add_token(store, "alice")
-        async with Tokens(store, "the-owner-token", "the-agents-token") as tokens:
-            identity = tokens.authenticate(alice)
-            assert identity is not None
-            closed = anyio.Event()
-            tokens.on_revoke(identity, closed.set)
-            async with SQLiteStore(tmp_path / "host.db", host=False) as command:
-                await revoke_token(command, "alice")
-            with anyio.fail_after(5):
-                await closed.wait()
-            assert tokens.authenticate(alice) is None
-            late: list[str] = []
-            tokens.on_revoke(identity, lambda: late.append("at once"))
-            assert late == ["at once"]
+    async with signed_in(tmp_path, "alice") as (_, tokens, alice, identity):
+        closed = anyio.Event()
+        tokens.on_revoke(identity, closed.set)
+        async with SQLiteStore(tmp_path / "host.db", host=False) as command:
+            await revoke_token(command, "alice")
+        with anyio.fail_after(5):
+            await closed.wait()
+        assert tokens.authenticate(alice) is None
+        late: list[str] = []
+        tokens.on_revoke(identity, lambda: late.append("at once"))
+        assert late == ["at once"]
 
 
 @pytest.mark.anyio
@@ -172,33 +182,28 @@ async def test_of_many_sockets_on_one_token_those_closed_are_forgotten_and_the_r
 ) -> None:
     # A fleet's agents often share one asker token: each socket's close forgets only its own
     # callback (the same callback twice stays two sockets), and a revocation closes the rest.
-    async with SQLiteStore(tmp_path / "host.db") as store:
-        fleet = await add_token(store, "fleet")
-        async with Tokens(store, "the-owner-token", "the-agents-token") as tokens:
-            identity = tokens.authenticate(fleet)
-            assert identity is not None
-            closed: list[int] = []
-            removers: list[Callable[[], None]] = []
+    async with signed_in(tmp_path, "fleet") as (store, tokens, _, identity):
+        closed: list[int] = []
+        removers: list[Callable[[], None]] = []
 
-            def close(number: int) -> None:  # as a socket does: closed, it forgets its callback
-                closed.append(number)
-                removers[number]()
+        def close(number: int) -> None:  # as a socket does: closed, it forgets its callback
+            closed.append(number)
+            removers[number]()
 
-            removers.extend(
-                tokens.on_revoke(identity, functools.partial(close, number))
-                for number in range(1000)
-            )
-            for number in range(0, 1000, 2):
-                removers[number]()
-            removers[0]()  # twice: harmless
-            shared = anyio.Event()
-            tokens.on_revoke(identity, shared.set)
-            remove_shared = tokens.on_revoke(identity, shared.set)
-            remove_shared()
-            await revoke_token(store, "fleet")
-            await tokens.reload()
-            assert sorted(closed) == list(range(1, 1000, 2))
-            assert shared.is_set()
+        removers.extend(
+            tokens.on_revoke(identity, functools.partial(close, number)) for number in range(1000)
+        )
+        for number in range(0, 1000, 2):
+            removers[number]()
+        removers[0]()  # twice: harmless
+        shared = anyio.Event()
+        tokens.on_revoke(identity, shared.set)
+        remove_shared = tokens.on_revoke(identity, shared.set)
+        remove_shared()
+        await revoke_token(store, "fleet")
+        await tokens.reload()
+        assert sorted(closed) == list(range(1, 1000, 2))
+        assert shared.is_set()
 
 
 class TouchedStore(SQLiteStore):

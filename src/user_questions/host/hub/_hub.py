@@ -433,7 +433,7 @@ class Hub(AsyncLifetime):
     def _settled_by_rule(self, settled: StoredQuestion, found: Match) -> None:
         """Report a request a rule settled (never pending anywhere, so no page or notifier
         heard of it): its ask and its settlement (the store counted the rules' uses)."""
-        self.metrics.asked += 1  # the listeners, `metrics.committed` among them, hear the rest
+        self.metrics.stored_new()  # the listeners, `metrics.committed` among them, hear the rest
         self._apply(settled)
         self._listeners.tell(settled)
         logger.info("question %s settled by rule %d", settled.rpc_id, found.rule.id)

@@ -115,12 +115,17 @@ class HostMetrics:
         """Count a request this host stored as new, or settled (a hub event listener)."""
         outcome = record.outcome
         if outcome is None:
-            self.asked += 1
+            self.stored_new()
             return
         self.settled[(str(outcome), str(record.settled_via or "unknown"))] += 1
         if record.settled_at is not None:
             seconds = max(0.0, (record.settled_at - record.asked_at).total_seconds())
             self._durations.setdefault(str(outcome), _Durations()).observe(seconds)
+
+    def stored_new(self) -> None:
+        """Count a request this host stored as new: `committed` does for a pending one; a rule
+        that settled one as it was stored tells it here, and `committed` its settlement."""
+        self.asked += 1
 
     @contextlib.contextmanager
     def connected(self, kind: str) -> Iterator[None]:
