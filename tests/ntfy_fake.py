@@ -23,7 +23,9 @@ Anything else is answered 400 and recorded in `refused` with why. Each accepted 
 per topic; one with the sequence id of an earlier one replaces it on the "phone" (`shown`), as
 ntfy's updating of notifications does. `tap(message, label)` sends an `http` action exactly as the
 ntfy app does when its button is tapped (its method, URL, headers and body) and returns the
-status; with `clear`, a 2xx clears the notification.
+status; with `clear`, a 2xx clears the notification the button was on. The app dismisses it by its
+notification id, which a replacement with the same sequence id shares: when the replacement arrived
+while the tap's request was in flight, the replacement is the one cleared.
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ class FakeNtfy:
     refused: Received = field(default_factory=Received)
     shown: dict[tuple[str, str], Message] = field(default_factory=dict)
     """What the phone shows: `(topic, sequence id or message number)` -> the latest message."""
+    _keys: dict[int, tuple[str, str]] = field(default_factory=dict)
+    """Each accepted message's notification on the phone, by the message's identity."""
 
     def publish(
         self, path: str, headers: dict[str, str], body: bytes
@@ -96,6 +100,7 @@ class FakeNtfy:
             return 400, {"code": 40000, "error": str(problem)}
         key = message.sequence_id or f"#{len(self.messages.items)}"
         self.shown[message.topic, key] = message
+        self._keys[id(message)] = (message.topic, key)
         self.messages.add(message)
         reply = {"event": "message", "topic": message.topic, "message": message.message}
         return 200, {**reply, **({"sequence_id": key} if message.sequence_id else {})}
@@ -142,8 +147,7 @@ class FakeNtfy:
         except urllib.error.HTTPError as refused:
             status = refused.code
         if action.get("clear") and 200 <= status < 300:
-            key = next(key for key, shown in self.shown.items() if shown is message)
-            del self.shown[key]
+            self.shown.pop(self._keys[id(message)], None)
         return status
 
 

@@ -33,6 +33,7 @@ def test_a_tap_on_an_ntfy_button_answers_the_agent_once_and_the_message_is_repla
     assert settled.actions == []
     assert "Answered: yes" in settled.message
     assert "Through an answer link (ntfy)" in settled.message
-    (shown,) = ntfy.shown.values()  # the tap cleared the question; the ending replaced it
-    assert shown is settled
+    # The tap cleared the question and the ending replaced it, or the ending arrived while the
+    # tap was in flight and the app's clear dismissed it with the question: no button is left.
+    assert list(ntfy.shown.values()) in ([settled], [])
     assert ntfy.refused.items == []
