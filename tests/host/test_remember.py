@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+from anyio.streams.memory import MemoryObjectReceiveStream
 from starlette.testclient import TestClient
 
 from tests.host.conftest import TOKEN, answer, next_frame
@@ -303,9 +304,18 @@ async def test_a_rule_remembered_on_one_node_settles_the_next_call_on_another(pg
         page = second.subscribe()  # no wait: the rule is in force once the answer returned
         again, _ = await second.submit("r2", "codex:1", [card], asked_by="dev", approval=approval)
         assert (again.outcome, again.settled_via) == (Outcome.ANSWERED, Surface.RULE)
-        assert page.snapshot == []
-        with pytest.raises(anyio.WouldBlock):
-            page.frames.receive_nowait()
+        # r1's own notices may reach this node late, and its page with them: none names r2.
+        heard = [*page.snapshot, *drained(page.frames)]
+        assert [frame for frame in heard if '"r2"' in frame] == []
+
+
+def drained(frames: MemoryObjectReceiveStream[str]) -> list[str]:
+    """The frames `frames` holds now, without waiting for more."""
+    held = []
+    with contextlib.suppress(anyio.WouldBlock):
+        while True:
+            held.append(frames.receive_nowait())
+    return held
 
 
 async def test_a_remembered_rule_is_made_only_by_someone_who_may_answer_what_it_decides(
