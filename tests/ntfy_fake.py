@@ -85,8 +85,6 @@ class FakeNtfy:
     refused: Received = field(default_factory=Received)
     shown: dict[tuple[str, str], Message] = field(default_factory=dict)
     """What the phone shows: `(topic, sequence id or message number)` -> the latest message."""
-    _keys: dict[int, tuple[str, str]] = field(default_factory=dict)
-    """Each accepted message's notification on the phone, by the message's identity."""
 
     def publish(
         self, path: str, headers: dict[str, str], body: bytes
@@ -100,7 +98,6 @@ class FakeNtfy:
             return 400, {"code": 40000, "error": str(problem)}
         key = message.sequence_id or f"#{len(self.messages.items)}"
         self.shown[message.topic, key] = message
-        self._keys[id(message)] = (message.topic, key)
         self.messages.add(message)
         reply = {"event": "message", "topic": message.topic, "message": message.message}
         return 200, {**reply, **({"sequence_id": key} if message.sequence_id else {})}
@@ -147,8 +144,17 @@ class FakeNtfy:
         except urllib.error.HTTPError as refused:
             status = refused.code
         if action.get("clear") and 200 <= status < 300:
-            self.shown.pop(self._keys[id(message)], None)
+            self._clear(message)
         return status
+
+    def _clear(self, message: Message) -> None:
+        """Dismiss `message`'s notification as the app does, by its id: a later message with
+        the same sequence id replaced it under that id, and goes with it."""
+        if message.sequence_id:
+            self.shown.pop((message.topic, message.sequence_id), None)
+        else:
+            for key in [key for key, shown in self.shown.items() if shown is message]:
+                del self.shown[key]
 
 
 def _header(headers: dict[str, str], names: tuple[str, ...]) -> str | None:
